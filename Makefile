@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: MIT
+# domprof build. `make` -> build/domprof; `make test` -> sanitized build + all tests.
+# Every src/**/*.c except src/main.c goes into one static library, so unit
+# tests link exactly the code the binary runs.
+
+CC      ?= gcc
+PREFIX  ?= /usr/local
+PKGS    := libelf libdw libzstd
+VERSION := 0.1.0
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -Isrc -D_GNU_SOURCE -DDOMPROF_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
+LIBS    := $(PKG_LIBS) -liberty -lz -lpthread -lm
+
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+SRC     := $(filter-out src/main.c,$(shell find src -name '*.c' | sort))
+HDR     := $(shell find src -name '*.h')
+UNIT    := $(sort $(wildcard tests/unit/test-*.c))
+
+OBJ       := $(SRC:%.c=build/obj/%.o)
+SAN_OBJ   := $(SRC:%.c=build/san/%.o)
+UNIT_BIN  := $(UNIT:tests/unit/%.c=build/san/tests/%)
+UNIT_VG   := $(UNIT:tests/unit/%.c=build/obj/tests/%)
+WORKLOADS := $(patsubst tests/workloads/%.c,build/workloads/%,$(wildcard tests/workloads/*.c)) \
+             $(patsubst tests/workloads/%.cc,build/workloads/%,$(wildcard tests/workloads/*.cc))
+
+.PHONY: all test unit check-valgrind fuzz fuzz-run install demo deps static clean bench workloads fixtures
+
+all: build/domprof
+
+build/obj/%.o: %.c $(HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+build/san/%.o: %.c $(HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -O1 -c $< -o $@
+
+build/libdomprof.a: $(OBJ)
+	@rm -f $@; ar rcs $@ $^
+
+build/san/libdomprof.a: $(SAN_OBJ)
+	@rm -f $@; ar rcs $@ $^
+
+build/domprof: build/obj/src/main.o $(OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+
+# The sanitized binary the end-to-end tests run.
+build/san/domprof: build/san/src/main.o $(SAN_OBJ)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS)
+
+build/san/tests/%: tests/unit/%.c build/san/libdomprof.a tests/unit/unit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $< build/san/libdomprof.a $(LIBS)
+
+build/obj/tests/%: tests/unit/%.c build/libdomprof.a tests/unit/unit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< build/libdomprof.a $(LIBS)
+
+# Workloads with known profiles: frame pointers on, so -g call chains work.
+WL_FLAGS := -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls
+build/workloads/%: tests/workloads/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WL_FLAGS) -o $@ $< $(shell sed -n 's|^// *LDFLAGS: *||p' $<) -lm -lpthread
+build/workloads/%: tests/workloads/%.cc
+	@mkdir -p $(dir $@)
+	g++ $(WL_FLAGS) -o $@ $<
+workloads: $(WORKLOADS) $(EXTRA_WORKLOADS)
+
+-include mk/*.mk
+
+unit: $(UNIT_BIN)
+
+deps:
+	@./scripts/deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory build/domprof build/san/domprof unit workloads fixtures fuzz
+	@./tests/run.sh
+
+check-valgrind: $(UNIT_VG)
+	@fail=0; for t in $(UNIT_VG); do \
+	  valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite $$t >/dev/null || { echo "valgrind: $$t FAILED"; fail=1; }; \
+	done; [ $$fail = 0 ] && echo "valgrind: all unit tests clean"
+
+install: build/domprof
+	install -D -m 755 build/domprof $(DESTDIR)$(PREFIX)/bin/domprof
+	install -d $(DESTDIR)$(PREFIX)/share/doc/domprof
+	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/domprof/
+
+clean:
+	rm -rf build
+
+# Targets that mk/*.mk fragments extend with prerequisites.
+fixtures:
+fuzz:

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The aggregated profile: what every renderer (report text/csv/json, diff,
+ * flame graph, exports) reads. Renderers never see raw records; they see
+ * the tables built here.
+ *
+ * profile_load() reads a recording once through the format reader, feeds
+ * the symbol session in file order, and counts samples by unique key
+ * (domain, process, mode, leaf map, call chain) in open-addressing hash
+ * tables with no per-sample allocation. Only afterwards is each unique
+ * (map, address) resolved, once, to (image, symbol), and the per-symbol
+ * rows, call-graph edges, image summary and unique-stack list are built
+ * from the unique keys. Work after reading is therefore proportional to
+ * what was hit, not to the number of samples.
+ *
+ * Counting unit: one sample counts 1 (sample counts, like opreport), never
+ * its period. Percentages are of profile.matched (the samples that passed
+ * the filter), which equals profile.total_samples when no filter is set.
+ *
+ * Call chains: frames are innermost first on disk. perf's context markers
+ * (PERF_CONTEXT_KERNEL, _USER, _GUEST*, values >= (u64)-4095), if a
+ * recorder kept them, switch the mode of the following frames and are
+ * not frames themselves. A first frame equal to the sample ip is the leaf
+ * and is not repeated. Caller frames (return addresses) are resolved at
+ * address-1 so a call that is the last instruction of a function names
+ * that function. The maps of caller frames are looked up when a unique
+ * stack is first seen (the leaf's map is looked up for every sample).
+ *
+ * Ownership: a struct profile owns everything it points to (strings come
+ * from its symbol session and stay valid until profile_free).
+ */
+#ifndef DOMPROF_ANALYSIS_PROFILE_H
+#define DOMPROF_ANALYSIS_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/format.h"
+
+/* Which samples count. Zero-initialise, then set what you need. */
+struct profile_filter {
+	const char *domain;     /* domain name, NULL = all */
+	const char *comm;       /* process command name, NULL = all */
+	const char *image;      /* image short name or full path of the leaf frame, NULL = all */
+	bool has_pid;
+	uint32_t pid;
+	int mode;               /* 0 all, PROFILE_MODE_USER, PROFILE_MODE_KERNEL */
+};
+#define PROFILE_MODE_USER   1  /* user and guest-user samples */
+#define PROFILE_MODE_KERNEL 2  /* kernel, guest-kernel and hypervisor samples */
+
+/* Progress callback: bytes of the file read so far out of size. Called
+ * at most every few thousand records; never for tiny files. */
+typedef void (*profile_progress_fn)(void *arg, uint64_t pos, uint64_t size);
+
+struct profile_opts {
+	bool callgraph;         /* build edges and inclusive counts (needs call chains) */
+	bool stacks;            /* keep the unique-stack list (flame graphs, exports) */
+	bool by_process;        /* split symbol rows by (pid, comm) */
+	profile_progress_fn progress;
+	void *progress_arg;
+};
+
+struct profile_event {
+	uint32_t id;
+	uint32_t type;
+	uint64_t config;
+	uint64_t period;        /* period, or frequency in Hz when freq */
+	bool freq;
+	const char *name;
+};
+
+struct profile_domain {
+	uint32_t id;
+	uint8_t kind;           /* enum dp_domain_kind */
+	uint32_t vcpus;
+	uint64_t kaslr_offset;
+	const char *name;       /* "host" when the file has no DOMAIN record for 0 */
+	const char *address;    /* "" when none */
+	const char *symsrc;     /* "" when none */
+	uint64_t samples;       /* matched samples in this domain */
+};
+
+/*
+ * One symbol: a unique (domain, image, symbol[, pid]) -- the unit of rows,
+ * call-graph nodes and stack frames. `self` counts samples whose leaf is
+ * this symbol; `total` counts samples with this symbol anywhere in their
+ * stack (once per sample even under recursion; equals self without -g).
+ */
+struct profile_symbol {
+	uint32_t domain;        /* domain id */
+	const char *domain_name;
+	const char *image;      /* short image name, "[kernel.kallsyms]", "[guest user cr3=0x...]" */
+	const char *image_path;
+	const char *symbol;     /* demangled, or "[unknown]" */
+	bool known;
+	bool kernel;            /* found in kernel mode (image of kernel/guest kernel) */
+	uint32_t pid;           /* only with opts.by_process, else 0 */
+	const char *comm;       /* only with opts.by_process, else NULL */
+	uint64_t self;
+	uint64_t total;
+};
+
+/* A direct call observed in stacks: caller -> callee (symbol indexes),
+ * counted once per sample even when the pair repeats in one stack. */
+struct profile_edge {
+	uint32_t caller, callee;
+	uint64_t count;
+};
+
+/* Image summary row (opreport's default view): samples of one image in
+ * one application (process command name) of one domain. */
+struct profile_image {
+	uint32_t domain;
+	const char *domain_name;
+	const char *app;        /* comm of the process, "[unknown]" when never named */
+	const char *image;
+	uint64_t samples;
+};
+
+/* One unique stack with its count. frames[] holds symbol indexes
+ * root-first (outermost caller first, leaf last); nframes >= 1. */
+struct profile_stack {
+	uint32_t domain;
+	const char *domain_name;
+	uint32_t pid;
+	const char *comm;
+	uint8_t mode;           /* enum dp_mode of the sample */
+	uint32_t nframes;
+	const uint32_t *frames;
+	uint64_t count;
+};
+
+struct profile {
+	/* header metadata */
+	struct dp_header header;        /* strings owned by the profile */
+	struct profile_event *events;
+	size_t nevents;
+	struct profile_domain *domains;
+	size_t ndomains;
+	uint64_t total_samples;         /* SAMPLE records read, before filtering */
+	uint64_t matched;               /* samples that passed the filter */
+	uint64_t lost;                  /* sum of LOST record counts */
+	uint64_t lost_by_source[5];     /* per enum dp_lost_source */
+	bool has_stats;
+	struct dp_stats stats;
+	char **warnings;                /* reader damage + symbol warnings, one line each */
+	size_t nwarnings;
+	uint64_t damaged_bytes;
+	bool has_callchains;            /* some sample carried a call chain */
+
+	/* symbols; rows are the symbols with self > 0 (profile_rows) */
+	struct profile_symbol *syms;
+	size_t nsyms;
+	struct profile_edge *edges;     /* sorted by caller, then count desc */
+	size_t nedges;
+	struct profile_image *images;   /* sorted: app total desc, then samples desc */
+	size_t nimages;
+	struct profile_stack *stacks;   /* only with opts.stacks; count desc */
+	size_t nstacks;
+
+	/* counters for benchmarks and `info` */
+	size_t unique_keys;             /* unique (domain, pid, mode, map, chain) */
+	size_t unique_addrs;            /* unique (map, address) resolved */
+
+	void *priv;
+};
+
+/*
+ * Read `path` and build the profile. filter and opts may be NULL. Returns
+ * NULL on failure with *err a negative errno or DP_ERR_* and msg (msglen
+ * bytes, may be NULL) a one-line reason. An empty or filtered-to-nothing
+ * profile is a success with matched == 0.
+ */
+struct profile *profile_load(const char *path, const struct profile_filter *filter,
+			     const struct profile_opts *opts, int *err,
+			     char *msg, size_t msglen);
+/* Same, from an open reader (rewound first; the reader stays the caller's). */
+struct profile *profile_load_reader(struct dp_reader *r, const struct profile_filter *filter,
+				    const struct profile_opts *opts, int *err,
+				    char *msg, size_t msglen);
+void profile_free(struct profile *p);
+
+/*
+ * Sorting symbol rows. keys: comma-separated list of sample, symbol,
+ * image, domain, pid, comm (like perf's --sort). Fills keys_out (up to
+ * PROFILE_MAX_SORT) and returns the count, or -1 on an unknown key, with
+ * *bad pointing at it (static storage-free: a pointer into keys).
+ */
+enum profile_sort_key {
+	PROFILE_SORT_SAMPLE, PROFILE_SORT_SYMBOL, PROFILE_SORT_IMAGE,
+	PROFILE_SORT_DOMAIN, PROFILE_SORT_PID, PROFILE_SORT_COMM,
+};
+#define PROFILE_MAX_SORT 8
+int profile_parse_sort(const char *keys, enum profile_sort_key *keys_out, const char **bad);
+
+/*
+ * Rows for a symbol table: indexes of symbols with self > 0 and
+ * self*100/matched >= threshold_pct, ordered by keys (ties by samples
+ * desc, then domain, image, symbol). Returns a malloc'd array the caller
+ * frees; *n gets its length.
+ */
+uint32_t *profile_rows(const struct profile *p, const enum profile_sort_key *keys,
+		       int nkeys, double threshold_pct, size_t *n);
+
+/* Call-graph entries: symbols with total*100/matched >= threshold_pct,
+ * ordered by self desc then total desc. malloc'd; caller frees. */
+uint32_t *profile_cg_entries(const struct profile *p, double threshold_pct, size_t *n);
+/* The edges into / out of a symbol (borrowed; callers ordered by count
+ * desc, callees by count desc). */
+size_t profile_callers(const struct profile *p, uint32_t sym, const struct profile_edge *const **out);
+size_t profile_callees(const struct profile *p, uint32_t sym, const struct profile_edge *const **out);
+
+/* Percentage of matched (0 when matched is 0). */
+double profile_pct(const struct profile *p, uint64_t n);
+
+/* The profile_domain of a domain id, or NULL. */
+const struct profile_domain *profile_domain_by_id(const struct profile *p, uint32_t id);
+
+#endif

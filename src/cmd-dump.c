@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `domprof dump FILE`: every record on one line, like `perf script -D`,
+ * with the decoder's current domain on each domain-scoped record. The
+ * line form is for people and tests; it is documented in docs/dump.md.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "format/format.h"
+
+const char usage_dump[] =
+	"usage: domprof dump [-i FILE] [FILE] [--type TYPE]\n"
+	"\n"
+	"Print every record of a recording, one per line, in file order. Each line\n"
+	"starts with the chunk offset and the current domain (dom=ID), then the\n"
+	"record type and its fields. Damage found is printed to stderr.\n"
+	"\n"
+	"  -i, --input FILE   recording to read (default domprof.data)\n"
+	"  -t, --type TYPE    only records of this type (SAMPLE, MMAP, TASK, ...)\n";
+
+static void hex(char *out, const uint8_t *b, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+	out[2 * n] = 0;
+}
+
+void dump_record(FILE *f, const struct dp_record *rec);
+
+void dump_record(FILE *f, const struct dp_record *rec)
+{
+	fprintf(f, "%8" PRIu64 " dom=%-3u %-13s", rec->chunk_offset, rec->domain,
+		dp_rec_type_name(rec->type));
+	switch (rec->type) {
+	case DP_REC_SAMPLE: {
+		const struct dp_sample *s = &rec->u.sample;
+		fprintf(f, " time=%" PRIu64 " cpu=%u pid=%u tid=%u ip=0x%" PRIx64 " mode=%s event=%u period=%" PRIu64,
+			s->time, s->cpu, s->pid, s->tid, s->ip, dp_mode_name(s->mode), s->event, s->period);
+		if (s->has_asid)
+			fprintf(f, " asid=0x%" PRIx64, s->asid);
+		if (s->nr_callchain) {
+			fprintf(f, " chain=%u:", s->nr_callchain);
+			for (uint32_t i = 0; i < s->nr_callchain; i++)
+				fprintf(f, "%s0x%" PRIx64, i ? "," : "", s->callchain[i]);
+		}
+		break;
+	}
+	case DP_REC_DOMAIN_SWITCH:
+		fprintf(f, " to=%u", rec->u.switch_to);
+		break;
+	case DP_REC_EVENT: {
+		const struct dp_event *e = &rec->u.event;
+		fprintf(f, " id=%u name=%s type=%u config=%" PRIu64 " %s=%" PRIu64, e->id, e->name,
+			e->type, e->config, e->freq ? "freq" : "period", e->period);
+		break;
+	}
+	case DP_REC_DOMAIN: {
+		const struct dp_domain *d = &rec->u.domain;
+		fprintf(f, " id=%u name=%s kind=%s vcpus=%u kaslr=0x%" PRIx64 " address=%s symsrc=%s",
+			d->id, d->name, dp_domain_kind_name(d->kind), d->vcpus, d->kaslr_offset,
+			d->address, d->symsrc);
+		break;
+	}
+	case DP_REC_TASK: {
+		const struct dp_task *t = &rec->u.task;
+		static const char *const k[] = { "comm", "fork", "exit" };
+		fprintf(f, " %s pid=%u tid=%u ppid=%u ptid=%u time=%" PRIu64 " comm=%s",
+			t->kind < 3 ? k[t->kind] : "?", t->pid, t->tid, t->ppid, t->ptid, t->time, t->comm);
+		break;
+	}
+	case DP_REC_MMAP: {
+		const struct dp_mmap *m = &rec->u.mmap;
+		char b[41];
+		hex(b, m->buildid, m->buildid_len);
+		fprintf(f, " pid=%d start=0x%" PRIx64 " len=0x%" PRIx64 " pgoff=0x%" PRIx64 " buildid=%s path=%s",
+			(int)m->pid, m->start, m->len, m->pgoff, m->buildid_len ? b : "-", m->path);
+		break;
+	}
+	case DP_REC_LOST:
+		fprintf(f, " count=%" PRIu64 " source=%s where=%u", rec->u.lost.count,
+			dp_lost_source_name(rec->u.lost.source), rec->u.lost.where);
+		break;
+	case DP_REC_SYMTAB:
+		fprintf(f, " kind=%u name=%s size=%zu", rec->u.symtab.kind, rec->u.symtab.name,
+			rec->u.symtab.size);
+		break;
+	case DP_REC_STATS: {
+		const struct dp_stats *s = &rec->u.stats;
+		fprintf(f, " samples=%" PRIu64 " lost=%" PRIu64 " wall_ns=%" PRIu64 " exit_status=%u flags=0x%x",
+			s->samples, s->lost, s->wall_ns, s->exit_status, s->flags);
+		break;
+	}
+	default:
+		fprintf(f, " tag=%u len=%u (skipped)", rec->type, rec->raw_len);
+	}
+	fputc('\n', f);
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "input", required_argument, 0, 'i' },
+		{ "type", required_argument, 0, 't' },
+		{ 0, 0, 0, 0 },
+	};
+	const char *path = "domprof.data", *type = NULL;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+i:t:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i': path = optarg; break;
+		case 't': type = optarg; break;
+		default:
+			return usage_error("dump", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		path = argv[optind++];
+	if (optind < argc)
+		return usage_error("dump", "unexpected argument '%s'", argv[optind]);
+	char msg[256];
+	int err;
+	struct dp_reader *r = dp_reader_open(path, &err, msg, sizeof(msg));
+	if (!r) {
+		fprintf(stderr, "domprof dump: %s: %s\n", path, msg);
+		return 1;
+	}
+	struct dp_record rec;
+	while (dp_reader_next(r, &rec) > 0) {
+		if (type && strcasecmp(type, dp_rec_type_name(rec.type)))
+			continue;
+		dump_record(stdout, &rec);
+	}
+	const struct dp_damage *d;
+	size_t nd = dp_reader_damage(r, &d);
+	for (size_t i = 0; i < nd; i++)
+		fprintf(stderr, "domprof dump: warning: %s: offset %" PRIu64 ": %s\n", path,
+			d[i].offset, d[i].what);
+	dp_reader_free(r);
+	return fflush(stdout) == 0 ? 0 : 1;
+}

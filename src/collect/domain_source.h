@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Guest domain sources for `domprof record --domain NAME=KIND:ADDRESS[,OPTS]`.
+ *
+ * A source samples one VM on its own thread(s) and queues what it found;
+ * it never writes the file. The recorder's collector calls
+ * domain_source_drain() from its loop, which writes the queued records
+ * under the source's domain id through the format writer. A stalled or
+ * dead VM only stops its own source: drain never blocks.
+ *
+ * Kinds: "gdb" (passive, GDB remote serial protocol; collect/gdb_source.c)
+ * and "agent" (active, an in-guest domprof agent; collect/agent_source.c).
+ */
+#ifndef DOMPROF_COLLECT_DOMAIN_SOURCE_H
+#define DOMPROF_COLLECT_DOMAIN_SOURCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "format/format.h"
+
+struct domain_source;
+
+struct domain_source_opts {
+	unsigned hz;            /* sampling frequency, from -F */
+	bool allow_remote;      /* --allow-remote-stub */
+	bool callchains;        /* -g (agents only) */
+};
+
+/*
+ * Parse `spec` ("vm1=gdb:unix:/tmp/s,kallsyms=/f,kaslr=auto"), connect,
+ * validate the target (x86_64, registers found), load the symbol source,
+ * and start sampling. domain_id is the id the recorder assigned.
+ * Returns NULL on failure with a one-line reason in err that names the
+ * domain ("vm1: cannot connect to 127.0.0.1:1234: Connection refused").
+ */
+struct domain_source *domain_source_start(const char *spec, uint32_t domain_id,
+					  const struct domain_source_opts *o,
+					  char *err, size_t errlen);
+
+/* Write the DOMAIN record and embedded SYMTAB records (call once, right
+ * after start). Returns 0 or a negative errno from the writer. */
+int domain_source_write_meta(struct domain_source *s, struct dp_writer *w);
+
+/* Write everything queued so far (samples, lost counts). Never blocks on
+ * the VM. Returns records written, or a negative errno from the writer. */
+int domain_source_drain(struct domain_source *s, struct dp_writer *w);
+
+/* True once the source has ended by itself (VM gone, protocol error);
+ * message() then says why, e.g. "vm1: stub closed the connection after
+ * 5123 samples". NULL while running. */
+bool domain_source_ended(const struct domain_source *s);
+const char *domain_source_message(const struct domain_source *s);
+
+/* Info lines printed by the recorder at start, e.g. "vm1: KASLR offset
+ * 0x1e000000 found from IDT". NULL if none. */
+const char *domain_source_info(const struct domain_source *s);
+
+const char *domain_source_name(const struct domain_source *s);
+uint64_t domain_source_samples(const struct domain_source *s);
+
+/* Stop sampling (resume the VM, close the connection), then a final drain
+ * may still be done. Safe to call twice. */
+void domain_source_stop(struct domain_source *s);
+void domain_source_free(struct domain_source *s);
+
+#endif

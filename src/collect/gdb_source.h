@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Passive domain source: samples one QEMU (or other) VM through its GDB
+ * remote serial protocol stub. One sampler thread per VM stops the VM at
+ * opts->hz, reads rip/cs/cr3 of every vCPU, resumes it, and queues the
+ * samples in a bounded queue that gdb_source_drain() empties into the
+ * writer. Only read-only packets are ever sent (see docs/passive.md).
+ *
+ * collect/domain_source.c dispatches "NAME=gdb:..." specs here; the
+ * functions mirror domain_source.h one for one.
+ */
+#ifndef DOMPROF_COLLECT_GDB_SOURCE_H
+#define DOMPROF_COLLECT_GDB_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collect/domain_source.h"
+#include "format/format.h"
+
+struct gdb_source;
+
+/* Parsed "gdb:..." part of a domain spec (after "NAME=gdb:"). */
+enum gdb_symsrc { GDB_SYM_NONE = 0, GDB_SYM_KALLSYMS, GDB_SYM_SYSMAP, GDB_SYM_VMLINUX };
+
+struct gdb_spec {
+	char name[64];
+	bool is_unix;
+	char host[256];         /* TCP host, or unix socket path */
+	char port[16];
+	enum gdb_symsrc symsrc;
+	char symfile[4096];
+	bool kaslr_auto;
+	bool kaslr_given;       /* kaslr= appeared in the spec */
+	uint64_t kaslr;
+};
+
+/* Parse a whole spec "NAME=gdb:HOST:PORT[,OPTS]" / "NAME=gdb:unix:PATH[,OPTS]".
+ * Returns 0 or -EINVAL with a reason in err. */
+int gdb_spec_parse(const char *spec, struct gdb_spec *out, char *err, size_t errlen);
+
+/* 0 if host resolves only to loopback addresses (127/8, ::1);
+ * -EPERM if any address is not loopback; -ENOENT/-EINVAL if it does not
+ * resolve (reason in err). */
+int gdb_check_loopback(const char *host, const char *port, char *err, size_t errlen);
+
+struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
+				    const struct domain_source_opts *o,
+				    char *err, size_t errlen);
+int gdb_source_write_meta(struct gdb_source *s, struct dp_writer *w);
+int gdb_source_drain(struct gdb_source *s, struct dp_writer *w);
+bool gdb_source_ended(const struct gdb_source *s);
+const char *gdb_source_message(const struct gdb_source *s);
+const char *gdb_source_info(const struct gdb_source *s);
+const char *gdb_source_name(const struct gdb_source *s);
+uint64_t gdb_source_samples(const struct gdb_source *s);
+void gdb_source_stop(struct gdb_source *s);
+void gdb_source_free(struct gdb_source *s);
+
+#endif

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/*
+ * KASLR offset discovery for passive domains: read the link-time layout
+ * from a symbol table or vmlinux, then probe guest memory at each 2 MiB
+ * candidate (see kaslr.h for why this works).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collect/kaslr.h"
+
+static bool is_kernel_image_addr(uint64_t a)
+{
+	return a >= KASLR_MAP_START && a < KASLR_MAP_END;
+}
+
+int kaslr_image_from_symtext(const char *text, size_t len, struct kaslr_image *img)
+{
+	const char *p = text, *e = text + len;
+	bool have_text = false, have_end = false;
+	uint64_t maxaddr = 0;
+
+	memset(img, 0, sizeof(*img));
+	while (p < e) {
+		const char *nl = memchr(p, '\n', e - p);
+		const char *le = nl ? nl : e;
+		char line[256];
+		size_t ll = le - p;
+		if (ll >= sizeof(line))
+			ll = sizeof(line) - 1;
+		memcpy(line, p, ll);
+		line[ll] = 0;
+		p = nl ? nl + 1 : e;
+
+		char *s = line, *end;
+		uint64_t a = strtoull(s, &end, 16);
+		if (end == s || (*end != ' ' && *end != '\t'))
+			continue;
+		s = end + 1;
+		if (!*s || s[1] != ' ')
+			continue;
+		char type = *s;
+		s += 2;
+		size_t nlen = strcspn(s, " \t\r");
+		if (!nlen)
+			continue;
+		if (s[nlen] == ' ' || s[nlen] == '\t')
+			continue;   /* "[module]": not the core kernel */
+		s[nlen] = 0;
+		img->nsyms++;
+		if (!strcmp(s, "_text")) {
+			img->text = a;
+			have_text = true;
+		} else if (!strcmp(s, "_etext")) {
+			img->etext = a;
+		} else if (!strcmp(s, "_end")) {
+			img->end = a;
+			have_end = true;
+		}
+		if (is_kernel_image_addr(a) && type != 'a' && type != 'A' && a > maxaddr)
+			maxaddr = a;
+	}
+	if (!img->nsyms)
+		return -EINVAL;
+	if (!have_text)
+		return -ENOENT;
+	if (!have_end)
+		img->end = maxaddr > img->text ? maxaddr + 1 : img->text + 1;
+	return 0;
+}
+
+int kaslr_image_from_vmlinux(const char *path, struct kaslr_image *img)
+{
+	int ret = -ENOENT;
+	bool have_text = false;
+
+	memset(img, 0, sizeof(*img));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		ret = -ENOEXEC;
+		goto out;
+	}
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		size_t n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			if (!gelf_getsym(d, (int)i, &sym))
+				break;
+			const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			img->nsyms++;
+			if (!strcmp(name, "_text")) {
+				img->text = sym.st_value;
+				have_text = true;
+			} else if (!strcmp(name, "_etext")) {
+				img->etext = sym.st_value;
+			} else if (!strcmp(name, "_end")) {
+				img->end = sym.st_value;
+			}
+		}
+	}
+	if (!have_text)
+		goto out;
+	if (!img->end)
+		img->end = img->etext ? img->etext : img->text + 1;
+	/* The bytes at _text, from the allocated section that holds it. */
+	scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_ALLOC) || img->text < sh.sh_addr ||
+		    img->text >= sh.sh_addr + sh.sh_size)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		uint64_t off = img->text - sh.sh_addr;
+		if (!d || !d->d_buf || off >= d->d_size)
+			break;
+		size_t n = d->d_size - off;
+		img->nbytes = n < KASLR_MAX_BYTES ? n : KASLR_MAX_BYTES;
+		memcpy(img->bytes, (const uint8_t *)d->d_buf + off, img->nbytes);
+		break;
+	}
+	ret = 0;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+static bool readable(kaslr_read_fn rd, void *ctx, uint64_t a)
+{
+	uint8_t b;
+	return rd(ctx, a, &b, 1) == 0;
+}
+
+int kaslr_find(const struct kaslr_image *img, kaslr_read_fn rd, void *ctx,
+	       const uint64_t *krips, size_t nrips,
+	       uint64_t *offset, char *how, size_t howlen)
+{
+	uint8_t buf[KASLR_MAX_BYTES];
+	bool found = false;
+	uint64_t off = 0;
+
+	if (!is_kernel_image_addr(img->text))
+		return -ENOENT;
+	for (off = 0; off < KASLR_MAX && img->text + off < KASLR_MAP_END; off += KASLR_ALIGN) {
+		uint64_t a = img->text + off;
+		if (img->nbytes) {
+			if (rd(ctx, a, buf, img->nbytes) == 0 && !memcmp(buf, img->bytes, img->nbytes)) {
+				found = true;
+				snprintf(how, howlen, "kernel bytes at _text");
+				break;
+			}
+			continue;
+		}
+		if (!readable(rd, ctx, a))
+			continue;
+		/* Below the runtime _text nothing is mapped after boot; if it
+		 * is, the guest is still booting (or the layout is not what we
+		 * know) and the first readable page proves nothing. */
+		if (readable(rd, ctx, a - 1))
+			return -ENOENT;
+		/* The whole text must be there too. */
+		if (img->etext > img->text && !readable(rd, ctx, img->etext - 1 + off))
+			continue;
+		found = true;
+		snprintf(how, howlen, "first mapped page of the kernel image");
+		break;
+	}
+	if (!found)
+		return -ENOENT;
+	/* A kernel rip in the image area must be inside the moved image;
+	 * rips in the module area (or elsewhere) say nothing. */
+	uint64_t lo = img->text + off, hi = (img->end > img->text ? img->end : img->text + 1) + off;
+	for (size_t i = 0; i < nrips; i++)
+		if (is_kernel_image_addr(krips[i]) && (krips[i] < lo || krips[i] >= hi))
+			return -EPROTO;
+	if (nrips) {
+		size_t l = strlen(how);
+		if (l + 1 < howlen)
+			snprintf(how + l, howlen - l, ", checked against %zu vCPU rip%s", nrips,
+				 nrips == 1 ? "" : "s");
+	}
+	*offset = off;
+	return 0;
+}

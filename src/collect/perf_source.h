@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host's sample source: perf_event_open on every selected CPU, one
+ * mmap ring per CPU (every other event of that CPU is redirected into it
+ * with PERF_EVENT_IOC_SET_OUTPUT), and a drain that hands the records to
+ * the caller in time order, already decoded into the format's structs.
+ *
+ * Threading: none of its own. The recorder's collector thread calls
+ * perf_source_poll() and perf_source_drain() in a loop; nothing here
+ * blocks except poll. Nothing here prints or exits.
+ *
+ * Ordering: each CPU's ring is in time order, but rings are read one
+ * after another, so a record read now from CPU 1 may be older than one
+ * read a moment ago from CPU 0. drain() therefore keeps what it read in
+ * a queue and passes on only records not newer than the newest time seen
+ * in the previous drain (perf's "finished round" rule); the final drain
+ * passes on everything. So an MMAP or COMM always reaches the file
+ * before the samples that depend on it.
+ */
+#ifndef DOMPROF_COLLECT_PERF_SOURCE_H
+#define DOMPROF_COLLECT_PERF_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "collect/events.h"
+#include "format/format.h"
+
+struct perf_source;
+
+struct perf_source_opts {
+	const struct ev_spec *events;  /* events[i] gets dp_event id i */
+	size_t nevents;
+	uint64_t period;               /* sample period, or Hz when freq */
+	bool freq;
+	bool callchain;                /* -g: PERF_SAMPLE_CALLCHAIN */
+	const int *cpus;               /* CPUs to open (online ones) */
+	size_t ncpus;
+	const pid_t *pids;             /* NULL/0: system wide (-a) */
+	size_t npids;
+	bool all_threads;              /* open every thread of each pid (-p) */
+	bool enable_on_exec;           /* start counting at the pid's exec */
+	size_t ring_pages;             /* data pages per ring, power of two */
+};
+
+/* Where opening failed, so the recorder can name it. */
+struct perf_source_error {
+	int err;                       /* negative errno */
+	size_t event;                  /* index into opts.events */
+	int cpu;
+	pid_t pid;                     /* -1 for system wide */
+	const char *what;              /* "perf_event_open", "mmap", ... */
+};
+
+/*
+ * Open all events (disabled unless enable_on_exec) and map the rings.
+ * Threads of a pid that vanish while opening are skipped; a pid with no
+ * thread left fails with -ESRCH. Returns NULL and fills *e on failure.
+ */
+struct perf_source *perf_source_open(const struct perf_source_opts *o,
+				     struct perf_source_error *e);
+void perf_source_free(struct perf_source *ps);
+
+int perf_source_enable(struct perf_source *ps);
+int perf_source_disable(struct perf_source *ps);
+
+/* Wait up to timeout_ms for a ring to reach its wakeup watermark.
+ * Returns 0 (also on EINTR) or a negative errno. Rings whose task is
+ * gone (POLLHUP) stop being polled but are still drained. */
+int perf_source_poll(struct perf_source *ps, int timeout_ms);
+
+/* One decoded record, valid during the callback only. */
+enum perf_item_kind { PERF_ITEM_SAMPLE, PERF_ITEM_TASK, PERF_ITEM_MMAP };
+struct perf_item {
+	enum perf_item_kind kind;
+	union {
+		struct dp_sample sample;
+		struct dp_task task;
+		struct dp_mmap mmap;   /* buildid_len 0 when the kernel gave none */
+	} u;
+};
+typedef int (*perf_item_fn)(void *ctx, const struct perf_item *it);
+
+/*
+ * Read every ring and pass records to fn in time order (see the header
+ * paragraph; `final` passes everything still queued). Stops at and
+ * returns the first negative value fn returns; else 0.
+ */
+int perf_source_drain(struct perf_source *ps, bool final, perf_item_fn fn, void *ctx);
+
+/* Counters (totals over all CPUs when cpu < 0, else for CPU index i of
+ * opts.cpus). lost: samples the kernel dropped (PERF_RECORD_LOST and
+ * LOST_SAMPLES); throttled: PERF_RECORD_THROTTLE events. */
+size_t perf_source_ncpus(const struct perf_source *ps);
+int perf_source_cpu(const struct perf_source *ps, size_t i);
+uint64_t perf_source_lost(const struct perf_source *ps, int i);
+uint64_t perf_source_throttled(const struct perf_source *ps, int i);
+uint64_t perf_source_samples(const struct perf_source *ps, int i);
+
+#endif

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Host side band (see sideband.h): /proc snapshot, build-id cache,
+ * kernel symbol tables. /proc files are read with plain stdio because
+ * their sizes are unknown until read (st_size is 0).
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect/sideband.h"
+#include "symbols/buildid.h"
+#include "util/xalloc.h"
+
+struct bid_ent {
+	char *path;
+	uint8_t len;
+	uint8_t id[20];
+	struct bid_ent *next;
+};
+
+#define NBUCKETS 1024u
+
+struct sideband {
+	struct bid_ent *bucket[NBUCKETS];
+	unsigned reads;
+};
+
+struct sideband *sideband_new(void)
+{
+	return xcalloc(1, sizeof(struct sideband));
+}
+
+void sideband_free(struct sideband *sb)
+{
+	if (!sb)
+		return;
+	for (unsigned i = 0; i < NBUCKETS; i++)
+		for (struct bid_ent *e = sb->bucket[i], *n; e; e = n) {
+			n = e->next;
+			free(e->path);
+			free(e);
+		}
+	free(sb);
+}
+
+unsigned sideband_buildid_reads(const struct sideband *sb)
+{
+	return sb->reads;
+}
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+void sideband_fill_buildid(struct sideband *sb, struct dp_mmap *m)
+{
+	const char *p = m->path;
+	if (m->buildid_len || !p || p[0] != '/')
+		return;
+	size_t n = strlen(p);
+	if (n > 10 && !strcmp(p + n - 10, " (deleted)"))
+		return;
+	uint32_t b = hash_str(p) % NBUCKETS;
+	struct bid_ent *e;
+	for (e = sb->bucket[b]; e; e = e->next)
+		if (!strcmp(e->path, p))
+			break;
+	if (!e) {
+		/* Failures are cached too: a file without a note (or gone)
+		 * is not opened again for every mapping of it. */
+		e = xcalloc(1, sizeof(*e));
+		e->path = xstrdup(p);
+		if (sym_read_build_id(p, e->id, &e->len) < 0)
+			e->len = 0;
+		sb->reads++;
+		e->next = sb->bucket[b];
+		sb->bucket[b] = e;
+	}
+	m->buildid_len = e->len;
+	memcpy(m->buildid, e->id, e->len);
+}
+
+/* Read a whole /proc text file. Returns malloc'd bytes (NUL-terminated) or NULL. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	size_t cap = 65536, n = 0;
+	char *buf = xmalloc(cap);
+	size_t r;
+	while ((r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+		n += r;
+		if (cap - n - 1 < 4096)
+			xgrow((void **)&buf, &cap, cap * 2, 1);
+	}
+	fclose(f);
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+static int snap_threads(struct dp_writer *w, pid_t pid, uint64_t time)
+{
+	char path[320], comm[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	struct dirent *de;
+	int ret = 0;
+	while (!ret && (de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", (int)pid, de->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+		comm[strcspn(comm, "\n")] = 0;
+		struct dp_task t = {
+			.kind = DP_TASK_COMM, .pid = (uint32_t)pid,
+			.tid = (uint32_t)strtoul(de->d_name, NULL, 10),
+			.time = time, .comm = comm,
+		};
+		ret = dp_write_task(w, DP_HOST_DOMAIN, &t);
+	}
+	closedir(d);
+	return ret;
+}
+
+static int snap_maps(struct sideband *sb, struct dp_writer *w, pid_t pid, uint64_t time)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	char *line = NULL;
+	size_t cap = 0;
+	int ret = 0;
+	while (!ret && getline(&line, &cap, f) > 0) {
+		uint64_t start, end, off;
+		char perms[8];
+		int name_at = 0;
+		/* start-end perms offset dev inode   name */
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n",
+			   &start, &end, perms, &off, &name_at) < 4 || !name_at)
+			continue;
+		if (perms[2] != 'x')
+			continue;
+		char *name = line + name_at;
+		name[strcspn(name, "\n")] = 0;
+		if (!name[0])
+			name = "//anon";
+		struct dp_mmap m = {
+			.pid = (uint32_t)pid, .start = start, .len = end - start,
+			.pgoff = off, .time = time, .path = name,
+		};
+		sideband_fill_buildid(sb, &m);
+		ret = dp_write_mmap(w, DP_HOST_DOMAIN, &m);
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+static int snap_one(struct sideband *sb, struct dp_writer *w, pid_t pid, uint64_t time)
+{
+	int ret = snap_threads(w, pid, time);
+	if (!ret)
+		ret = snap_maps(sb, w, pid, time);
+	return ret;
+}
+
+int sideband_snapshot(struct sideband *sb, struct dp_writer *w, pid_t pid,
+		      uint64_t time, unsigned *nproc)
+{
+	if (pid > 0) {
+		if (nproc)
+			(*nproc)++;
+		return snap_one(sb, w, pid, time);
+	}
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	struct dirent *de;
+	int ret = 0;
+	while (!ret && (de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		ret = snap_one(sb, w, (pid_t)atoi(de->d_name), time);
+		if (nproc)
+			(*nproc)++;
+	}
+	closedir(d);
+	return ret;
+}
+
+/* Address of symbol `name` in kallsyms text, 0 if absent. strstr over
+ * the whole text instead of parsing ~200k lines. */
+static uint64_t ksym_addr(const char *ks, const char *name)
+{
+	char pat[64];
+	snprintf(pat, sizeof(pat), " %s\n", name);
+	const char *hit = strstr(ks, pat);
+	if (!hit)
+		return 0;
+	while (hit > ks && hit[-1] != '\n')
+		hit--;
+	return strtoull(hit, NULL, 16);
+}
+
+/* Kernel text range from kallsyms: _stext (or _text) to _etext. */
+static void kernel_range(const char *ks, uint64_t *start, uint64_t *end)
+{
+	*start = ksym_addr(ks, "_stext");
+	if (!*start)
+		*start = ksym_addr(ks, "_text");
+	*end = ksym_addr(ks, "_etext");
+}
+
+int sideband_write_kernel(struct sideband *sb, struct dp_writer *w, uint64_t time,
+			  size_t *bytes)
+{
+	size_t len = 0;
+	int ret = 0;
+	*bytes = 0;
+	char *ks = slurp("/proc/kallsyms", &len);
+	if (ks) {
+		struct dp_symtab st = { DP_SYMTAB_KALLSYMS, "kallsyms", (const uint8_t *)ks, len };
+		ret = dp_write_symtab(w, DP_HOST_DOMAIN, &st);
+		*bytes += len;
+		uint64_t s, e;
+		kernel_range(ks, &s, &e);
+		if (!ret && s && e > s) {
+			struct dp_mmap m = { .pid = (uint32_t)-1, .start = s, .len = e - s,
+					     .time = time, .path = "[kernel.kallsyms]" };
+			ret = dp_write_mmap(w, DP_HOST_DOMAIN, &m);
+		}
+		free(ks);
+	}
+	char *mods = ret ? NULL : slurp("/proc/modules", &len);
+	if (mods) {
+		struct dp_symtab st = { DP_SYMTAB_MODULES, "modules", (const uint8_t *)mods, len };
+		ret = dp_write_symtab(w, DP_HOST_DOMAIN, &st);
+		*bytes += len;
+		/* name size refs deps state address */
+		for (char *l = mods; !ret && *l;) {
+			char name[64], path[80];
+			uint64_t size, addr;
+			if (sscanf(l, "%63s %" SCNu64 " %*s %*s %*s %" SCNx64, name, &size, &addr) == 3 &&
+			    addr) {
+				snprintf(path, sizeof(path), "[%s]", name);
+				struct dp_mmap m = { .pid = (uint32_t)-1, .start = addr, .len = size,
+						     .time = time, .path = path };
+				ret = dp_write_mmap(w, DP_HOST_DOMAIN, &m);
+			}
+			char *nl = strchr(l, '\n');
+			if (!nl)
+				break;
+			l = nl + 1;
+		}
+		free(mods);
+	}
+	(void)sb;
+	return ret;
+}

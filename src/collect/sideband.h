@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Host side band that the perf rings do not carry by themselves:
+ *  - a snapshot of processes that already run when recording starts (for
+ *    -a and -p): one TASK COMM per thread and one MMAP per executable
+ *    mapping in /proc/PID/maps;
+ *  - build-ids of mapped files, read from the ELF once per path and
+ *    cached, for mappings the kernel gave without one;
+ *  - the host kernel: /proc/kallsyms and /proc/modules embedded as SYMTAB
+ *    records (the writer compresses them), plus MMAP records (pid -1) for
+ *    [kernel.kallsyms] and each module, so a report made on another
+ *    machine still names kernel functions.
+ * Everything is written to the host domain (DP_HOST_DOMAIN). Functions
+ * return 0 or the writer's negative errno; nothing here prints.
+ */
+#ifndef DOMPROF_COLLECT_SIDEBAND_H
+#define DOMPROF_COLLECT_SIDEBAND_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "format/format.h"
+
+struct sideband;
+
+struct sideband *sideband_new(void);
+void sideband_free(struct sideband *sb);
+
+/* Fill m->buildid from the mapped file when m->buildid_len is 0 and the
+ * path names a file (not "[vdso]", "//anon", "... (deleted)"). */
+void sideband_fill_buildid(struct sideband *sb, struct dp_mmap *m);
+
+/* Snapshot one process (pid > 0) or every process (pid == -1). time is
+ * the CLOCK_MONOTONIC time stamped on the records. *nproc (if not NULL)
+ * is increased by the number of processes written. */
+int sideband_snapshot(struct sideband *sb, struct dp_writer *w, pid_t pid,
+		      uint64_t time, unsigned *nproc);
+
+/* SYMTAB kallsyms + modules and the kernel MMAP records. A missing or
+ * unreadable /proc file is skipped (modules do not exist on kernels
+ * built without module support). *bytes gets the raw bytes embedded. */
+int sideband_write_kernel(struct sideband *sb, struct dp_writer *w, uint64_t time,
+			  size_t *bytes);
+
+/* Number of files whose build-id was read (for tests and -v). */
+unsigned sideband_buildid_reads(const struct sideband *sb);
+
+#endif

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The domprof file format: record types as C structs, and the writer and
+ * reader APIs. This directory is the only code that knows the bytes on
+ * disk; docs/file-format.md is the normative description and this header
+ * mirrors it.
+ *
+ * The rule from the Xenoprof seed: a record's kind is decided only by its
+ * tag. Every field value (ip 0, ip ~0, any domain id, any pid) is data.
+ * The current domain is decoder state, set only by DOMAIN_SWITCH records
+ * and reset to the host (domain 0) at the start of every chunk.
+ */
+#ifndef DOMPROF_FORMAT_H
+#define DOMPROF_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DP_MAGIC "DOMPROF\n"
+#define DP_VERSION_MAJOR 1
+#define DP_VERSION_MINOR 0
+#define DP_HOST_DOMAIN 0u
+
+/* Record tags (u16 on disk). New tags may be added in minor versions;
+ * readers skip tags they do not know. */
+enum dp_rec_type {
+	DP_REC_EVENT = 1,
+	DP_REC_DOMAIN = 2,
+	DP_REC_DOMAIN_SWITCH = 3,
+	DP_REC_TASK = 4,
+	DP_REC_MMAP = 5,
+	DP_REC_SAMPLE = 6,
+	DP_REC_LOST = 7,
+	DP_REC_SYMTAB = 8,
+	DP_REC_STATS = 9,
+	DP_REC_MAX_KNOWN = 9,
+};
+
+enum dp_mode {
+	DP_MODE_UNKNOWN = 0,
+	DP_MODE_USER = 1,
+	DP_MODE_KERNEL = 2,
+	DP_MODE_GUEST_KERNEL = 3,
+	DP_MODE_GUEST_USER = 4,
+	DP_MODE_HYPERVISOR = 5,
+};
+
+enum dp_domain_kind {
+	DP_DOMAIN_HOST = 0,
+	DP_DOMAIN_PASSIVE = 1,
+	DP_DOMAIN_ACTIVE = 2,
+};
+
+enum dp_task_kind {
+	DP_TASK_COMM = 0,     /* a process/thread exists or renamed (snapshot, exec) */
+	DP_TASK_FORK = 1,
+	DP_TASK_EXIT = 2,
+};
+
+enum dp_lost_source {
+	DP_LOST_RING = 0,      /* kernel ring buffer overflow (PERF_RECORD_LOST) */
+	DP_LOST_THROTTLE = 1,  /* kernel throttled sampling */
+	DP_LOST_DOMAIN = 2,    /* a VM sampler missed ticks (stub too slow) */
+	DP_LOST_AGENT = 3,     /* an active domain's agent lost records */
+	DP_LOST_WRITER = 4,    /* collector could not write (disk full) */
+};
+
+enum dp_symtab_kind {
+	DP_SYMTAB_KALLSYMS = 1,  /* /proc/kallsyms text */
+	DP_SYMTAB_MODULES = 2,   /* /proc/modules text */
+	DP_SYMTAB_SYSMAP = 3,    /* System.map text */
+	DP_SYMTAB_ELF = 4,       /* an ELF file (vmlinux or a guest binary), keyed by name/build-id */
+	DP_SYMTAB_PERFMAP = 5,   /* /tmp/perf-PID.map text */
+};
+
+/* EVENT: what was sampled. */
+struct dp_event {
+	uint32_t id;            /* referenced by dp_sample.event */
+	uint32_t type;          /* perf_event_attr.type */
+	uint64_t config;        /* perf_event_attr.config */
+	uint64_t period;        /* sample period or frequency (see freq) */
+	bool freq;              /* period holds a frequency in Hz */
+	const char *name;       /* "cpu-clock", "cycles:u", ... */
+};
+
+/* DOMAIN: one OS instance. */
+struct dp_domain {
+	uint32_t id;
+	uint8_t kind;           /* enum dp_domain_kind */
+	uint32_t vcpus;         /* number of (v)CPUs, 0 if unknown */
+	uint64_t kaslr_offset;  /* guest kernel offset applied to its symbols */
+	const char *name;       /* "host", "vm1" */
+	const char *address;    /* how it was reached: "gdb:unix:/p", "agent:127.0.0.1:7000", "" */
+	const char *symsrc;     /* symbol source: "kallsyms=/path", "embedded", "" */
+};
+
+/* TASK: comm, fork or exit of a task in the current domain. */
+struct dp_task {
+	uint8_t kind;           /* enum dp_task_kind */
+	uint32_t pid, tid;
+	uint32_t ppid, ptid;    /* parent, for FORK */
+	uint64_t time;
+	const char *comm;
+};
+
+/* MMAP: an executable mapping in the current domain. */
+struct dp_mmap {
+	uint32_t pid;           /* (uint32_t)-1 for the kernel */
+	uint64_t start, len, pgoff;
+	uint64_t time;
+	uint8_t buildid_len;    /* 0..20 */
+	uint8_t buildid[20];
+	const char *path;
+};
+
+#define DP_MAX_CALLCHAIN 1024u
+
+/* SAMPLE: one sample in the current domain. */
+struct dp_sample {
+	uint64_t time;          /* ns, CLOCK_MONOTONIC-like (perf clock) */
+	uint64_t ip;
+	uint64_t period;
+	uint64_t asid;          /* address-space id (guest cr3) if has_asid */
+	uint32_t pid, tid;
+	uint32_t cpu;           /* cpu, or vcpu index for a VM domain */
+	uint16_t event;         /* dp_event.id */
+	uint8_t mode;           /* enum dp_mode */
+	bool has_asid;
+	uint32_t nr_callchain;  /* 0 = no call chain */
+	const uint64_t *callchain; /* innermost first; borrowed (see reader) */
+};
+
+struct dp_lost {
+	uint64_t count;
+	uint32_t source;        /* enum dp_lost_source */
+	uint32_t where;         /* cpu or domain id */
+};
+
+/* SYMTAB: an embedded symbol table blob (stored zstd-compressed). */
+struct dp_symtab {
+	uint32_t kind;          /* enum dp_symtab_kind */
+	const char *name;       /* "kallsyms", a path, or a build-id in hex */
+	const uint8_t *data;    /* uncompressed bytes; see reader for lifetime */
+	size_t size;
+};
+
+/* STATS: totals written at the end of a recording. */
+struct dp_stats {
+	uint64_t samples;
+	uint64_t lost;
+	uint64_t start_time, end_time; /* ns */
+	uint64_t wall_ns;
+	uint32_t exit_status;   /* of the profiled command, or 0 */
+	uint32_t flags;         /* bit0: recording ended by an error */
+};
+
+/* File header contents. */
+struct dp_header {
+	uint16_t major, minor;
+	uint64_t created_ns;    /* CLOCK_REALTIME at creation */
+	uint32_t ncpus;
+	const char *hostname;
+	const char *release;
+	const char *cpu_desc;
+	const char *cmdline;    /* arguments joined by single spaces */
+};
+
+/* ---- Writer ------------------------------------------------------- */
+
+struct dp_writer;
+
+struct dp_writer_opts {
+	size_t chunk_bytes;     /* flush when the raw payload reaches this; 0 = 1 MiB */
+	uint64_t chunk_ns;      /* also flush when this much CLOCK_MONOTONIC time passed since the chunk began; 0 = never */
+	int zstd_level;         /* 0 = store uncompressed; >0 compresses chunks */
+};
+
+/*
+ * Create FD-backed writer. fd is owned by the writer from here on (closed
+ * by dp_writer_finish/dp_writer_free). The header is written at once.
+ * Returns NULL and sets *err (a negative errno) on failure.
+ */
+struct dp_writer *dp_writer_new(int fd, const struct dp_header *hdr,
+				const struct dp_writer_opts *opts, int *err);
+
+/*
+ * Append records. Each call encodes into the current chunk and flushes it
+ * when full. `domain` is the domain the record belongs to: the writer
+ * inserts a DOMAIN_SWITCH whenever it differs from the chunk's current
+ * domain (host at every chunk start), so callers never write switches.
+ * DOMAIN, EVENT, STATS and LOST records are not domain-scoped and ignore
+ * the switch state. Returns 0, or a negative errno from a failed write
+ * (the writer is then in error; later calls return the same error).
+ */
+int dp_write_event(struct dp_writer *w, const struct dp_event *ev);
+int dp_write_domain(struct dp_writer *w, const struct dp_domain *d);
+int dp_write_task(struct dp_writer *w, uint32_t domain, const struct dp_task *t);
+int dp_write_mmap(struct dp_writer *w, uint32_t domain, const struct dp_mmap *m);
+int dp_write_sample(struct dp_writer *w, uint32_t domain, const struct dp_sample *s);
+int dp_write_lost(struct dp_writer *w, const struct dp_lost *l);
+int dp_write_symtab(struct dp_writer *w, uint32_t domain, const struct dp_symtab *st);
+int dp_write_stats(struct dp_writer *w, const struct dp_stats *st);
+/* Copy one raw record (as returned by the reader in dp_record.raw) into
+ * the stream under `domain`. Used by merge and the agent relay. */
+int dp_write_raw(struct dp_writer *w, uint32_t domain, const void *raw, size_t len);
+
+/* Flush the current chunk now (no-op if empty). Flush by time is checked
+ * on every append; the recorder may also call this periodically. */
+int dp_writer_flush(struct dp_writer *w);
+/* Flush, fsync and close. Returns 0 or the first error seen. Frees w. */
+int dp_writer_finish(struct dp_writer *w);
+/* Close without flushing the open chunk (used after a fatal error). */
+void dp_writer_free(struct dp_writer *w);
+
+/* Counters, for the recorder's summary line. */
+uint64_t dp_writer_bytes(const struct dp_writer *w);
+uint64_t dp_writer_records(const struct dp_writer *w);
+
+/* ---- Reader ------------------------------------------------------- */
+
+struct dp_reader;
+
+/* One decoded record. Pointers (strings, callchain, raw, symtab data) are
+ * borrowed from the reader and valid until the next dp_reader_next call,
+ * or (for SYMTAB data) until the next chunk is entered: copy what you keep. */
+struct dp_record {
+	uint16_t type;          /* enum dp_rec_type, or an unknown tag */
+	uint32_t domain;        /* decoder state: domain current at this record */
+	uint64_t chunk_offset;  /* file offset of the chunk holding it */
+	const void *raw;        /* the whole record as on disk (header included) */
+	uint32_t raw_len;
+	union {
+		struct dp_event event;
+		struct dp_domain domain;
+		struct dp_task task;
+		struct dp_mmap mmap;
+		struct dp_sample sample;
+		struct dp_lost lost;
+		struct dp_symtab symtab;
+		struct dp_stats stats;
+		uint32_t switch_to;  /* DOMAIN_SWITCH */
+	} u;
+};
+
+/* A damage event found while reading, for `info` and warnings. */
+struct dp_damage {
+	uint64_t offset;        /* file offset where it was found */
+	uint64_t bytes_lost;    /* bytes skipped because of it */
+	char what[96];          /* "bad CRC in chunk", "file truncated", ... */
+};
+
+/*
+ * Open and map `path`, validate the header. On failure returns NULL,
+ * *err = negative errno or one of DP_ERR_*, and msg (if not NULL,
+ * msglen bytes) gets a one-line reason without a trailing newline.
+ */
+#define DP_ERR_NOT_DOMPROF  (-1001)
+#define DP_ERR_VERSION      (-1002)
+#define DP_ERR_BAD_HEADER   (-1003)
+struct dp_reader *dp_reader_open(const char *path, int *err, char *msg, size_t msglen);
+/* Same over a caller-owned memory buffer (fuzzing, tests). buf must
+ * outlive the reader. */
+struct dp_reader *dp_reader_open_mem(const void *buf, size_t len, int *err,
+				     char *msg, size_t msglen);
+void dp_reader_free(struct dp_reader *r);
+
+const struct dp_header *dp_reader_header(const struct dp_reader *r);
+
+/*
+ * Next record: returns 1 and fills *rec, 0 at end of file. Damage never
+ * stops iteration: a bad chunk is skipped and recorded as dp_damage, and
+ * reading resumes at the next valid chunk. A record whose bytes do not
+ * decode (too short for its tag) is skipped and counted as damage.
+ * Unknown tags are returned with type set and only raw filled: callers
+ * skip them.
+ */
+int dp_reader_next(struct dp_reader *r, struct dp_record *rec);
+/* Restart from the first chunk (damage list is kept, not duplicated). */
+void dp_reader_rewind(struct dp_reader *r);
+
+/* Damage found so far (complete after the first full pass). */
+size_t dp_reader_damage(const struct dp_reader *r, const struct dp_damage **out);
+/* Progress: bytes of the file consumed so far, and total file size. */
+uint64_t dp_reader_pos(const struct dp_reader *r);
+uint64_t dp_reader_size(const struct dp_reader *r);
+uint64_t dp_reader_chunks(const struct dp_reader *r);
+
+const char *dp_rec_type_name(uint16_t type);
+const char *dp_mode_name(uint8_t mode);
+const char *dp_domain_kind_name(uint8_t kind);
+const char *dp_lost_source_name(uint32_t src);
+
+/* Fill a header with this machine's hostname, release, cpu, ncpus, time
+ * and the given argv. Strings are static storage owned by the function
+ * (valid for the process lifetime; not thread-safe). */
+void dp_header_fill_local(struct dp_header *h, int argc, char **argv);
+
+#endif

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The format reader: maps a file, walks its chunks, verifies each one's
+ * header CRC and payload CRC, decompresses, and decodes records with the
+ * current domain as explicit state (host at every chunk start, changed
+ * only by DOMAIN_SWITCH). Every length is checked before use because
+ * files are crafted input; damage is recorded and skipped, never fatal
+ * once the header is valid. See docs/file-format.md.
+ */
+#include "format/format.h"
+#include "format/wire.h"
+#include "util/crc32c.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#define MAX_DAMAGE 1000
+
+struct dp_reader {
+	const uint8_t *map;     /* whole file */
+	size_t size;
+	void *owned;            /* aligned copy for open_mem */
+	bool mapped;
+	struct dp_header hdr;
+	char *hstr[5];          /* NUL-terminated header strings */
+	uint64_t first_chunk;
+
+	uint64_t pos;           /* next chunk header offset */
+	uint64_t chunks;
+	/* open chunk */
+	const uint8_t *payload; /* decoded payload */
+	size_t plen, ppos;
+	uint32_t nrec_expected, nrec_seen;
+	uint64_t chunk_off;
+	uint32_t cur_domain;
+	uint8_t *zbuf;          /* decompression buffer */
+	size_t zcap;
+	ZSTD_DCtx *dctx;
+	uint8_t *sbuf;          /* symtab decompression buffer */
+	size_t scap;
+	uint64_t *chain;        /* aligned copy of a call chain */
+	size_t chain_cap;
+
+	struct dp_damage *damage;
+	size_t ndamage, damage_cap;
+	uint64_t damage_until;  /* damage before this offset was already recorded */
+	bool at_end;
+};
+
+static void damage(struct dp_reader *r, uint64_t off, uint64_t lost, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void damage(struct dp_reader *r, uint64_t off, uint64_t lost, const char *fmt, ...)
+{
+	/* On a second pass (rewind) the same damage is found again: keep one. */
+	if (off < r->damage_until || r->ndamage >= MAX_DAMAGE)
+		return;
+	xgrow((void **)&r->damage, &r->damage_cap, r->ndamage + 1, sizeof(*r->damage));
+	struct dp_damage *d = &r->damage[r->ndamage++];
+	d->offset = off;
+	d->bytes_lost = lost;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d->what, sizeof(d->what), fmt, ap);
+	va_end(ap);
+}
+
+static int fail(int *err, char *msg, size_t msglen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static int fail(int *err, char *msg, size_t msglen, int code, const char *fmt, ...)
+{
+	if (err)
+		*err = code;
+	if (msg && msglen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(msg, msglen, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+static int parse_header(struct dp_reader *r, int *err, char *msg, size_t msglen)
+{
+	const uint8_t *p = r->map;
+	if (r->size < 8 || memcmp(p, DP_MAGIC, 8))
+		return fail(err, msg, msglen, DP_ERR_NOT_DOMPROF, "not a domprof file (bad magic)");
+	if (r->size < DP_FILE_HDR_FIXED)
+		return fail(err, msg, msglen, DP_ERR_BAD_HEADER,
+			    "damaged header: file truncated inside the header (%zu bytes)", r->size);
+	r->hdr.major = get16(p + 8);
+	r->hdr.minor = get16(p + 10);
+	if (r->hdr.major > DP_VERSION_MAJOR)
+		return fail(err, msg, msglen, DP_ERR_VERSION,
+			    "made by a newer domprof (format %u.%u; this build reads %u.x)",
+			    r->hdr.major, r->hdr.minor, DP_VERSION_MAJOR);
+	if (r->hdr.major < 1)
+		return fail(err, msg, msglen, DP_ERR_VERSION, "unsupported format version %u.%u",
+			    r->hdr.major, r->hdr.minor);
+	if (p[12] != 1)
+		return fail(err, msg, msglen, DP_ERR_BAD_HEADER,
+			    "unsupported byte order %u (only little-endian files exist)", p[12]);
+	uint32_t hlen = get32(p + 16);
+	if (hlen < DP_FILE_HDR_FIXED || hlen > DP_FILE_HDR_MAX)
+		return fail(err, msg, msglen, DP_ERR_BAD_HEADER, "damaged header: bad length %u", hlen);
+	if (hlen > r->size)
+		return fail(err, msg, msglen, DP_ERR_BAD_HEADER,
+			    "damaged header: file truncated inside the header (%zu of %u bytes)",
+			    r->size, hlen);
+	if (crc32c(0, p + 24, hlen - 24) != get32(p + 20))
+		return fail(err, msg, msglen, DP_ERR_BAD_HEADER, "damaged header: CRC mismatch");
+	r->hdr.created_ns = get64(p + 24);
+	r->hdr.ncpus = get32(p + 32);
+	uint32_t nfields = get32(p + 36);
+	size_t off = DP_FILE_HDR_FIXED;
+	for (uint32_t i = 0; i < nfields && off + 4 <= hlen; i++) {
+		uint16_t id = get16(p + off), n = get16(p + off + 2);
+		if (off + 4 + n > hlen)
+			break;
+		if (id >= 1 && id <= 4) {
+			free(r->hstr[id]);
+			r->hstr[id] = xstrndup((const char *)p + off + 4, n);
+		}
+		off += 4 + n;
+	}
+	for (int i = 1; i <= 4; i++)
+		if (!r->hstr[i])
+			r->hstr[i] = xstrdup("");
+	r->hdr.hostname = r->hstr[DP_FIELD_HOSTNAME];
+	r->hdr.release = r->hstr[DP_FIELD_RELEASE];
+	r->hdr.cpu_desc = r->hstr[DP_FIELD_CPU];
+	r->hdr.cmdline = r->hstr[DP_FIELD_CMDLINE];
+	r->first_chunk = align8(hlen);
+	r->pos = r->first_chunk;
+	return 0;
+}
+
+static struct dp_reader *open_common(struct dp_reader *r, int *err, char *msg, size_t msglen)
+{
+	if (parse_header(r, err, msg, msglen) < 0) {
+		dp_reader_free(r);
+		return NULL;
+	}
+	r->dctx = ZSTD_createDCtx();
+	return r;
+}
+
+struct dp_reader *dp_reader_open(const char *path, int *err, char *msg, size_t msglen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		fail(err, msg, msglen, -e, "cannot open '%s': %s", path, strerror(e));
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int e = errno ? errno : EINVAL;
+		close(fd);
+		fail(err, msg, msglen, -e, "cannot read '%s': not a regular file", path);
+		return NULL;
+	}
+	struct dp_reader *r = xcalloc(1, sizeof(*r));
+	r->size = (size_t)st.st_size;
+	if (r->size) {
+		void *m = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED) {
+			int e = errno;
+			close(fd);
+			free(r);
+			fail(err, msg, msglen, -e, "cannot map '%s': %s", path, strerror(e));
+			return NULL;
+		}
+		madvise(m, r->size, MADV_SEQUENTIAL);
+		r->map = m;
+		r->mapped = true;
+	} else {
+		r->map = (const uint8_t *)"";
+	}
+	close(fd);
+	return open_common(r, err, msg, msglen);
+}
+
+struct dp_reader *dp_reader_open_mem(const void *buf, size_t len, int *err, char *msg,
+				     size_t msglen)
+{
+	struct dp_reader *r = xcalloc(1, sizeof(*r));
+	/* An aligned private copy: records are 8-aligned relative to it. */
+	r->owned = xmalloc(len ? len : 1);
+	memcpy(r->owned, buf, len);
+	r->map = r->owned;
+	r->size = len;
+	return open_common(r, err, msg, msglen);
+}
+
+void dp_reader_free(struct dp_reader *r)
+{
+	if (!r)
+		return;
+	if (r->mapped)
+		munmap((void *)r->map, r->size);
+	free(r->owned);
+	for (int i = 0; i < 5; i++)
+		free(r->hstr[i]);
+	ZSTD_freeDCtx(r->dctx);
+	free(r->zbuf);
+	free(r->sbuf);
+	free(r->chain);
+	free(r->damage);
+	free(r);
+}
+
+const struct dp_header *dp_reader_header(const struct dp_reader *r) { return &r->hdr; }
+uint64_t dp_reader_pos(const struct dp_reader *r) { return r->pos; }
+uint64_t dp_reader_size(const struct dp_reader *r) { return r->size; }
+uint64_t dp_reader_chunks(const struct dp_reader *r) { return r->chunks; }
+
+size_t dp_reader_damage(const struct dp_reader *r, const struct dp_damage **out)
+{
+	*out = r->damage;
+	return r->ndamage;
+}
+
+void dp_reader_rewind(struct dp_reader *r)
+{
+	if (r->pos > r->damage_until)
+		r->damage_until = r->pos;
+	if (r->at_end)
+		r->damage_until = UINT64_MAX;
+	r->pos = r->first_chunk;
+	r->payload = NULL;
+	r->plen = r->ppos = 0;
+	r->chunks = 0;
+	r->at_end = false;
+}
+
+static bool chunk_header_ok(const uint8_t *h)
+{
+	return get32(h) == DP_CHUNK_MAGIC && crc32c(0, h, 28) == get32(h + 28);
+}
+
+/* Finish the open chunk: check its record count. */
+static void close_chunk(struct dp_reader *r)
+{
+	if (r->payload && r->nrec_seen != r->nrec_expected)
+		damage(r, r->chunk_off, 0, "chunk holds %u records, header says %u",
+		       r->nrec_seen, r->nrec_expected);
+	r->payload = NULL;
+}
+
+/*
+ * Enter the next readable chunk. Returns true when a chunk is open, false
+ * at the end of the file. Resynchronises on the next valid chunk header
+ * after damage.
+ */
+static bool next_chunk(struct dp_reader *r)
+{
+	close_chunk(r);
+	while (!r->at_end) {
+		uint64_t off = r->pos;
+		if (off >= r->size) {
+			r->at_end = true;
+			return false;
+		}
+		if (r->size - off < DP_CHUNK_HDR) {
+			damage(r, off, r->size - off,
+			       "file truncated: %" PRIu64 " bytes of an incomplete chunk header lost",
+			       r->size - off);
+			r->at_end = true;
+			return false;
+		}
+		const uint8_t *h = r->map + off;
+		if (!chunk_header_ok(h)) {
+			/* Scan for the next plausible chunk in steps of 8. */
+			uint64_t q = off + 8;
+			while (q + DP_CHUNK_HDR <= r->size && !chunk_header_ok(r->map + q))
+				q += 8;
+			if (q + DP_CHUNK_HDR > r->size)
+				q = r->size;
+			damage(r, off, q - off, "damaged chunk header; %" PRIu64 " bytes skipped",
+			       q - off);
+			r->pos = q;
+			continue;
+		}
+		uint32_t flags = get32(h + 4), stored = get32(h + 8), raw = get32(h + 12);
+		uint64_t end = off + DP_CHUNK_HDR + align8(stored);
+		if (stored > DP_CHUNK_MAX || raw > DP_CHUNK_MAX) {
+			damage(r, off, DP_CHUNK_HDR, "chunk with impossible length %u/%u", stored, raw);
+			r->pos = off + 8;
+			continue;
+		}
+		if (off + DP_CHUNK_HDR + stored > r->size) {
+			damage(r, off, r->size - off,
+			       "file truncated: last chunk (%u bytes) incomplete, %" PRIu64 " bytes lost",
+			       stored, r->size - off);
+			r->at_end = true;
+			return false;
+		}
+		r->pos = end;
+		const uint8_t *pl = h + DP_CHUNK_HDR;
+		if (crc32c(0, pl, stored) != get32(h + 20)) {
+			damage(r, off, DP_CHUNK_HDR + stored,
+			       "bad CRC in chunk at offset %" PRIu64 "; %u bytes skipped", off, stored);
+			continue;
+		}
+		if (flags & DP_CHUNK_ZSTD) {
+			if (raw > r->zcap) {
+				free(r->zbuf);
+				r->zbuf = xmalloc(raw);
+				r->zcap = raw;
+			}
+			size_t n = ZSTD_decompressDCtx(r->dctx, r->zbuf, raw, pl, stored);
+			if (ZSTD_isError(n) || n != raw) {
+				damage(r, off, DP_CHUNK_HDR + stored,
+				       "chunk at offset %" PRIu64 " does not decompress", off);
+				continue;
+			}
+			r->payload = r->zbuf;
+			r->plen = raw;
+		} else {
+			if (raw != stored) {
+				damage(r, off, DP_CHUNK_HDR + stored,
+				       "chunk at offset %" PRIu64 " has inconsistent lengths", off);
+				continue;
+			}
+			r->payload = pl;
+			r->plen = stored;
+		}
+		r->ppos = 0;
+		r->nrec_expected = get32(h + 16);
+		r->nrec_seen = 0;
+		r->chunk_off = off;
+		r->cur_domain = DP_HOST_DOMAIN;
+		r->chunks++;
+		return true;
+	}
+	return false;
+}
+
+/* String reader over [p, end): u16 n, n bytes ending in NUL. */
+static const char *get_str(const uint8_t **p, const uint8_t *end)
+{
+	if (end - *p < 2)
+		return NULL;
+	uint16_t n = get16(*p);
+	if (n < 1 || end - *p - 2 < n || (*p)[2 + n - 1] != 0)
+		return NULL;
+	const char *s = (const char *)*p + 2;
+	*p += 2 + n;
+	return s;
+}
+
+/* Decode a known record body; false when it is too short or malformed. */
+static bool decode(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
+{
+	const uint8_t *end = p + len, *b = p + DP_REC_HDR, *q;
+	uint16_t flags = get16(p + 2);
+	switch (rec->type) {
+	case DP_REC_SAMPLE: {
+		struct dp_sample *s = &rec->u.sample;
+		if (len < DP_REC_HDR + DP_SAMPLE_FIXED)
+			return false;
+		s->time = get64(b);
+		s->ip = get64(b + 8);
+		s->period = get64(b + 16);
+		s->pid = get32(b + 24);
+		s->tid = get32(b + 28);
+		s->cpu = get32(b + 32);
+		s->event = get16(b + 36);
+		s->mode = b[38];
+		q = b + DP_SAMPLE_FIXED;
+		s->has_asid = flags & DP_SAMPLE_F_ASID;
+		s->asid = 0;
+		if (s->has_asid) {
+			if (end - q < 8)
+				return false;
+			s->asid = get64(q);
+			q += 8;
+		}
+		s->nr_callchain = 0;
+		s->callchain = NULL;
+		if (flags & DP_SAMPLE_F_CHAIN) {
+			if (end - q < 8)
+				return false;
+			uint32_t nr = get32(q);
+			q += 8;
+			if (nr > DP_MAX_CALLCHAIN || (size_t)(end - q) / 8 < nr)
+				return false;
+			s->nr_callchain = nr;
+			if (((uintptr_t)q & 7) == 0) {
+				s->callchain = (const uint64_t *)(const void *)q;
+			} else {
+				xgrow((void **)&r->chain, &r->chain_cap, nr, 8);
+				memcpy(r->chain, q, 8 * (size_t)nr);
+				s->callchain = r->chain;
+			}
+		}
+		return true;
+	}
+	case DP_REC_DOMAIN_SWITCH:
+		if (len < 16)
+			return false;
+		rec->u.switch_to = get32(b);
+		return true;
+	case DP_REC_EVENT: {
+		struct dp_event *e = &rec->u.event;
+		if (len < DP_REC_HDR + 32)
+			return false;
+		e->id = get32(b);
+		e->type = get32(b + 4);
+		e->config = get64(b + 8);
+		e->period = get64(b + 16);
+		e->freq = get32(b + 24) & 1;
+		q = b + 32;
+		return (e->name = get_str(&q, end)) != NULL;
+	}
+	case DP_REC_DOMAIN: {
+		struct dp_domain *d = &rec->u.domain;
+		if (len < DP_REC_HDR + 24)
+			return false;
+		d->id = get32(b);
+		d->kind = b[4];
+		d->vcpus = get32(b + 8);
+		d->kaslr_offset = get64(b + 16);
+		q = b + 24;
+		return (d->name = get_str(&q, end)) && (d->address = get_str(&q, end)) &&
+		       (d->symsrc = get_str(&q, end));
+	}
+	case DP_REC_TASK: {
+		struct dp_task *t = &rec->u.task;
+		if (len < DP_REC_HDR + 32)
+			return false;
+		t->kind = b[0];
+		t->pid = get32(b + 4);
+		t->tid = get32(b + 8);
+		t->ppid = get32(b + 12);
+		t->ptid = get32(b + 16);
+		t->time = get64(b + 24);
+		q = b + 32;
+		return (t->comm = get_str(&q, end)) != NULL;
+	}
+	case DP_REC_MMAP: {
+		struct dp_mmap *m = &rec->u.mmap;
+		if (len < DP_REC_HDR + 64)
+			return false;
+		m->pid = get32(b);
+		m->buildid_len = b[4] > 20 ? 20 : b[4];
+		m->start = get64(b + 8);
+		m->len = get64(b + 16);
+		m->pgoff = get64(b + 24);
+		m->time = get64(b + 32);
+		memcpy(m->buildid, b + 40, 20);
+		q = b + 64;
+		return (m->path = get_str(&q, end)) != NULL;
+	}
+	case DP_REC_LOST:
+		if (len < 24)
+			return false;
+		rec->u.lost.count = get64(b);
+		rec->u.lost.source = get32(b + 8);
+		rec->u.lost.where = get32(b + 12);
+		return true;
+	case DP_REC_STATS: {
+		struct dp_stats *s = &rec->u.stats;
+		if (len < 56)
+			return false;
+		s->samples = get64(b);
+		s->lost = get64(b + 8);
+		s->start_time = get64(b + 16);
+		s->end_time = get64(b + 24);
+		s->wall_ns = get64(b + 32);
+		s->exit_status = get32(b + 40);
+		s->flags = get32(b + 44);
+		return true;
+	}
+	case DP_REC_SYMTAB: {
+		struct dp_symtab *st = &rec->u.symtab;
+		if (len < DP_REC_HDR + 24)
+			return false;
+		st->kind = get32(b);
+		uint32_t comp = get32(b + 4);
+		uint64_t raw = get64(b + 8), stored = get64(b + 16);
+		q = b + 24;
+		if (!(st->name = get_str(&q, end)))
+			return false;
+		size_t head = align8((uint32_t)(q - p));
+		if (head > len || stored > len - head || raw > DP_SYMTAB_MAX_RAW)
+			return false;
+		const uint8_t *data = p + head;
+		if (comp == 0) {
+			if (raw != stored)
+				return false;
+			st->data = data;
+			st->size = raw;
+		} else if (comp == 1) {
+			unsigned long long fs = ZSTD_getFrameContentSize(data, stored);
+			if (fs != raw)
+				return false;
+			if (raw + 1 > r->scap) {
+				free(r->sbuf);
+				r->sbuf = xmalloc(raw + 1);
+				r->scap = raw + 1;
+			}
+			size_t n = ZSTD_decompressDCtx(r->dctx, r->sbuf, raw, data, stored);
+			if (ZSTD_isError(n) || n != raw)
+				return false;
+			r->sbuf[raw] = 0;
+			st->data = r->sbuf;
+			st->size = raw;
+		} else {
+			return false;
+		}
+		return true;
+	}
+	default:
+		return true; /* unknown tag: raw only */
+	}
+}
+
+int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
+{
+	for (;;) {
+		if (!r->payload || r->ppos >= r->plen) {
+			if (!next_chunk(r))
+				return 0;
+			continue;
+		}
+		const uint8_t *p = r->payload + r->ppos;
+		size_t left = r->plen - r->ppos;
+		uint32_t len = left >= DP_REC_HDR ? get32(p + 4) : 0;
+		if (left < DP_REC_HDR || len < DP_REC_HDR || len % 8 || len > left) {
+			damage(r, r->chunk_off, left,
+			       "bad record length in chunk at offset %" PRIu64 "; rest of chunk skipped",
+			       r->chunk_off);
+			r->ppos = r->plen;
+			continue;
+		}
+		r->ppos += len;
+		r->nrec_seen++;
+		rec->type = get16(p);
+		rec->raw = p;
+		rec->raw_len = len;
+		rec->chunk_offset = r->chunk_off;
+		if (!decode(r, rec, p, len)) {
+			damage(r, r->chunk_off, len,
+			       "malformed %s record in chunk at offset %" PRIu64 " skipped",
+			       dp_rec_type_name(rec->type), r->chunk_off);
+			continue;
+		}
+		if (rec->type == DP_REC_DOMAIN_SWITCH)
+			r->cur_domain = rec->u.switch_to;
+		rec->domain = r->cur_domain;
+		return 1;
+	}
+}
+
+const char *dp_rec_type_name(uint16_t type)
+{
+	static const char *const names[] = {
+		[DP_REC_EVENT] = "EVENT", [DP_REC_DOMAIN] = "DOMAIN",
+		[DP_REC_DOMAIN_SWITCH] = "DOMAIN_SWITCH", [DP_REC_TASK] = "TASK",
+		[DP_REC_MMAP] = "MMAP", [DP_REC_SAMPLE] = "SAMPLE", [DP_REC_LOST] = "LOST",
+		[DP_REC_SYMTAB] = "SYMTAB", [DP_REC_STATS] = "STATS",
+	};
+	if (type < sizeof(names) / sizeof(names[0]) && names[type])
+		return names[type];
+	return "UNKNOWN";
+}
+
+const char *dp_mode_name(uint8_t mode)
+{
+	static const char *const names[] = { "unknown", "user", "kernel", "guest-kernel",
+					     "guest-user", "hypervisor" };
+	return mode < 6 ? names[mode] : "invalid";
+}
+
+const char *dp_domain_kind_name(uint8_t kind)
+{
+	static const char *const names[] = { "host", "passive", "active" };
+	return kind < 3 ? names[kind] : "invalid";
+}
+
+const char *dp_lost_source_name(uint32_t src)
+{
+	static const char *const names[] = { "ring-overflow", "throttled", "vm-sampler",
+					     "agent", "writer" };
+	return src < 5 ? names[src] : "other";
+}

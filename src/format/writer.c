@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The format writer: encodes records into an in-memory chunk and writes
+ * each finished chunk (optionally zstd-compressed) with its CRC. Also
+ * owns the domain-switch rule: the writer, not its callers, inserts
+ * DOMAIN_SWITCH records, so a caller cannot forget one or emit one with
+ * a stale value. See docs/file-format.md.
+ */
+#include "format/format.h"
+#include "format/wire.h"
+#include "util/crc32c.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+struct dp_writer {
+	int fd;
+	int err;                /* first error, sticky */
+	struct dp_writer_opts o;
+	uint8_t *buf;           /* raw payload of the open chunk */
+	size_t len, cap;
+	uint32_t nrec;
+	uint32_t cur_domain;    /* decoder state the open chunk has reached */
+	uint32_t seq;
+	uint64_t chunk_start_ns;
+	uint32_t since_clock;   /* records since the last clock check */
+	void *zbuf;
+	size_t zcap;
+	ZSTD_CCtx *zctx;
+	uint64_t bytes, records;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t r = write(fd, b, n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		b += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static size_t put_field(uint8_t *p, uint16_t id, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n > 4096)
+		n = 4096;
+	put16(p, id);
+	put16(p + 2, (uint16_t)n);
+	memcpy(p + 4, s ? s : "", n);
+	return 4 + n;
+}
+
+struct dp_writer *dp_writer_new(int fd, const struct dp_header *h,
+				const struct dp_writer_opts *opts, int *err)
+{
+	uint8_t hdr[DP_FILE_HDR_FIXED + 4 * (4 + 4096) + 8];
+	memset(hdr, 0, sizeof(hdr));
+	memcpy(hdr, DP_MAGIC, 8);
+	put16(hdr + 8, DP_VERSION_MAJOR);
+	put16(hdr + 10, DP_VERSION_MINOR);
+	hdr[12] = 1;
+	put64(hdr + 24, h->created_ns);
+	put32(hdr + 32, h->ncpus);
+	put32(hdr + 36, 4);
+	size_t n = DP_FILE_HDR_FIXED;
+	n += put_field(hdr + n, DP_FIELD_HOSTNAME, h->hostname);
+	n += put_field(hdr + n, DP_FIELD_RELEASE, h->release);
+	n += put_field(hdr + n, DP_FIELD_CPU, h->cpu_desc);
+	n += put_field(hdr + n, DP_FIELD_CMDLINE, h->cmdline);
+	put32(hdr + 16, (uint32_t)n);
+	put32(hdr + 20, crc32c(0, hdr + 24, n - 24));
+	size_t padded = align8((uint32_t)n);
+
+	int r = write_all(fd, hdr, padded);
+	if (r < 0) {
+		if (err)
+			*err = r;
+		return NULL;
+	}
+	struct dp_writer *w = xcalloc(1, sizeof(*w));
+	w->fd = fd;
+	if (opts)
+		w->o = *opts;
+	if (!w->o.chunk_bytes)
+		w->o.chunk_bytes = 1u << 20;
+	if (w->o.chunk_bytes > DP_CHUNK_MAX / 2)
+		w->o.chunk_bytes = DP_CHUNK_MAX / 2;
+	w->cap = w->o.chunk_bytes + 64 * 1024;
+	w->buf = xmalloc(w->cap);
+	w->bytes = padded;
+	if (w->o.zstd_level > 0)
+		w->zctx = ZSTD_createCCtx();
+	return w;
+}
+
+uint64_t dp_writer_bytes(const struct dp_writer *w) { return w->bytes; }
+uint64_t dp_writer_records(const struct dp_writer *w) { return w->records; }
+
+int dp_writer_flush(struct dp_writer *w)
+{
+	if (w->err)
+		return w->err;
+	if (!w->len)
+		return 0;
+	const void *payload = w->buf;
+	size_t stored = w->len;
+	uint32_t flags = 0;
+	if (w->zctx) {
+		size_t bound = ZSTD_compressBound(w->len);
+		if (bound > w->zcap) {
+			free(w->zbuf);
+			w->zbuf = xmalloc(bound);
+			w->zcap = bound;
+		}
+		size_t z = ZSTD_compressCCtx(w->zctx, w->zbuf, w->zcap, w->buf, w->len,
+					     w->o.zstd_level);
+		/* Store raw when compression does not pay: reading is cheaper. */
+		if (!ZSTD_isError(z) && z < w->len) {
+			payload = w->zbuf;
+			stored = z;
+			flags |= DP_CHUNK_ZSTD;
+		}
+	}
+	uint8_t h[DP_CHUNK_HDR];
+	put32(h, DP_CHUNK_MAGIC);
+	put32(h + 4, flags);
+	put32(h + 8, (uint32_t)stored);
+	put32(h + 12, (uint32_t)w->len);
+	put32(h + 16, w->nrec);
+	put32(h + 20, crc32c(0, payload, stored));
+	put32(h + 24, w->seq);
+	put32(h + 28, crc32c(0, h, 28));
+	static const uint8_t zero[8];
+	size_t pad = align8((uint32_t)stored) - stored;
+	int r = write_all(w->fd, h, sizeof(h));
+	if (!r)
+		r = write_all(w->fd, payload, stored);
+	if (!r && pad)
+		r = write_all(w->fd, zero, pad);
+	if (r < 0) {
+		w->err = r;
+		return r;
+	}
+	w->bytes += sizeof(h) + stored + pad;
+	w->seq++;
+	w->len = 0;
+	w->nrec = 0;
+	w->cur_domain = DP_HOST_DOMAIN;
+	return 0;
+}
+
+/* Append room for one record of n bytes (a multiple of 8), growing the
+ * buffer; never flushes, so a switch and its record stay together. */
+static uint8_t *reserve_raw(struct dp_writer *w, size_t n)
+{
+	if (w->len + n > w->cap) {
+		w->cap = w->len + n;
+		w->buf = xrealloc(w->buf, w->cap);
+	}
+	uint8_t *p = w->buf + w->len;
+	w->len += n;
+	w->nrec++;
+	w->records++;
+	return p;
+}
+
+/* Reserve n bytes, flushing the open chunk first when it would overflow.
+ * Returns NULL on a write error. */
+static uint8_t *reserve(struct dp_writer *w, size_t n)
+{
+	if (w->err)
+		return NULL;
+	if (w->len && w->len + n > w->o.chunk_bytes && dp_writer_flush(w) < 0)
+		return NULL;
+	return reserve_raw(w, n);
+}
+
+/* After a record: flush by time, checking the clock every 256 records. */
+static int after_record(struct dp_writer *w)
+{
+	if (w->err)
+		return w->err;
+	if (w->len >= w->o.chunk_bytes)
+		return dp_writer_flush(w);
+	if (w->o.chunk_ns && ++w->since_clock >= 256) {
+		w->since_clock = 0;
+		uint64_t now = mono_ns();
+		if (!w->chunk_start_ns)
+			w->chunk_start_ns = now;
+		else if (now - w->chunk_start_ns >= w->o.chunk_ns) {
+			w->chunk_start_ns = now;
+			return dp_writer_flush(w);
+		}
+	}
+	return 0;
+}
+
+static void rec_hdr(uint8_t *p, uint16_t type, uint16_t flags, size_t len)
+{
+	put16(p, type);
+	put16(p + 2, flags);
+	put32(p + 4, (uint32_t)len);
+}
+
+static size_t str_size(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n > 65534)
+		n = 65534;
+	return 2 + n + 1;
+}
+
+static uint8_t *put_str(uint8_t *p, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n > 65534)
+		n = 65534;
+	put16(p, (uint16_t)(n + 1));
+	memcpy(p + 2, s ? s : "", n);
+	p[2 + n] = 0;
+	return p + 3 + n;
+}
+
+/*
+ * Reserve a domain-scoped record of n bytes, preceded by a DOMAIN_SWITCH
+ * when `domain` is not current. A flush (chunk full) resets the current
+ * domain to the host, so the switch is decided after flushing, and the
+ * switch and the record are then appended without another flush.
+ */
+static uint8_t *reserve_in(struct dp_writer *w, uint32_t domain, size_t n)
+{
+	if (w->err)
+		return NULL;
+	size_t need = n + (w->cur_domain == domain ? 0 : 16);
+	if (w->len && w->len + need > w->o.chunk_bytes && dp_writer_flush(w) < 0)
+		return NULL;
+	if (w->cur_domain != domain) {
+		uint8_t *p = reserve_raw(w, 16);
+		rec_hdr(p, DP_REC_DOMAIN_SWITCH, 0, 16);
+		put32(p + 8, domain);
+		put32(p + 12, 0);
+		w->cur_domain = domain;
+	}
+	return reserve_raw(w, n);
+}
+
+int dp_write_sample(struct dp_writer *w, uint32_t domain, const struct dp_sample *s)
+{
+	uint32_t nr = s->nr_callchain;
+	if (nr > DP_MAX_CALLCHAIN)
+		nr = DP_MAX_CALLCHAIN;
+	uint16_t flags = 0;
+	size_t n = DP_REC_HDR + DP_SAMPLE_FIXED;
+	if (s->has_asid) {
+		flags |= DP_SAMPLE_F_ASID;
+		n += 8;
+	}
+	if (nr) {
+		flags |= DP_SAMPLE_F_CHAIN;
+		n += 8 + 8 * (size_t)nr;
+	}
+	uint8_t *p = reserve_in(w, domain, n);
+	if (!p)
+		return w->err;
+	rec_hdr(p, DP_REC_SAMPLE, flags, n);
+	put64(p + 8, s->time);
+	put64(p + 16, s->ip);
+	put64(p + 24, s->period);
+	put32(p + 32, s->pid);
+	put32(p + 36, s->tid);
+	put32(p + 40, s->cpu);
+	put16(p + 44, s->event);
+	p[46] = s->mode;
+	p[47] = 0;
+	uint8_t *q = p + 48;
+	if (s->has_asid) {
+		put64(q, s->asid);
+		q += 8;
+	}
+	if (nr) {
+		put32(q, nr);
+		put32(q + 4, 0);
+		memcpy(q + 8, s->callchain, 8 * (size_t)nr);
+	}
+	return after_record(w);
+}
+
+int dp_write_event(struct dp_writer *w, const struct dp_event *ev)
+{
+	size_t n = align8((uint32_t)(DP_REC_HDR + 32 + str_size(ev->name)));
+	uint8_t *p = reserve(w, n);
+	if (!p)
+		return w->err;
+	memset(p, 0, n);
+	rec_hdr(p, DP_REC_EVENT, 0, n);
+	put32(p + 8, ev->id);
+	put32(p + 12, ev->type);
+	put64(p + 16, ev->config);
+	put64(p + 24, ev->period);
+	put32(p + 32, ev->freq ? 1 : 0);
+	put_str(p + 40, ev->name);
+	return after_record(w);
+}
+
+int dp_write_domain(struct dp_writer *w, const struct dp_domain *d)
+{
+	size_t n = align8((uint32_t)(DP_REC_HDR + 24 + str_size(d->name) +
+				     str_size(d->address) + str_size(d->symsrc)));
+	uint8_t *p = reserve(w, n);
+	if (!p)
+		return w->err;
+	memset(p, 0, n);
+	rec_hdr(p, DP_REC_DOMAIN, 0, n);
+	put32(p + 8, d->id);
+	p[12] = d->kind;
+	put32(p + 16, d->vcpus);
+	put64(p + 24, d->kaslr_offset);
+	uint8_t *q = put_str(p + 32, d->name);
+	q = put_str(q, d->address);
+	put_str(q, d->symsrc);
+	return after_record(w);
+}
+
+int dp_write_task(struct dp_writer *w, uint32_t domain, const struct dp_task *t)
+{
+	size_t n = align8((uint32_t)(DP_REC_HDR + 32 + str_size(t->comm)));
+	uint8_t *p = reserve_in(w, domain, n);
+	if (!p)
+		return w->err;
+	memset(p, 0, n);
+	rec_hdr(p, DP_REC_TASK, 0, n);
+	p[8] = t->kind;
+	put32(p + 12, t->pid);
+	put32(p + 16, t->tid);
+	put32(p + 20, t->ppid);
+	put32(p + 24, t->ptid);
+	put64(p + 32, t->time);
+	put_str(p + 40, t->comm);
+	return after_record(w);
+}
+
+int dp_write_mmap(struct dp_writer *w, uint32_t domain, const struct dp_mmap *m)
+{
+	size_t n = align8((uint32_t)(DP_REC_HDR + 64 + str_size(m->path)));
+	uint8_t *p = reserve_in(w, domain, n);
+	if (!p)
+		return w->err;
+	memset(p, 0, n);
+	rec_hdr(p, DP_REC_MMAP, 0, n);
+	uint8_t bl = m->buildid_len > 20 ? 20 : m->buildid_len;
+	put32(p + 8, m->pid);
+	p[12] = bl;
+	put64(p + 16, m->start);
+	put64(p + 24, m->len);
+	put64(p + 32, m->pgoff);
+	put64(p + 40, m->time);
+	memcpy(p + 48, m->buildid, bl);
+	put_str(p + 72, m->path);
+	return after_record(w);
+}
+
+int dp_write_lost(struct dp_writer *w, const struct dp_lost *l)
+{
+	uint8_t *p = reserve(w, 24);
+	if (!p)
+		return w->err;
+	rec_hdr(p, DP_REC_LOST, 0, 24);
+	put64(p + 8, l->count);
+	put32(p + 16, l->source);
+	put32(p + 20, l->where);
+	return after_record(w);
+}
+
+int dp_write_stats(struct dp_writer *w, const struct dp_stats *st)
+{
+	uint8_t *p = reserve(w, 56);
+	if (!p)
+		return w->err;
+	rec_hdr(p, DP_REC_STATS, 0, 56);
+	put64(p + 8, st->samples);
+	put64(p + 16, st->lost);
+	put64(p + 24, st->start_time);
+	put64(p + 32, st->end_time);
+	put64(p + 40, st->wall_ns);
+	put32(p + 48, st->exit_status);
+	put32(p + 52, st->flags);
+	return after_record(w);
+}
+
+int dp_write_symtab(struct dp_writer *w, uint32_t domain, const struct dp_symtab *st)
+{
+	if (st->size > DP_SYMTAB_MAX_RAW)
+		return -EFBIG;
+	size_t bound = ZSTD_compressBound(st->size);
+	uint8_t *z = xmalloc(bound);
+	size_t zn = ZSTD_compress(z, bound, st->data, st->size, 3);
+	uint32_t comp = 1;
+	const uint8_t *data = z;
+	if (ZSTD_isError(zn) || zn >= st->size) {
+		comp = 0;
+		data = st->data;
+		zn = st->size;
+	}
+	size_t head = align8((uint32_t)(DP_REC_HDR + 24 + str_size(st->name)));
+	size_t n = head + align8((uint32_t)zn);
+	if (n > DP_CHUNK_MAX / 2) {
+		free(z);
+		return -EFBIG;
+	}
+	uint8_t *p = reserve_in(w, domain, n);
+	if (!p) {
+		free(z);
+		return w->err;
+	}
+	memset(p, 0, n);
+	rec_hdr(p, DP_REC_SYMTAB, 0, n);
+	put32(p + 8, st->kind);
+	put32(p + 12, comp);
+	put64(p + 16, st->size);
+	put64(p + 24, zn);
+	put_str(p + 32, st->name);
+	memcpy(p + head, data, zn);
+	free(z);
+	return after_record(w);
+}
+
+int dp_write_raw(struct dp_writer *w, uint32_t domain, const void *raw, size_t len)
+{
+	if (len < DP_REC_HDR || len % 8 || get32((const uint8_t *)raw + 4) != len)
+		return -EINVAL;
+	uint16_t type = get16(raw);
+	if (type == DP_REC_DOMAIN_SWITCH)
+		return 0; /* the writer owns switches */
+	bool scoped = type == DP_REC_TASK || type == DP_REC_MMAP ||
+		      type == DP_REC_SAMPLE || type == DP_REC_SYMTAB || type > DP_REC_MAX_KNOWN;
+	uint8_t *p = scoped ? reserve_in(w, domain, len) : reserve(w, len);
+	if (!p)
+		return w->err;
+	memcpy(p, raw, len);
+	return after_record(w);
+}
+
+int dp_writer_finish(struct dp_writer *w)
+{
+	int r = dp_writer_flush(w);
+	if (!r && fsync(w->fd) < 0 && errno != EINVAL && errno != EROFS)
+		r = -errno;
+	if (close(w->fd) < 0 && !r)
+		r = -errno;
+	w->fd = -1;
+	if (!r)
+		r = w->err;
+	dp_writer_free(w);
+	return r;
+}
+
+void dp_writer_free(struct dp_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	ZSTD_freeCCtx(w->zctx);
+	free(w->zbuf);
+	free(w->buf);
+	free(w);
+}

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The text report, laid out like OProfile's opreport: a header (event,
+ * rate, totals, lost samples, domains, warnings), then either the image
+ * summary (applications with their dependent images indented below), the
+ * symbol table of `-l`, or the call graph of `-g` (opreport -c: callers
+ * above each entry, the entry, its [self] line and callees below).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/report.h"
+
+double report_lost_pct(const struct profile *p)
+{
+	uint64_t all = p->total_samples + p->lost;
+	return all ? 100.0 * (double)p->lost / (double)all : 0.0;
+}
+
+static const char *lost_names[] = {
+	"kernel ring overflow", "kernel throttling", "VM sampler missed ticks",
+	"agent", "writer",
+};
+
+static void header(FILE *f, const struct report_view *v)
+{
+	const struct profile *p = v->p;
+	if (v->path)
+		fprintf(f, "# file: %s\n", v->path);
+	if (p->header.hostname && *p->header.hostname)
+		fprintf(f, "# host: %s, Linux %s, %u CPUs, %s\n", p->header.hostname,
+			p->header.release ? p->header.release : "?", p->header.ncpus,
+			p->header.cpu_desc ? p->header.cpu_desc : "?");
+	if (p->header.cmdline && *p->header.cmdline)
+		fprintf(f, "# command: %s\n", p->header.cmdline);
+	for (size_t i = 0; i < p->nevents; i++) {
+		const struct profile_event *e = &p->events[i];
+		if (e->freq)
+			fprintf(f, "# event: %s, sampled at %" PRIu64 " Hz\n", e->name, e->period);
+		else
+			fprintf(f, "# event: %s, sample period %" PRIu64 "\n", e->name, e->period);
+	}
+	if (!p->nevents)
+		fprintf(f, "# event: (none recorded)\n");
+	fprintf(f, "# samples: %" PRIu64 " total", p->total_samples);
+	if (p->matched != p->total_samples || v->filter_desc)
+		fprintf(f, ", %" PRIu64 " shown (filter: %s)", p->matched,
+			v->filter_desc ? v->filter_desc : "-");
+	fprintf(f, "\n# lost samples: %" PRIu64 " (%.4f%%)\n", p->lost, report_lost_pct(p));
+	if (report_lost_pct(p) > REPORT_LOST_WARN_PCT) {
+		fprintf(f, "# WARNING: %" PRIu64 " samples were lost (%.2f%%):", p->lost,
+			report_lost_pct(p));
+		const char *sep = " ";
+		for (int i = 0; i < 5; i++)
+			if (p->lost_by_source[i]) {
+				fprintf(f, "%s%" PRIu64 " %s", sep, p->lost_by_source[i], lost_names[i]);
+				sep = ", ";
+			}
+		fprintf(f, "; shares below are of the samples that were kept\n");
+	}
+	fprintf(f, "# domains:\n");
+	for (size_t i = 0; i < p->ndomains; i++) {
+		const struct profile_domain *d = &p->domains[i];
+		fprintf(f, "#   %-10s id %-3u %-8s address %s, symbols %s", d->name, d->id,
+			dp_domain_kind_name(d->kind), *d->address ? d->address : "-",
+			*d->symsrc ? d->symsrc : "-");
+		if (d->kaslr_offset)
+			fprintf(f, ", kaslr 0x%" PRIx64, d->kaslr_offset);
+		fprintf(f, ", %" PRIu64 " samples\n", d->samples);
+	}
+	for (size_t i = 0; i < p->nwarnings; i++)
+		fprintf(f, "# WARNING: %s\n", p->warnings[i]);
+	if (!p->matched)
+		fprintf(f, "# no samples%s\n", p->total_samples ? " match the filter" : " in this recording");
+}
+
+struct widths {
+	int dom, img, pid, comm;
+};
+
+static int imax(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+static void sym_widths(const struct profile *p, const uint32_t *ix, size_t n, struct widths *w)
+{
+	w->dom = 6;
+	w->img = 10;
+	w->pid = 5;
+	w->comm = 7;
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_symbol *y = &p->syms[ix[i]];
+		w->dom = imax(w->dom, (int)strlen(y->domain_name));
+		w->img = imax(w->img, (int)strlen(y->image));
+		if (y->comm)
+			w->comm = imax(w->comm, (int)strlen(y->comm));
+	}
+	if (w->img > 40)
+		w->img = 40;
+	if (w->comm > 20)
+		w->comm = 20;
+}
+
+static void sym_cols(FILE *f, const struct report_view *v, const struct widths *w,
+		     const struct profile_symbol *y, const char *suffix)
+{
+	fprintf(f, "%-*s  ", w->dom, y->domain_name);
+	if (v->by_process)
+		fprintf(f, "%-*" PRIu32 "  %-*s  ", w->pid, y->pid, w->comm, y->comm ? y->comm : "-");
+	fprintf(f, "%-*s  %s%s\n", w->img, y->image, y->symbol, suffix);
+}
+
+static void sym_head(FILE *f, const struct report_view *v, const struct widths *w, int pad)
+{
+	fprintf(f, "samples  %%        %*s%-*s  ", pad, "", w->dom, "domain");
+	if (v->by_process)
+		fprintf(f, "%-*s  %-*s  ", w->pid, "pid", w->comm, "command");
+	fprintf(f, "%-*s  %s\n", w->img, "image name", "symbol name");
+}
+
+static void symbols(FILE *f, const struct report_view *v)
+{
+	const struct profile *p = v->p;
+	size_t n;
+	uint32_t *ix = profile_rows(p, v->keys, v->nkeys, v->threshold, &n);
+	struct widths w;
+	sym_widths(p, ix, n, &w);
+	sym_head(f, v, &w, 0);
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_symbol *y = &p->syms[ix[i]];
+		fprintf(f, "%-8" PRIu64 " %-8.4f ", y->self, profile_pct(p, y->self));
+		sym_cols(f, v, &w, y, "");
+	}
+	free(ix);
+}
+
+static const char *bar = "-------------------------------------------------------------------------------\n";
+
+static void callgraph(FILE *f, const struct report_view *v)
+{
+	const struct profile *p = v->p;
+	size_t n;
+	uint32_t *ix = profile_cg_entries(p, v->threshold, &n);
+	struct widths w;
+	/* widths over every symbol that may be printed (entries, callers, callees) */
+	uint32_t *all = malloc((p->nsyms ? p->nsyms : 1) * sizeof(*all));
+	if (all) {
+		for (size_t i = 0; i < p->nsyms; i++)
+			all[i] = (uint32_t)i;
+		sym_widths(p, all, p->nsyms, &w);
+		free(all);
+	} else {
+		sym_widths(p, ix, n, &w);
+	}
+	fprintf(f, "# call graph: callers above each entry, callees below; the entry line\n"
+		   "# shows self samples (%% of all) and [total] with callees; caller, [self]\n"
+		   "# and callee lines show samples and %% of the entry's total.\n");
+	if (!p->has_callchains)
+		fprintf(f, "# WARNING: the recording has no call chains (record with -g)\n");
+	sym_head(f, v, &w, 2);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t s = ix[i];
+		const struct profile_symbol *y = &p->syms[s];
+		double tot = y->total ? (double)y->total : 1.0;
+		fputs(bar, f);
+		const struct profile_edge *const *e;
+		size_t ne = profile_callers(p, s, &e);
+		for (size_t j = 0; j < ne; j++) {
+			const struct profile_symbol *c = &p->syms[e[j]->caller];
+			fprintf(f, "  %-8" PRIu64 " %-8.4f ", e[j]->count, 100.0 * (double)e[j]->count / tot);
+			sym_cols(f, v, &w, c, "");
+		}
+		char suf[64];
+		snprintf(suf, sizeof(suf), "  [total %" PRIu64 ", %.2f%%]", y->total, profile_pct(p, y->total));
+		fprintf(f, "%-8" PRIu64 " %-8.4f   ", y->self, profile_pct(p, y->self));
+		sym_cols(f, v, &w, y, suf);
+		fprintf(f, "  %-8" PRIu64 " %-8.4f ", y->self, 100.0 * (double)y->self / tot);
+		sym_cols(f, v, &w, y, " [self]");
+		ne = profile_callees(p, s, &e);
+		for (size_t j = 0; j < ne; j++) {
+			const struct profile_symbol *c = &p->syms[e[j]->callee];
+			fprintf(f, "  %-8" PRIu64 " %-8.4f ", e[j]->count, 100.0 * (double)e[j]->count / tot);
+			sym_cols(f, v, &w, c, "");
+		}
+	}
+	if (n)
+		fputs(bar, f);
+	free(ix);
+}
+
+/* opreport's default view: each application (process command) of each
+ * domain with its total and share, and under it the images its samples
+ * fell in (the executable, libraries, the kernel) with their share of the
+ * application. images[] is already grouped by application. */
+static void images(FILE *f, const struct report_view *v)
+{
+	const struct profile *p = v->p;
+	int dw = 6, iw = 10;
+	for (size_t i = 0; i < p->nimages; i++) {
+		dw = imax(dw, (int)strlen(p->images[i].domain_name));
+		iw = imax(iw, (int)strlen(p->images[i].app));
+		iw = imax(iw, (int)strlen(p->images[i].image) + 2);
+	}
+	fprintf(f, "samples  %%        %-*s  %s\n", dw, "domain", "application / image name (dependent images: % of the application)");
+	size_t i = 0;
+	while (i < p->nimages) {
+		size_t j = i;
+		uint64_t app = 0;
+		while (j < p->nimages && p->images[j].domain == p->images[i].domain &&
+		       !strcmp(p->images[j].app, p->images[i].app)) {
+			app += p->images[j].samples;
+			j++;
+		}
+		if (profile_pct(p, app) >= v->threshold) {
+			fprintf(f, "%-8" PRIu64 " %-8.4f %-*s  %s\n", app, profile_pct(p, app), dw,
+				p->images[i].domain_name, p->images[i].app);
+			for (size_t k = i; k < j; k++)
+				fprintf(f, "  %-8" PRIu64 " %-8.4f %-*s  %s\n", p->images[k].samples,
+					app ? 100.0 * (double)p->images[k].samples / (double)app : 0.0,
+					dw, "", p->images[k].image);
+		}
+		i = j;
+	}
+}
+
+int report_text(FILE *f, const struct report_view *v)
+{
+	header(f, v);
+	if (v->callgraph)
+		callgraph(f, v);
+	else if (v->symbols)
+		symbols(f, v);
+	else
+		images(f, v);
+	fflush(f);
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Symbol resolution: everything that turns (domain, pid, mode, ip) into
+ * (image, symbol). The only module that includes libelf/libdw.
+ *
+ * A sym_session holds, per domain: the kernel symbol table (kallsyms /
+ * System.map / vmlinux, relocated by the domain's KASLR offset), kernel
+ * modules, and per process the executable mappings seen so far. Callers
+ * feed it the recording in file order (sym_add_*) and look up each
+ * sample's map while reading, so a mapping replaced later (exec, munmap)
+ * still names the samples taken before. Symbol tables are loaded lazily,
+ * only for images that a lookup hits, and each unique address is
+ * resolved once by the caller (see analysis/).
+ *
+ * Ownership: the session owns every map, image and string it returns;
+ * they stay valid until sym_session_free. Nothing here prints; warnings
+ * are collected and read with sym_warnings().
+ */
+#ifndef DOMPROF_SYMBOLS_H
+#define DOMPROF_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/format.h"
+
+struct sym_session;
+struct sym_map;     /* one mapping: image + placement */
+struct sym_image;   /* one binary / symbol table, shared by its maps */
+
+struct sym_session *sym_session_new(void);
+void sym_session_free(struct sym_session *s);
+
+/* ---- feeding ---- */
+
+/* Domain metadata (from DOMAIN records). kind: enum dp_domain_kind. */
+void sym_set_domain(struct sym_session *s, uint32_t domain, uint8_t kind,
+		    const char *name, uint64_t kaslr_offset);
+/* An embedded SYMTAB record of `domain` (kallsyms, modules, System.map,
+ * an ELF blob such as vmlinux or a guest binary keyed by build-id, a
+ * perf map). Data is copied. */
+void sym_add_symtab(struct sym_session *s, uint32_t domain, const struct dp_symtab *st);
+void sym_add_task(struct sym_session *s, uint32_t domain, const struct dp_task *t);
+void sym_add_mmap(struct sym_session *s, uint32_t domain, const struct dp_mmap *m);
+/* Called once all metadata seen before samples is in; if a host kernel
+ * was hit and the file had no kallsyms, falls back to /proc/kallsyms with
+ * a warning. Optional: lookups call it lazily. */
+
+/* ---- lookup ---- */
+
+/*
+ * The map holding `ip` for a sample: user ips go through the pid's
+ * mappings (executable, libraries, [vdso], JIT perf maps); kernel ips to
+ * the domain's kernel image or a module; guest-user samples of a passive
+ * domain to one per-address-space pseudo image "[guest user cr3=0x...]".
+ * Never NULL: an address no map covers gets the domain's "[unknown]"
+ * image (or "[kernel.kallsyms]"/"[guest.kernel]" for kernel-half ips).
+ */
+const struct sym_map *sym_find_map(struct sym_session *s, uint32_t domain,
+				   uint32_t pid, uint8_t mode, bool has_asid,
+				   uint64_t asid, uint64_t ip);
+
+struct sym_result {
+	const char *image;     /* short image name: "libc.so.6", "[kernel.kallsyms]", "[ext4]" */
+	const char *image_path;/* full path or the same as image */
+	const char *symbol;    /* demangled; "[unknown]" when not found */
+	uint64_t sym_start;    /* symbol start (in the image's address space) */
+	uint64_t offset;       /* ip - sym_start */
+	bool known;            /* false when symbol is "[unknown]" */
+};
+
+/* Resolve ip inside map m (as returned by sym_find_map for the same ip).
+ * Loads the image's symbol table on first use. Always fills *out. */
+void sym_resolve(struct sym_session *s, const struct sym_map *m, uint64_t ip,
+		 struct sym_result *out);
+
+/* The image of a map, and its name (for aggregation keys). */
+const struct sym_image *sym_map_image(const struct sym_map *m);
+const char *sym_image_name(const struct sym_image *img);
+/* Address in the image's own (link-time) space, for ip in map m. */
+uint64_t sym_map_to_image(const struct sym_map *m, uint64_t ip);
+
+/* Command name of a pid in a domain, "[unknown]" if never seen. */
+const char *sym_comm(struct sym_session *s, uint32_t domain, uint32_t pid);
+
+/* Warnings collected so far (e.g. "no kallsyms in file, using live
+ * /proc/kallsyms"), each once. */
+size_t sym_warnings(const struct sym_session *s, const char *const **out);
+
+/* Demangle a C++ or Rust name; returns a malloc'd string or NULL when the
+ * name is not mangled. Exposed for tests. */
+char *sym_demangle(const char *name);
+
+#endif

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Runs every test: unit binaries (sanitized), end-to-end shell tests
+# (tests/e2e/*.sh), VM tests (tests/vm/test-*.sh). A test passes with exit
+# 0, is skipped with exit 77 (it must print why), fails otherwise.
+# Ends with the line "N passed, N failed, N skipped".
+# Usage: tests/run.sh [PATTERN]   (substring filter on test names)
+set -u
+cd "$(dirname "$0")/.."
+export DOMPROF="${DOMPROF:-$PWD/build/san/domprof}"
+export DOMPROF_TOP="$PWD"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+OUT="${TEST_OUT:-$PWD/build/test-out}"
+mkdir -p "$OUT"
+export TEST_OUT="$OUT"
+pat="${1:-}"
+pass=0 fail=0 skip=0 failed=()
+
+run_one() {
+	local name=$1; shift
+	[ -n "$pat" ] && [[ "$name" != *"$pat"* ]] && return
+	local log="$OUT/${name//\//_}.log" start=$SECONDS rc
+	"$@" >"$log" 2>&1; rc=$?
+	local dt=$((SECONDS - start))
+	case $rc in
+	0) pass=$((pass + 1)); printf 'PASS %-40s %3ds\n' "$name" "$dt" ;;
+	77) skip=$((skip + 1)); printf 'SKIP %-40s %3ds  %s\n' "$name" "$dt" "$(tail -n 1 "$log")" ;;
+	*) fail=$((fail + 1)); failed+=("$name"); printf 'FAIL %-40s %3ds (exit %d)\n' "$name" "$dt" "$rc"
+	   sed 's/^/    | /' "$log" | tail -n 30 ;;
+	esac
+}
+
+for t in build/san/tests/test-*; do
+	[ -x "$t" ] && run_one "unit/$(basename "$t")" "$t"
+done
+for t in tests/e2e/*.sh; do
+	[ -f "$t" ] && run_one "e2e/$(basename "$t" .sh)" bash "$t"
+done
+for t in tests/vm/test-*.sh; do
+	[ -f "$t" ] && run_one "vm/$(basename "$t" .sh)" bash "$t"
+done
+
+echo
+[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+echo "logs: $OUT"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,312 @@
+# SPDX-License-Identifier: MIT
+# Shared helpers of the VM tests (tests/vm/test-*.sh), `make demo-vm` and
+# bench/passive-overhead. Sourced, not run. It boots real guests: Debian's
+# own kernel (package linux-image-amd64, cached outside the repo) with the
+# busybox initramfs that mk/vm.mk builds (build/vm/initramfs.gz), under
+# qemu-system-x86_64 with TCG and the gdbstub on a unix socket.
+#
+#   vm_init NAME          per-test folder $VM_OUT=$TEST_OUT/vm-NAME (fresh),
+#                         packages, kernel, initramfs; exit 77 only when qemu
+#                         cannot be installed; kills every guest on exit
+#   vm_boot ID [smp=N] [run=W] [kaslr=1] [kallsyms=1] [poweroff=S] [rate=1]
+#                         boots guest ID in $VM_OUT/ID/ and waits for its
+#                         "ready" line; then $(vm_sock ID), $(vm_dir ID)
+#   vm_kill ID            stops one guest (waits for qemu to exit)
+#   vm_kallsyms_nokaslr   sets VM_KALLSYMS: the cached nokaslr /proc/kallsyms
+#   vm_pid ID, vm_alive ID
+#   fail MSG / skip MSG / note MSG
+#
+# Cache: ${DOMPROF_VM_CACHE:-/var/cache/domprof-vm}/<package>_<version>/
+# holds vmlinuz, config and kallsyms-nokaslr.txt; a lock file serializes
+# concurrent runs that fill it.
+
+: "${DOMPROF_TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${DOMPROF:=$DOMPROF_TOP/build/san/domprof}"
+: "${TEST_OUT:=$DOMPROF_TOP/build/test-out}"
+VM_BOOT_TIMEOUT=${VM_BOOT_TIMEOUT:-90}
+VM_INITRD=$DOMPROF_TOP/build/vm/initramfs.gz
+declare -A VM_PIDS=()
+
+note() { echo "vm: $*"; }
+skip() { echo "SKIP: $*"; exit 77; }
+fail() {
+	echo "FAIL: $*"
+	local d
+	for d in "${!VM_PIDS[@]}"; do
+		[ -f "$VM_OUT/$d/console.log" ] || continue
+		echo "--- console of $d (last lines) ---"
+		tail -n 15 "$VM_OUT/$d/console.log"
+		[ -s "$VM_OUT/$d/qemu.log" ] && { echo "--- qemu.log of $d ---"; tail -n 5 "$VM_OUT/$d/qemu.log"; }
+	done
+	exit 1
+}
+
+# Installs what is missing (as root, through apt-get). Only a qemu that
+# cannot be installed makes the tests skip.
+vm_packages() {
+	local want=() sudo=
+	command -v qemu-system-x86_64 >/dev/null || want+=(qemu-system-x86)
+	file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' || want+=(busybox-static)
+	command -v cpio >/dev/null || want+=(cpio)
+	[ ${#want[@]} -eq 0 ] && return 0
+	[ "$(id -u)" -ne 0 ] && sudo=sudo
+	note "installing ${want[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	{ $sudo apt-get install -y -qq --no-install-recommends "${want[@]}" ||
+	  { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends "${want[@]}"; }; } >/dev/null 2>&1
+	command -v qemu-system-x86_64 >/dev/null ||
+		skip "qemu-system-x86_64 is missing and 'apt-get install qemu-system-x86' failed"
+	file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' ||
+		fail "no static busybox at /bin/busybox ('apt-get install busybox-static' failed)"
+	command -v cpio >/dev/null || fail "cpio is missing ('apt-get install cpio' failed)"
+}
+
+vm_cache_dir() {
+	local c=${DOMPROF_VM_CACHE:-/var/cache/domprof-vm}
+	if ! mkdir -p "$c" 2>/dev/null || [ ! -w "$c" ]; then
+		c=${XDG_CACHE_HOME:-$HOME/.cache}/domprof-vm
+		mkdir -p "$c" || fail "cannot create a VM cache folder ($c)"
+	fi
+	echo "$c"
+}
+
+# Sets VM_KERNEL (vmlinuz) and VM_KDIR (its cache folder, keyed by the
+# Debian package name and version). Downloads the package once.
+vm_kernel() {
+	local cache pkg ver dir tmp
+	cache=$(vm_cache_dir)
+	exec 8>"$cache/lock"
+	flock 8
+	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n 1)
+	[ -n "$pkg" ] && ver=$(apt-cache show --no-all-versions "$pkg" 2>/dev/null |
+		sed -n 's/^Version: //p' | head -n 1)
+	if [ -n "$pkg" ] && [ -n "$ver" ]; then
+		dir=$cache/${pkg}_${ver}
+		if [ ! -s "$dir/vmlinuz" ]; then
+			note "downloading guest kernel $pkg $ver (about 70 MB, once)"
+			tmp=$(mktemp -d "$cache/dl.XXXXXX")
+			if (cd "$tmp" && apt-get download "$pkg=$ver" >/dev/null 2>&1) &&
+			   dpkg -x "$tmp"/*.deb "$tmp/x"; then
+				mkdir -p "$dir"
+				cp "$tmp"/x/boot/config-* "$dir/config" 2>/dev/null
+				cp "$tmp"/x/boot/vmlinuz-* "$dir/vmlinuz.tmp" && mv "$dir/vmlinuz.tmp" "$dir/vmlinuz"
+			fi
+			rm -rf "$tmp"
+		fi
+	fi
+	# Offline: the newest cached kernel, else a Debian kernel in /boot.
+	[ -n "$dir" ] && [ -s "$dir/vmlinuz" ] || dir=$(ls -d "$cache"/linux-image-*/ 2>/dev/null | sort -V | tail -n 1)
+	dir=${dir%/}
+	if [ -n "$dir" ] && [ -s "$dir/vmlinuz" ]; then
+		VM_KDIR=$dir
+		VM_KERNEL=$dir/vmlinuz
+	else
+		local b
+		b=$(ls /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -n 1)
+		[ -r "$b" ] || fail "no guest kernel: 'apt-get download ${pkg:-linux-image-amd64}' failed and /boot has no readable Debian kernel"
+		VM_KDIR=$cache/boot-$(basename "$b" | sed 's/^vmlinuz-//')
+		mkdir -p "$VM_KDIR"
+		VM_KERNEL=$b
+	fi
+	flock -u 8
+}
+
+vm_init() {
+	VM_OUT=$TEST_OUT/vm-$1
+	rm -rf "$VM_OUT"
+	mkdir -p "$VM_OUT"
+	trap vm_cleanup EXIT
+	trap 'exit 130' INT TERM
+	vm_packages
+	make -s -C "$DOMPROF_TOP" vm-guest >"$VM_OUT/make.log" 2>&1 ||
+		{ cat "$VM_OUT/make.log"; fail "cannot build the guest initramfs (make vm-guest)"; }
+	vm_kernel
+	note "kernel $VM_KERNEL"
+}
+
+vm_dir() { echo "$VM_OUT/$1"; }
+vm_pid() { echo "${VM_PIDS[$1]}"; }
+vm_alive() { [ -n "${VM_PIDS[$1]:-}" ] && kill -0 "${VM_PIDS[$1]}" 2>/dev/null; }
+
+# A unix socket path must fit in 108 bytes: long $TEST_OUT paths get a
+# short /tmp folder instead.
+vm_sock() {
+	local s="$VM_OUT/$1/gdb.sock"
+	if [ ${#s} -gt 100 ]; then
+		[ -n "${VM_SOCKDIR:-}" ] || VM_SOCKDIR=$(mktemp -d /tmp/domprof-vm.XXXXXX)
+		s=$VM_SOCKDIR/$1.sock
+	fi
+	echo "$s"
+}
+
+# vm_wait_line ID REGEX TIMEOUT: waits until the console shows REGEX.
+vm_wait_line() {
+	local id=$1 re=$2 t=$3 log="$VM_OUT/$1/console.log" end=$((SECONDS + $3))
+	while ! grep -qa -- "$re" "$log" 2>/dev/null; do
+		vm_alive "$id" || fail "guest $id exited before printing '$re'"
+		[ $SECONDS -ge $end ] && fail "guest $id: no '$re' on its console within ${t}s"
+		sleep 0.2
+	done
+}
+
+vm_boot() {
+	local id=$1; shift
+	local smp=1 run=dd kaslr=0 kallsyms=0 extra="" a
+	for a in "$@"; do
+		case $a in
+		smp=*) smp=${a#smp=} ;;
+		run=*) run=${a#run=} ;;
+		kaslr=*) kaslr=${a#kaslr=} ;;
+		kallsyms=*) kallsyms=${a#kallsyms=} ;;
+		poweroff=*|rate=*|jobs=*) extra+=" domprof.$a" ;;
+		*) fail "vm_boot: unknown option $a" ;;
+		esac
+	done
+	local d="$VM_OUT/$id" sock
+	sock=$(vm_sock "$id")
+	# Fresh files for every boot: a stale console could show an old "ready".
+	rm -rf "$d"; mkdir -p "$d"; rm -f "$sock"
+	local append="console=ttyS0 quiet panic=-1 domprof.run=$run domprof.kallsyms=$kallsyms$extra"
+	[ "$kaslr" = 1 ] || append+=" nokaslr"
+	local serial2=/dev/null
+	[ "$kallsyms" = 1 ] && serial2=$d/kallsyms.txt
+	echo "$append" >"$d/cmdline"
+	qemu-system-x86_64 -accel tcg -m 512 -smp "$smp" -display none -no-reboot \
+		-nodefaults -no-user-config \
+		-kernel "$VM_KERNEL" -initrd "$VM_INITRD" -append "$append" \
+		-serial "file:$d/console.log" -serial "file:$serial2" \
+		-gdb "unix:$sock,server=on,wait=off" \
+		>"$d/qemu.log" 2>&1 </dev/null &
+	VM_PIDS[$id]=$!
+	local t=$VM_BOOT_TIMEOUT
+	[ "$kallsyms" = 1 ] && t=$((t + 120))
+	if [ "$kallsyms" = 1 ]; then
+		vm_wait_line "$id" 'domprof-guest: kallsyms done' "$t"
+		local want got
+		want=$(sed -n 's/.*kallsyms done lines=\([0-9]*\).*/\1/p' "$d/console.log" | head -n 1)
+		got=$(wc -l <"$d/kallsyms.txt")
+		[ "$want" = "$got" ] || fail "guest $id: kallsyms copy has $got lines, the guest has $want"
+	fi
+	vm_wait_line "$id" 'domprof-guest: ready' "$t"
+	[ -S "$sock" ] || fail "guest $id: no gdbstub socket at $sock"
+	note "guest $id up (pid ${VM_PIDS[$id]}, smp=$smp run=$run kaslr=$kaslr): $sock"
+}
+
+vm_kill() {
+	local id=$1 pid=${VM_PIDS[$1]:-} i
+	[ -n "$pid" ] || return 0
+	kill "$pid" 2>/dev/null
+	for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	unset 'VM_PIDS[$id]'
+}
+
+vm_cleanup() {
+	local id
+	for id in "${!VM_PIDS[@]}"; do vm_kill "$id"; done
+	[ -n "${VM_SOCKDIR:-}" ] && rm -rf "$VM_SOCKDIR"
+	return 0
+}
+
+# The guest kernel's /proc/kallsyms of a nokaslr boot, cached per kernel
+# package (the same addresses on every such boot). It is also the
+# unrelocated symbol table for the KASLR tests.
+vm_kallsyms_nokaslr() {
+	local f="$VM_KDIR/kallsyms-nokaslr.txt"
+	exec 7>"$VM_KDIR/.kallsyms.lock"
+	flock 7
+	if [ ! -s "$f" ]; then
+		note "dumping the guest's kallsyms once (about 30 s through the UART)"
+		vm_boot ksyms run=idle kallsyms=1
+		cp "$VM_OUT/ksyms/kallsyms.txt" "$f.tmp" && mv "$f.tmp" "$f"
+		vm_kill ksyms
+	fi
+	flock -u 7
+	VM_KALLSYMS=$f
+}
+
+# Report helpers. csv rows: samples,percent,domain,image,symbol
+# vm_top CSV DOMAIN N: the N top symbols of DOMAIN, one per line.
+vm_top() {
+	awk -F, -v d="$2" -v n="$3" 'NR > 1 && $3 == d && c < n { print $5; c++ }' "$1"
+}
+
+# vm_domprof LOG ARGS...: runs $DOMPROF ARGS, output to $VM_OUT/LOG
+# (and shown); fails the test on a non-zero exit.
+vm_domprof() {
+	local log="$VM_OUT/$1" rc; shift
+	echo "+ domprof $*" >>"$VM_OUT/commands.log"
+	"$DOMPROF" "$@" >"$log" 2>&1
+	rc=$?
+	sed 's/^/    /' "$log" | head -n 40
+	[ $rc -eq 0 ] || fail "domprof $1 exited with $rc: $(tail -n 1 "$log")"
+}
+
+# vm_report_csv CSV ARGS...: domprof report ... --format csv into CSV;
+# checks the header.
+vm_report_csv() {
+	local csv=$1; shift
+	echo "+ domprof report $*" >>"$VM_OUT/commands.log"
+	"$DOMPROF" report "$@" --format csv >"$csv" 2>"$csv.err" ||
+		{ cat "$csv.err"; fail "domprof report $* failed: $(tail -n 1 "$csv.err")"; }
+	[ "$(head -n 1 "$csv")" = "samples,percent,domain,image,symbol" ] ||
+		fail "unexpected csv header in $csv: $(head -n 1 "$csv")"
+}
+
+# Queries on a report csv (rows: samples,percent,domain,image,symbol).
+# vm_samples CSV DOMAIN [IMAGE]: total samples of DOMAIN (of IMAGE).
+vm_samples() {
+	awk -F, -v d="$2" -v i="${3:-}" 'NR > 1 && $3 == d && (i == "" || $4 == i) { n += $1 } END { print n + 0 }' "$1"
+}
+# vm_top CSV DOMAIN N: the N top guest kernel symbols of DOMAIN.
+vm_top() {
+	awk -F, -v d="$2" -v n="$3" 'NR > 1 && $3 == d && $4 == "[guest.kernel]" && c < n { print $5; c++ }' "$1"
+}
+# vm_share CSV DOMAIN REGEX: percent (integer) of DOMAIN's samples whose
+# symbol matches REGEX.
+vm_share() {
+	awk -F, -v d="$2" -v re="$3" 'NR > 1 && $3 == d { t += $1; if ($5 ~ re) m += $1 }
+		END { printf "%d\n", t ? 100 * m / t : 0 }' "$1"
+}
+# vm_show CSV DOMAIN N: prints the N first rows of DOMAIN for the log.
+vm_show() {
+	awk -F, -v d="$2" -v n="$3" 'NR > 1 && $3 == d && c < n { printf "    %8s %6s %-6s %-18s %s\n", $1, $2, $3, $4, $5; c++ }' "$1"
+}
+
+# The guest kernel's syscall entry/exit path and the read/write plumbing
+# a dd loop spends its time in beside clear_user (measured on Debian's
+# 6.1 kernel under TCG; any three of them among the top ten).
+VM_SYSCALL_PATH='^(entry_SYSCALL_64.*|do_syscall_64|syscall_(enter|exit)_.*|exit_to_user_mode_prepare|x64_sys_call|syscall_return_via_sysret|ksys_(read|write)|vfs_(read|write)|__fdget_pos|__fget_light|security_file_permission|apparmor_file_permission|aa_file_perm|rw_verify_area|read_zero|__x64_sys_(read|write)|__x86_indirect_thunk_.*|fpregs_assert_state_consistent)$'
+
+# vm_check_dd CSV DOMAIN: the profile of a guest looping dd.
+vm_check_dd() {
+	local csv=$1 d=$2 top n sh
+	top=$(vm_top "$csv" "$d" 10)
+	echo "top guest kernel functions of $d:"; vm_show "$csv" "$d" 12
+	[ "$(vm_samples "$csv" "$d")" -ge 100 ] || fail "$d: only $(vm_samples "$csv" "$d") samples"
+	[[ "$(head -n 1 <<<"$top")" == clear_user* ]] ||
+		fail "$d: top guest kernel function is '$(head -n 1 <<<"$top")', expected clear_user* (dd reads /dev/zero)"
+	sh=$(vm_share "$csv" "$d" '^clear_user')
+	[ "$sh" -ge 10 ] || fail "$d: clear_user* has ${sh}% of the samples, expected >= 10%"
+	n=$(grep -cE "$VM_SYSCALL_PATH" <<<"$top")
+	[ "$n" -ge 3 ] || fail "$d: only $n of the top 10 are on the syscall/read/write path"
+	sh=$(vm_share "$csv" "$d" '^chacha')
+	[ "$sh" -le 2 ] || fail "$d: chacha* has ${sh}% of a dd guest's samples"
+	note "$d: dd profile ok (clear_user* $(vm_share "$csv" "$d" '^clear_user')%, $n syscall-path functions in the top 10)"
+}
+
+# vm_check_urandom CSV DOMAIN: the profile of a guest reading /dev/urandom.
+vm_check_urandom() {
+	local csv=$1 d=$2 top sh
+	top=$(vm_top "$csv" "$d" 3)
+	echo "top guest kernel functions of $d:"; vm_show "$csv" "$d" 8
+	[ "$(vm_samples "$csv" "$d")" -ge 100 ] || fail "$d: only $(vm_samples "$csv" "$d") samples"
+	[ "$(head -n 1 <<<"$top")" = chacha_permute ] ||
+		fail "$d: top guest kernel function is '$(head -n 1 <<<"$top")', expected chacha_permute (urandom)"
+	grep -qx chacha_block_generic <<<"$top" || fail "$d: chacha_block_generic is not in the top 3"
+	sh=$(vm_share "$csv" "$d" '^clear_user')
+	[ "$sh" -le 2 ] || fail "$d: clear_user* has ${sh}% of a urandom guest's samples"
+	note "$d: urandom profile ok (chacha* $(vm_share "$csv" "$d" '^chacha')%)"
+}
