@@ -34,6 +34,7 @@ struct gdb_spec {
 	bool kaslr_auto;
 	bool kaslr_given;       /* kaslr= appeared in the spec */
 	uint64_t kaslr;
+	bool regs_p;            /* regs=p: read registers with p, not g */
 };
 
 /* Parse a whole spec "NAME=gdb:HOST:PORT[,OPTS]" / "NAME=gdb:unix:PATH[,OPTS]".
@@ -56,6 +57,17 @@ const char *gdb_source_info(const struct gdb_source *s);
 const char *gdb_source_name(const struct gdb_source *s);
 uint64_t gdb_source_samples(const struct gdb_source *s);
 void gdb_source_stop(struct gdb_source *s);
+
+/* Counters for tests and benchmarks (consistent enough while running). */
+struct gdb_source_stats {
+	uint64_t samples;       /* vCPU samples taken */
+	uint64_t ticks;         /* times the VM was stopped */
+	uint64_t lost;          /* vCPU samples lost to missed ticks */
+	uint64_t stop_ns;       /* total time the VM was held stopped */
+	uint64_t kaslr_offset;
+	size_t vcpus;
+};
+void gdb_source_get_stats(const struct gdb_source *s, struct gdb_source_stats *st);
 void gdb_source_free(struct gdb_source *s);
 
 #endif

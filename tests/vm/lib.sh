@@ -310,3 +310,23 @@ vm_check_urandom() {
 	[ "$sh" -le 2 ] || fail "$d: clear_user* has ${sh}% of a urandom guest's samples"
 	note "$d: urandom profile ok (chacha* $(vm_share "$csv" "$d" '^chacha')%)"
 }
+
+# vm_dump_cpus DUMP NAME: "C0 C1 OTHER", the SAMPLE records of domain NAME
+# in `domprof dump` output with cpu=0, cpu=1 and any other cpu. The
+# domain's id comes from its DOMAIN record ("id=N name=NAME").
+vm_dump_cpus() {
+	awk -v name="$2" '
+		/ DOMAIN / {
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^id=/) id = substr($i, 4)
+				if ($i == "name=" name) want = id
+			}
+		}
+		/ SAMPLE / && want != "" {
+			if (!match($0, /dom=[0-9]+/)) next
+			if (substr($0, RSTART + 4, RLENGTH - 4) != want) next
+			match($0, /cpu=[0-9]+/); c = substr($0, RSTART + 4, RLENGTH - 4)
+			if (c == "0") c0++; else if (c == "1") c1++; else o++
+		}
+		END { print c0 + 0, c1 + 0, o + 0 }' "$1"
+}

@@ -32,6 +32,8 @@ grep -q 'vm1' "$VM_OUT/record.log" || fail "no message about vm1 ending"
 grep -q 'vm2' "$VM_OUT/record.log" || fail "no message about vm2 ending"
 "$DOMPROF" info "$F" >"$VM_OUT/info.txt" 2>&1 || fail "domprof info failed: $(tail -n 1 "$VM_OUT/info.txt")"
 sed 's/^/    /' "$VM_OUT/info.txt"
+grep -q '^damage: *none' "$VM_OUT/info.txt" || fail "domprof info reports damage"
+grep -q '^stats: .*samples' "$VM_OUT/info.txt" || fail "the recording has no final stats record"
 vm_report_csv "$VM_OUT/all.csv" -l -i "$F"
 vm_check_dd "$VM_OUT/all.csv" vm1
 vm_check_urandom "$VM_OUT/all.csv" vm2

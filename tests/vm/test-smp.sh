@@ -12,7 +12,7 @@ F=$VM_OUT/smp.dp
 vm_domprof record.log record --domain "vm1=gdb:unix:$(vm_sock vm1),kallsyms=$VM_KALLSYMS" -d 5 -o "$F"
 "$DOMPROF" dump "$F" >"$VM_OUT/dump.txt" 2>&1 || fail "domprof dump failed: $(tail -n 1 "$VM_OUT/dump.txt")"
 # Count SAMPLE records per cpu while the current domain is vm1's.
-read -r c0 c1 other < <(bash "$(dirname "$0")/dump-cpus.sh" "$VM_OUT/dump.txt" vm1)
+read -r c0 c1 other < <(vm_dump_cpus "$VM_OUT/dump.txt" vm1)
 note "vm1 samples per vCPU: cpu0=$c0 cpu1=$c1 other=$other"
 [ "$c0" -ge 50 ] || fail "vCPU 0 has $c0 samples"
 [ "$c1" -ge 50 ] || fail "vCPU 1 has $c1 samples"

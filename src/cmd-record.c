@@ -1,0 +1,877 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `domprof record`: sample the host with perf_event (collect/perf_source),
+ * and guest domains with --domain (collect/domain_source), into one file
+ * through the format writer.
+ *
+ * One collector thread (this one) runs the loop: poll the per-CPU rings
+ * (wakeup watermark at a quarter of a ring) with a short timeout, drain
+ * every ring in time order, drain every domain source, then check the
+ * stop conditions (signal, -d deadline, the command or the -p pids gone).
+ * Lost samples are never silent: they go to LOST records, the STATS
+ * record and the summary line.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "collect/domain_source.h"
+#include "collect/events.h"
+#include "collect/perf_source.h"
+#include "collect/sideband.h"
+#include "commands.h"
+#include "format/format.h"
+#include "util/xalloc.h"
+
+const char usage_record[] =
+	"usage: domprof record [options] [--] COMMAND [ARGS...]\n"
+	"       domprof record [options] -a | -p PID[,PID...]\n"
+	"       domprof record [options] --domain NAME=SPEC... (guests only)\n"
+	"\n"
+	"Sample the host (and guests given with --domain) into a domprof file.\n"
+	"\n"
+	"targets:\n"
+	"  COMMAND ARGS        run COMMAND and profile it and its children; stop when it exits\n"
+	"  -p, --pid PIDS      attach to running processes (all their threads)\n"
+	"  -a, --all-cpus      the whole system\n"
+	"  -C, --cpu CPUS      only these CPUs, e.g. 0,2-3 (default: all online CPUs)\n"
+	"  -d, --duration SEC  stop after SEC seconds (default: until the command exits or Ctrl-C)\n"
+	"events:\n"
+	"  -e, --event EVENT   cpu-clock (default), task-clock, page-faults, cycles, instructions,\n"
+	"                      cache-misses, branch-misses, ...; modifiers :u (user) :k (kernel);\n"
+	"                      repeat -e or separate with commas for several events\n"
+	"  -F, --freq HZ       samples per second per CPU (default 1000)\n"
+	"  -c, --count PERIOD  one sample every PERIOD events instead of -F\n"
+	"  -g, --call-graph    record frame-pointer call chains (kernel and user)\n"
+	"  -m, --mmap-pages N  ring buffer data pages per CPU, a power of two (default 256)\n"
+	"guests:\n"
+	"  --domain NAME=gdb:HOST:PORT[,kallsyms=F|sysmap=F|vmlinux=F][,kaslr=auto|OFF]\n"
+	"  --domain NAME=agent:ADDRESS\n"
+	"                      also sample this VM as domain NAME (repeatable)\n"
+	"  --allow-remote-stub allow a gdb stub that is not on this machine\n"
+	"output:\n"
+	"  -o, --output FILE   output file (default domprof.data); an existing file is\n"
+	"                      renamed to FILE.old\n"
+	"  -f, --force         overwrite FILE instead of keeping FILE.old\n"
+	"\n"
+	"Ctrl-C or SIGTERM stops recording and finishes the file. At the end one line\n"
+	"reports samples written, samples lost, bytes and duration.\n";
+
+#define MAX_EVENTS 16
+#define MAX_CPUS 4096
+
+static volatile sig_atomic_t g_stop_sig;
+
+static void on_stop(int sig)
+{
+	g_stop_sig = sig;
+}
+
+static void on_chld(int sig)
+{
+	(void)sig; /* only here to interrupt poll() */
+}
+
+struct rec {
+	/* options */
+	const char *output;
+	bool force, all, callchain, allow_remote;
+	const char *pidlist, *cpulist;
+	double duration;
+	struct ev_spec ev[MAX_EVENTS];
+	size_t nev;
+	uint64_t hz, period;
+	size_t ring_pages;
+	const char **domains;
+	size_t ndomains;
+	char **cmd;
+	/* state */
+	int cpus[MAX_CPUS];
+	size_t ncpus;
+	pid_t *pids;
+	size_t npids;
+	bool *pid_gone;
+	int fd;
+	bool moved_old;
+	char old_path[4096];
+	struct perf_source *ps;
+	struct sideband *sb;
+	struct dp_writer *w;
+	struct domain_source **ds;
+	bool *ds_ended;
+	uint64_t samples;
+	pid_t child;
+	int child_status;
+	bool child_done;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static long read_sysctl(const char *path, long dflt)
+{
+	FILE *f = fopen(path, "re");
+	long v = dflt;
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = dflt;
+		fclose(f);
+	}
+	return v;
+}
+
+/* "0,2-3" -> CPU numbers; returns count or -1 on a syntax error. */
+static int parse_cpulist(const char *s, int *out, int max)
+{
+	int n = 0;
+	while (*s && *s != '\n') {
+		char *end;
+		long a = strtol(s, &end, 10), b;
+		if (end == s || a < 0)
+			return -1;
+		b = a;
+		if (*end == '-') {
+			s = end + 1;
+			b = strtol(s, &end, 10);
+			if (end == s || b < a)
+				return -1;
+		}
+		for (long c = a; c <= b; c++) {
+			if (n >= max)
+				return -1;
+			out[n++] = (int)c;
+		}
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s && *s != '\n')
+			return -1;
+	}
+	return n;
+}
+
+static int online_cpus(int *out, int max)
+{
+	char buf[4096] = "";
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	int n = buf[0] ? parse_cpulist(buf, out, max) : -1;
+	if (n <= 0) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		for (n = 0; n < c && n < max; n++)
+			out[n] = n;
+	}
+	return n;
+}
+
+static bool pid_alive(pid_t pid)
+{
+	char p[64], buf[512];
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *rp = strrchr(buf, ')');
+	/* a zombie is gone for our purpose: it runs no more code */
+	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+/* Undo the output file when recording never started. */
+static void discard_output(struct rec *r)
+{
+	if (r->w) {
+		dp_writer_free(r->w);
+		r->w = NULL;
+	} else if (r->fd >= 0) {
+		close(r->fd);
+	}
+	r->fd = -1;
+	unlink(r->output);
+	if (r->moved_old)
+		rename(r->old_path, r->output);
+}
+
+static int open_output(struct rec *r)
+{
+	struct stat st;
+	r->fd = -1;
+	if (!r->force && stat(r->output, &st) == 0 && S_ISREG(st.st_mode)) {
+		snprintf(r->old_path, sizeof(r->old_path), "%s.old", r->output);
+		if (rename(r->output, r->old_path) < 0) {
+			fprintf(stderr, "domprof record: cannot move '%s' to '%s': %s\n",
+				r->output, r->old_path, strerror(errno));
+			return -1;
+		}
+		r->moved_old = true;
+	}
+	r->fd = open(r->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (r->fd < 0) {
+		fprintf(stderr, "domprof record: cannot create output '%s': %s\n", r->output,
+			strerror(errno));
+		if (r->moved_old)
+			rename(r->old_path, r->output);
+		return -1;
+	}
+	return 0;
+}
+
+/* One line naming why perf_event_open failed, with the fix when known. */
+static void report_open_error(const struct rec *r, const struct perf_source_error *e)
+{
+	const char *ev = r->ev[e->event].name;
+	int err = -e->err;
+	if (err == EACCES || err == EPERM) {
+		long p = read_sysctl("/proc/sys/kernel/perf_event_paranoid", 99);
+		fprintf(stderr,
+			"domprof record: not permitted to open event '%s' (%s): kernel.perf_event_paranoid is %ld; "
+			"set it to -1 (sysctl -w kernel.perf_event_paranoid=-1) or run with CAP_PERFMON\n",
+			ev, strerror(err), p);
+	} else if (r->ev[e->event].hardware && (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)) {
+		fprintf(stderr,
+			"domprof record: event '%s' is not supported: this machine has no hardware PMU event "
+			"for it (no performance counters, as in many VMs); use -e cpu-clock\n", ev);
+	} else if (err == ESRCH) {
+		fprintf(stderr, "domprof record: no such process: %d\n", (int)e->pid);
+	} else if (err == EMFILE || err == ENFILE) {
+		fprintf(stderr, "domprof record: too many open files opening '%s' on CPU %d: "
+			"raise the limit (ulimit -n) or use fewer CPUs/threads\n", ev, e->cpu);
+	} else {
+		fprintf(stderr, "domprof record: %s for event '%s' on CPU %d failed: %s\n",
+			e->what, ev, e->cpu, strerror(err));
+	}
+}
+
+static int on_item(void *ctx, const struct perf_item *it)
+{
+	struct rec *r = ctx;
+	int ret = 0;
+	switch (it->kind) {
+	case PERF_ITEM_SAMPLE:
+		ret = dp_write_sample(r->w, DP_HOST_DOMAIN, &it->u.sample);
+		if (!ret)
+			r->samples++;
+		break;
+	case PERF_ITEM_TASK:
+		ret = dp_write_task(r->w, DP_HOST_DOMAIN, &it->u.task);
+		break;
+	case PERF_ITEM_MMAP: {
+		struct dp_mmap m = it->u.mmap;
+		sideband_fill_buildid(r->sb, &m);
+		ret = dp_write_mmap(r->w, DP_HOST_DOMAIN, &m);
+		break;
+	}
+	}
+	return ret;
+}
+
+static int add_events(struct rec *r, const char *arg)
+{
+	char *copy = xstrdup(arg), *save = NULL;
+	int ret = 0;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (r->nev >= MAX_EVENTS) {
+			ret = usage_error("record", "too many events (at most %d)", MAX_EVENTS);
+			break;
+		}
+		int e = ev_parse(t, &r->ev[r->nev]);
+		if (e == -EBADMSG) {
+			ret = usage_error("record", "unknown modifier in event '%s' (use :u or :k)", t);
+			break;
+		}
+		if (e < 0) {
+			ret = usage_error("record", "unknown event '%s' (known: %s)", t, ev_known_names());
+			break;
+		}
+		r->nev++;
+	}
+	free(copy);
+	return ret;
+}
+
+static int parse_pids(struct rec *r)
+{
+	char *copy = xstrdup(r->pidlist), *save = NULL;
+	size_t cap = 0;
+	int ret = 0;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long v = strtol(t, &end, 10);
+		if (*end || end == t || v <= 0 || v > 0x7fffffff) {
+			ret = usage_error("record", "bad pid '%s'", t);
+			break;
+		}
+		xgrow((void **)&r->pids, &cap, r->npids + 1, sizeof(pid_t));
+		r->pids[r->npids++] = (pid_t)v;
+	}
+	free(copy);
+	if (!ret && !r->npids)
+		ret = usage_error("record", "-p needs at least one pid");
+	return ret;
+}
+
+static int parse_args(struct rec *r, int argc, char **argv)
+{
+	enum { OPT_DOMAIN = 256, OPT_ALLOW_REMOTE };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "call-graph", no_argument, NULL, 'g' },
+		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "domain", required_argument, NULL, OPT_DOMAIN },
+		{ "allow-remote-stub", no_argument, NULL, OPT_ALLOW_REMOTE },
+		{ NULL, 0, NULL, 0 },
+	};
+	size_t dcap = 0;
+	int c, ret;
+	char *end;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:o:fap:C:d:e:F:c:gm:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': r->output = optarg; break;
+		case 'f': r->force = true; break;
+		case 'a': r->all = true; break;
+		case 'p': r->pidlist = optarg; break;
+		case 'C': r->cpulist = optarg; break;
+		case 'g': r->callchain = true; break;
+		case OPT_ALLOW_REMOTE: r->allow_remote = true; break;
+		case OPT_DOMAIN:
+			if (!strchr(optarg, '='))
+				return usage_error("record", "bad --domain '%s': expected NAME=SPEC", optarg);
+			xgrow((void **)&r->domains, &dcap, r->ndomains + 1, sizeof(char *));
+			r->domains[r->ndomains++] = optarg;
+			break;
+		case 'd':
+			r->duration = strtod(optarg, &end);
+			if (*end || end == optarg || !(r->duration > 0) || r->duration > 1e7)
+				return usage_error("record", "bad duration '%s' (seconds, > 0)", optarg);
+			break;
+		case 'e':
+			if ((ret = add_events(r, optarg)))
+				return ret;
+			break;
+		case 'F':
+			r->hz = strtoull(optarg, &end, 10);
+			if (*end || end == optarg || !r->hz || optarg[0] == '-')
+				return usage_error("record", "bad frequency '%s' (Hz, > 0)", optarg);
+			break;
+		case 'c':
+			r->period = strtoull(optarg, &end, 10);
+			if (*end || end == optarg || !r->period || optarg[0] == '-')
+				return usage_error("record", "bad period '%s' (> 0)", optarg);
+			break;
+		case 'm': {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || end == optarg || !v || (v & (v - 1)) || v > (1ul << 20))
+				return usage_error("record", "bad --mmap-pages '%s' (a power of two)", optarg);
+			r->ring_pages = v;
+			break;
+		}
+		case ':':
+			return usage_error("record", "option '%s' needs an argument", argv[optind - 1]);
+		default:
+			return usage_error("record", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	r->cmd = argv + optind;
+	bool has_cmd = optind < argc;
+	if (r->hz && r->period)
+		return usage_error("record", "-F and -c exclude each other");
+	if (r->all + !!r->pidlist + has_cmd > 1)
+		return usage_error("record", "give one target: a command, -p PID or -a");
+	if (!r->all && !r->pidlist && !has_cmd && !r->ndomains)
+		return usage_error("record", "nothing to record: give a command, -p PID, -a or --domain");
+	if (r->pidlist && (ret = parse_pids(r)))
+		return ret;
+	if (!r->nev)
+		ev_parse("cpu-clock", &r->ev[r->nev++]);
+	if (!r->hz && !r->period)
+		r->hz = 1000;
+	if (!r->ring_pages)
+		r->ring_pages = 256;
+	return 0;
+}
+
+static int select_cpus(struct rec *r)
+{
+	int online[MAX_CPUS];
+	int n = online_cpus(online, MAX_CPUS);
+	if (!r->cpulist) {
+		memcpy(r->cpus, online, (size_t)n * sizeof(int));
+		r->ncpus = (size_t)n;
+		return 0;
+	}
+	int want[MAX_CPUS];
+	int m = parse_cpulist(r->cpulist, want, MAX_CPUS);
+	if (m <= 0)
+		return usage_error("record", "bad CPU list '%s' (e.g. 0,2-3)", r->cpulist);
+	for (int i = 0; i < m; i++) {
+		bool ok = false;
+		for (int k = 0; k < n && !ok; k++)
+			ok = online[k] == want[i];
+		if (!ok) {
+			fprintf(stderr, "domprof record: CPU %d is not online\n", want[i]);
+			return 1;
+		}
+		r->cpus[r->ncpus++] = want[i];
+	}
+	return 0;
+}
+
+/* Fork the command, stopped before exec until *go_fd is written. */
+static int spawn(struct rec *r, int *go_fd, int *err_fd)
+{
+	int go[2], er[2];
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0) {
+		fprintf(stderr, "domprof record: pipe: %s\n", strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	r->child = fork();
+	if (r->child < 0) {
+		fprintf(stderr, "domprof record: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (r->child == 0) {
+		char c;
+		close(go[1]);
+		close(er[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127); /* the recorder gave up before starting us */
+		execvp(r->cmd[0], r->cmd);
+		int e = errno;
+		if (write(er[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(er[1]);
+	*go_fd = go[1];
+	*err_fd = er[0];
+	return 0;
+}
+
+static void reap_child(struct rec *r, bool kill_it)
+{
+	if (r->child <= 0 || r->child_done)
+		return;
+	if (kill_it)
+		kill(r->child, SIGTERM);
+	while (waitpid(r->child, &r->child_status, 0) < 0 && errno == EINTR)
+		;
+	r->child_done = true;
+}
+
+static void stop_domains(struct rec *r)
+{
+	for (size_t i = 0; i < r->ndomains; i++)
+		if (r->ds[i])
+			domain_source_stop(r->ds[i]);
+}
+
+static void free_all(struct rec *r)
+{
+	for (size_t i = 0; i < r->ndomains; i++)
+		domain_source_free(r->ds ? r->ds[i] : NULL);
+	free(r->ds);
+	free(r->ds_ended);
+	free(r->domains);
+	free(r->pids);
+	free(r->pid_gone);
+	perf_source_free(r->ps);
+	sideband_free(r->sb);
+}
+
+static int write_meta(struct rec *r)
+{
+	int ret = 0;
+	if (!r->ps)
+		return 0;
+	struct dp_domain host = {
+		.id = DP_HOST_DOMAIN, .kind = DP_DOMAIN_HOST, .vcpus = (uint32_t)r->ncpus,
+		.name = "host", .address = "", .symsrc = "embedded",
+	};
+	ret = dp_write_domain(r->w, &host);
+	for (size_t i = 0; !ret && i < r->nev; i++) {
+		struct dp_event ev = {
+			.id = (uint32_t)i, .type = r->ev[i].type, .config = r->ev[i].config,
+			.period = r->hz ? r->hz : r->period, .freq = r->hz != 0,
+			.name = r->ev[i].name,
+		};
+		ret = dp_write_event(r->w, &ev);
+	}
+	size_t kbytes;
+	if (!ret)
+		ret = sideband_write_kernel(r->sb, r->w, now_ns(), &kbytes);
+	return ret;
+}
+
+static int start_domains(struct rec *r)
+{
+	r->ds = xcalloc(r->ndomains ? r->ndomains : 1, sizeof(*r->ds));
+	r->ds_ended = xcalloc(r->ndomains ? r->ndomains : 1, sizeof(bool));
+	struct domain_source_opts o = {
+		.hz = r->hz ? (unsigned)r->hz : 1000, .allow_remote = r->allow_remote,
+		.callchains = r->callchain,
+	};
+	for (size_t i = 0; i < r->ndomains; i++) {
+		char err[512] = "";
+		r->ds[i] = domain_source_start(r->domains[i], (uint32_t)(i + 1), &o, err, sizeof(err));
+		if (!r->ds[i]) {
+			fprintf(stderr, "domprof record: %s\n", err[0] ? err : r->domains[i]);
+			return 1;
+		}
+		const char *info = domain_source_info(r->ds[i]);
+		if (info)
+			fprintf(stderr, "domprof record: %s\n", info);
+		int ret = domain_source_write_meta(r->ds[i], r->w);
+		if (ret < 0) {
+			fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-ret));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Drain every domain source once; report those that ended. */
+static int drain_domains(struct rec *r)
+{
+	for (size_t i = 0; i < r->ndomains; i++) {
+		int ret = domain_source_drain(r->ds[i], r->w);
+		if (ret < 0)
+			return ret;
+		if (!r->ds_ended[i] && domain_source_ended(r->ds[i])) {
+			const char *m = domain_source_message(r->ds[i]);
+			r->ds_ended[i] = true;
+			fprintf(stderr, "domprof record: %s\n",
+				m ? m : domain_source_name(r->ds[i]));
+		}
+	}
+	return 0;
+}
+
+/* True when every -p target is gone (each is reported once). */
+static bool pids_gone(struct rec *r)
+{
+	size_t gone = 0;
+	for (size_t i = 0; i < r->npids; i++) {
+		if (!r->pid_gone[i] && !pid_alive(r->pids[i])) {
+			r->pid_gone[i] = true;
+			fprintf(stderr, "domprof record: pid %d exited during recording\n", (int)r->pids[i]);
+		}
+		gone += r->pid_gone[i];
+	}
+	return gone == r->npids;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sa.sa_flags = SA_RESTART; /* poll() is interrupted anyway */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_chld;
+	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct rec rr, *r = &rr;
+	memset(r, 0, sizeof(*r));
+	r->output = "domprof.data";
+	r->fd = -1;
+	int ret = parse_args(r, argc, argv);
+	if (ret) {
+		free(r->domains);
+		free(r->pids);
+		return ret;
+	}
+	bool host = r->all || r->npids || r->cmd[0];
+	if (host && (ret = select_cpus(r))) {
+		free(r->domains);
+		free(r->pids);
+		return ret;
+	}
+	long maxrate = read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", 0);
+	if (host && r->hz && maxrate > 0 && r->hz > (uint64_t)maxrate) {
+		fprintf(stderr, "domprof record: -F %" PRIu64 " is above kernel.perf_event_max_sample_rate "
+			"(%ld): use a lower -F or raise the sysctl\n", r->hz, maxrate);
+		free(r->domains);
+		free(r->pids);
+		return 1;
+	}
+	for (size_t i = 0; i < r->npids; i++)
+		if (!pid_alive(r->pids[i])) {
+			fprintf(stderr, "domprof record: no such process: %d\n", (int)r->pids[i]);
+			free(r->domains);
+			free(r->pids);
+			return 1;
+		}
+	r->pid_gone = xcalloc(r->npids ? r->npids : 1, sizeof(bool));
+	r->sb = sideband_new();
+	install_signals();
+
+	if (open_output(r) < 0) {
+		free_all(r);
+		return 1;
+	}
+	int go_fd = -1, err_fd = -1;
+	if (r->cmd[0] && spawn(r, &go_fd, &err_fd) < 0) {
+		discard_output(r);
+		free_all(r);
+		return 1;
+	}
+	if (host) {
+		pid_t target = r->child;
+		struct perf_source_opts po = {
+			.events = r->ev, .nevents = r->nev,
+			.period = r->hz ? r->hz : r->period, .freq = r->hz != 0,
+			.callchain = r->callchain, .cpus = r->cpus, .ncpus = r->ncpus,
+			.pids = r->child ? &target : r->pids, .npids = r->child ? 1 : r->npids,
+			.all_threads = !r->child, .enable_on_exec = r->child > 0,
+			.ring_pages = r->ring_pages,
+		};
+		struct perf_source_error pe;
+		r->ps = perf_source_open(&po, &pe);
+		if (!r->ps) {
+			report_open_error(r, &pe);
+			if (go_fd >= 0)
+				close(go_fd); /* the child exits without running anything */
+			reap_child(r, false);
+			discard_output(r);
+			free_all(r);
+			return 1;
+		}
+	}
+
+	/* The file: header, metadata, guests. */
+	size_t hargc = (size_t)argc + 1;
+	char **hargv = xcalloc(hargc + 1, sizeof(char *));
+	hargv[0] = "domprof";
+	memcpy(hargv + 1, argv, (size_t)argc * sizeof(char *));
+	struct dp_header hdr;
+	dp_header_fill_local(&hdr, (int)hargc, hargv);
+	free(hargv);
+	struct dp_writer_opts wo = { .chunk_bytes = 0, .chunk_ns = 1000000000ull, .zstd_level = 3 };
+	int werr = 0;
+	r->w = dp_writer_new(r->fd, &hdr, &wo, &werr);
+	if (!r->w) {
+		r->fd = -1; /* owned by the writer even on failure */
+		fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-werr));
+		goto fail_start;
+	}
+	werr = write_meta(r);
+	if (werr < 0) {
+		fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-werr));
+		goto fail_start;
+	}
+	if (start_domains(r))
+		goto fail_start;
+
+	/* Start sampling. */
+	uint64_t t_start = now_ns();
+	if (r->child) {
+		int e = 0;
+		if (write(go_fd, "g", 1) != 1)
+			e = errno;
+		close(go_fd);
+		go_fd = -1;
+		ssize_t n;
+		while ((n = read(err_fd, &e, sizeof(e))) < 0 && errno == EINTR)
+			;
+		close(err_fd);
+		if (n == sizeof(e) || e) {
+			fprintf(stderr, "domprof record: cannot run '%s': %s\n", r->cmd[0],
+				e == ENOENT ? "command not found" : strerror(e));
+			reap_child(r, false);
+			stop_domains(r);
+			discard_output(r);
+			free_all(r);
+			return 127;
+		}
+	} else if (r->ps) {
+		if ((werr = perf_source_enable(r->ps)) < 0) {
+			fprintf(stderr, "domprof record: enabling events: %s\n", strerror(-werr));
+			goto fail_start;
+		}
+		unsigned nproc = 0;
+		if (r->all)
+			werr = sideband_snapshot(r->sb, r->w, -1, now_ns(), &nproc);
+		for (size_t i = 0; !werr && i < r->npids; i++)
+			werr = sideband_snapshot(r->sb, r->w, r->pids[i], now_ns(), &nproc);
+		if (werr < 0) {
+			fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-werr));
+			goto fail_start;
+		}
+	}
+
+	/* The collector loop. */
+	uint64_t deadline = r->duration > 0 ? t_start + (uint64_t)(r->duration * 1e9) : 0;
+	uint64_t next_pid_check = 0;
+	const char *stop_why = NULL;
+	while (!werr) {
+		int timeout = r->ndomains ? 10 : 100;
+		if (deadline) {
+			uint64_t t = now_ns();
+			uint64_t left = t < deadline ? (deadline - t + 999999) / 1000000 : 0;
+			if (left < (uint64_t)timeout)
+				timeout = (int)left;
+		}
+		if (g_stop_sig)
+			timeout = 0;
+		if (r->ps)
+			perf_source_poll(r->ps, timeout);
+		else
+			poll(NULL, 0, timeout);
+		if (r->ps && (werr = perf_source_drain(r->ps, false, on_item, r)) < 0)
+			break;
+		if ((werr = drain_domains(r)) < 0)
+			break;
+		if (g_stop_sig) {
+			stop_why = g_stop_sig == SIGINT ? "interrupted" : "terminated";
+			break;
+		}
+		if (r->child && waitpid(r->child, &r->child_status, WNOHANG) == r->child) {
+			r->child_done = true;
+			break;
+		}
+		uint64_t t = now_ns();
+		if (deadline && t >= deadline)
+			break;
+		if (r->npids && t >= next_pid_check) {
+			next_pid_check = t + 200000000ull;
+			if (pids_gone(r))
+				break;
+		}
+	}
+	if (werr < 0)
+		goto fail_run;
+
+	/* Finish: the rest of the rings, the guests, the totals. */
+	if (r->ps)
+		perf_source_disable(r->ps);
+	reap_child(r, true);
+	if (r->ps && (werr = perf_source_drain(r->ps, true, on_item, r)) < 0)
+		goto fail_run;
+	stop_domains(r);
+	if ((werr = drain_domains(r)) < 0)
+		goto fail_run;
+	uint64_t t_end = now_ns();
+	uint64_t lost = 0, dsamples = 0;
+	for (size_t i = 0; r->ps && i < perf_source_ncpus(r->ps); i++) {
+		struct dp_lost l = { perf_source_lost(r->ps, (int)i), DP_LOST_RING,
+				     (uint32_t)perf_source_cpu(r->ps, i) };
+		if (l.count && (werr = dp_write_lost(r->w, &l)) < 0)
+			goto fail_run;
+		lost += l.count;
+		l.count = perf_source_throttled(r->ps, (int)i);
+		l.source = DP_LOST_THROTTLE;
+		if (l.count && (werr = dp_write_lost(r->w, &l)) < 0)
+			goto fail_run;
+		lost += l.count;
+	}
+	for (size_t i = 0; i < r->ndomains; i++)
+		dsamples += domain_source_samples(r->ds[i]);
+	uint32_t exit_status = 0;
+	if (r->child_done)
+		exit_status = WIFEXITED(r->child_status) ? (uint32_t)WEXITSTATUS(r->child_status)
+			    : 128u + (uint32_t)WTERMSIG(r->child_status);
+	struct dp_stats st = {
+		.samples = r->samples + dsamples, .lost = lost,
+		.start_time = t_start, .end_time = t_end, .wall_ns = t_end - t_start,
+		.exit_status = exit_status, .flags = 0,
+	};
+	if ((werr = dp_write_stats(r->w, &st)) < 0)
+		goto fail_run;
+	werr = dp_writer_finish(r->w);
+	r->w = NULL;
+	if (werr < 0) {
+		fprintf(stderr, "domprof record: finishing '%s': %s\n", r->output, strerror(-werr));
+		free_all(r);
+		return 1;
+	}
+
+	struct stat fst;
+	uint64_t bytes = stat(r->output, &fst) == 0 ? (uint64_t)fst.st_size : 0;
+	uint64_t total = st.samples + lost;
+	fprintf(stderr, "domprof record: %" PRIu64 " samples written, %" PRIu64 " lost (%.2f%%), %"
+		PRIu64 " bytes, %.2f s", st.samples, lost, total ? 100.0 * (double)lost / (double)total : 0.0,
+		bytes, (double)(t_end - t_start) / 1e9);
+	if (r->child_done) {
+		if (WIFEXITED(r->child_status))
+			fprintf(stderr, "; command exited with status %d", WEXITSTATUS(r->child_status));
+		else
+			fprintf(stderr, "; command killed by signal %d (%s)", WTERMSIG(r->child_status),
+				strsignal(WTERMSIG(r->child_status)));
+	}
+	if (r->ndomains) {
+		fprintf(stderr, "; host: %" PRIu64 " samples", r->samples);
+		for (size_t i = 0; i < r->ndomains; i++)
+			fprintf(stderr, ", %s: %" PRIu64 " samples", domain_source_name(r->ds[i]),
+				domain_source_samples(r->ds[i]));
+	}
+	if (stop_why)
+		fprintf(stderr, " (%s)", stop_why);
+	fputc('\n', stderr);
+	free_all(r);
+	return 0;
+
+fail_run:
+	/* Chunks already flushed are complete: close without flushing the
+	 * open one, so the file stays readable up to the last full chunk. */
+	fprintf(stderr, "domprof record: writing '%s' failed: %s; recording stopped, the file is "
+		"readable up to the last complete chunk\n", r->output, strerror(-werr));
+	if (r->ps)
+		perf_source_disable(r->ps);
+	reap_child(r, true);
+	stop_domains(r);
+	dp_writer_free(r->w);
+	r->w = NULL;
+	free_all(r);
+	return 1;
+
+fail_start:
+	if (go_fd >= 0)
+		close(go_fd);
+	if (err_fd >= 0)
+		close(err_fd);
+	reap_child(r, false);
+	stop_domains(r);
+	discard_output(r);
+	free_all(r);
+	return 1;
+}

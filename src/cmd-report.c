@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `domprof report`: read a recording, aggregate it (analysis/profile.c)
+ * and print it as opreport-style text, CSV or JSON (output/). This file
+ * only parses options, reports errors and draws the progress line.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis/profile.h"
+#include "commands.h"
+#include "output/report.h"
+
+const char usage_report[] =
+	"usage: domprof report [-i FILE] [-l] [-g] [--sort KEYS] [-t PCT]\n"
+	"                      [--domain NAME] [--pid PID] [--comm NAME] [--image NAME]\n"
+	"                      [--mode user|kernel] [--format text|csv|json]\n"
+	"\n"
+	"Show where the samples of a recording went. Without -l: an image summary\n"
+	"like opreport (each application, with the images its samples fell in\n"
+	"indented below it). With -l: one row per symbol with its domain and image.\n"
+	"\n"
+	"  -i, --input FILE       recording to read (default: domprof.data)\n"
+	"  -l, --symbols          symbol table: samples, %, domain, image, symbol\n"
+	"  -g, --callgraph        callers and callees of each symbol, with a [self]\n"
+	"                         line (needs a recording made with -g)\n"
+	"  -s, --sort KEYS        comma-separated keys: sample, symbol, image, domain,\n"
+	"                         pid, comm (default: sample); pid or comm split rows\n"
+	"                         per process\n"
+	"  -t, --threshold PCT    hide rows below PCT percent of the shown samples\n"
+	"      --domain NAME      only samples of this domain (host, or a VM's name)\n"
+	"      --pid PID          only samples of this process\n"
+	"      --comm NAME        only samples of processes with this command name\n"
+	"      --image NAME       only samples in this image (short name or path)\n"
+	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
+	"      --by-process       split rows per process (adds pid and command columns)\n"
+	"      --format FMT       text (default), csv or json (see docs/report.md)\n"
+	"  -q, --quiet            no progress line on stderr\n"
+	"\n"
+	"Percentages are of the samples that pass the filters.\n";
+
+struct progress {
+	bool on;
+	int last;
+};
+
+static void progress_cb(void *arg, uint64_t pos, uint64_t size)
+{
+	struct progress *pr = arg;
+	if (!pr->on || !size)
+		return;
+	int pct = (int)(pos * 100 / size);
+	if (pct == pr->last)
+		return;
+	pr->last = pct;
+	fprintf(stderr, "\rdomprof report: reading %3d%%", pct);
+	if (pct >= 100)
+		fputs("\r                              \r", stderr);
+	fflush(stderr);
+}
+
+enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_FORMAT, OPT_BYPROC };
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "symbols", no_argument, NULL, 'l' },
+		{ "callgraph", no_argument, NULL, 'g' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "threshold", required_argument, NULL, 't' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "domain", required_argument, NULL, OPT_DOMAIN },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "image", required_argument, NULL, OPT_IMAGE },
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "by-process", no_argument, NULL, OPT_BYPROC },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = "domprof.data", *format = "text";
+	struct profile_filter flt = { 0 };
+	struct report_view v = { 0 };
+	enum profile_sort_key keys[PROFILE_MAX_SORT];
+	bool quiet = false;
+	char fdesc[512] = "";
+	size_t fo = 0;
+
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, ":i:lgs:t:q", longopts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'i': path = optarg; break;
+		case 'l': v.symbols = true; break;
+		case 'g': v.callgraph = true; break;
+		case 'q': quiet = true; break;
+		case 's': {
+			const char *bad = NULL;
+			int n = profile_parse_sort(optarg, keys, &bad);
+			if (n < 0)
+				return usage_error("report", "unknown or too many sort keys at '%s' (keys: sample, symbol, image, domain, pid, comm)", bad);
+			v.keys = keys;
+			v.nkeys = n;
+			for (int i = 0; i < n; i++)
+				if (keys[i] == PROFILE_SORT_PID || keys[i] == PROFILE_SORT_COMM)
+					v.by_process = true;
+			break;
+		}
+		case 't':
+			errno = 0;
+			v.threshold = strtod(optarg, &end);
+			if (errno || end == optarg || *end || v.threshold < 0 || v.threshold > 100)
+				return usage_error("report", "threshold '%s' is not a percentage (0..100)", optarg);
+			break;
+		case OPT_DOMAIN:
+			flt.domain = optarg;
+			fo += (size_t)snprintf(fdesc + fo, sizeof(fdesc) - fo, "%sdomain=%s", fo ? " " : "", optarg);
+			break;
+		case OPT_PID: {
+			errno = 0;
+			unsigned long pid = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || pid > UINT32_MAX)
+				return usage_error("report", "pid '%s' is not a number", optarg);
+			flt.has_pid = true;
+			flt.pid = (uint32_t)pid;
+			fo += (size_t)snprintf(fdesc + fo, sizeof(fdesc) - fo, "%spid=%lu", fo ? " " : "", pid);
+			break;
+		}
+		case OPT_COMM:
+			flt.comm = optarg;
+			fo += (size_t)snprintf(fdesc + fo, sizeof(fdesc) - fo, "%scomm=%s", fo ? " " : "", optarg);
+			break;
+		case OPT_IMAGE:
+			flt.image = optarg;
+			fo += (size_t)snprintf(fdesc + fo, sizeof(fdesc) - fo, "%simage=%s", fo ? " " : "", optarg);
+			break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "user"))
+				flt.mode = PROFILE_MODE_USER;
+			else if (!strcmp(optarg, "kernel"))
+				flt.mode = PROFILE_MODE_KERNEL;
+			else
+				return usage_error("report", "--mode takes user or kernel, not '%s'", optarg);
+			fo += (size_t)snprintf(fdesc + fo, sizeof(fdesc) - fo, "%smode=%s", fo ? " " : "", optarg);
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "text") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
+				return usage_error("report", "unknown format '%s' (text, csv or json)", optarg);
+			format = optarg;
+			break;
+		case OPT_BYPROC:
+			v.by_process = true;
+			break;
+		case ':':
+			return usage_error("report", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("report", "unknown option '%s'", argv[optind - 1]);
+		}
+		if (fo >= sizeof(fdesc))
+			fo = sizeof(fdesc) - 1;
+	}
+	if (optind < argc)
+		return usage_error("report", "unexpected argument '%s'", argv[optind]);
+
+	struct progress pr = { false, -1 };
+	struct stat st;
+	if (!quiet && isatty(STDERR_FILENO) && !stat(path, &st) && st.st_size > (32 << 20))
+		pr.on = true;
+	struct profile_opts o = {
+		.callgraph = v.callgraph,
+		.by_process = v.by_process,
+		.progress = progress_cb,
+		.progress_arg = &pr,
+	};
+	int err = 0;
+	char msg[256] = "";
+	struct profile *p = profile_load(path, &flt, &o, &err, msg, sizeof(msg));
+	if (!p) {
+		if (err == -ENOENT && flt.domain && *msg)
+			fprintf(stderr, "domprof report: %s\n", msg);
+		else if (*msg)
+			fprintf(stderr, "domprof report: %s\n", msg);
+		else
+			fprintf(stderr, "domprof report: cannot read '%s': %s\n", path,
+				err > -1000 ? strerror(-err) : "not a domprof file");
+		return 1;
+	}
+	v.p = p;
+	v.path = path;
+	v.filter_desc = fo ? fdesc : NULL;
+	int rc;
+	if (!strcmp(format, "csv"))
+		rc = report_csv(stdout, &v);
+	else if (!strcmp(format, "json"))
+		rc = report_json(stdout, &v);
+	else
+		rc = report_text(stdout, &v);
+	if (rc) {
+		fprintf(stderr, "domprof report: writing the report failed: %s\n", strerror(-rc));
+		profile_free(p);
+		return 1;
+	}
+	if (strcmp(format, "text")) {
+		/* machine formats keep stdout clean; say on stderr what text says in its header */
+		for (size_t i = 0; i < p->nwarnings; i++)
+			fprintf(stderr, "domprof report: warning: %s\n", p->warnings[i]);
+		if (!p->matched)
+			fprintf(stderr, "domprof report: no samples%s\n",
+				p->total_samples ? " match the filter" : " in this recording");
+	}
+	profile_free(p);
+	return 0;
+}

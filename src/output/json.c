@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+/*
+ * JSON report: the same rows as the CSV plus the header metadata, the
+ * image summary and (with -g) the call graph, as one JSON object whose
+ * layout is documented in docs/report.md ("format": "domprof-report",
+ * "version": 1). Strings are emitted as valid UTF-8: control characters
+ * are escaped and bytes that are not UTF-8 become U+FFFD, so any symbol
+ * name a binary holds still yields a parseable document.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/report.h"
+
+/* Length of a valid UTF-8 sequence at s, or 0. */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	int n;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+static void jstr(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+	fputc('"', f);
+	while (*s) {
+		unsigned char c = *s;
+		if (c == '"' || c == '\\') {
+			fputc('\\', f);
+			fputc(c, f);
+			s++;
+		} else if (c < 0x20) {
+			fprintf(f, "\\u%04x", c);
+			s++;
+		} else if (c < 0x80) {
+			fputc(c, f);
+			s++;
+		} else {
+			int n = utf8_len(s);
+			if (n) {
+				fwrite(s, 1, (size_t)n, f);
+				s += n;
+			} else {
+				fputs("\\ufffd", f);
+				s++;
+			}
+		}
+	}
+	fputc('"', f);
+}
+
+static void jkey(FILE *f, const char *k)
+{
+	jstr(f, k);
+	fputc(':', f);
+}
+
+static void sym_fields(FILE *f, const struct report_view *v, const struct profile_symbol *y)
+{
+	jkey(f, "domain");
+	jstr(f, y->domain_name);
+	fputc(',', f);
+	jkey(f, "image");
+	jstr(f, y->image);
+	fputc(',', f);
+	jkey(f, "symbol");
+	jstr(f, y->symbol);
+	if (v->by_process) {
+		fprintf(f, ",\"pid\":%" PRIu32 ",", y->pid);
+		jkey(f, "comm");
+		jstr(f, y->comm);
+	}
+}
+
+static void header(FILE *f, const struct report_view *v)
+{
+	const struct profile *p = v->p;
+	fputs("\"format\":\"domprof-report\",\"version\":1,", f);
+	jkey(f, "file");
+	jstr(f, v->path);
+	fputs(",\"header\":{", f);
+	fprintf(f, "\"format_version\":\"%u.%u\",\"created_ns\":%" PRIu64 ",\"ncpus\":%u,",
+		p->header.major, p->header.minor, p->header.created_ns, p->header.ncpus);
+	jkey(f, "hostname");
+	jstr(f, p->header.hostname);
+	fputc(',', f);
+	jkey(f, "release");
+	jstr(f, p->header.release);
+	fputc(',', f);
+	jkey(f, "cpu");
+	jstr(f, p->header.cpu_desc);
+	fputc(',', f);
+	jkey(f, "cmdline");
+	jstr(f, p->header.cmdline);
+	fputs("},\"events\":[", f);
+	for (size_t i = 0; i < p->nevents; i++) {
+		const struct profile_event *e = &p->events[i];
+		fprintf(f, "%s{\"id\":%u,", i ? "," : "", e->id);
+		jkey(f, "name");
+		jstr(f, e->name);
+		fprintf(f, ",\"type\":%u,\"config\":%" PRIu64 ",\"%s\":%" PRIu64 "}", e->type,
+			e->config, e->freq ? "frequency_hz" : "period", e->period);
+	}
+	fputs("],\"domains\":[", f);
+	for (size_t i = 0; i < p->ndomains; i++) {
+		const struct profile_domain *d = &p->domains[i];
+		fprintf(f, "%s{\"id\":%u,", i ? "," : "", d->id);
+		jkey(f, "name");
+		jstr(f, d->name);
+		fputc(',', f);
+		jkey(f, "kind");
+		jstr(f, dp_domain_kind_name(d->kind));
+		fputc(',', f);
+		jkey(f, "address");
+		jstr(f, d->address);
+		fputc(',', f);
+		jkey(f, "symsrc");
+		jstr(f, d->symsrc);
+		fprintf(f, ",\"kaslr_offset\":%" PRIu64 ",\"vcpus\":%u,\"samples\":%" PRIu64 "}",
+			d->kaslr_offset, d->vcpus, d->samples);
+	}
+	fprintf(f, "],\"total_samples\":%" PRIu64 ",\"matched_samples\":%" PRIu64
+		   ",\"lost_samples\":%" PRIu64 ",\"lost_percent\":%.4f,",
+		p->total_samples, p->matched, p->lost, report_lost_pct(p));
+	jkey(f, "filter");
+	if (v->filter_desc)
+		jstr(f, v->filter_desc);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"threshold_percent\":%.4f,\"has_callchains\":%s,\"warnings\":[",
+		v->threshold, p->has_callchains ? "true" : "false");
+	for (size_t i = 0; i < p->nwarnings; i++) {
+		if (i)
+			fputc(',', f);
+		jstr(f, p->warnings[i]);
+	}
+	fputs("]", f);
+}
+
+static void edges(FILE *f, const struct report_view *v, const struct profile_edge *const *e,
+		  size_t n, bool callers, double tot)
+{
+	const struct profile *p = v->p;
+	for (size_t j = 0; j < n; j++) {
+		const struct profile_symbol *c = &p->syms[callers ? e[j]->caller : e[j]->callee];
+		fputs(j ? ",{" : "{", f);
+		sym_fields(f, v, c);
+		fprintf(f, ",\"samples\":%" PRIu64 ",\"percent\":%.4f}", e[j]->count,
+			100.0 * (double)e[j]->count / tot);
+	}
+}
+
+int report_json(FILE *f, const struct report_view *v)
+{
+	const struct profile *p = v->p;
+	fputc('{', f);
+	header(f, v);
+
+	fputs(",\"rows\":[", f);
+	size_t n;
+	uint32_t *ix = profile_rows(p, v->keys, v->nkeys, v->threshold, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_symbol *y = &p->syms[ix[i]];
+		fprintf(f, "%s\n{\"samples\":%" PRIu64 ",\"percent\":%.4f,", i ? "," : "", y->self,
+			profile_pct(p, y->self));
+		sym_fields(f, v, y);
+		fputc('}', f);
+	}
+	free(ix);
+
+	fputs("],\"images\":[", f);
+	for (size_t i = 0; i < p->nimages; i++) {
+		const struct profile_image *im = &p->images[i];
+		fputs(i ? ",\n{" : "\n{", f);
+		jkey(f, "domain");
+		jstr(f, im->domain_name);
+		fputc(',', f);
+		jkey(f, "application");
+		jstr(f, im->app);
+		fputc(',', f);
+		jkey(f, "image");
+		jstr(f, im->image);
+		fprintf(f, ",\"samples\":%" PRIu64 ",\"percent\":%.4f}", im->samples,
+			profile_pct(p, im->samples));
+	}
+	fputc(']', f);
+
+	if (v->callgraph) {
+		fputs(",\"callgraph\":[", f);
+		ix = profile_cg_entries(p, v->threshold, &n);
+		for (size_t i = 0; i < n; i++) {
+			const struct profile_symbol *y = &p->syms[ix[i]];
+			double tot = y->total ? (double)y->total : 1.0;
+			fputs(i ? ",\n{" : "\n{", f);
+			sym_fields(f, v, y);
+			fprintf(f, ",\"self\":%" PRIu64 ",\"self_percent\":%.4f,\"total\":%" PRIu64
+				   ",\"total_percent\":%.4f,\"callers\":[",
+				y->self, profile_pct(p, y->self), y->total, profile_pct(p, y->total));
+			const struct profile_edge *const *e;
+			size_t ne = profile_callers(p, ix[i], &e);
+			edges(f, v, e, ne, true, tot);
+			fputs("],\"callees\":[", f);
+			ne = profile_callees(p, ix[i], &e);
+			edges(f, v, e, ne, false, tot);
+			fputs("]}", f);
+		}
+		free(ix);
+		fputc(']', f);
+	}
+	fputs("}\n", f);
+	fflush(f);
+	return ferror(f) ? -EIO : 0;
+}

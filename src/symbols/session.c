@@ -1,0 +1,1152 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The symbol session: domains, processes and their mappings, images and
+ * the lookups of symbols.h. Naming rules (see docs/symbols.md):
+ *
+ *  - host and active domains: user ips through the pid's mappings, kernel
+ *    ips to "[kernel.kallsyms]" or a module "[mod]";
+ *  - passive domains: kernel ips to "[guest.kernel]"/"[mod]", user ips to
+ *    one pseudo image per address space "[guest user cr3=0x...]";
+ *  - whatever no table names is "[unknown]" under the right image.
+ *
+ * Maps are never freed or changed once returned (a replaced mapping is
+ * dropped from the process's list, not destroyed), so a map returned for
+ * an early sample stays valid after a later exec or munmap. The only
+ * field filled later is the placement (image address delta), computed on
+ * first use: that is why some functions cast away const on a map the
+ * session itself allocated.
+ */
+#include "symbols/symbols.h"
+#include "symbols/internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/xalloc.h"
+
+#define KERNEL_HALF 0xffff800000000000ull
+#define UNKNOWN "[unknown]"
+
+enum img_kind {
+	IMG_ELF,      /* a file (or embedded ELF): link-time addresses, placed by map */
+	IMG_ABS,      /* absolute addresses: kernel, modules, perf maps */
+	IMG_PSEUDO,   /* no symbols at all */
+	IMG_PERFMAP,  /* absolute, table from a perf map */
+};
+
+struct sym_image {
+	const char *name, *path;
+	uint8_t kind;
+	bool is_vdso;
+	bool info_done, syms_done;
+	uint8_t buildid[20];
+	uint8_t buildid_len;
+	uint32_t pid;               /* IMG_PERFMAP */
+	struct sym_domain *dom;
+	struct sym_session *sess;
+	const char *src_path;       /* file read for symbols (path or a debug file) */
+	bool tab_loaded;            /* tab filled early (debug file by build-id) */
+	struct elf_info info;
+	bool info_usable;           /* the ELF source matches (build-id) */
+	const uint8_t *blob;        /* embedded ELF chosen for it, or NULL */
+	size_t blob_size;
+	struct sym_table tab;
+	struct sym_image *next_all;
+};
+
+struct sym_map {
+	uint64_t start, end, pgoff;
+	struct sym_image *img;
+	uint64_t delta;             /* image address = ip + delta (mod 2^64) */
+	bool placed;
+	bool anon;                  /* anonymous exec memory: JIT map candidate */
+};
+
+struct blob {
+	uint32_t kind;
+	const char *name;
+	uint8_t *data;
+	size_t size;
+};
+
+/* u64 -> pointer, open addressing (procs by domain<<32|pid, asids). */
+struct u64map {
+	struct { uint64_t key; void *val; } *v;
+	size_t cap, n;
+};
+
+/* string -> pointer (images by key, pseudo images and modules by name). */
+struct strmap {
+	struct { const char *key; void *val; } *v;
+	size_t cap, n;
+};
+
+struct kmod {
+	const char *name;
+	uint64_t start, end;        /* end == 0: not known yet */
+	struct sym_image *img;
+	struct sym_map *map;
+};
+
+struct sym_domain {
+	uint32_t id;
+	uint8_t kind;
+	const char *name;
+	uint64_t kaslr;
+	struct blob *blobs;
+	size_t nblobs, cblobs;
+	bool kernel_done;
+	struct sym_image *kimg;
+	struct sym_map *kmap;
+	struct kmod *mods;
+	size_t nmods, cmods;
+	struct strmap modidx;       /* module name -> index+1 while loading */
+	struct strmap pseudo;       /* name -> map */
+	struct u64map asids;        /* guest cr3 -> map */
+	struct sym_map *last_asid_map;
+	uint64_t last_asid;
+};
+
+struct proc {
+	struct sym_map **maps;      /* sorted by start, not overlapping */
+	size_t n, cap;
+	const char *comm;
+	uint8_t perfmap_state;      /* 0 unchecked, 1 none, 2 present */
+	struct sym_map *perfmap;
+};
+
+struct sym_session {
+	struct sym_pool pool;
+	struct sym_domain **doms;
+	size_t ndoms, cdoms;
+	struct sym_domain *last_dom;
+	struct u64map procs;
+	struct proc *last_proc;
+	uint64_t last_proc_key;
+	struct strmap images;
+	struct sym_image *all_images;
+	struct sym_map **maps;      /* every map ever made, for freeing */
+	size_t nmaps, cmaps;
+	const char **warn;
+	size_t nwarn, cwarn;
+	uint8_t *own_vdso;
+	size_t own_vdso_size;
+	bool own_vdso_done;
+};
+
+/* ---- small containers ---- */
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static void *u64map_get(const struct u64map *m, uint64_t key)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->v[i].val)
+			return NULL;
+		if (m->v[i].key == key)
+			return m->v[i].val;
+	}
+}
+
+static void u64map_put(struct u64map *m, uint64_t key, void *val)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		struct u64map nm = { 0 };
+		nm.cap = m->cap ? m->cap * 2 : 64;
+		nm.v = xcalloc(nm.cap, sizeof(*nm.v));
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->v[i].val)
+				u64map_put(&nm, m->v[i].key, m->v[i].val);
+		free(m->v);
+		*m = nm;
+	}
+	size_t i = mix64(key) & (m->cap - 1);
+	while (m->v[i].val && m->v[i].key != key)
+		i = (i + 1) & (m->cap - 1);
+	if (!m->v[i].val)
+		m->n++;
+	m->v[i].key = key;
+	m->v[i].val = val;
+}
+
+static uint64_t strhash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void *strmap_get(const struct strmap *m, const char *key)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = strhash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->v[i].key)
+			return NULL;
+		if (!strcmp(m->v[i].key, key))
+			return m->v[i].val;
+	}
+}
+
+/* key must outlive the map (pool string) */
+static void strmap_put(struct strmap *m, const char *key, void *val)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		struct strmap nm = { 0 };
+		nm.cap = m->cap ? m->cap * 2 : 32;
+		nm.v = xcalloc(nm.cap, sizeof(*nm.v));
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->v[i].key)
+				strmap_put(&nm, m->v[i].key, m->v[i].val);
+		free(m->v);
+		*m = nm;
+	}
+	size_t i = strhash(key) & (m->cap - 1);
+	while (m->v[i].key && strcmp(m->v[i].key, key))
+		i = (i + 1) & (m->cap - 1);
+	if (!m->v[i].key)
+		m->n++;
+	m->v[i].key = key;
+	m->v[i].val = val;
+}
+
+/* ---- session ---- */
+
+struct sym_session *sym_session_new(void)
+{
+	return xcalloc(1, sizeof(struct sym_session));
+}
+
+static void warn(struct sym_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(struct sym_session *s, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < s->nwarn; i++)
+		if (!strcmp(s->warn[i], buf))
+			return;
+	if (s->nwarn == s->cwarn)
+		xgrow((void **)&s->warn, &s->cwarn, s->nwarn + 1, sizeof(*s->warn));
+	s->warn[s->nwarn++] = pool_strdup(&s->pool, buf);
+}
+
+size_t sym_warnings(const struct sym_session *s, const char *const **out)
+{
+	*out = (const char *const *)s->warn;
+	return s->nwarn;
+}
+
+void sym_session_free(struct sym_session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->ndoms; i++) {
+		struct sym_domain *d = s->doms[i];
+		for (size_t j = 0; j < d->nblobs; j++)
+			free(d->blobs[j].data);
+		free(d->blobs);
+		free(d->mods);
+		free(d->modidx.v);
+		free(d->pseudo.v);
+		free(d->asids.v);
+		free(d);
+	}
+	free(s->doms);
+	for (size_t i = 0; i < s->procs.cap; i++) {
+		struct proc *p = s->procs.v[i].val;
+		if (p) {
+			free(p->maps);
+			free(p);
+		}
+	}
+	free(s->procs.v);
+	for (struct sym_image *img = s->all_images, *n; img; img = n) {
+		n = img->next_all;
+		elf_info_release(&img->info);
+		symtab_release(&img->tab);
+		free(img);
+	}
+	free(s->images.v);
+	for (size_t i = 0; i < s->nmaps; i++)
+		free(s->maps[i]);
+	free(s->maps);
+	free(s->warn);
+	free(s->own_vdso);
+	pool_release(&s->pool);
+	free(s);
+}
+
+static struct sym_domain *get_domain(struct sym_session *s, uint32_t id)
+{
+	if (s->last_dom && s->last_dom->id == id)
+		return s->last_dom;
+	for (size_t i = 0; i < s->ndoms; i++)
+		if (s->doms[i]->id == id)
+			return s->last_dom = s->doms[i];
+	struct sym_domain *d = xcalloc(1, sizeof(*d));
+	d->id = id;
+	/* a domain without a DOMAIN record: the host if 0, else host-like */
+	d->kind = id == DP_HOST_DOMAIN ? DP_DOMAIN_HOST : DP_DOMAIN_ACTIVE;
+	d->name = pool_strdup(&s->pool, id == DP_HOST_DOMAIN ? "host" : "?");
+	if (s->ndoms == s->cdoms)
+		xgrow((void **)&s->doms, &s->cdoms, s->ndoms + 1, sizeof(*s->doms));
+	s->doms[s->ndoms++] = d;
+	return s->last_dom = d;
+}
+
+void sym_set_domain(struct sym_session *s, uint32_t domain, uint8_t kind,
+		    const char *name, uint64_t kaslr_offset)
+{
+	struct sym_domain *d = get_domain(s, domain);
+	d->kind = kind;
+	if (name)
+		d->name = pool_strdup(&s->pool, name);
+	d->kaslr = kaslr_offset;
+}
+
+static struct sym_map *new_map(struct sym_session *s, struct sym_image *img,
+			       uint64_t start, uint64_t end, uint64_t pgoff)
+{
+	struct sym_map *m = xcalloc(1, sizeof(*m));
+	m->img = img;
+	m->start = start;
+	m->end = end;
+	m->pgoff = pgoff;
+	if (img && img->kind != IMG_ELF)
+		m->placed = true;    /* absolute or symbol-less: delta 0 */
+	if (s->nmaps == s->cmaps)
+		xgrow((void **)&s->maps, &s->cmaps, s->nmaps + 1, sizeof(*s->maps));
+	s->maps[s->nmaps++] = m;
+	return m;
+}
+
+static struct sym_image *new_image(struct sym_session *s, struct sym_domain *d,
+				   uint8_t kind, const char *name, const char *path)
+{
+	struct sym_image *img = xcalloc(1, sizeof(*img));
+	img->kind = kind;
+	img->dom = d;
+	img->sess = s;
+	img->name = pool_strdup(&s->pool, name);
+	img->path = path && strcmp(path, name) ? pool_strdup(&s->pool, path) : img->name;
+	symtab_init(&img->tab);
+	if (kind == IMG_PSEUDO) {
+		img->syms_done = img->info_done = true;
+		symtab_finish(&img->tab, 0);
+	}
+	img->next_all = s->all_images;
+	s->all_images = img;
+	return img;
+}
+
+/* A symbol-less image and its one map covering everything, per domain. */
+static struct sym_map *pseudo_map(struct sym_session *s, struct sym_domain *d, const char *name)
+{
+	struct sym_map *m = strmap_get(&d->pseudo, name);
+	if (m)
+		return m;
+	struct sym_image *img = new_image(s, d, IMG_PSEUDO, name, name);
+	m = new_map(s, img, 0, UINT64_MAX, 0);
+	strmap_put(&d->pseudo, img->name, m);
+	return m;
+}
+
+/* ---- embedded symbol tables ---- */
+
+void sym_add_symtab(struct sym_session *s, uint32_t domain, const struct dp_symtab *st)
+{
+	if (!st)
+		return;
+	struct sym_domain *d = get_domain(s, domain);
+	if (d->nblobs == d->cblobs)
+		xgrow((void **)&d->blobs, &d->cblobs, d->nblobs + 1, sizeof(*d->blobs));
+	struct blob *b = &d->blobs[d->nblobs++];
+	b->kind = st->kind;
+	b->name = pool_strdup(&s->pool, st->name ? st->name : "");
+	b->size = st->data ? st->size : 0;
+	b->data = xmalloc(b->size + 1);
+	if (b->size)
+		memcpy(b->data, st->data, b->size);
+	b->data[b->size] = '\0';
+}
+
+static const struct blob *find_blob(const struct sym_domain *d, uint32_t kind, const char *name)
+{
+	for (size_t i = 0; i < d->nblobs; i++)
+		if (d->blobs[i].kind == kind && (!name || !strcasecmp(d->blobs[i].name, name)))
+			return &d->blobs[i];
+	return NULL;
+}
+
+static bool is_vmlinux_name(const char *name)
+{
+	const char *b = strrchr(name, '/');
+	b = b ? b + 1 : name;
+	return !strncmp(b, "vmlinux", 7);
+}
+
+/* ---- tasks ---- */
+
+static struct proc *get_proc(struct sym_session *s, uint32_t domain, uint32_t pid, bool create)
+{
+	uint64_t key = (uint64_t)domain << 32 | pid;
+	if (s->last_proc && s->last_proc_key == key)
+		return s->last_proc;
+	struct proc *p = u64map_get(&s->procs, key);
+	if (!p && create) {
+		p = xcalloc(1, sizeof(*p));
+		u64map_put(&s->procs, key, p);
+	}
+	if (p) {
+		s->last_proc = p;
+		s->last_proc_key = key;
+	}
+	return p;
+}
+
+void sym_add_task(struct sym_session *s, uint32_t domain, const struct dp_task *t)
+{
+	if (!t)
+		return;
+	get_domain(s, domain);
+	switch (t->kind) {
+	case DP_TASK_COMM: {
+		struct proc *p = get_proc(s, domain, t->pid, true);
+		/* the process is named by its main thread; others name it only
+		 * until the main thread is seen */
+		if (t->comm && (t->tid == t->pid || !p->comm))
+			p->comm = pool_strdup(&s->pool, t->comm);
+		break;
+	}
+	case DP_TASK_FORK: {
+		if (t->pid == t->ppid)
+			break;       /* a new thread shares its process's maps */
+		struct proc *parent = get_proc(s, domain, t->ppid, false);
+		struct proc *c = get_proc(s, domain, t->pid, true);
+		c->n = 0;        /* a reused pid starts over */
+		c->perfmap_state = 0;
+		c->perfmap = NULL;
+		if (parent) {
+			if (parent->n > c->cap)
+				xgrow((void **)&c->maps, &c->cap, parent->n, sizeof(*c->maps));
+			if (parent->n)
+				memcpy(c->maps, parent->maps, parent->n * sizeof(*c->maps));
+			c->n = parent->n;
+			c->comm = parent->comm;
+		}
+		if (t->comm && *t->comm)
+			c->comm = pool_strdup(&s->pool, t->comm);
+		break;
+	}
+	default:
+		/* EXIT: keep the maps, late samples of the process still need them */
+		break;
+	}
+}
+
+const char *sym_comm(struct sym_session *s, uint32_t domain, uint32_t pid)
+{
+	struct proc *p = get_proc(s, domain, pid, false);
+	return p && p->comm ? p->comm : UNKNOWN;
+}
+
+/* ---- mappings ---- */
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b && b[1] ? b + 1 : path;
+}
+
+static struct sym_image *elf_image(struct sym_session *s, struct sym_domain *d,
+				   const char *path, const uint8_t *bid, uint8_t bidlen,
+				   bool vdso)
+{
+	char key[4200];
+	int o = snprintf(key, sizeof(key), "%" PRIu32 "|%.4000s|", d->id, path);
+	for (unsigned i = 0; i < bidlen && i < 20; i++)
+		o += snprintf(key + o, sizeof(key) - o, "%02x", bid[i]);
+	struct sym_image *img = strmap_get(&s->images, key);
+	if (img)
+		return img;
+	img = new_image(s, d, IMG_ELF, vdso ? "[vdso]" : base_name(path), path);
+	img->is_vdso = vdso;
+	img->buildid_len = bidlen > 20 ? 20 : bidlen;
+	memcpy(img->buildid, bid, img->buildid_len);
+	strmap_put(&s->images, pool_strdup(&s->pool, key), img);
+	return img;
+}
+
+static bool is_anon_path(const char *p)
+{
+	return !*p || !strcmp(p, "//anon") || !strncmp(p, "[anon", 5) ||
+	       !strncmp(p, "/memfd:", 7) || !strncmp(p, "/dev/zero", 9);
+}
+
+/* Module name from a kernel MMAP path: "/lib/modules/.../ext4.ko.xz" ->
+ * "ext4"; perf and the kernel spell '-' as '_' in module names. */
+static const char *module_name(struct sym_session *s, const char *path)
+{
+	const char *b = base_name(path);
+	size_t n = strcspn(b, ".");
+	char buf[256];
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = b[i] == '-' ? '_' : b[i];
+	buf[n] = '\0';
+	if (buf[0] == '[' && n > 2 && buf[n - 1] == ']') {
+		buf[n - 1] = '\0';
+		return pool_strdup(&s->pool, buf + 1);
+	}
+	return pool_strdup(&s->pool, buf);
+}
+
+static struct kmod *get_kmod(struct sym_session *s, struct sym_domain *d, const char *name, size_t len)
+{
+	char buf[256];
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	uintptr_t idx = (uintptr_t)strmap_get(&d->modidx, buf);
+	if (idx)
+		return &d->mods[idx - 1];
+	if (d->nmods == d->cmods)
+		xgrow((void **)&d->mods, &d->cmods, d->nmods + 1, sizeof(*d->mods));
+	struct kmod *m = &d->mods[d->nmods++];
+	memset(m, 0, sizeof(*m));
+	m->name = pool_strdup(&s->pool, buf);
+	char img[260];
+	snprintf(img, sizeof(img), "[%s]", buf);
+	m->img = new_image(s, d, IMG_ABS, img, img);
+	strmap_put(&d->modidx, m->name, (void *)(uintptr_t)d->nmods);
+	return m;
+}
+
+void sym_add_mmap(struct sym_session *s, uint32_t domain, const struct dp_mmap *mm)
+{
+	if (!mm)
+		return;
+	struct sym_domain *d = get_domain(s, domain);
+	const char *path = mm->path ? mm->path : "";
+	uint64_t end = mm->start + mm->len < mm->start ? UINT64_MAX : mm->start + mm->len;
+	if (mm->len == 0)
+		return;
+	if (mm->pid == UINT32_MAX) {
+		/* kernel mappings: modules give ranges the tables may lack */
+		if (strncmp(path, "[kernel.kallsyms]", 17) && !d->kernel_done) {
+			const char *nm = module_name(s, path);
+			struct kmod *k = get_kmod(s, d, nm, strlen(nm));
+			if (!k->end) {
+				k->start = mm->start;
+				k->end = end;
+			}
+		}
+		return;
+	}
+	struct proc *p = get_proc(s, domain, mm->pid, true);
+	struct sym_map *m;
+	if (!strcmp(path, "[vdso]")) {
+		m = new_map(s, elf_image(s, d, "[vdso]", mm->buildid, mm->buildid_len, true),
+			    mm->start, end, mm->pgoff);
+	} else if (is_anon_path(path)) {
+		struct sym_map *a = pseudo_map(s, d, "[anon]");
+		m = new_map(s, a->img, mm->start, end, mm->pgoff);
+		m->anon = true;
+	} else if (path[0] == '[' || path[0] != '/') {
+		/* [heap], [stack], [vsyscall], odd names: named, never resolved */
+		struct sym_map *a = pseudo_map(s, d, path);
+		m = new_map(s, a->img, mm->start, end, mm->pgoff);
+	} else {
+		m = new_map(s, elf_image(s, d, path, mm->buildid, mm->buildid_len, false),
+			    mm->start, end, mm->pgoff);
+	}
+
+	/* replace what the new mapping overlaps; trim partial overlaps into
+	 * new map objects so maps handed out earlier never change */
+	size_t lo = 0, hi = p->n;
+	while (lo < hi) {    /* first map with end > start */
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->maps[mid]->end <= m->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t first = lo, last = lo;   /* [first, last) overlap */
+	while (last < p->n && p->maps[last]->start < m->end)
+		last++;
+	struct sym_map *left = NULL, *right = NULL;
+	if (first < last) {
+		struct sym_map *a = p->maps[first], *b = p->maps[last - 1];
+		if (a->start < m->start) {
+			left = new_map(s, a->img, a->start, m->start, a->pgoff);
+			left->anon = a->anon;
+		}
+		if (b->end > m->end) {
+			right = new_map(s, b->img, m->end, b->end, b->pgoff + (m->end - b->start));
+			right->anon = b->anon;
+		}
+	}
+	size_t add = 1 + (left != NULL) + (right != NULL);
+	size_t newn = p->n - (last - first) + add;
+	if (newn > p->cap)
+		xgrow((void **)&p->maps, &p->cap, newn, sizeof(*p->maps));
+	memmove(p->maps + first + add, p->maps + last, (p->n - last) * sizeof(*p->maps));
+	size_t w = first;
+	if (left)
+		p->maps[w++] = left;
+	p->maps[w++] = m;
+	if (right)
+		p->maps[w++] = right;
+	p->n = newn;
+}
+
+/* ---- images: loading ---- */
+
+static void buildid_hex(const uint8_t *id, unsigned len, char *out)
+{
+	for (unsigned i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * len] = '\0';
+}
+
+/* Our own process's vDSO, copied: the same kernel gives the same vDSO. */
+static void own_vdso(struct sym_session *s)
+{
+	if (s->own_vdso_done)
+		return;
+	s->own_vdso_done = true;
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	if (!base)
+		return;
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long a, b;
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &a, &b) == 2 && a == base && b > a) {
+			s->own_vdso_size = b - a;
+			s->own_vdso = xmalloc(s->own_vdso_size);
+			memcpy(s->own_vdso, (const void *)a, s->own_vdso_size);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static bool same_buildid(const struct sym_image *img, const struct elf_info *info)
+{
+	return !img->buildid_len || !info->buildid_len ||
+	       (img->buildid_len == info->buildid_len &&
+		!memcmp(img->buildid, info->buildid, img->buildid_len));
+}
+
+/* Choose the image's ELF source and read its layout (not its symbols). */
+static void ensure_info(struct sym_session *s, struct sym_image *img)
+{
+	if (img->info_done)
+		return;
+	img->info_done = true;
+	struct sym_domain *d = img->dom;
+	if (img->buildid_len) {
+		char hex[41];
+		buildid_hex(img->buildid, img->buildid_len, hex);
+		const struct blob *b = find_blob(d, DP_SYMTAB_ELF, hex);
+		if (b) {
+			img->blob = b->data;
+			img->blob_size = b->size;
+		}
+	}
+	if (!img->blob && img->is_vdso) {
+		const struct blob *b = find_blob(d, DP_SYMTAB_ELF, "[vdso]");
+		if (!b)
+			b = find_blob(d, DP_SYMTAB_ELF, "vdso");
+		if (b) {
+			img->blob = b->data;
+			img->blob_size = b->size;
+		} else if (d->kind == DP_DOMAIN_HOST) {
+			own_vdso(s);
+			img->blob = s->own_vdso;
+			img->blob_size = s->own_vdso_size;
+		}
+	}
+	int r;
+	if (img->blob)
+		r = elf_load(NULL, img->blob, img->blob_size, &img->info, NULL, 0);
+	else if (img->is_vdso || d->kind == DP_DOMAIN_PASSIVE)
+		r = -ENOENT;   /* a guest's files are not on this machine */
+	else
+		r = elf_load(img->path, NULL, 0, &img->info, NULL, 0);
+	if (r < 0 || !img->info.ok) {
+		if (!img->is_vdso && r != -ENOENT && r != -EACCES)
+			warn(s, "%s: not a readable ELF file, its samples are [unknown]", img->path);
+		else if (!img->is_vdso && d->kind == DP_DOMAIN_HOST)
+			warn(s, "%s: %s, its samples are [unknown]", img->path, strerror(-r));
+		return;
+	}
+	if (!img->blob && !same_buildid(img, &img->info)) {
+		/* the file changed since the recording: its symbols would lie */
+		warn(s, "%s: build-id differs from the recording's, looking for its debug file", img->path);
+		struct elf_info keep = img->info;
+		memset(&img->info, 0, sizeof(img->info));
+		memcpy(img->info.buildid, img->buildid, img->buildid_len);
+		img->info.buildid_len = img->buildid_len;
+		img->info.ok = true;
+		elf_info_release(&keep);
+		img->info_usable = false;
+		return;
+	}
+	img->info_usable = true;
+}
+
+static void load_symbols(struct sym_session *s, struct sym_image *img)
+{
+	if (img->syms_done)
+		return;
+	img->syms_done = true;
+	if (img->kind == IMG_PERFMAP) {
+		struct sym_domain *d = img->dom;
+		const struct blob *b = NULL;
+		for (size_t i = 0; i < d->nblobs && !b; i++) {
+			const struct blob *c = &d->blobs[i];
+			if (c->kind != DP_SYMTAB_PERFMAP)
+				continue;
+			const char *q = strstr(c->name, "perf-");
+			q = q ? q + 5 : c->name;
+			char *endp;
+			unsigned long v = strtoul(q, &endp, 10);
+			if (endp != q && v == img->pid)
+				b = c;
+		}
+		if (b) {
+			perfmap_parse((const char *)b->data, b->size, &img->tab);
+		} else {
+			FILE *f = fopen(img->path, "re");
+			if (f) {
+				char *buf = NULL;
+				size_t cap = 0, len = 0, n;
+				do {
+					xgrow((void **)&buf, &cap, len + 65536, 1);
+					n = fread(buf + len, 1, cap - len, f);
+					len += n;
+				} while (n > 0);
+				fclose(f);
+				perfmap_parse(buf, len, &img->tab);
+				free(buf);
+			}
+		}
+		symtab_finish(&img->tab, 0);
+		return;
+	}
+	if (img->kind != IMG_ELF) {
+		symtab_finish(&img->tab, 4096);
+		return;
+	}
+	ensure_info(s, img);
+	int n = 0;
+	if (img->info_usable) {
+		struct elf_info tmp;
+		if (img->blob)
+			n = elf_load(NULL, img->blob, img->blob_size, &tmp, &img->tab, 0);
+		else
+			n = elf_load(img->path, NULL, 0, &tmp, &img->tab, 0);
+		elf_info_release(&tmp);
+		if (n < 0)
+			n = 0;
+	}
+	if (img->info.ok && (!img->info.has_symtab || !img->info_usable) && !img->is_vdso) {
+		struct sym_table dbg;
+		char *found = NULL;
+		symtab_init(&dbg);
+		struct elf_info q = img->info;
+		if (!img->info_usable)
+			q.debuglink = NULL;  /* only the build-id can name the right file */
+		int dn = elf_load_debug(img->path, &q, &dbg, &found);
+		if (dn > n) {        /* the richer table wins */
+			symtab_release(&img->tab);
+			img->tab = dbg;
+			n = dn;
+			if (!img->info_usable) {
+				/* placement from the debug file's own headers */
+				struct elf_info di;
+				if (elf_load(found, NULL, 0, &di, NULL, 0) >= 0 && di.ok) {
+					elf_info_release(&img->info);
+					img->info = di;
+					img->info_usable = true;
+				} else {
+					elf_info_release(&di);
+				}
+			}
+		} else {
+			symtab_release(&dbg);
+		}
+		free(found);
+	}
+	symtab_finish(&img->tab, 4096);
+}
+
+/* Delta from ip to the image's link-time address for an ELF map. */
+static void place(struct sym_session *s, struct sym_map *m)
+{
+	if (m->placed)
+		return;
+	m->placed = true;
+	struct sym_image *img = m->img;
+	ensure_info(s, img);
+	const struct elf_info *in = &img->info;
+	/* default: file offset == address, as in a shared library with
+	 * matching offsets and addresses (no program headers known) */
+	m->delta = m->pgoff - m->start;
+	if (!in->ok || !in->nsegs)
+		return;
+	if (in->is_exec) {
+		m->delta = 0;
+		return;
+	}
+	uint64_t len = m->end - m->start;
+	const struct elf_seg *best = NULL;
+	for (size_t i = 0; i < in->nsegs; i++) {
+		const struct elf_seg *g = &in->segs[i];
+		uint64_t lo = g->off & ~(uint64_t)0xfff, hi = g->off + g->filesz;
+		if (m->pgoff < hi && m->pgoff + len > lo) {
+			if (!best || (g->exec && !best->exec))
+				best = g;
+		}
+	}
+	if (best)
+		m->delta = best->vaddr - best->off + m->pgoff - m->start;
+}
+
+/* ---- kernel ---- */
+
+struct kctx {
+	struct sym_session *s;
+	struct sym_domain *d;
+};
+
+static struct sym_table *kmod_table(void *ctx, const char *mod, size_t len)
+{
+	struct kctx *k = ctx;
+	return &get_kmod(k->s, k->d, mod, len)->img->tab;
+}
+
+static void kmod_range(void *ctx, const struct kmod_range *r)
+{
+	struct kctx *k = ctx;
+	struct kmod *m = get_kmod(k->s, k->d, r->name, r->namelen);
+	m->start = r->start;
+	m->end = r->start + r->size < r->start ? UINT64_MAX : r->start + r->size;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t cap = 0, n;
+	*len = 0;
+	do {
+		xgrow((void **)&buf, &cap, *len + 65536, 1);
+		n = fread(buf + *len, 1, cap - *len, f);
+		*len += n;
+	} while (n > 0);
+	fclose(f);
+	return buf;
+}
+
+static int cmp_kmod(const void *a, const void *b)
+{
+	const struct kmod *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
+{
+	if (d->kernel_done)
+		return;
+	d->kernel_done = true;
+	const char *kname = d->kind == DP_DOMAIN_PASSIVE ? "[guest.kernel]" : "[kernel.kallsyms]";
+	d->kimg = new_image(s, d, IMG_ABS, kname, kname);
+	struct kctx kc = { s, d };
+	struct ksym_sink sink = { .kernel = &d->kimg->tab, .ctx = &kc, .module = kmod_table };
+	const struct blob *ks = find_blob(d, DP_SYMTAB_KALLSYMS, NULL);
+	const struct blob *sm = find_blob(d, DP_SYMTAB_SYSMAP, NULL);
+	const struct blob *vm = NULL;
+	for (size_t i = 0; i < d->nblobs && !vm; i++)
+		if (d->blobs[i].kind == DP_SYMTAB_ELF && is_vmlinux_name(d->blobs[i].name))
+			vm = &d->blobs[i];
+	const char *what = "kallsyms";
+	if (ks) {
+		/* kallsyms of the same boot is already relocated: no KASLR offset */
+		ksyms_parse((const char *)ks->data, ks->size, 0, &sink);
+	} else if (vm) {
+		struct elf_info info;
+		int n = elf_load(NULL, vm->data, vm->size, &info, &d->kimg->tab, d->kaslr);
+		elf_info_release(&info);
+		if (n <= 0)
+			warn(s, "domain %s: embedded vmlinux has no usable symbols", d->name);
+		what = "vmlinux";
+	} else if (sm) {
+		ksyms_parse((const char *)sm->data, sm->size, d->kaslr, &sink);
+		what = "System.map";
+	} else if (d->id == DP_HOST_DOMAIN && d->kind == DP_DOMAIN_HOST) {
+		size_t len;
+		char *buf = read_file("/proc/kallsyms", &len);
+		if (buf) {
+			warn(s, "no kallsyms in the recording: using this machine's /proc/kallsyms "
+			     "(wrong if the kernel was rebooted since)");
+			ksyms_parse(buf, len, 0, &sink);
+			free(buf);
+			if (!find_blob(d, DP_SYMTAB_MODULES, NULL) && (buf = read_file("/proc/modules", &len))) {
+				kmodules_parse(buf, len, kmod_range, &kc);
+				free(buf);
+			}
+		} else {
+			warn(s, "no kallsyms in the recording and /proc/kallsyms unreadable: "
+			     "kernel samples are [unknown]");
+		}
+	} else {
+		warn(s, "domain %s: no kernel symbol table in the recording, kernel samples are [unknown]",
+		     d->name);
+	}
+	if (sink.zero_addrs && !d->kimg->tab.n)
+		warn(s, "domain %s: %s addresses are all zero (kptr_restrict?): kernel samples are [unknown]",
+		     d->name, what);
+	if (sink.bad_lines)
+		warn(s, "domain %s: %zu malformed %s lines skipped", d->name, sink.bad_lines, what);
+	for (size_t i = 0; i < d->nblobs; i++)
+		if (d->blobs[i].kind == DP_SYMTAB_MODULES)
+			kmodules_parse((const char *)d->blobs[i].data, d->blobs[i].size, kmod_range, &kc);
+	symtab_finish(&d->kimg->tab, 4096);
+
+	/* modules: a range from /proc/modules or a kernel MMAP, widened to
+	 * cover the module's symbols (text and data may be apart) */
+	size_t w = 0;
+	for (size_t i = 0; i < d->nmods; i++) {
+		struct kmod *m = &d->mods[i];
+		struct sym_table *t = &m->img->tab;
+		symtab_finish(t, 4096);
+		if (t->n) {
+			uint64_t lo = t->v[0].start, hi = t->v[t->n - 1].end;
+			if (!m->end || lo < m->start)
+				m->start = lo;
+			if (!m->end || hi > m->end)
+				m->end = hi;
+		}
+		if (!m->end || m->end <= m->start)
+			continue;    /* nowhere to put it */
+		m->map = new_map(s, m->img, m->start, m->end, 0);
+		d->mods[w++] = *m;
+	}
+	d->nmods = w;
+	qsort(d->mods, d->nmods, sizeof(*d->mods), cmp_kmod);
+	free(d->modidx.v);
+	memset(&d->modidx, 0, sizeof(d->modidx));
+	d->kmap = new_map(s, d->kimg, 0, UINT64_MAX, 0);
+}
+
+static const struct sym_map *kernel_map(struct sym_session *s, struct sym_domain *d, uint64_t ip)
+{
+	ensure_kernel(s, d);
+	size_t lo = 0, hi = d->nmods;
+	while (lo < hi) {    /* first module with start > ip */
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->mods[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges may nest after widening: look back a little */
+	for (size_t i = lo, k = 0; i > 0 && k < 4; i--, k++)
+		if (ip < d->mods[i - 1].end)
+			return d->mods[i - 1].map;
+	return d->kmap;
+}
+
+/* ---- lookup ---- */
+
+static const struct sym_map *guest_user_map(struct sym_session *s, struct sym_domain *d,
+					    bool has_asid, uint64_t asid)
+{
+	if (!has_asid)
+		return pseudo_map(s, d, "[guest user]");
+	if (d->last_asid_map && d->last_asid == asid)
+		return d->last_asid_map;
+	struct sym_map *m = u64map_get(&d->asids, asid);
+	if (!m) {
+		char name[64];
+		snprintf(name, sizeof(name), "[guest user cr3=0x%" PRIx64 "]", asid);
+		struct sym_image *img = new_image(s, d, IMG_PSEUDO, name, name);
+		m = new_map(s, img, 0, UINT64_MAX, 0);
+		u64map_put(&d->asids, asid, m);
+	}
+	d->last_asid = asid;
+	return d->last_asid_map = m;
+}
+
+/* The pid's JIT map image, if a perf map exists for it. */
+static struct sym_map *perfmap_map(struct sym_session *s, struct sym_domain *d,
+				   struct proc *p, uint32_t pid)
+{
+	if (p->perfmap_state == 0) {
+		p->perfmap_state = 1;
+		char path[64];
+		snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", pid);
+		bool have = false;
+		for (size_t i = 0; i < d->nblobs && !have; i++) {
+			const struct blob *c = &d->blobs[i];
+			if (c->kind != DP_SYMTAB_PERFMAP)
+				continue;
+			const char *q = strstr(c->name, "perf-");
+			q = q ? q + 5 : c->name;
+			char *endp;
+			unsigned long v = strtoul(q, &endp, 10);
+			have = endp != q && v == pid;
+		}
+		struct stat st;
+		if (!have && d->kind == DP_DOMAIN_HOST && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			have = true;
+		if (have) {
+			struct sym_image *img = new_image(s, d, IMG_PERFMAP, base_name(path), path);
+			img->pid = pid;
+			p->perfmap = new_map(s, img, 0, UINT64_MAX, 0);
+			p->perfmap_state = 2;
+		}
+	}
+	return p->perfmap;
+}
+
+const struct sym_map *sym_find_map(struct sym_session *s, uint32_t domain,
+				   uint32_t pid, uint8_t mode, bool has_asid,
+				   uint64_t asid, uint64_t ip)
+{
+	struct sym_domain *d = get_domain(s, domain);
+	bool khalf = ip >= KERNEL_HALF;
+	if (mode == DP_MODE_HYPERVISOR)
+		return pseudo_map(s, d, "[hypervisor]");
+	if (d->kind == DP_DOMAIN_PASSIVE) {
+		if (mode == DP_MODE_KERNEL || mode == DP_MODE_GUEST_KERNEL ||
+		    (mode == DP_MODE_UNKNOWN && khalf))
+			return kernel_map(s, d, ip);
+		return guest_user_map(s, d, has_asid, asid);
+	}
+	switch (mode) {
+	case DP_MODE_KERNEL:
+		return kernel_map(s, d, ip);
+	case DP_MODE_GUEST_KERNEL:
+		/* a KVM host's view of some guest's kernel: no table for it */
+		return pseudo_map(s, d, "[guest.kernel]");
+	case DP_MODE_GUEST_USER:
+		return guest_user_map(s, d, has_asid, asid);
+	default:
+		break;
+	}
+	struct proc *p = get_proc(s, domain, pid, false);
+	if (p && p->n) {
+		size_t lo = 0, hi = p->n;
+		while (lo < hi) {    /* first map with start > ip */
+			size_t mid = lo + (hi - lo) / 2;
+			if (p->maps[mid]->start <= ip)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && ip < p->maps[lo - 1]->end) {
+			struct sym_map *m = p->maps[lo - 1];
+			if (m->anon) {
+				struct sym_map *j = perfmap_map(s, d, p, pid);
+				if (j)
+					return j;
+			}
+			return m;
+		}
+	}
+	if (khalf)
+		return kernel_map(s, d, ip);
+	if (p) {
+		/* JIT code whose mapping was not recorded */
+		struct sym_map *j = perfmap_map(s, d, p, pid);
+		if (j) {
+			load_symbols(s, j->img);
+			if (symtab_find(&j->img->tab, ip))
+				return j;
+		}
+	}
+	return pseudo_map(s, d, UNKNOWN);
+}
+
+const struct sym_image *sym_map_image(const struct sym_map *m)
+{
+	return m->img;
+}
+
+const char *sym_image_name(const struct sym_image *img)
+{
+	return img->name;
+}
+
+uint64_t sym_map_to_image(const struct sym_map *cm, uint64_t ip)
+{
+	struct sym_map *m = (struct sym_map *)cm;   /* session-owned, see top */
+	if (!m->placed)
+		place(m->img->sess, m);
+	return ip + m->delta;
+}
+
+void sym_resolve(struct sym_session *s, const struct sym_map *cm, uint64_t ip,
+		 struct sym_result *out)
+{
+	struct sym_map *m = (struct sym_map *)cm;   /* session-owned, see top */
+	struct sym_image *img = m->img;
+	place(s, m);
+	uint64_t addr = ip + m->delta;
+	out->image = img->name;
+	out->image_path = img->path;
+	load_symbols(s, img);
+	struct sym_entry *e = symtab_find(&img->tab, addr);
+	if (!e) {
+		out->symbol = UNKNOWN;
+		out->sym_start = 0;
+		out->offset = addr;
+		out->known = false;
+		return;
+	}
+	if (!(e->flags & SYM_F_DEMANGLED)) {
+		e->flags |= SYM_F_DEMANGLED;
+		char *dm = sym_demangle(e->u.name);
+		if (dm) {
+			e->u.name = pool_strdup(&s->pool, dm);
+			free(dm);
+		}
+	}
+	out->symbol = e->u.name;
+	out->sym_start = e->start;
+	out->offset = addr - e->start;
+	out->known = true;
+}

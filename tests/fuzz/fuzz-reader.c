@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+/* libFuzzer target: the file reader must survive any bytes. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/format.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	int err;
+	char msg[128];
+	struct dp_reader *r = dp_reader_open_mem(data, size, &err, msg, sizeof(msg));
+	if (!r)
+		return 0;
+	struct dp_record rec;
+	volatile uint64_t sink = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		while (dp_reader_next(r, &rec) > 0) {
+			sink += rec.type + rec.domain;
+			if (rec.type == DP_REC_SAMPLE)
+				for (uint32_t i = 0; i < rec.u.sample.nr_callchain; i++)
+					sink += rec.u.sample.callchain[i];
+			if (rec.type == DP_REC_SYMTAB && rec.u.symtab.size)
+				sink += rec.u.symtab.data[rec.u.symtab.size - 1];
+		}
+		dp_reader_rewind(r);
+	}
+	dp_reader_free(r);
+	return 0;
+}

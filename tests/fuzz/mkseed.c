@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+/* Writes a few small, valid domprof files as the fuzzers' seed corpus. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/format.h"
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: mkseed DIR\n");
+		return 2;
+	}
+	for (int v = 0; v < 3; v++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/seed-%d.data", argv[1], v);
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0) {
+			perror(path);
+			return 1;
+		}
+		struct dp_header h;
+		dp_header_fill_local(&h, argc, argv);
+		struct dp_writer_opts o = { .chunk_bytes = 256, .zstd_level = v == 1 ? 1 : 0 };
+		int err;
+		struct dp_writer *w = dp_writer_new(fd, &h, &o, &err);
+		struct dp_event ev = { .name = "cpu-clock", .period = 1000, .freq = true };
+		dp_write_event(w, &ev);
+		struct dp_domain d = { .id = 1, .kind = 1, .name = "vm1", .address = "gdb:unix:/s", .symsrc = "kallsyms" };
+		dp_write_domain(w, &d);
+		struct dp_task t = { .pid = 7, .tid = 7, .comm = "work" };
+		dp_write_task(w, 0, &t);
+		struct dp_mmap m = { .pid = 7, .start = 0x400000, .len = 0x1000, .path = "/bin/work" };
+		dp_write_mmap(w, 0, &m);
+		uint64_t chain[4] = { 1, 2, 3, 4 };
+		for (int i = 0; i < 12; i++) {
+			struct dp_sample s = { .ip = 0x401000u + (uint64_t)i, .pid = 7, .tid = 7,
+					       .has_asid = i % 3 == 0, .asid = 0x1000,
+					       .nr_callchain = v == 2 ? 4 : 0, .callchain = chain };
+			dp_write_sample(w, i % 2 ? 1 : 0, &s);
+		}
+		if (v == 2) {
+			const char *k = "ffffffff81000000 T _text\nffffffff81000100 T foo\n";
+			struct dp_symtab st = { .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms",
+						.data = (const uint8_t *)k, .size = strlen(k) };
+			dp_write_symtab(w, 1, &st);
+		}
+		struct dp_lost l = { .count = 2 };
+		dp_write_lost(w, &l);
+		struct dp_stats st = { .samples = 12, .lost = 2 };
+		dp_write_stats(w, &st);
+		if (dp_writer_finish(w) < 0)
+			return 1;
+	}
+	return 0;
+}
