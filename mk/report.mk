@@ -18,3 +18,4 @@ EXTRA_WORKLOADS += build/workloads/libwork.so
 .PHONY: bench-report
 bench-report: build/domprof build/workloads/threefuncs
 	@bench/report-vs-perf
+bench: bench-report

@@ -839,9 +839,13 @@ int cmd_record(int argc, char **argv)
 				strsignal(WTERMSIG(r->child_status)));
 	}
 	if (r->ndomains) {
-		fprintf(stderr, "; host: %" PRIu64 " samples", r->samples);
-		for (size_t i = 0; i < r->ndomains; i++)
-			fprintf(stderr, ", %s: %" PRIu64 " samples", domain_source_name(r->ds[i]),
+		const char *sep = "; ";
+		if (r->ps) {
+			fprintf(stderr, "; host: %" PRIu64 " samples", r->samples);
+			sep = ", ";
+		}
+		for (size_t i = 0; i < r->ndomains; i++, sep = ", ")
+			fprintf(stderr, "%s%s: %" PRIu64 " samples", sep, domain_source_name(r->ds[i]),
 				domain_source_samples(r->ds[i]));
 	}
 	if (stop_why)
@@ -859,8 +863,13 @@ fail_run:
 		perf_source_disable(r->ps);
 	reap_child(r, true);
 	stop_domains(r);
+	uint64_t good = dp_writer_bytes(r->w);
 	dp_writer_free(r->w);
 	r->w = NULL;
+	/* Drop the partly written chunk too, so readers see a clean end. */
+	if (truncate(r->output, (off_t)good) < 0)
+		fprintf(stderr, "domprof record: could not trim '%s' to its last complete chunk: %s\n",
+			r->output, strerror(errno));
 	free_all(r);
 	return 1;
 

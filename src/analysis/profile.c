@@ -749,8 +749,11 @@ static void build(struct loader *L)
 				edge_add(p, &E, fr[j + 1], fr[j], c, i + 1);
 
 		const struct profile_symbol *leaf = &p->syms[fr[0]];
-		image_add(&I, k->domain, leaf->domain_name, sym_comm(pv->sym, k->domain, k->pid),
-			  leaf->image, c);
+		/* A passive domain has no process names: its samples form one
+		 * application, "[guest]", under the domain's name. */
+		const char *app = domain_get(L, k->domain)->kind == DP_DOMAIN_PASSIVE
+					  ? "[guest]" : sym_comm(pv->sym, k->domain, k->pid);
+		image_add(&I, k->domain, leaf->domain_name, app, leaf->image, c);
 		if (L->o.stacks)
 			stack_add(&S, k, fr, n);
 	}

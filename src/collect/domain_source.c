@@ -1,115 +1,121 @@
 // SPDX-License-Identifier: MIT
 /*
  * Guest domain sources: dispatch a `--domain NAME=KIND:...` spec to the
- * implementation of its kind. "gdb" is the passive gdbstub sampler
- * (collect/gdb_source.c); "agent" (active domains) is not part of this
- * build yet and is refused with a clear message.
+ * implementation of its kind: "gdb" is the passive gdbstub sampler
+ * (collect/gdb_source.c), "agent" the active in-guest agent
+ * (collect/agent_source.c). Both mirror domain_source.h one for one.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "collect/agent_source.h"
 #include "collect/domain_source.h"
 #include "collect/gdb_source.h"
 #include "util/xalloc.h"
 
-enum ds_kind { DS_GDB = 1 };
+enum ds_kind { DS_GDB = 1, DS_AGENT = 2 };
 
 struct domain_source {
 	enum ds_kind kind;
 	struct gdb_source *gdb;
+	struct agent_source *agent;
 };
-
-/* "NAME=KIND:..." -> pointer to KIND, or NULL. */
-static const char *spec_kind(const char *spec, size_t *kindlen)
-{
-	const char *eq = strchr(spec, '=');
-	if (!eq)
-		return NULL;
-	const char *k = eq + 1;
-	const char *colon = strchr(k, ':');
-	*kindlen = colon ? (size_t)(colon - k) : strlen(k);
-	return k;
-}
 
 struct domain_source *domain_source_start(const char *spec, uint32_t domain_id,
 					  const struct domain_source_opts *o,
 					  char *err, size_t errlen)
 {
-	size_t klen = 0;
-	const char *kind = spec ? spec_kind(spec, &klen) : NULL;
 	const char *eq = spec ? strchr(spec, '=') : NULL;
 	int nlen = eq ? (int)(eq - spec) : 0;
 
-	if (!kind || nlen == 0) {
-		snprintf(err, errlen, "%s: bad domain spec, expected NAME=gdb:HOST:PORT or NAME=gdb:unix:PATH",
+	if (!eq || nlen == 0) {
+		snprintf(err, errlen, "%s: bad domain spec, expected NAME=gdb:HOST:PORT, NAME=gdb:unix:PATH or NAME=agent:ADDRESS",
 			 spec ? spec : "(null)");
 		return NULL;
 	}
+	const char *kind = eq + 1;
+	size_t klen = strcspn(kind, ":");
+	struct domain_source *s = xcalloc(1, sizeof(*s));
 	if (klen == 3 && !strncmp(kind, "gdb", 3)) {
-		struct gdb_source *g = gdb_source_start(spec, domain_id, o, err, errlen);
-		if (!g)
-			return NULL;
-		struct domain_source *s = xcalloc(1, sizeof(*s));
 		s->kind = DS_GDB;
-		s->gdb = g;
-		return s;
+		s->gdb = gdb_source_start(spec, domain_id, o, err, errlen);
+		if (s->gdb)
+			return s;
+	} else if (klen == 5 && !strncmp(kind, "agent", 5)) {
+		s->kind = DS_AGENT;
+		s->agent = agent_source_start(spec, domain_id, o, err, errlen);
+		if (s->agent)
+			return s;
+	} else {
+		snprintf(err, errlen, "%.*s: unknown domain kind '%.*s' (expected gdb or agent)",
+			 nlen, spec, (int)klen, kind);
 	}
-	if (klen == 5 && !strncmp(kind, "agent", 5)) {
-		snprintf(err, errlen, "%.*s: agent domains are not supported by this build", nlen, spec);
-		return NULL;
-	}
-	snprintf(err, errlen, "%.*s: unknown domain kind '%.*s' (expected gdb or agent)",
-		 nlen, spec, (int)klen, kind);
+	free(s);
 	return NULL;
 }
 
+#define DISPATCH(s, gdbcall, agentcall, dflt) \
+	(!(s) ? (dflt) : (s)->kind == DS_GDB ? (gdbcall) : (agentcall))
+
 int domain_source_write_meta(struct domain_source *s, struct dp_writer *w)
 {
-	return s ? gdb_source_write_meta(s->gdb, w) : -EINVAL;
+	return DISPATCH(s, gdb_source_write_meta(s->gdb, w), agent_source_write_meta(s->agent, w), -EINVAL);
 }
 
 int domain_source_drain(struct domain_source *s, struct dp_writer *w)
 {
-	return s ? gdb_source_drain(s->gdb, w) : -EINVAL;
+	return DISPATCH(s, gdb_source_drain(s->gdb, w), agent_source_drain(s->agent, w), -EINVAL);
 }
 
 bool domain_source_ended(const struct domain_source *s)
 {
-	return s ? gdb_source_ended(s->gdb) : true;
+	return DISPATCH(s, gdb_source_ended(s->gdb), agent_source_ended(s->agent), true);
 }
 
 const char *domain_source_message(const struct domain_source *s)
 {
-	return s ? gdb_source_message(s->gdb) : NULL;
+	return DISPATCH(s, gdb_source_message(s->gdb), agent_source_message(s->agent), NULL);
 }
 
 const char *domain_source_info(const struct domain_source *s)
 {
-	return s ? gdb_source_info(s->gdb) : NULL;
+	return DISPATCH(s, gdb_source_info(s->gdb), agent_source_info(s->agent), NULL);
 }
 
 const char *domain_source_name(const struct domain_source *s)
 {
-	return s ? gdb_source_name(s->gdb) : NULL;
+	return DISPATCH(s, gdb_source_name(s->gdb), agent_source_name(s->agent), NULL);
 }
 
 uint64_t domain_source_samples(const struct domain_source *s)
 {
-	return s ? gdb_source_samples(s->gdb) : 0;
+	return DISPATCH(s, gdb_source_samples(s->gdb), agent_source_samples(s->agent), 0);
+}
+
+struct gdb_source *domain_source_gdb(struct domain_source *s)
+{
+	return s && s->kind == DS_GDB ? s->gdb : NULL;
 }
 
 void domain_source_stop(struct domain_source *s)
 {
-	if (s)
+	if (!s)
+		return;
+	if (s->kind == DS_GDB)
 		gdb_source_stop(s->gdb);
+	else
+		agent_source_stop(s->agent);
 }
 
 void domain_source_free(struct domain_source *s)
 {
 	if (!s)
 		return;
-	gdb_source_free(s->gdb);
+	if (s->kind == DS_GDB)
+		gdb_source_free(s->gdb);
+	else
+		agent_source_free(s->agent);
 	free(s);
 }

@@ -82,6 +82,7 @@ struct gdb_source {
 	atomic_uint_fast64_t samples;   /* vCPU samples taken */
 	atomic_uint_fast64_t ticks;     /* VM stops */
 	atomic_uint_fast64_t stop_ns;   /* total time the VM was held stopped */
+	atomic_uint_fast64_t intr_ns;   /* of which: 0x03 until the stop reply */
 	atomic_uint_fast64_t lost_total;
 };
 
@@ -586,6 +587,7 @@ static void *sampler_main(void *arg)
 	struct gdb_source *s = arg;
 	uint64_t period = 1000000000ull / s->hz;
 	struct dp_sample *v = xcalloc(s->nvcpu, sizeof(*v));
+	bool held = true;       /* the VM is stopped by us (since connect) */
 	int r = resume_vm(s, 0);
 	uint64_t next = now_ns() + period;
 
@@ -593,6 +595,7 @@ static void *sampler_main(void *arg)
 		end_with_err(s, r);
 		goto out;
 	}
+	held = false;
 	for (;;) {
 		pthread_mutex_lock(&s->lock);
 		while (!s->stop_req) {
@@ -612,7 +615,9 @@ static void *sampler_main(void *arg)
 			end_with_err(s, r);
 			goto out;
 		}
+		held = true;
 		uint64_t t = now_ns();
+		atomic_fetch_add(&s->intr_ns, t - t0);
 		int rr = read_vcpus(s, v, t);
 		if (rr < 0 && (rr == -ETIMEDOUT || rr == -EPIPE || rr == -EMSGSIZE || rr == -EBADMSG)) {
 			end_with_err(s, rr);
@@ -622,6 +627,7 @@ static void *sampler_main(void *arg)
 			end_with_err(s, r);
 			goto out;
 		}
+		held = false;
 		atomic_fetch_add(&s->stop_ns, now_ns() - t0);
 		atomic_fetch_add(&s->ticks, 1);
 		if (rr < 0) {
@@ -631,10 +637,13 @@ static void *sampler_main(void *arg)
 			goto out;
 		}
 
+		/* A tick that is late by less than a period is taken at once
+		 * (timer and scheduling jitter); ticks a whole period overdue
+		 * are skipped and counted as lost. */
 		uint64_t now = now_ns(), lost = 0;
 		next += period;
-		if (now >= next) {
-			uint64_t missed = (now - next) / period + 1;
+		if (now >= next + period) {
+			uint64_t missed = (now - next) / period;
 			lost = missed * s->nvcpu;
 			next += missed * period;
 		}
@@ -646,7 +655,15 @@ static void *sampler_main(void *arg)
 	 * resumes it). Errors here only mean the VM is already gone. */
 	if (interrupt_vm(s) == 0 && rsp_send(s->conn, "D") == 0)
 		(void)rsp_recv(s->conn, 200);
+	goto close;
 out:
+	/* Ended by an error. QEMU does not resume a VM when its debugger
+	 * goes away, so if we hold it stopped, detach (which resumes it);
+	 * if it runs (or we do not know), send nothing: any byte would stop
+	 * it again. */
+	if (held && rsp_send(s->conn, "D") == 0)
+		(void)rsp_recv(s->conn, 200);
+close:
 	free(v);
 	rsp_close(s->conn);
 	return NULL;
@@ -742,12 +759,8 @@ static int setup_target(struct gdb_source *s, char *err, size_t errlen)
 	if ((r = rsp_request(c, "g")) < 0)
 		goto proto;
 	size_t gbytes = c->pktlen / 2;
-	if (s->rip.offset + s->rip.size > gbytes || s->cs.offset + s->cs.size > gbytes) {
-		if (!s->use_p) {
-			snprintf(err, errlen, "%s: the g reply (%zu bytes) does not hold rip and cs", name, gbytes);
-			return -EPROTO;
-		}
-	}
+	if (s->rip.offset + s->rip.size > gbytes || s->cs.offset + s->cs.size > gbytes)
+		s->use_p = true;   /* a stub with a short g: ask per register */
 	s->rip.in_g = s->cs.in_g = true;
 	s->cr3.in_g = s->cr3.present && s->cr3.offset + s->cr3.size <= gbytes;
 
@@ -1049,6 +1062,7 @@ void gdb_source_get_stats(const struct gdb_source *s, struct gdb_source_stats *s
 	st->ticks = atomic_load(&s->ticks);
 	st->lost = atomic_load(&s->lost_total);
 	st->stop_ns = atomic_load(&s->stop_ns);
+	st->intr_ns = atomic_load(&s->intr_ns);
 	st->vcpus = s->nvcpu;
 	st->kaslr_offset = s->kaslr;
 }

@@ -64,10 +64,15 @@ struct gdb_source_stats {
 	uint64_t ticks;         /* times the VM was stopped */
 	uint64_t lost;          /* vCPU samples lost to missed ticks */
 	uint64_t stop_ns;       /* total time the VM was held stopped */
+	uint64_t intr_ns;       /* of which: from 0x03 to the stop reply */
 	uint64_t kaslr_offset;
 	size_t vcpus;
 };
 void gdb_source_get_stats(const struct gdb_source *s, struct gdb_source_stats *st);
+
+/* The gdb source behind a domain source, or NULL if it is another kind
+ * (implemented in collect/domain_source.c; for tests and benchmarks). */
+struct gdb_source *domain_source_gdb(struct domain_source *s);
 void gdb_source_free(struct gdb_source *s);
 
 #endif

@@ -148,6 +148,50 @@ out:
 	return ret;
 }
 
+static uint64_t le(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/*
+ * Do the guest's bytes g equal the file's bytes f once relocated by off?
+ * The running kernel has applied its KASLR relocations, so absolute
+ * addresses in the code (e.g. `mov $_text, %rdx` near startup_64) differ
+ * from the file by exactly +-off as 32- or 64-bit fields. Every mismatch
+ * must be explained by such a field, and most bytes must match as they
+ * are, so a wrong candidate cannot pass by chance.
+ */
+static bool bytes_match(const uint8_t *g, const uint8_t *f, size_t n, uint64_t off)
+{
+	size_t i = 0, same = 0;
+
+	while (i < n) {
+		if (g[i] == f[i]) {
+			i++;
+			same++;
+			continue;
+		}
+		bool ok = false;
+		for (unsigned w = 8; w >= 4 && !ok; w -= 4) {
+			for (size_t j = i >= w - 1 ? i - (w - 1) : 0; j <= i && j + w <= n; j++) {
+				uint64_t d = le(g + j, w) - le(f + j, w);
+				uint64_t mask = w == 8 ? ~0ull : 0xffffffffull;
+				if ((d & mask) == (off & mask) || (d & mask) == (-off & mask)) {
+					i = j + w;
+					ok = true;
+					break;
+				}
+			}
+		}
+		if (!ok)
+			return false;
+	}
+	return same * 2 >= n;
+}
+
 static bool readable(kaslr_read_fn rd, void *ctx, uint64_t a)
 {
 	uint8_t b;
@@ -167,7 +211,7 @@ int kaslr_find(const struct kaslr_image *img, kaslr_read_fn rd, void *ctx,
 	for (off = 0; off < KASLR_MAX && img->text + off < KASLR_MAP_END; off += KASLR_ALIGN) {
 		uint64_t a = img->text + off;
 		if (img->nbytes) {
-			if (rd(ctx, a, buf, img->nbytes) == 0 && !memcmp(buf, img->bytes, img->nbytes)) {
+			if (rd(ctx, a, buf, img->nbytes) == 0 && bytes_match(buf, img->bytes, img->nbytes, off)) {
 				found = true;
 				snprintf(how, howlen, "kernel bytes at _text");
 				break;

@@ -256,6 +256,13 @@ static void close_chunk(struct dp_reader *r)
 		damage(r, r->chunk_off, 0, "chunk holds %u records, header says %u",
 		       r->nrec_seen, r->nrec_expected);
 	r->payload = NULL;
+	/* SYMTAB data is only valid inside its chunk; a large table (a
+	 * kallsyms is ~10 MB) is not kept for the rest of the read. */
+	if (r->scap > (1u << 20)) {
+		free(r->sbuf);
+		r->sbuf = NULL;
+		r->scap = 0;
+	}
 }
 
 /*

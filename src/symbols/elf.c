@@ -256,18 +256,18 @@ static int try_debug(const char *cand, const struct elf_info *info, bool check_c
 	return n;
 }
 
-int elf_load_debug(const char *path, const struct elf_info *info,
+int elf_load_debug(const char *debug_dir, const char *path, const struct elf_info *info,
 		   struct sym_table *t, char **found)
 {
 	char cand[4096];
 	int n;
 	*found = NULL;
 	if (info->buildid_len >= 2) {
-		int o = snprintf(cand, sizeof(cand), "/usr/lib/debug/.build-id/%02x/", info->buildid[0]);
+		int o = snprintf(cand, sizeof(cand), "%s/.build-id/%02x/", debug_dir, info->buildid[0]);
 		for (unsigned i = 1; i < info->buildid_len; i++)
 			o += snprintf(cand + o, sizeof(cand) - o, "%02x", info->buildid[i]);
 		snprintf(cand + o, sizeof(cand) - o, ".debug");
-		if ((n = try_debug(cand, info, false, t, found)) > 0)
+		if ((size_t)o < sizeof(cand) && (n = try_debug(cand, info, false, t, found)) > 0)
 			return n;
 	}
 	if (!info->debuglink || !path || !*path)
@@ -275,11 +275,17 @@ int elf_load_debug(const char *path, const struct elf_info *info,
 	const char *slash = strrchr(path, '/');
 	int dirlen = slash ? (int)(slash - path) : 1;
 	const char *dir = slash ? path : ".";
-	const char *fmts[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
-	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
-		if (i == 2 && dir[0] != '/')
+	for (int i = 0; i < 3; i++) {
+		int w;
+		if (i == 0)
+			w = snprintf(cand, sizeof(cand), "%.*s/%s", dirlen, dir, info->debuglink);
+		else if (i == 1)
+			w = snprintf(cand, sizeof(cand), "%.*s/.debug/%s", dirlen, dir, info->debuglink);
+		else if (dir[0] == '/')
+			w = snprintf(cand, sizeof(cand), "%s%.*s/%s", debug_dir, dirlen, dir, info->debuglink);
+		else
 			continue;
-		if ((size_t)snprintf(cand, sizeof(cand), fmts[i], dirlen, dir, info->debuglink) >= sizeof(cand))
+		if (w < 0 || (size_t)w >= sizeof(cand))
 			continue;
 		if (!strcmp(cand, path))
 			continue;    /* debuglink naming the file itself */

@@ -2,7 +2,7 @@
 /*
  * Private types of src/symbols/: the sorted symbol table with its string
  * arena, the chunked string pool, and the loaders (ELF, kallsyms-style
- * text) that fill tables. Only src/symbols/*.c include this; the public
+ * text) that fill tables. Only the .c files of src/symbols/ include this; the public
  * contract is symbols.h.
  *
  * A sym_table is built by appending (symtab_add), then frozen once by
@@ -94,11 +94,12 @@ int elf_load(const char *path, const void *buf, size_t len,
 /*
  * Find and load a separate debug file for a binary at `path` whose info is
  * known: build-id directory first, then the .gnu_debuglink name beside
- * it, in its .debug/ subdirectory and under /usr/lib/debug/<dir>/.
+ * it, in its .debug/ subdirectory and under <debug_dir>/<dir>/
+ * (debug_dir is normally /usr/lib/debug).
  * Fills t (not finished) and returns the number of symbols, or <= 0.
  * *found gets the debug file's path (xmalloc'd) when one was used.
  */
-int elf_load_debug(const char *path, const struct elf_info *info,
+int elf_load_debug(const char *debug_dir, const char *path, const struct elf_info *info,
 		   struct sym_table *t, char **found);
 
 /* ---- kallsyms-style text (kernel.c) ---- */

@@ -141,6 +141,7 @@ struct sym_session {
 	uint8_t *own_vdso;
 	size_t own_vdso_size;
 	bool own_vdso_done;
+	const char *debug_dir;      /* root of separate debug files */
 };
 
 /* ---- small containers ---- */
@@ -234,7 +235,19 @@ static void strmap_put(struct strmap *m, const char *key, void *val)
 
 struct sym_session *sym_session_new(void)
 {
-	return xcalloc(1, sizeof(struct sym_session));
+	struct sym_session *s = xcalloc(1, sizeof(struct sym_session));
+	s->debug_dir = "/usr/lib/debug";
+	return s;
+}
+
+void sym_set_debug_dir(struct sym_session *s, const char *dir)
+{
+	if (dir && *dir) {
+		size_t n = strlen(dir);
+		while (n > 1 && dir[n - 1] == '/')
+			n--;
+		s->debug_dir = pool_strndup(&s->pool, dir, n);
+	}
 }
 
 static void warn(struct sym_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -672,6 +685,7 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
 	if (img->info_done)
 		return;
 	img->info_done = true;
+	img->src_path = img->path;
 	struct sym_domain *d = img->dom;
 	if (img->buildid_len) {
 		char hex[41];
@@ -703,25 +717,38 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
 	else
 		r = elf_load(img->path, NULL, 0, &img->info, NULL, 0);
 	if (r < 0 || !img->info.ok) {
-		if (!img->is_vdso && r != -ENOENT && r != -EACCES)
-			warn(s, "%s: not a readable ELF file, its samples are [unknown]", img->path);
-		else if (!img->is_vdso && d->kind == DP_DOMAIN_HOST)
-			warn(s, "%s: %s, its samples are [unknown]", img->path, strerror(-r));
+		if (img->blob)
+			warn(s, "domain %s: embedded ELF for %s is not valid, its samples are [unknown]",
+			     d->name, img->path);
+		else if (!img->is_vdso)
+			warn(s, "%s: %s, its samples are [unknown]", img->path,
+			     r == -EINVAL || r >= 0 ? "not an ELF file" : strerror(-r));
 		return;
 	}
-	if (!img->blob && !same_buildid(img, &img->info)) {
-		/* the file changed since the recording: its symbols would lie */
-		warn(s, "%s: build-id differs from the recording's, looking for its debug file", img->path);
-		struct elf_info keep = img->info;
-		memset(&img->info, 0, sizeof(img->info));
-		memcpy(img->info.buildid, img->buildid, img->buildid_len);
-		img->info.buildid_len = img->buildid_len;
-		img->info.ok = true;
-		elf_info_release(&keep);
-		img->info_usable = false;
+	if (img->blob || same_buildid(img, &img->info)) {
+		img->info_usable = true;
 		return;
 	}
-	img->info_usable = true;
+	/* the file changed since the recording: its symbols would lie; only a
+	 * debug file with the recorded build-id can still name the samples */
+	struct elf_info q;
+	memset(&q, 0, sizeof(q));
+	memcpy(q.buildid, img->buildid, img->buildid_len);
+	q.buildid_len = img->buildid_len;
+	char *found = NULL;
+	elf_info_release(&img->info);
+	if (elf_load_debug(s->debug_dir, img->path, &q, &img->tab, &found) > 0 &&
+	    elf_load(found, NULL, 0, &img->info, NULL, 0) >= 0 && img->info.ok) {
+		img->tab_loaded = true;
+		img->info_usable = true;
+		img->src_path = pool_strdup(&s->pool, found);
+	} else {
+		elf_info_release(&img->info);
+		symtab_release(&img->tab);
+		warn(s, "%s: build-id differs from the recording's (file replaced?), "
+		     "its samples are [unknown]", img->path);
+	}
+	free(found);
 }
 
 static void load_symbols(struct sym_session *s, struct sym_image *img)
@@ -768,40 +795,25 @@ static void load_symbols(struct sym_session *s, struct sym_image *img)
 		return;
 	}
 	ensure_info(s, img);
-	int n = 0;
-	if (img->info_usable) {
-		struct elf_info tmp;
-		if (img->blob)
-			n = elf_load(NULL, img->blob, img->blob_size, &tmp, &img->tab, 0);
-		else
-			n = elf_load(img->path, NULL, 0, &tmp, &img->tab, 0);
-		elf_info_release(&tmp);
-		if (n < 0)
-			n = 0;
+	if (img->tab_loaded || !img->info_usable) {
+		symtab_finish(&img->tab, 4096);
+		return;
 	}
-	if (img->info.ok && (!img->info.has_symtab || !img->info_usable) && !img->is_vdso) {
+	struct elf_info tmp;
+	int n = img->blob ? elf_load(NULL, img->blob, img->blob_size, &tmp, &img->tab, 0)
+			  : elf_load(img->path, NULL, 0, &tmp, &img->tab, 0);
+	elf_info_release(&tmp);
+	if (n < 0)
+		n = 0;
+	if (!img->info.has_symtab && !img->is_vdso) {
 		struct sym_table dbg;
 		char *found = NULL;
 		symtab_init(&dbg);
-		struct elf_info q = img->info;
-		if (!img->info_usable)
-			q.debuglink = NULL;  /* only the build-id can name the right file */
-		int dn = elf_load_debug(img->path, &q, &dbg, &found);
+		int dn = elf_load_debug(s->debug_dir, img->blob ? NULL : img->path, &img->info, &dbg, &found);
 		if (dn > n) {        /* the richer table wins */
 			symtab_release(&img->tab);
 			img->tab = dbg;
-			n = dn;
-			if (!img->info_usable) {
-				/* placement from the debug file's own headers */
-				struct elf_info di;
-				if (elf_load(found, NULL, 0, &di, NULL, 0) >= 0 && di.ok) {
-					elf_info_release(&img->info);
-					img->info = di;
-					img->info_usable = true;
-				} else {
-					elf_info_release(&di);
-				}
-			}
+			img->src_path = pool_strdup(&s->pool, found);
 		} else {
 			symtab_release(&dbg);
 		}
@@ -965,7 +977,8 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 		d->mods[w++] = *m;
 	}
 	d->nmods = w;
-	qsort(d->mods, d->nmods, sizeof(*d->mods), cmp_kmod);
+	if (d->nmods)
+		qsort(d->mods, d->nmods, sizeof(*d->mods), cmp_kmod);
 	free(d->modidx.v);
 	memset(&d->modidx, 0, sizeof(d->modidx));
 	d->kmap = new_map(s, d->kimg, 0, UINT64_MAX, 0);

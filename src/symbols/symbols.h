@@ -34,6 +34,11 @@ void sym_session_free(struct sym_session *s);
 
 /* ---- feeding ---- */
 
+/* Root of separate debug files, "/usr/lib/debug" by default: build-id
+ * files are looked up in DIR/.build-id/xx/yyyy.debug and debuglinks in
+ * DIR/<binary's dir>/ (see docs/symbols.md). Copied. Call before lookups. */
+void sym_set_debug_dir(struct sym_session *s, const char *dir);
+
 /* Domain metadata (from DOMAIN records). kind: enum dp_domain_kind. */
 void sym_set_domain(struct sym_session *s, uint32_t domain, uint8_t kind,
 		    const char *name, uint64_t kaslr_offset);

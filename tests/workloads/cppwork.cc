@@ -4,7 +4,7 @@
  * namespace, whose mangled name (_ZN7cppwork6Burner4spinEm) must be shown
  * demangled as cppwork::Burner::spin(unsigned long).
  *
- * usage: cppwork [ROUNDS]   (default 800)
+ * usage: cppwork [ROUNDS]   (default 2000)
  */
 #include <cstdio>
 #include <cstdlib>
@@ -33,7 +33,7 @@ void Burner::spin(unsigned long seed)
 
 int main(int argc, char **argv)
 {
-	long rounds = argc > 1 ? std::atol(argv[1]) : 800;
+	long rounds = argc > 1 ? std::atol(argv[1]) : 2000;
 	cppwork::Burner b;
 	for (long r = 0; r < rounds; r++)
 		b.spin(static_cast<unsigned long>(r));

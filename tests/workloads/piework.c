@@ -6,7 +6,7 @@
  * naming pie_hot() proves the MMAP start and file offset are applied.
  * pie_hot() takes about 90% of the time, pie_cold() 10%.
  *
- * usage: piework [ROUNDS]   (default 100)
+ * usage: piework [ROUNDS]   (default 200)
  */
 // LDFLAGS: -fPIE -pie
 #include <stdio.h>
@@ -26,7 +26,7 @@ __attribute__((noinline)) void pie_cold(unsigned long seed) { BODY }
 
 int main(int argc, char **argv)
 {
-	long rounds = argc > 1 ? atol(argv[1]) : 100;
+	long rounds = argc > 1 ? atol(argv[1]) : 200;
 	for (long r = 0; r < rounds; r++) {
 		for (int k = 0; k < 9; k++)
 			pie_hot((unsigned long)(r + k));

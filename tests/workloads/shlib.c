@@ -6,7 +6,7 @@
  * about 75% of the samples belong to libwork.so and 25% to shlib.
  * Linked by the rule in mk/report.mk (rpath $ORIGIN).
  *
- * usage: shlib [ROUNDS]   (default 300)
+ * usage: shlib [ROUNDS]   (default 450)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +26,7 @@ __attribute__((noinline)) void main_work_burn(unsigned long seed)
 
 int main(int argc, char **argv)
 {
-	long rounds = argc > 1 ? atol(argv[1]) : 300;
+	long rounds = argc > 1 ? atol(argv[1]) : 450;
 	for (long r = 0; r < rounds; r++) {
 		for (int k = 0; k < 3; k++)
 			lib_work_burn((unsigned long)(r + k));

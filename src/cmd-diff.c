@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `domprof diff A B`: compare two recordings (or one domain of each)
+ * symbol by symbol. Loads both through analysis/profile.c, compares with
+ * analysis/diff.c and prints with output/diff_render.c; this file only
+ * parses options and reports errors.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/diff.h"
+#include "analysis/profile.h"
+#include "commands.h"
+#include "output/diff_render.h"
+
+const char usage_diff[] =
+	"usage: domprof diff [options] A B\n"
+	"\n"
+	"Compare two recordings symbol by symbol, like opreport's differential\n"
+	"profiles: per (domain, image, symbol) the samples and share in A and in B,\n"
+	"the difference (B - A, in percentage points), +++ for symbols only in B\n"
+	"and --- for symbols only in A. The last line is `similarity: S`, the sum\n"
+	"over symbols of the smaller of the two shares (1 = same distribution,\n"
+	"0 = nothing in common). Kernel images ([kernel.kallsyms], [guest.kernel],\n"
+	"modules) of a domain compare as one image, [kernel].\n"
+	"\n"
+	"      --domain NAME      compare only domain NAME, on both sides\n"
+	"      --domain-a NAME    only domain NAME of A\n"
+	"      --domain-b NAME    only domain NAME of B; when the two sides select\n"
+	"                         different domains, symbols match on (image, symbol)\n"
+	"                         across them (the passive view of vm1 against an\n"
+	"                         active view of the same guest)\n"
+	"  -k, --kernel-only      compare only kernel-mode symbols, shares taken\n"
+	"                         within them (also: --mode kernel)\n"
+	"      --fold-irq-enable  set aside the samples at known interrupt-enable\n"
+	"                         points (finish_task_switch, _raw_spin_unlock_irq*,\n"
+	"                         __do_softirq, default_idle, ...; see\n"
+	"                         docs/merge-diff.md) on both sides, re-normalise and\n"
+	"                         print the similarity with and without them\n"
+	"  -s, --sort diff|share  order rows by |diff| (default) or by the larger share\n"
+	"  -t, --threshold PCT    hide rows below PCT percent on both sides (the\n"
+	"                         similarity always counts every row)\n"
+	"      --format FMT       text (default), csv or json (see docs/merge-diff.md)\n";
+
+enum { OPT_DOMAIN = 256, OPT_DOMAIN_A, OPT_DOMAIN_B, OPT_FOLD, OPT_FORMAT, OPT_MODE };
+
+static struct profile *load(const char *path, const char *domain)
+{
+	struct profile_filter flt = { 0 };
+	flt.domain = domain;
+	int err = 0;
+	char msg[512] = "";
+	struct profile *p = profile_load(path, &flt, NULL, &err, msg, sizeof(msg));
+	if (!p) {
+		if (*msg && strstr(msg, path))
+			fprintf(stderr, "domprof diff: %s\n", msg);
+		else if (*msg)
+			fprintf(stderr, "domprof diff: %s: %s\n", path, msg);
+		else
+			fprintf(stderr, "domprof diff: cannot read '%s': %s\n", path,
+				err > -1000 ? strerror(-err) : "not a domprof file");
+		return NULL;
+	}
+	for (size_t i = 0; i < p->nwarnings; i++)
+		fprintf(stderr, "domprof diff: warning: %s: %s\n", path, p->warnings[i]);
+	return p;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "domain", required_argument, NULL, OPT_DOMAIN },
+		{ "domain-a", required_argument, NULL, OPT_DOMAIN_A },
+		{ "domain-b", required_argument, NULL, OPT_DOMAIN_B },
+		{ "kernel-only", no_argument, NULL, 'k' },
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "fold-irq-enable", no_argument, NULL, OPT_FOLD },
+		{ "sort", required_argument, NULL, 's' },
+		{ "threshold", required_argument, NULL, 't' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *format = "text";
+	struct diff_view v = { 0 };
+	struct diff_opts o = { 0 };
+
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, ":ks:t:", longopts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case OPT_DOMAIN: v.domain_a = v.domain_b = optarg; break;
+		case OPT_DOMAIN_A: v.domain_a = optarg; break;
+		case OPT_DOMAIN_B: v.domain_b = optarg; break;
+		case 'k': o.kernel_only = true; break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "kernel"))
+				o.kernel_only = true;
+			else if (strcmp(optarg, "all"))
+				return usage_error("diff", "--mode takes kernel or all, not '%s'", optarg);
+			break;
+		case OPT_FOLD: o.fold_irq = true; break;
+		case 's':
+			if (!strcmp(optarg, "diff"))
+				o.sort = DIFF_SORT_DIFF;
+			else if (!strcmp(optarg, "share"))
+				o.sort = DIFF_SORT_SHARE;
+			else
+				return usage_error("diff", "--sort takes diff or share, not '%s'", optarg);
+			break;
+		case 't':
+			errno = 0;
+			v.threshold = strtod(optarg, &end);
+			if (errno || end == optarg || *end || v.threshold < 0 || v.threshold > 100)
+				return usage_error("diff", "threshold '%s' is not a percentage (0..100)", optarg);
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "text") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
+				return usage_error("diff", "unknown format '%s' (text, csv or json)", optarg);
+			format = optarg;
+			break;
+		case ':':
+			return usage_error("diff", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("diff", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind < 2)
+		return usage_error("diff", "needs two recordings, A and B");
+	if (argc - optind > 2)
+		return usage_error("diff", "unexpected argument '%s'", argv[optind + 2]);
+	v.path_a = argv[optind];
+	v.path_b = argv[optind + 1];
+
+	/* Different domains on the two sides cannot share a domain column:
+	 * then symbols meet on (image, symbol) and rows are labelled A|B. */
+	o.cross_domain = (!v.domain_a) != (!v.domain_b) ||
+			 (v.domain_a && v.domain_b && strcmp(v.domain_a, v.domain_b));
+	char label[256];
+	if (o.cross_domain) {
+		snprintf(label, sizeof(label), "%s|%s", v.domain_a ? v.domain_a : "*",
+			 v.domain_b ? v.domain_b : "*");
+		o.domain_label = label;
+	}
+
+	struct profile *a = load(v.path_a, v.domain_a);
+	if (!a)
+		return 1;
+	struct profile *b = load(v.path_b, v.domain_b);
+	if (!b) {
+		profile_free(a);
+		return 1;
+	}
+	struct diff_result *r = diff_compute(a, b, &o);
+	v.r = r;
+	v.cross_domain = o.cross_domain;
+	v.kernel_only = o.kernel_only;
+	v.fold_irq = o.fold_irq;
+	v.sort = o.sort;
+	int rc;
+	if (!strcmp(format, "csv"))
+		rc = diff_render_csv(stdout, &v);
+	else if (!strcmp(format, "json"))
+		rc = diff_render_json(stdout, &v);
+	else
+		rc = diff_render_text(stdout, &v);
+	if (!rc && !strcmp(format, "csv")) {
+		/* CSV holds rows only: say the score where a human sees it */
+		if (o.fold_irq)
+			fprintf(stderr, "domprof diff: similarity with interrupt-enable points: %.4f\n",
+				r->similarity_all);
+		fprintf(stderr, "domprof diff: similarity: %.4f\n", r->similarity);
+	}
+	if (!r->total_a || !r->total_b)
+		fprintf(stderr, "domprof diff: warning: no samples to compare in %s\n",
+			!r->total_a ? v.path_a : v.path_b);
+	diff_result_free(r);
+	profile_free(a);
+	profile_free(b);
+	if (rc) {
+		fprintf(stderr, "domprof diff: writing the output failed: %s\n", strerror(-rc));
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `domprof flamegraph`: aggregate a recording with its unique stacks
+ * (analysis/profile.c) and write an interactive flame graph, as a
+ * self-contained HTML page or a standalone SVG (output/flamegraph.c).
+ * This file only parses options and reports errors.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/profile.h"
+#include "commands.h"
+#include "output/flamegraph.h"
+
+const char usage_flamegraph[] =
+	"usage: domprof flamegraph [-i FILE] [-o OUT.html|OUT.svg] [--inverted] [--title T]\n"
+	"                          [--domain NAME] [--pid PID] [--comm NAME] [--mode user|kernel]\n"
+	"\n"
+	"Write an interactive flame graph of a recording: one self-contained HTML\n"
+	"page (no network needed to view it) with click-to-zoom, reset, search with\n"
+	"the matched share, and tooltips; or, for a name ending in .svg, a\n"
+	"standalone SVG. Frames stack as all -> domain -> process (COMM-PID) -> the\n"
+	"call chain (record with -g; samples without one are single frames).\n"
+	"Each domain has its own colour family; kernel frames are pale and italic.\n"
+	"\n"
+	"  -i, --input FILE       recording to read (default: domprof.data)\n"
+	"  -o, --output OUT       output file (default: flamegraph.html); .svg = SVG\n"
+	"      --inverted         icicle view: callees (leaf functions) first, root at top\n"
+	"      --title T          page title (default: \"Flame graph: FILE\")\n"
+	"      --min-width PCT    merge frames narrower than PCT percent of all samples\n"
+	"                         into their parent (default 0.01 for HTML, 0.1 for SVG)\n"
+	"      --domain NAME      only samples of this domain (host, or a VM's name)\n"
+	"      --pid PID          only samples of this process\n"
+	"      --comm NAME        only samples of processes with this command name\n"
+	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
+	"\n"
+	"See docs/flamegraph.md.\n";
+
+enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_INV, OPT_TITLE, OPT_MINW };
+
+static bool ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && !strcasecmp(s + a - b, suf);
+}
+
+int cmd_flamegraph(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "domain", required_argument, NULL, OPT_DOMAIN },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "inverted", no_argument, NULL, OPT_INV },
+		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "min-width", required_argument, NULL, OPT_MINW },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = "domprof.data", *out = "flamegraph.html", *title = NULL;
+	struct profile_filter flt = { 0 };
+	struct fg_opts fo = { 0 };
+	char fdesc[512] = "";
+	size_t fl = 0;
+
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, ":i:o:", longopts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'i': path = optarg; break;
+		case 'o': out = optarg; break;
+		case OPT_INV: fo.inverted = true; break;
+		case OPT_TITLE: title = optarg; break;
+		case OPT_MINW:
+			errno = 0;
+			fo.min_fraction = strtod(optarg, &end) / 100.0;
+			if (errno || end == optarg || *end || fo.min_fraction <= 0 || fo.min_fraction > 1)
+				return usage_error("flamegraph", "--min-width '%s' is not a percentage (0..100]", optarg);
+			break;
+		case OPT_DOMAIN:
+			flt.domain = optarg;
+			fl += (size_t)snprintf(fdesc + fl, sizeof(fdesc) - fl, "%sdomain=%s", fl ? " " : "", optarg);
+			break;
+		case OPT_PID: {
+			errno = 0;
+			unsigned long pid = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || pid > UINT32_MAX)
+				return usage_error("flamegraph", "pid '%s' is not a number", optarg);
+			flt.has_pid = true;
+			flt.pid = (uint32_t)pid;
+			fl += (size_t)snprintf(fdesc + fl, sizeof(fdesc) - fl, "%spid=%lu", fl ? " " : "", pid);
+			break;
+		}
+		case OPT_COMM:
+			flt.comm = optarg;
+			fl += (size_t)snprintf(fdesc + fl, sizeof(fdesc) - fl, "%scomm=%s", fl ? " " : "", optarg);
+			break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "user"))
+				flt.mode = PROFILE_MODE_USER;
+			else if (!strcmp(optarg, "kernel"))
+				flt.mode = PROFILE_MODE_KERNEL;
+			else
+				return usage_error("flamegraph", "--mode takes user or kernel, not '%s'", optarg);
+			fl += (size_t)snprintf(fdesc + fl, sizeof(fdesc) - fl, "%smode=%s", fl ? " " : "", optarg);
+			break;
+		case ':':
+			return usage_error("flamegraph", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("flamegraph", "unknown option '%s'", argv[optind - 1]);
+		}
+		if (fl >= sizeof(fdesc))
+			fl = sizeof(fdesc) - 1;
+	}
+	if (optind < argc)
+		return usage_error("flamegraph", "unexpected argument '%s'", argv[optind]);
+	bool svg = ends_with(out, ".svg");
+
+	struct profile_opts o = { .stacks = true };
+	int err = 0;
+	char msg[256] = "";
+	struct profile *p = profile_load(path, &flt, &o, &err, msg, sizeof(msg));
+	if (!p) {
+		if (*msg)
+			fprintf(stderr, "domprof flamegraph: %s\n", msg);
+		else
+			fprintf(stderr, "domprof flamegraph: cannot read '%s': %s\n", path,
+				err > -1000 ? strerror(-err) : "not a domprof file");
+		return 1;
+	}
+	for (size_t i = 0; i < p->nwarnings; i++)
+		fprintf(stderr, "domprof flamegraph: warning: %s\n", p->warnings[i]);
+	if (!p->matched)
+		fprintf(stderr, "domprof flamegraph: warning: profile is empty (0 samples match)\n");
+	else if (!p->has_callchains)
+		fprintf(stderr, "domprof flamegraph: note: no call chains in '%s' (record with -g): "
+				"each sample is a single frame\n", path);
+
+	char tbuf[512], sub[640];
+	if (!title) {
+		snprintf(tbuf, sizeof(tbuf), "Flame graph: %s", path);
+		title = tbuf;
+	}
+	snprintf(sub, sizeof(sub), "%s%s%s", p->header.hostname ? p->header.hostname : "",
+		 fl ? ", filter: " : "", fl ? fdesc : "");
+	fo.title = title;
+	fo.subtitle = sub;
+
+	FILE *f = fopen(out, "w");
+	if (!f) {
+		fprintf(stderr, "domprof flamegraph: cannot create '%s': %s\n", out, strerror(errno));
+		profile_free(p);
+		return 1;
+	}
+	int rc = svg ? flamegraph_svg(f, p, &fo) : flamegraph_html(f, p, &fo);
+	if (fclose(f) && !rc)
+		rc = -EIO;
+	profile_free(p);
+	if (rc) {
+		fprintf(stderr, "domprof flamegraph: writing '%s' failed: %s\n", out, strerror(-rc));
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `domprof merge -o OUT HOST NAME=GUEST...`: join recordings made
+ * separately (a host recording and `domprof record` runs inside guests,
+ * copied out by hand) into one multi-domain file, as if the guests had
+ * been active domains of the host's recording.
+ *
+ * Two passes over each input through the format reader: the first learns
+ * its domains, events, lost counts and stats; the second copies every
+ * domain-scoped record (samples, tasks, mmaps, symbol tables) with
+ * dp_write_raw under its new domain id, so the bytes of a record are
+ * never re-encoded except a SAMPLE whose event id had to change. The
+ * writer inserts the DOMAIN_SWITCH records. Rules (docs/merge-diff.md):
+ *  - HOST's domains keep their ids and DOMAIN records;
+ *  - each domain of a guest file gets the next free id: its domain 0 is
+ *    named NAME (kind active), any other domain NAME.SUBNAME (its kind);
+ *  - an event with the same definition (type, config, period, freq, name)
+ *    as one already in the output shares its id; a different event keeps
+ *    its id if free, else gets the next free one, and the SAMPLEs that
+ *    use it are rewritten with the new id;
+ *  - LOST records are copied (where = a domain id is remapped), one STATS
+ *    sums samples and lost of all inputs.
+ * The output is written to OUT.tmp-PID and renamed into place at the
+ * end, so an input may be the output and a failure leaves OUT untouched.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "format/format.h"
+#include "util/xalloc.h"
+
+const char usage_merge[] =
+	"usage: domprof merge -o OUT [-f] HOST.data NAME=GUEST.data...\n"
+	"\n"
+	"Join recordings made separately into one multi-domain file: HOST.data\n"
+	"keeps its domains (the host is domain 0); each NAME=GUEST.data (a\n"
+	"recording made with `domprof record` inside a guest and copied out)\n"
+	"becomes a new active domain NAME with the next free id, carrying its\n"
+	"samples, processes, mappings and embedded symbol tables (its kallsyms).\n"
+	"A guest file with several domains gives NAME, NAME.SUB, ... \n"
+	"Damaged inputs are merged as far as they can be read, with a warning.\n"
+	"\n"
+	"  -o, --output OUT   file to write; an existing OUT is renamed OUT.old\n"
+	"  -f, --force        overwrite OUT instead of keeping OUT.old\n"
+	"  -q, --quiet        no summary line\n";
+
+struct dom_info {
+	uint32_t id;              /* in the input */
+	uint32_t new_id;          /* in the output */
+	bool has_rec;             /* a DOMAIN record was seen */
+	struct dp_domain d;       /* strings owned (xstrdup) */
+	char *new_name;
+};
+
+struct ev_info {
+	struct dp_event e;        /* name owned */
+	uint32_t new_id;
+};
+
+struct input {
+	const char *path;
+	const char *name;         /* NULL for the host file */
+	struct dp_reader *r;
+	struct dom_info *doms;
+	size_t ndoms, domcap;
+	struct ev_info *evs;
+	size_t nevs, evcap;
+	uint64_t samples, lost;
+	bool has_stats;
+	struct dp_stats stats;
+};
+
+static struct dom_info *dom_get(struct input *in, uint32_t id)
+{
+	for (size_t i = 0; i < in->ndoms; i++)
+		if (in->doms[i].id == id)
+			return &in->doms[i];
+	xgrow((void **)&in->doms, &in->domcap, in->ndoms + 1, sizeof(*in->doms));
+	struct dom_info *d = &in->doms[in->ndoms++];
+	memset(d, 0, sizeof(*d));
+	d->id = id;
+	d->new_id = id;
+	return d;
+}
+
+static bool scoped(uint16_t type)
+{
+	return type == DP_REC_TASK || type == DP_REC_MMAP || type == DP_REC_SAMPLE ||
+	       type == DP_REC_SYMTAB || type > DP_REC_MAX_KNOWN;
+}
+
+/* Pass 1: what the input holds. */
+static void scan(struct input *in)
+{
+	struct dp_record rec;
+	dom_get(in, DP_HOST_DOMAIN);
+	while (dp_reader_next(in->r, &rec) > 0) {
+		if (scoped(rec.type))
+			dom_get(in, rec.domain);
+		switch (rec.type) {
+		case DP_REC_SAMPLE:
+			in->samples++;
+			break;
+		case DP_REC_DOMAIN: {
+			struct dom_info *d = dom_get(in, rec.u.domain.id);
+			if (d->has_rec) {
+				free((char *)d->d.name);
+				free((char *)d->d.address);
+				free((char *)d->d.symsrc);
+			}
+			d->has_rec = true;
+			d->d = rec.u.domain;
+			d->d.name = xstrdup(rec.u.domain.name ? rec.u.domain.name : "");
+			d->d.address = xstrdup(rec.u.domain.address ? rec.u.domain.address : "");
+			d->d.symsrc = xstrdup(rec.u.domain.symsrc ? rec.u.domain.symsrc : "");
+			break;
+		}
+		case DP_REC_EVENT: {
+			bool dup = false;
+			for (size_t i = 0; i < in->nevs; i++)
+				dup |= in->evs[i].e.id == rec.u.event.id;
+			if (dup)
+				break;
+			xgrow((void **)&in->evs, &in->evcap, in->nevs + 1, sizeof(*in->evs));
+			struct ev_info *e = &in->evs[in->nevs++];
+			e->e = rec.u.event;
+			e->e.name = xstrdup(rec.u.event.name ? rec.u.event.name : "");
+			e->new_id = rec.u.event.id;
+			break;
+		}
+		case DP_REC_LOST:
+			in->lost += rec.u.lost.count;
+			break;
+		case DP_REC_STATS:
+			in->has_stats = true;
+			in->stats = rec.u.stats;
+			break;
+		}
+	}
+}
+
+static void input_release(struct input *in)
+{
+	for (size_t i = 0; i < in->ndoms; i++) {
+		if (in->doms[i].has_rec) {
+			free((char *)in->doms[i].d.name);
+			free((char *)in->doms[i].d.address);
+			free((char *)in->doms[i].d.symsrc);
+		}
+		free(in->doms[i].new_name);
+	}
+	free(in->doms);
+	for (size_t i = 0; i < in->nevs; i++)
+		free((char *)in->evs[i].e.name);
+	free(in->evs);
+	dp_reader_free(in->r);
+}
+
+static int cmp_dom(const void *a, const void *b)
+{
+	uint32_t x = ((const struct dom_info *)a)->id, y = ((const struct dom_info *)b)->id;
+	return x < y ? -1 : x > y;
+}
+
+static uint32_t map_domain(const struct input *in, uint32_t id)
+{
+	for (size_t i = 0; i < in->ndoms; i++)
+		if (in->doms[i].id == id)
+			return in->doms[i].new_id;
+	return id; /* every scoped domain was seen in pass 1; keep the rest */
+}
+
+static uint32_t map_event(const struct input *in, uint32_t id)
+{
+	for (size_t i = 0; i < in->nevs; i++)
+		if (in->evs[i].e.id == id)
+			return in->evs[i].new_id;
+	return id;
+}
+
+static bool same_event(const struct dp_event *a, const struct dp_event *b)
+{
+	return a->type == b->type && a->config == b->config && a->period == b->period &&
+	       a->freq == b->freq && !strcmp(a->name, b->name);
+}
+
+/* The name HOST's domain d has in the output. */
+static const char *host_dom_name(const struct dom_info *d, char *buf, size_t len)
+{
+	if (d->has_rec && *d->d.name)
+		return d->d.name;
+	if (d->id == DP_HOST_DOMAIN)
+		return "host";
+	snprintf(buf, len, "domain%" PRIu32, d->id);
+	return buf;
+}
+
+/* Names must not collide with HOST's domains or the names given so far. */
+static bool name_taken(const struct input *in, size_t upto, const char *name)
+{
+	char buf[32];
+	for (size_t i = 0; i < in[0].ndoms; i++)
+		if (!strcmp(host_dom_name(&in[0].doms[i], buf, sizeof(buf)), name))
+			return true;
+	for (size_t k = 1; k <= upto; k++)
+		for (size_t i = 0; i < in[k].ndoms; i++)
+			if (in[k].doms[i].new_name && !strcmp(in[k].doms[i].new_name, name))
+				return true;
+	return false;
+}
+
+static void warn_damage(const struct input *in)
+{
+	const struct dp_damage *dmg;
+	size_t nd = dp_reader_damage(in->r, &dmg);
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < nd; i++) {
+		fprintf(stderr, "domprof merge: warning: %s: damaged at offset %" PRIu64 ": %s\n",
+			in->path, dmg[i].offset, dmg[i].what);
+		bytes += dmg[i].bytes_lost;
+	}
+	if (nd)
+		fprintf(stderr, "domprof merge: warning: %s is damaged: merged its %" PRIu64
+				" readable samples, %" PRIu64 " bytes lost\n", in->path, in->samples, bytes);
+}
+
+/* Pass 2: copy the input's records into w under their new ids. */
+static int copy_records(struct input *in, struct dp_writer *w, uint64_t *nsamples)
+{
+	struct dp_record rec;
+	int ret = 0;
+	dp_reader_rewind(in->r);
+	while (!ret && dp_reader_next(in->r, &rec) > 0) {
+		switch (rec.type) {
+		case DP_REC_EVENT:
+		case DP_REC_DOMAIN:
+		case DP_REC_DOMAIN_SWITCH:
+		case DP_REC_STATS:
+			break; /* written once, up front or at the end */
+		case DP_REC_LOST: {
+			struct dp_lost l = rec.u.lost;
+			if (l.source == DP_LOST_DOMAIN || l.source == DP_LOST_AGENT)
+				l.where = map_domain(in, l.where);
+			ret = dp_write_lost(w, &l);
+			break;
+		}
+		case DP_REC_SAMPLE: {
+			uint32_t dom = map_domain(in, rec.domain);
+			uint32_t ev = map_event(in, rec.u.sample.event);
+			(*nsamples)++;
+			if (ev == rec.u.sample.event) {
+				ret = dp_write_raw(w, dom, rec.raw, rec.raw_len);
+			} else {
+				struct dp_sample s = rec.u.sample;
+				s.event = (uint16_t)ev;
+				ret = dp_write_sample(w, dom, &s);
+			}
+			break;
+		}
+		default:
+			ret = dp_write_raw(w, map_domain(in, rec.domain), rec.raw, rec.raw_len);
+			break;
+		}
+	}
+	return ret;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL;
+	bool force = false, quiet = false;
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, ":o:fq", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'f': force = true; break;
+		case 'q': quiet = true; break;
+		case ':': return usage_error("merge", "option '%s' needs a value", argv[optind - 1]);
+		default: return usage_error("merge", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!out)
+		return usage_error("merge", "needs an output file (-o OUT)");
+	if (argc - optind < 2)
+		return usage_error("merge", "needs a host recording and at least one NAME=GUEST.data");
+
+	/* The command line for the header, before NAME=FILE are split below. */
+	struct dp_header local;
+	char **hargv = xcalloc((size_t)argc + 1, sizeof(char *));
+	hargv[0] = "domprof";
+	memcpy(hargv + 1, argv, (size_t)argc * sizeof(char *));
+	dp_header_fill_local(&local, argc + 1, hargv);
+	free(hargv);
+
+	size_t nin = (size_t)(argc - optind);
+	struct input *in = xcalloc(nin, sizeof(*in));
+	int rc = 1;
+	in[0].path = argv[optind];
+	for (size_t i = 1; i < nin; i++) {
+		char *arg = argv[optind + (int)i];
+		char *eq = strchr(arg, '=');
+		if (!eq || eq == arg || !eq[1]) {
+			rc = usage_error("merge", "'%s' is not NAME=FILE", arg);
+			goto done;
+		}
+		*eq = '\0';
+		in[i].name = arg;
+		in[i].path = eq + 1;
+		if (strchr(in[i].name, '|') || strchr(in[i].name, ',') || strchr(in[i].name, ' ')) {
+			rc = usage_error("merge", "domain name '%s' may not hold '|', ',' or spaces", in[i].name);
+			goto done;
+		}
+	}
+
+	/* Open everything first: an unreadable input stops before OUT is touched. */
+	for (size_t i = 0; i < nin; i++) {
+		char msg[256] = "";
+		int err = 0;
+		in[i].r = dp_reader_open(in[i].path, &err, msg, sizeof(msg));
+		if (!in[i].r) {
+			if (*msg && strstr(msg, in[i].path))
+				fprintf(stderr, "domprof merge: %s\n", msg);
+			else
+				fprintf(stderr, "domprof merge: %s: %s\n", in[i].path,
+					*msg ? msg : err > -1000 ? strerror(-err) : "not a domprof file");
+			goto done;
+		}
+		scan(&in[i]);
+	}
+
+	/* Domain ids: HOST keeps its own; the rest take the next free ids. */
+	uint32_t next = 0;
+	for (size_t i = 0; i < in[0].ndoms; i++)
+		if (in[0].doms[i].id >= next)
+			next = in[0].doms[i].id + 1;
+	for (size_t k = 1; k < nin; k++) {
+		qsort(in[k].doms, in[k].ndoms, sizeof(*in[k].doms), cmp_dom);
+		for (size_t i = 0; i < in[k].ndoms; i++) {
+			struct dom_info *d = &in[k].doms[i];
+			char name[256];
+			if (d->id == DP_HOST_DOMAIN)
+				snprintf(name, sizeof(name), "%s", in[k].name);
+			else if (d->has_rec && *d->d.name)
+				snprintf(name, sizeof(name), "%s.%s", in[k].name, d->d.name);
+			else
+				snprintf(name, sizeof(name), "%s.%" PRIu32, in[k].name, d->id);
+			if (name_taken(in, k, name)) {
+				rc = usage_error("merge", "domain name '%s' is used twice (choose another NAME)", name);
+				goto done;
+			}
+			d->new_name = xstrdup(name);
+			d->new_id = next++;
+		}
+	}
+
+	/* Event ids: equal definitions share an id, others keep or get a free one. */
+	struct dp_event *evs = NULL;
+	size_t nevs = 0, evcap = 0;
+	uint32_t next_ev = 0;
+	for (size_t k = 0; k < nin; k++)
+		for (size_t i = 0; i < in[k].nevs; i++)
+			if (in[k].evs[i].e.id >= next_ev)
+				next_ev = in[k].evs[i].e.id + 1;
+	for (size_t k = 0; k < nin; k++)
+		for (size_t i = 0; i < in[k].nevs; i++) {
+			struct ev_info *e = &in[k].evs[i];
+			bool found = false, id_used = false;
+			for (size_t j = 0; j < nevs && !found; j++) {
+				if (same_event(&evs[j], &e->e)) {
+					e->new_id = evs[j].id;
+					found = true;
+				}
+				id_used |= evs[j].id == e->e.id;
+			}
+			if (found)
+				continue;
+			e->new_id = id_used ? next_ev++ : e->e.id;
+			if (e->new_id > UINT16_MAX) {
+				fprintf(stderr, "domprof merge: too many distinct events to merge (ids above %u)\n",
+					UINT16_MAX);
+				free(evs);
+				goto done;
+			}
+			xgrow((void **)&evs, &evcap, nevs + 1, sizeof(*evs));
+			evs[nevs] = e->e;
+			evs[nevs++].id = e->new_id;
+		}
+
+	/* Header: the host's machine, this command line. */
+	struct dp_header hdr = *dp_reader_header(in[0].r);
+	hdr.cmdline = local.cmdline;
+
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", out, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "domprof merge: cannot create '%s': %s\n", tmp, strerror(errno));
+		free(evs);
+		goto done;
+	}
+	int werr = 0;
+	struct dp_writer_opts wo = { .zstd_level = 3 };
+	struct dp_writer *w = dp_writer_new(fd, &hdr, &wo, &werr);
+	if (!w) {
+		fprintf(stderr, "domprof merge: cannot write '%s': %s\n", tmp, strerror(-werr));
+		unlink(tmp);
+		free(evs);
+		goto done;
+	}
+	int ret = 0;
+	for (size_t j = 0; j < nevs && !ret; j++)
+		ret = dp_write_event(w, &evs[j]);
+	free(evs);
+
+	/* DOMAIN records before any scoped record, so readers know names first. */
+	for (size_t i = 0; i < in[0].ndoms && !ret; i++) {
+		struct dom_info *d = &in[0].doms[i];
+		if (d->has_rec) {
+			ret = dp_write_domain(w, &d->d);
+		} else {
+			char nm[32];
+			struct dp_domain dd = { .id = d->id, .kind = d->id ? DP_DOMAIN_PASSIVE : DP_DOMAIN_HOST,
+						.vcpus = d->id ? 0 : hdr.ncpus, .address = "", .symsrc = "" };
+			dd.name = host_dom_name(d, nm, sizeof(nm));
+			ret = dp_write_domain(w, &dd);
+		}
+	}
+	for (size_t k = 1; k < nin && !ret; k++) {
+		char addr[4200];
+		snprintf(addr, sizeof(addr), "merge:%s", in[k].path);
+		for (size_t i = 0; i < in[k].ndoms && !ret; i++) {
+			struct dom_info *d = &in[k].doms[i];
+			struct dp_domain dd = {
+				.id = d->new_id,
+				.kind = d->id == DP_HOST_DOMAIN ? DP_DOMAIN_ACTIVE
+					: d->has_rec ? d->d.kind : DP_DOMAIN_ACTIVE,
+				.vcpus = d->has_rec && d->d.vcpus ? d->d.vcpus
+					 : d->id == DP_HOST_DOMAIN ? dp_reader_header(in[k].r)->ncpus : 0,
+				.kaslr_offset = d->has_rec ? d->d.kaslr_offset : 0,
+				.name = d->new_name,
+				.address = addr,
+				.symsrc = "embedded",
+			};
+			ret = dp_write_domain(w, &dd);
+		}
+	}
+
+	uint64_t nsamples = 0, lost = 0;
+	struct dp_stats st = { 0 };
+	for (size_t k = 0; k < nin && !ret; k++) {
+		ret = copy_records(&in[k], w, &nsamples);
+		lost += in[k].lost;
+		if (in[k].has_stats) {
+			const struct dp_stats *s = &in[k].stats;
+			if (s->start_time && (!st.start_time || s->start_time < st.start_time))
+				st.start_time = s->start_time;
+			if (s->end_time > st.end_time)
+				st.end_time = s->end_time;
+			if (s->wall_ns > st.wall_ns)
+				st.wall_ns = s->wall_ns;
+			st.flags |= s->flags;
+			if (k == 0)
+				st.exit_status = s->exit_status;
+		}
+	}
+	st.samples = nsamples;
+	st.lost = lost;
+	if (!ret)
+		ret = dp_write_stats(w, &st);
+	int fret = dp_writer_finish(w);
+	if (!ret)
+		ret = fret;
+	if (ret) {
+		fprintf(stderr, "domprof merge: writing '%s' failed: %s\n", tmp, strerror(-ret));
+		unlink(tmp);
+		goto done;
+	}
+
+	struct stat sb;
+	char old[4100];
+	if (!force && stat(out, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		snprintf(old, sizeof(old), "%s.old", out);
+		if (rename(out, old) < 0) {
+			fprintf(stderr, "domprof merge: cannot move '%s' to '%s': %s\n", out, old, strerror(errno));
+			unlink(tmp);
+			goto done;
+		}
+	}
+	if (rename(tmp, out) < 0) {
+		fprintf(stderr, "domprof merge: cannot create '%s': %s\n", out, strerror(errno));
+		unlink(tmp);
+		goto done;
+	}
+	for (size_t k = 0; k < nin; k++)
+		warn_damage(&in[k]);
+	if (!quiet) {
+		size_t ndom = 0;
+		for (size_t k = 0; k < nin; k++)
+			ndom += in[k].ndoms;
+		fprintf(stderr, "domprof merge: wrote %s: %zu domains, %" PRIu64 " samples, %" PRIu64
+				" lost, from %zu files\n", out, ndom, nsamples, lost, nin);
+	}
+	rc = 0;
+done:
+	for (size_t k = 0; k < nin; k++)
+		input_release(&in[k]);
+	free(in);
+	return rc;
+}

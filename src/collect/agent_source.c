@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Active domain source (see agent_source.h): connect to an in-guest
+ * `domprof agent`, start its recording, and at the end receive and relay
+ * the guest's records. The receiver thread owns the socket after start;
+ * the recorder's thread only queues requests (stop) and drains the queue.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/agent_proto.h"
+#include "collect/agent_source.h"
+#include "util/xalloc.h"
+
+#define QUEUE_MAX_BYTES (2ull << 30) /* beyond this the guest's records are dropped and counted */
+
+enum item_kind { IT_RECORDS, IT_SYMTAB };
+
+struct item {
+	enum item_kind kind;
+	uint8_t *data;          /* raw records back to back, or a symtab blob */
+	size_t len;
+	uint32_t symkind;
+	char *name;
+};
+
+struct agent_source {
+	struct agent_spec spec;
+	uint32_t domain_id;
+	int fd;
+	struct ap_hello hello;
+	char info[512];
+	char msg[512];
+
+	pthread_t th;
+	bool th_running;
+	pthread_mutex_t lock;
+	/* shared under lock */
+	struct item *q;
+	size_t qhead, qn, qcap;
+	uint64_t qbytes;
+	uint64_t lost_pending;      /* guest's own lost samples + what we dropped */
+	bool want_stop;
+	bool ended;                 /* ended by itself (error, disconnect) */
+	bool done;                  /* thread finished */
+	uint64_t samples_rx;
+	/* recorder thread only */
+	uint64_t samples_written;
+	bool stopped;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int agent_spec_parse(const char *spec, struct agent_spec *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	const char *eq = strchr(spec, '=');
+	if (!eq || eq == spec || (size_t)(eq - spec) >= sizeof(out->name)) {
+		snprintf(err, errlen, "%s: bad domain spec, expected NAME=agent:HOST:PORT or NAME=agent:unix:PATH", spec);
+		return -EINVAL;
+	}
+	memcpy(out->name, spec, (size_t)(eq - spec));
+	const char *a = eq + 1;
+	if (strncmp(a, "agent:", 6)) {
+		snprintf(err, errlen, "%s: not an agent spec", out->name);
+		return -EINVAL;
+	}
+	a += 6;
+	snprintf(out->address, sizeof(out->address), "agent:%s", a);
+	if (!strncmp(a, "unix:", 5)) {
+		if (!a[5] || strlen(a + 5) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+			snprintf(err, errlen, "%s: agent socket path empty or too long", out->name);
+			return -EINVAL;
+		}
+		out->is_unix = true;
+		snprintf(out->host, sizeof(out->host), "%s", a + 5);
+		return 0;
+	}
+	if (!strncmp(a, "tcp:", 4))
+		a += 4;
+	const char *colon = strrchr(a, ':');
+	if (!colon || colon == a || !colon[1] || (size_t)(colon - a) >= sizeof(out->host) ||
+	    strlen(colon + 1) >= sizeof(out->port) || strspn(colon + 1, "0123456789") != strlen(colon + 1)) {
+		snprintf(err, errlen, "%s: bad agent address '%s', expected HOST:PORT, tcp:HOST:PORT or unix:PATH",
+			 out->name, eq + 7);
+		return -EINVAL;
+	}
+	memcpy(out->host, a, (size_t)(colon - a));
+	if (out->host[0] == '[') { /* [::1]:7000 */
+		size_t n = strlen(out->host);
+		if (out->host[n - 1] == ']') {
+			memmove(out->host, out->host + 1, n - 2);
+			out->host[n - 2] = '\0';
+		}
+	}
+	snprintf(out->port, sizeof(out->port), "%s", colon + 1);
+	return 0;
+}
+
+static bool is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
+static int connect_to(struct agent_source *s, bool allow_remote, char *err, size_t errlen)
+{
+	if (s->spec.is_unix) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		strcpy(sa.sun_path, s->spec.host);
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			int e = errno;
+			snprintf(err, errlen, "%s: cannot connect to the agent at %s: %s", s->spec.name,
+				 s->spec.host, strerror(e));
+			if (fd >= 0)
+				close(fd);
+			return -e;
+		}
+		s->fd = fd;
+		return 0;
+	}
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
+	int r = getaddrinfo(s->spec.host, s->spec.port, &hints, &res);
+	if (r) {
+		snprintf(err, errlen, "%s: cannot resolve '%s': %s", s->spec.name, s->spec.host, gai_strerror(r));
+		return -ENOENT;
+	}
+	if (!allow_remote)
+		for (ai = res; ai; ai = ai->ai_next)
+			if (!is_loopback(ai->ai_addr)) {
+				snprintf(err, errlen, "%s: %s is not a loopback address; reach the guest's agent "
+					 "through a forwarded loopback port (QEMU hostfwd=tcp:127.0.0.1:PORT-:7000) "
+					 "or pass --allow-remote-stub", s->spec.name, s->spec.host);
+				freeaddrinfo(res);
+				return -EPERM;
+			}
+	int e = ECONNREFUSED;
+	for (ai = res; ai; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			e = errno;
+			continue;
+		}
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+			int one = 1;
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			s->fd = fd;
+			freeaddrinfo(res);
+			return 0;
+		}
+		e = errno;
+		close(fd);
+	}
+	freeaddrinfo(res);
+	snprintf(err, errlen, "%s: cannot connect to the agent at %s:%s: %s", s->spec.name, s->spec.host,
+		 s->spec.port, strerror(e));
+	return -e;
+}
+
+/* Wait for one reply frame; an ERROR reply becomes a message in err. */
+static int expect(struct agent_source *s, uint16_t want, uint8_t **buf, size_t *cap, size_t *len,
+		  int timeout_ms, const char *what, char *err, size_t errlen)
+{
+	uint16_t type, flags;
+	int r = ap_recv(s->fd, &type, &flags, buf, cap, len, timeout_ms, false);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: agent at %s: %s %s", s->spec.name, s->spec.address + 6,
+			 r == -ECONNRESET ? "connection closed while waiting for the reply to" :
+			 r == -ETIMEDOUT ? "no reply in time to" : "bad reply to", what);
+		return r;
+	}
+	if (type == AP_ERROR) {
+		snprintf(err, errlen, "%s: agent refused %s: %.*s", s->spec.name, what, (int)*len, (char *)*buf);
+		return -EREMOTEIO;
+	}
+	if (type != want) {
+		char tb[16];
+		snprintf(err, errlen, "%s: agent answered %s with %s", s->spec.name, what,
+			 ap_type_name(type, tb, sizeof(tb)));
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static void enqueue(struct agent_source *s, struct item *it)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->qbytes + it->len > QUEUE_MAX_BYTES) {
+		pthread_mutex_unlock(&s->lock);
+		free(it->data);
+		free(it->name);
+		return;
+	}
+	if (s->qhead && s->qhead == s->qn) {
+		s->qhead = s->qn = 0;
+	}
+	xgrow((void **)&s->q, &s->qcap, s->qn + 1, sizeof(*s->q));
+	s->q[s->qn++] = *it;
+	s->qbytes += it->len;
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void finish(struct agent_source *s, bool by_itself, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void finish(struct agent_source *s, bool by_itself, const char *fmt, ...)
+{
+	pthread_mutex_lock(&s->lock);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->msg, sizeof(s->msg), fmt, ap);
+	va_end(ap);
+	if (by_itself)
+		s->ended = true;
+	s->done = true;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* A batch of raw records: check every one before any is queued. */
+static int take_records(struct agent_source *s, uint8_t *buf, size_t len)
+{
+	uint64_t samples = 0;
+	for (size_t o = 0; o < len;) {
+		if (len - o < 8)
+			return -EPROTO;
+		uint32_t n;
+		memcpy(&n, buf + o + 4, 4);
+		if (n > len - o)
+			return -EPROTO;
+		int t = ap_check_record(buf + o, n);
+		if (t < 0)
+			return t;
+		samples += t == DP_REC_SAMPLE;
+		o += n;
+	}
+	struct item it = { .kind = IT_RECORDS, .data = xmalloc(len ? len : 1), .len = len };
+	memcpy(it.data, buf, len);
+	enqueue(s, &it);
+	pthread_mutex_lock(&s->lock);
+	s->samples_rx += samples;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+static void *receiver(void *arg)
+{
+	struct agent_source *s = arg;
+	uint8_t *buf = NULL;
+	size_t cap = 0, len;
+	bool sent_stop = false;
+	int64_t stop_at = 0;
+	char tb[16];
+
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		bool ws = s->want_stop;
+		uint64_t rx = s->samples_rx;
+		pthread_mutex_unlock(&s->lock);
+		if (ws && !sent_stop) {
+			sent_stop = true;
+			stop_at = now_ms();
+			if (ap_send(s->fd, AP_STOP, 0, NULL, 0) < 0) {
+				finish(s, true, "%s: agent connection lost before stop", s->spec.name);
+				break;
+			}
+		}
+		if (sent_stop && now_ms() - stop_at > AGENT_COLLECT_TIMEOUT_MS) {
+			finish(s, true, "%s: agent did not send its records within %d s (%" PRIu64 " samples received)",
+			       s->spec.name, AGENT_COLLECT_TIMEOUT_MS / 1000, rx);
+			break;
+		}
+		struct pollfd pf = { .fd = s->fd, .events = POLLIN };
+		if (poll(&pf, 1, 50) <= 0)
+			continue;
+		uint16_t type, flags;
+		int r = ap_recv(s->fd, &type, &flags, &buf, &cap, &len, 60000, false);
+		if (r == -ECONNRESET) {
+			finish(s, true, "%s: agent closed the connection %s (%" PRIu64 " samples received)",
+			       s->spec.name, sent_stop ? "while sending its records" : "during the recording", rx);
+			break;
+		}
+		if (r < 0) {
+			finish(s, true, "%s: %s from the agent; domain ended (%" PRIu64 " samples received)",
+			       s->spec.name, r == -EPROTO ? "protocol error" : strerror(-r), rx);
+			break;
+		}
+		if (type == AP_STOPPED && sent_stop) {
+			if (ap_send(s->fd, AP_COLLECT, 0, NULL, 0) < 0) {
+				finish(s, true, "%s: agent connection lost before collect", s->spec.name);
+				break;
+			}
+		} else if (type == AP_RECORD && sent_stop) {
+			if (take_records(s, buf, len) < 0) {
+				finish(s, true, "%s: the agent sent a record the host does not relay "
+				       "(only task, mmap, sample, symtab); domain ended", s->spec.name);
+				break;
+			}
+		} else if (type == AP_SYMTAB && sent_stop) {
+			struct item it = { .kind = IT_SYMTAB };
+			char name[4097];
+			const uint8_t *data;
+			size_t size;
+			if (ap_symtab_decode(buf, len, &it.symkind, name, sizeof(name), &data, &size) < 0 ||
+			    it.symkind != DP_SYMTAB_ELF) {
+				finish(s, true, "%s: bad symbol table from the agent; domain ended", s->spec.name);
+				break;
+			}
+			it.name = xstrdup(name);
+			it.data = xmalloc(size ? size : 1);
+			memcpy(it.data, data, size);
+			it.len = size;
+			enqueue(s, &it);
+		} else if (type == AP_LOST && len == 8) {
+			uint64_t l;
+			memcpy(&l, buf, 8);
+			pthread_mutex_lock(&s->lock);
+			s->lost_pending += l;
+			pthread_mutex_unlock(&s->lock);
+		} else if (type == AP_END && sent_stop) {
+			struct ap_end e;
+			if (ap_end_decode(buf, len, &e) < 0 || e.samples != rx) {
+				finish(s, true, "%s: agent's end of collection does not match what arrived "
+				       "(%" PRIu64 " samples received)", s->spec.name, rx);
+				break;
+			}
+			finish(s, false, "%s: %" PRIu64 " samples from the agent", s->spec.name, rx);
+			break;
+		} else if (type == AP_ERROR) {
+			finish(s, true, "%s: agent: %.*s (%" PRIu64 " samples received)", s->spec.name,
+			       (int)(len > 300 ? 300 : len), (char *)buf, rx);
+			break;
+		} else {
+			finish(s, true, "%s: unexpected %s from the agent; domain ended", s->spec.name,
+			       ap_type_name(type, tb, sizeof(tb)));
+			break;
+		}
+	}
+	free(buf);
+	close(s->fd);
+	s->fd = -1;
+	return NULL;
+}
+
+struct agent_source *agent_source_start(const char *spec, uint32_t domain_id,
+					const struct domain_source_opts *o,
+					char *err, size_t errlen)
+{
+	struct agent_source *s = xcalloc(1, sizeof(*s));
+	s->fd = -1;
+	s->domain_id = domain_id;
+	pthread_mutex_init(&s->lock, NULL);
+	uint8_t *buf = NULL;
+	size_t cap = 0, len;
+	if (agent_spec_parse(spec, &s->spec, err, errlen) < 0 ||
+	    connect_to(s, o && o->allow_remote, err, errlen) < 0)
+		goto fail;
+
+	uint32_t v = AP_VERSION;
+	if (ap_send(s->fd, AP_HELLO, 0, &v, 4) < 0) {
+		snprintf(err, errlen, "%s: cannot talk to the agent: %s", s->spec.name, strerror(errno));
+		goto fail;
+	}
+	if (expect(s, AP_HELLO_OK, &buf, &cap, &len, 15000, "HELLO", err, errlen) < 0)
+		goto fail;
+	if (ap_hello_decode(buf, len, &s->hello) < 0 || s->hello.version != AP_VERSION) {
+		snprintf(err, errlen, "%s: agent speaks protocol version %u, this domprof %u",
+			 s->spec.name, s->hello.version, AP_VERSION);
+		goto fail;
+	}
+	struct ap_start st = { .hz = o && o->hz ? o->hz : 1000,
+			       .flags = o && o->callchains ? AP_START_CALLCHAIN : 0 };
+	uint8_t p[8];
+	ap_start_encode(&st, p);
+	if (ap_send(s->fd, AP_START, 0, p, sizeof(p)) < 0) {
+		snprintf(err, errlen, "%s: cannot talk to the agent: %s", s->spec.name, strerror(errno));
+		goto fail;
+	}
+	/* a TCG guest starting its recorder takes a few seconds */
+	if (expect(s, AP_STARTED, &buf, &cap, &len, 60000, "START", err, errlen) < 0)
+		goto fail;
+	free(buf);
+	buf = NULL;
+	snprintf(s->info, sizeof(s->info), "%s: agent on '%s' (Linux %s, %u CPU%s) recording at %u Hz%s",
+		 s->spec.name, s->hello.hostname, s->hello.release, s->hello.ncpus,
+		 s->hello.ncpus == 1 ? "" : "s", st.hz, st.flags ? " with call chains" : "");
+	if (pthread_create(&s->th, NULL, receiver, s)) {
+		snprintf(err, errlen, "%s: cannot start a thread", s->spec.name);
+		goto fail;
+	}
+	s->th_running = true;
+	return s;
+fail:
+	free(buf);
+	if (s->fd >= 0)
+		close(s->fd);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return NULL;
+}
+
+int agent_source_write_meta(struct agent_source *s, struct dp_writer *w)
+{
+	struct dp_domain d = {
+		.id = s->domain_id,
+		.kind = DP_DOMAIN_ACTIVE,
+		.vcpus = s->hello.ncpus,
+		.kaslr_offset = 0,  /* the guest's own kallsyms already holds run-time addresses */
+		.name = s->spec.name,
+		.address = s->spec.address,
+		.symsrc = "embedded",
+	};
+	return dp_write_domain(w, &d);
+}
+
+int agent_source_drain(struct agent_source *s, struct dp_writer *w)
+{
+	int written = 0;
+	for (;;) {
+		struct item it = { 0 };
+		bool have = false;
+		uint64_t lost;
+		pthread_mutex_lock(&s->lock);
+		if (s->qhead < s->qn) {
+			it = s->q[s->qhead++];
+			s->qbytes -= it.len;
+			have = true;
+		}
+		lost = s->lost_pending;
+		s->lost_pending = 0;
+		pthread_mutex_unlock(&s->lock);
+		int r = 0;
+		if (lost) {
+			struct dp_lost l = { .count = lost, .source = DP_LOST_AGENT, .where = s->domain_id };
+			r = dp_write_lost(w, &l);
+			written++;
+		}
+		if (!have || r < 0) {
+			if (have) {
+				free(it.data);
+				free(it.name);
+			}
+			return r < 0 ? r : written;
+		}
+		if (it.kind == IT_RECORDS) {
+			for (size_t o = 0; o < it.len && !r;) {
+				uint32_t n;
+				memcpy(&n, it.data + o + 4, 4);
+				uint16_t t;
+				memcpy(&t, it.data + o, 2);
+				r = dp_write_raw(w, s->domain_id, it.data + o, n);
+				if (!r && t == DP_REC_SAMPLE)
+					s->samples_written++;
+				o += n;
+				written++;
+			}
+		} else {
+			struct dp_symtab st = { .kind = it.symkind, .name = it.name, .data = it.data, .size = it.len };
+			r = dp_write_symtab(w, s->domain_id, &st);
+			written++;
+		}
+		free(it.data);
+		free(it.name);
+		if (r < 0)
+			return r;
+	}
+}
+
+bool agent_source_ended(const struct agent_source *s)
+{
+	struct agent_source *m = (struct agent_source *)s;
+	pthread_mutex_lock(&m->lock);
+	bool e = m->ended;
+	pthread_mutex_unlock(&m->lock);
+	return e;
+}
+
+const char *agent_source_message(const struct agent_source *s)
+{
+	struct agent_source *m = (struct agent_source *)s;
+	pthread_mutex_lock(&m->lock);
+	bool d = m->done;
+	pthread_mutex_unlock(&m->lock);
+	return d && m->msg[0] ? m->msg : NULL;
+}
+
+const char *agent_source_info(const struct agent_source *s)
+{
+	return s->info[0] ? s->info : NULL;
+}
+
+const char *agent_source_name(const struct agent_source *s)
+{
+	return s->spec.name;
+}
+
+uint64_t agent_source_samples(const struct agent_source *s)
+{
+	return s->samples_written;
+}
+
+void agent_source_stop(struct agent_source *s)
+{
+	if (!s || s->stopped)
+		return;
+	s->stopped = true;
+	pthread_mutex_lock(&s->lock);
+	s->want_stop = true;
+	pthread_mutex_unlock(&s->lock);
+	if (s->th_running) {
+		pthread_join(s->th, NULL);
+		s->th_running = false;
+	}
+}
+
+void agent_source_free(struct agent_source *s)
+{
+	if (!s)
+		return;
+	agent_source_stop(s);
+	for (size_t i = s->qhead; i < s->qn; i++) {
+		free(s->q[i].data);
+		free(s->q[i].name);
+	}
+	free(s->q);
+	if (s->fd >= 0)
+		close(s->fd);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}

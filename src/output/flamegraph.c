@@ -1,0 +1,634 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Flame graphs: the merged call tree of a profile's unique stacks
+ * (all -> domain -> process -> frames), written as a self-contained
+ * interactive HTML page or a standalone SVG.
+ *
+ * The page's script and style live in flamegraph.js / flamegraph.css and
+ * are compiled in as C strings (mk/flamegraph.mk generates
+ * build/gen/flamegraph_assets.h), so the page needs no network. The data
+ * goes inline as one JSON document: a name table and a flat pre-order
+ * node list (depth, name, kind, domain, samples) from which the script
+ * rebuilds the tree. Nodes below a fraction of all samples are merged
+ * into their parent before writing, and the script draws only frames at
+ * least half a pixel wide, so a profile of millions of samples stays a
+ * page of a few thousand boxes.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/flamegraph.h"
+#include "util/xalloc.h"
+
+#include "../../build/gen/flamegraph_assets.h"
+
+/* ---- labels and strings ---------------------------------------------- */
+
+const char *fg_symbol_label(const struct profile *p, uint32_t sym, char *buf, size_t len)
+{
+	const struct profile_symbol *y = &p->syms[sym];
+	if (y->known && y->symbol && *y->symbol)
+		return y->symbol;
+	snprintf(buf, len, "[unknown] %s", y->image ? y->image : "?");
+	return buf;
+}
+
+const char *fg_process_label(const char *comm, uint32_t pid, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s-%" PRIu32, comm && *comm ? comm : "[unknown]", pid);
+	return buf;
+}
+
+const char *fg_node_label(const struct fg_tree *t, uint32_t i, char *buf, size_t len)
+{
+	const struct fg_node *n = &t->nodes[i];
+	const struct profile *p = t->p;
+	switch (n->kind) {
+	case FG_ROOT:
+		snprintf(buf, len, "all");
+		return buf;
+	case FG_DOMAIN:
+		snprintf(buf, len, "%s", p->ndomains ? p->domains[n->dom].name : "host");
+		return buf;
+	case FG_PROCESS:
+		return fg_process_label(n->comm, n->id, buf, len);
+	default:
+		return fg_symbol_label(p, n->id, buf, len);
+	}
+}
+
+static int utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	int n;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+void fg_json_str(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+	fputc('"', f);
+	while (*s) {
+		unsigned char c = *s;
+		if (c == '"' || c == '\\') {
+			fputc('\\', f);
+			fputc(c, f);
+			s++;
+		} else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
+			fprintf(f, "\\u%04x", c);
+			s++;
+		} else if (c < 0x80) {
+			fputc(c, f);
+			s++;
+		} else {
+			int n = utf8_len(s);
+			if (n) {
+				fwrite(s, 1, (size_t)n, f);
+				s += n;
+			} else {
+				fputs("\\ufffd", f);
+				s++;
+			}
+		}
+	}
+	fputc('"', f);
+}
+
+/* XML/HTML text and attribute escaping (bad UTF-8 becomes U+FFFD). */
+static void xml_str(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+	while (*s) {
+		unsigned char c = *s;
+		switch (c) {
+		case '&': fputs("&amp;", f); s++; continue;
+		case '<': fputs("&lt;", f); s++; continue;
+		case '>': fputs("&gt;", f); s++; continue;
+		case '"': fputs("&quot;", f); s++; continue;
+		case '\'': fputs("&#39;", f); s++; continue;
+		default: break;
+		}
+		if (c < 0x20) {
+			fputc(c == '\t' ? ' ' : '?', f);
+			s++;
+		} else if (c < 0x80) {
+			fputc(c, f);
+			s++;
+		} else {
+			int n = utf8_len(s);
+			if (n) {
+				fwrite(s, 1, (size_t)n, f);
+				s += n;
+			} else {
+				fputs("&#xfffd;", f);
+				s++;
+			}
+		}
+	}
+}
+
+uint64_t fg_sample_ns(const struct profile *p)
+{
+	if (!p->nevents)
+		return 0;
+	const struct profile_event *e = &p->events[0];
+	if (e->freq)
+		return e->period ? 1000000000ull / e->period : 0;
+	return e->period;
+}
+
+/* ---- the tree ---------------------------------------------------------- */
+
+struct child_tab {
+	uint64_t *key;
+	uint32_t *node;          /* 0 = empty (the root is never a child) */
+	size_t cap, n;
+};
+
+static uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+static uint64_t child_key(uint32_t parent, uint8_t kind, uint32_t id)
+{
+	return ((uint64_t)parent << 32 | id) ^ ((uint64_t)kind << 61);
+}
+
+static void ct_grow(struct child_tab *c, const struct fg_node *nodes)
+{
+	size_t cap = c->cap ? c->cap * 2 : 1024;
+	uint64_t *key = xcalloc(cap, sizeof(*key));
+	uint32_t *node = xcalloc(cap, sizeof(*node));
+	for (size_t i = 0; i < c->cap; i++) {
+		if (!c->node[i])
+			continue;
+		size_t j = mix64(c->key[i]) & (cap - 1);
+		while (node[j])
+			j = (j + 1) & (cap - 1);
+		key[j] = c->key[i];
+		node[j] = c->node[i];
+	}
+	free(c->key);
+	free(c->node);
+	c->key = key;
+	c->node = node;
+	c->cap = cap;
+	(void)nodes;
+}
+
+struct builder {
+	struct fg_tree *t;
+	size_t cap;
+	struct child_tab ct;
+};
+
+/* The child of parent with (kind, id), created when missing. The key is
+ * exact: kind and parent are part of it, ids are 32-bit. */
+static uint32_t child_get(struct builder *b, uint32_t parent, uint8_t kind, uint32_t id, uint32_t dom)
+{
+	struct fg_tree *t = b->t;
+	if ((b->ct.n + 1) * 2 > b->ct.cap)
+		ct_grow(&b->ct, t->nodes);
+	uint64_t k = child_key(parent, kind, id);
+	size_t j = mix64(k) & (b->ct.cap - 1);
+	while (b->ct.node[j]) {
+		uint32_t c = b->ct.node[j];
+		if (b->ct.key[j] == k && t->nodes[c].parent == parent && t->nodes[c].kind == kind &&
+		    t->nodes[c].id == id)
+			return c;
+		j = (j + 1) & (b->ct.cap - 1);
+	}
+	xgrow((void **)&t->nodes, &b->cap, t->n + 1, sizeof(*t->nodes));
+	uint32_t c = (uint32_t)t->n++;
+	struct fg_node *pn = &t->nodes[parent];
+	t->nodes[c] = (struct fg_node){
+		.parent = parent, .first_child = 0, .next_sibling = pn->first_child,
+		.id = id, .kind = kind, .dom = dom, .depth = pn->depth + 1,
+	};
+	pn->first_child = c;
+	if (t->nodes[c].depth > t->max_depth)
+		t->max_depth = t->nodes[c].depth;
+	b->ct.key[j] = k;
+	b->ct.node[j] = c;
+	b->ct.n++;
+	return c;
+}
+
+static const struct fg_tree *sort_tree;
+
+static int cmp_child(const void *a, const void *b)
+{
+	const struct fg_node *x = &sort_tree->nodes[*(const uint32_t *)a];
+	const struct fg_node *y = &sort_tree->nodes[*(const uint32_t *)b];
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+struct fg_tree *fg_tree_build(const struct profile *p, bool inverted)
+{
+	struct fg_tree *t = xcalloc(1, sizeof(*t));
+	struct builder b = { .t = t };
+	t->p = p;
+	t->inverted = inverted;
+	xgrow((void **)&t->nodes, &b.cap, 1, sizeof(*t->nodes));
+	t->nodes[0] = (struct fg_node){ 0 };
+	t->n = 1;
+
+	for (size_t s = 0; s < p->nstacks; s++) {
+		const struct profile_stack *st = &p->stacks[s];
+		const struct profile_domain *pd = profile_domain_by_id(p, st->domain);
+		uint32_t dom = pd ? (uint32_t)(pd - p->domains) : 0;
+		uint64_t c = st->count;
+		t->nodes[0].total += c;
+		uint32_t n = child_get(&b, 0, FG_DOMAIN, st->domain, dom);
+		t->nodes[n].total += c;
+		n = child_get(&b, n, FG_PROCESS, st->pid, dom);
+		t->nodes[n].total += c;
+		if (!t->nodes[n].comm)
+			t->nodes[n].comm = st->comm;
+		for (uint32_t j = 0; j < st->nframes; j++) {
+			uint32_t sym = st->frames[inverted ? st->nframes - 1 - j : j];
+			uint8_t kind = p->syms[sym].kernel ? FG_KERNEL : FG_USER;
+			n = child_get(&b, n, kind, sym, dom);
+			t->nodes[n].total += c;
+		}
+		t->nodes[n].self += c;
+	}
+	free(b.ct.key);
+	free(b.ct.node);
+
+	/* sort each child list: widest first */
+	uint32_t *tmp = NULL;
+	size_t captmp = 0;
+	sort_tree = t;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t k = 0;
+		for (uint32_t c = t->nodes[i].first_child; c; c = t->nodes[c].next_sibling) {
+			xgrow((void **)&tmp, &captmp, k + 1, sizeof(*tmp));
+			tmp[k++] = c;
+		}
+		if (k < 2)
+			continue;
+		qsort(tmp, k, sizeof(*tmp), cmp_child);
+		t->nodes[i].first_child = tmp[0];
+		for (size_t j = 0; j < k; j++)
+			t->nodes[tmp[j]].next_sibling = j + 1 < k ? tmp[j + 1] : 0;
+	}
+	sort_tree = NULL;
+	free(tmp);
+	return t;
+}
+
+void fg_tree_free(struct fg_tree *t)
+{
+	if (!t)
+		return;
+	free(t->nodes);
+	free(t);
+}
+
+/* Pre-order walk of the nodes at least min samples wide. Children are
+ * sorted widest first, so the first narrow child ends its list. Calls
+ * fn(arg, node) in pre-order; returns the number of nodes visited. */
+static size_t walk_pruned(const struct fg_tree *t, uint64_t min,
+			  void (*fn)(void *, uint32_t), void *arg)
+{
+	size_t cap = 64, sp = 0, visited = 0;
+	uint32_t *stack = xmalloc(cap * sizeof(*stack));
+	stack[sp++] = 0;
+	while (sp) {
+		uint32_t i = stack[--sp];
+		fn(arg, i);
+		visited++;
+		/* push children in reverse so the widest is visited first */
+		size_t base = sp;
+		for (uint32_t c = t->nodes[i].first_child; c; c = t->nodes[c].next_sibling) {
+			if (t->nodes[c].total < min)
+				break;
+			xgrow((void **)&stack, &cap, sp + 1, sizeof(*stack));
+			stack[sp++] = c;
+		}
+		for (size_t a = base, z = sp; a + 1 < z; a++, z--) {
+			uint32_t x = stack[a];
+			stack[a] = stack[z - 1];
+			stack[z - 1] = x;
+		}
+	}
+	free(stack);
+	return visited;
+}
+
+static uint64_t min_count(const struct fg_tree *t, double frac)
+{
+	double m = (double)t->nodes[0].total * frac;
+	uint64_t mc = (uint64_t)m;
+	if ((double)mc < m)
+		mc++;
+	return mc ? mc : 1;
+}
+
+/* ---- HTML -------------------------------------------------------------- */
+
+struct html_ctx {
+	FILE *f;
+	const struct fg_tree *t;
+	uint32_t *sym_name;      /* symbol -> name index + 1 */
+	uint32_t nnames;
+	const char **imgs;       /* image strings by index */
+	size_t nimgs, capimgs;
+	size_t nout;
+	/* name table written as we go into a separate buffer */
+	char *names;
+	size_t names_len;
+	FILE *nf;
+};
+
+static uint32_t image_index(struct html_ctx *h, const char *img)
+{
+	/* a handful of images in practice; a linear scan by pointer then string */
+	for (size_t i = 0; i < h->nimgs; i++)
+		if (h->imgs[i] == img || !strcmp(h->imgs[i], img))
+			return (uint32_t)i;
+	xgrow((void **)&h->imgs, &h->capimgs, h->nimgs + 1, sizeof(*h->imgs));
+	h->imgs[h->nimgs] = img;
+	return (uint32_t)h->nimgs++;
+}
+
+static uint32_t new_name(struct html_ctx *h, const char *label, int img)
+{
+	fputs(h->nnames ? ",[" : "[", h->nf);
+	fg_json_str(h->nf, label);
+	fprintf(h->nf, ",%d]", img);
+	return h->nnames++;
+}
+
+static void html_node(void *arg, uint32_t i)
+{
+	struct html_ctx *h = arg;
+	const struct fg_node *n = &h->t->nodes[i];
+	char buf[512];
+	uint32_t name;
+	if (n->kind == FG_USER || n->kind == FG_KERNEL) {
+		if (!h->sym_name[n->id]) {
+			const struct profile_symbol *y = &h->t->p->syms[n->id];
+			int img = (int)image_index(h, y->image ? y->image : "");
+			h->sym_name[n->id] = new_name(h, fg_symbol_label(h->t->p, n->id, buf, sizeof(buf)), img) + 1;
+		}
+		name = h->sym_name[n->id] - 1;
+	} else {
+		name = new_name(h, fg_node_label(h->t, i, buf, sizeof(buf)), -1);
+	}
+	fprintf(h->f, "%s%" PRIu32 ",%" PRIu32 ",%u,%" PRIu32 ",%" PRIu64, h->nout ? "," : "",
+		n->depth, name, n->kind, n->dom, n->total);
+	h->nout++;
+}
+
+static void write_meta(FILE *f, const struct profile *p, const struct fg_opts *o)
+{
+	fputs("\"title\":", f);
+	fg_json_str(f, o && o->title ? o->title : "Flame graph");
+	fputs(",\"subtitle\":", f);
+	fg_json_str(f, o && o->subtitle ? o->subtitle : "");
+	fprintf(f, ",\"total\":%" PRIu64 ",\"inverted\":%s,\"event\":", p->matched,
+		o && o->inverted ? "true" : "false");
+	fg_json_str(f, p->nevents ? p->events[0].name : "");
+	fputs(",\"domains\":[", f);
+	for (size_t d = 0; d < p->ndomains; d++) {
+		fputs(d ? ",{\"name\":" : "{\"name\":", f);
+		fg_json_str(f, p->domains[d].name);
+		fprintf(f, ",\"id\":%" PRIu32 ",\"kind\":", p->domains[d].id);
+		fg_json_str(f, dp_domain_kind_name(p->domains[d].kind));
+		fprintf(f, ",\"samples\":%" PRIu64 "}", p->domains[d].samples);
+	}
+	fputc(']', f);
+}
+
+int flamegraph_html(FILE *f, const struct profile *p, const struct fg_opts *o)
+{
+	struct fg_tree *t = fg_tree_build(p, o && o->inverted);
+	double frac = o && o->min_fraction > 0 ? o->min_fraction : 1e-4;
+	uint64_t min = min_count(t, frac);
+	const char *title = o && o->title ? o->title : "Flame graph";
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	      "<meta name=\"generator\" content=\"domprof " DOMPROF_VERSION "\">\n<title>", f);
+	xml_str(f, title);
+	fputs("</title>\n<style>\n", f);
+	fputs(fg_css, f);
+	fputs("</style>\n</head>\n<body>\n"
+	      "<header>\n<h1 id=\"title\"></h1>\n<div id=\"subtitle\"></div>\n"
+	      "<div id=\"controls\"><button id=\"reset\" type=\"button\">Reset zoom</button>"
+	      "<input id=\"search\" type=\"search\" placeholder=\"Search (regular expression)\" "
+	      "autocomplete=\"off\" spellcheck=\"false\">"
+	      "<button id=\"clear\" type=\"button\">Clear</button>"
+	      "<span id=\"matched\"></span></div>\n<div id=\"legend\"></div>\n</header>\n"
+	      "<main><div id=\"fg\"></div></main>\n<div id=\"details\">&nbsp;</div>\n"
+	      "<div id=\"tip\" hidden></div>\n"
+	      "<script type=\"application/json\" id=\"fgdata\">{", f);
+	write_meta(f, p, o);
+	fprintf(f, ",\"minSamples\":%" PRIu64 ",\"nodes\":[", min);
+
+	struct html_ctx h = { .f = f, .t = t };
+	h.sym_name = xcalloc(p->nsyms ? p->nsyms : 1, sizeof(*h.sym_name));
+	h.nf = open_memstream(&h.names, &h.names_len);
+	if (!h.nf)
+		abort();
+	size_t kept = walk_pruned(t, min, html_node, &h);
+	fclose(h.nf);
+	fprintf(f, "],\"kept\":%zu,\"treeNodes\":%zu,\"names\":[", kept, t->n);
+	fwrite(h.names, 1, h.names_len, f);
+	fputs("],\"images\":[", f);
+	for (size_t i = 0; i < h.nimgs; i++) {
+		if (i)
+			fputc(',', f);
+		fg_json_str(f, h.imgs[i]);
+	}
+	fputs("]}</script>\n<script>\n", f);
+	fputs(fg_js, f);
+	fputs("</script>\n</body>\n</html>\n", f);
+	free(h.names);
+	free(h.imgs);
+	free(h.sym_name);
+	fg_tree_free(t);
+	fflush(f);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ---- SVG --------------------------------------------------------------- */
+
+#define SVG_W 1200
+#define SVG_FRAME_H 16
+#define SVG_PAD 10
+#define SVG_TOP 60
+
+struct svg_ctx {
+	FILE *f;
+	const struct fg_tree *t;
+	uint64_t *x;             /* left edge of each node, in samples */
+	uint64_t *next;          /* next free x among a node's children */
+	uint32_t depth;          /* drawn depth (for y) */
+	double scale;
+};
+
+static unsigned hash_str(const char *s)
+{
+	unsigned h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* Colours shared in spirit with the page: a hue per domain (host warm,
+ * guests cool), kernel frames paler and greyer than user frames. */
+static void node_colour(const struct fg_node *n, const char *label, char *buf, size_t len)
+{
+	static const int guest_hue[] = { 210, 130, 275, 175, 320, 60 };
+	int hue = n->dom == 0 ? 18 : guest_hue[(n->dom - 1) % 6];
+	unsigned v = hash_str(label);
+	int jit = (int)(v % 30) - 15;
+	switch (n->kind) {
+	case FG_ROOT: snprintf(buf, len, "hsl(0,0%%,80%%)"); break;
+	case FG_DOMAIN: snprintf(buf, len, "hsl(%d,30%%,72%%)", hue); break;
+	case FG_PROCESS: snprintf(buf, len, "hsl(%d,25%%,82%%)", hue); break;
+	case FG_KERNEL: snprintf(buf, len, "hsl(%d,30%%,%d%%)", hue + jit / 2, 74 + (int)(v >> 8) % 10); break;
+	default: snprintf(buf, len, "hsl(%d,85%%,%d%%)", hue + jit, 55 + (int)(v >> 8) % 12); break;
+	}
+}
+
+static void svg_node(void *arg, uint32_t i)
+{
+	struct svg_ctx *s = arg;
+	const struct fg_node *n = &s->t->nodes[i];
+	FILE *f = s->f;
+	if (i) {
+		s->x[i] = s->next[n->parent];
+		s->next[n->parent] += n->total;
+	}
+	s->next[i] = s->x[i];
+	char buf[512], col[48];
+	const char *label = fg_node_label(s->t, i, buf, sizeof(buf));
+	node_colour(n, label, col, sizeof(col));
+	double x = SVG_PAD + (double)s->x[i] * s->scale;
+	double w = (double)n->total * s->scale;
+	double y = s->t->inverted ? SVG_TOP + (double)n->depth * SVG_FRAME_H
+				  : SVG_TOP + (double)(s->depth - n->depth) * SVG_FRAME_H;
+	uint64_t all = s->t->nodes[0].total;
+	fprintf(f, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-k=\"%u\"><title>",
+		s->x[i], n->total, n->kind);
+	xml_str(f, label);
+	fprintf(f, " (%" PRIu64 " samples, %.2f%%", n->total, all ? 100.0 * (double)n->total / (double)all : 0.0);
+	if (n->kind >= FG_USER) {
+		fputs(", ", f);
+		xml_str(f, s->t->p->syms[n->id].image);
+		if (n->kind == FG_KERNEL)
+			fputs(", kernel", f);
+	}
+	if (n->kind >= FG_DOMAIN && s->t->p->ndomains) {
+		fputs(", domain ", f);
+		xml_str(f, s->t->p->domains[n->dom].name);
+	}
+	fprintf(f, ")</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>"
+		   "<text x=\"%.2f\" y=\"%.1f\">", x, y, w, SVG_FRAME_H - 1, col, x + 3, y + 11.5);
+	/* about 7 px per character at 12 px */
+	size_t fit = w > 20 ? (size_t)((w - 6) / 7) : 0;
+	size_t ll = strlen(label);
+	if (fit >= ll) {
+		xml_str(f, label);
+	} else if (fit > 3) {
+		char cut[512];
+		snprintf(cut, sizeof(cut), "%.*s..", (int)(fit - 2), label);
+		xml_str(f, cut);
+	}
+	fputs("</text></g>\n", f);
+}
+
+static void svg_maxdepth(void *arg, uint32_t i)
+{
+	struct svg_ctx *s = arg;
+	if (s->t->nodes[i].depth > s->depth)
+		s->depth = s->t->nodes[i].depth;
+}
+
+static const char svg_script[] =
+	"<script type=\"text/ecmascript\"><![CDATA[\n"
+	"(function(){\n"
+	"'use strict';\n"
+	"var W=" "1180" ",P=10,svg=document.documentElement,gs=[].slice.call(document.querySelectorAll('g.f'));\n"
+	"function fit(g,w){var t=g.querySelector('text'),l=g.getAttribute('data-l');\n"
+	" if(l===null){l=g.querySelector('title').textContent.replace(/ \\([^()]*\\)$/,'');g.setAttribute('data-l',l);}\n"
+	" var n=Math.floor((w-6)/7);t.textContent=w<20?'':(n>=l.length?l:(n>3?l.slice(0,n-2)+'..':''));}\n"
+	"function zoom(z){var zx=+z.getAttribute('data-x'),zw=+z.getAttribute('data-w'),zy=+z.querySelector('rect').getAttribute('y');\n"
+	" var inv=svg.getAttribute('data-inverted')==='1',s=W/zw;\n"
+	" gs.forEach(function(g){var x=+g.getAttribute('data-x'),w=+g.getAttribute('data-w'),r=g.querySelector('rect'),t=g.querySelector('text'),y=+r.getAttribute('y');\n"
+	"  var below=inv?y<zy:y>zy, inside=x>=zx&&x+w<=zx+zw;\n"
+	"  if(below&&x<=zx&&x+w>=zx+zw){r.setAttribute('x',P);r.setAttribute('width',W);t.setAttribute('x',P+3);g.style.opacity=0.6;g.style.display='';fit(g,W);return;}\n"
+	"  if(!inside||below){g.style.display='none';return;}\n"
+	"  var nx=P+(x-zx)*s,nw=w*s;g.style.display='';g.style.opacity=1;r.setAttribute('x',nx);r.setAttribute('width',nw);t.setAttribute('x',nx+3);fit(g,nw);});\n"
+	"}\n"
+	"svg.addEventListener('click',function(e){var g=e.target.closest&&e.target.closest('g.f');if(g)zoom(g);else if(e.target.id==='reset')zoom(gs[0]);});\n"
+	"})();\n"
+	"]]></script>\n";
+
+int flamegraph_svg(FILE *f, const struct profile *p, const struct fg_opts *o)
+{
+	struct fg_tree *t = fg_tree_build(p, o && o->inverted);
+	double frac = o && o->min_fraction > 0 ? o->min_fraction : 1e-3;
+	uint64_t min = min_count(t, frac);
+	struct svg_ctx s = { .f = f, .t = t };
+	walk_pruned(t, min, svg_maxdepth, &s);
+	s.x = xcalloc(t->n, sizeof(*s.x));
+	s.next = xcalloc(t->n, sizeof(*s.next));
+	uint64_t all = t->nodes[0].total;
+	s.scale = all ? (double)(SVG_W - 2 * SVG_PAD) / (double)all : 0;
+	int h = SVG_TOP + (int)(s.depth + 1) * SVG_FRAME_H + 30;
+	const char *title = o && o->title ? o->title : "Flame graph";
+
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
+		   "viewBox=\"0 0 %d %d\" data-inverted=\"%d\">\n",
+		SVG_W, h, SVG_W, h, o && o->inverted ? 1 : 0);
+	fputs("<style>text{font-family:Verdana,sans-serif;font-size:12px;fill:#000;pointer-events:none}"
+	      "g.f{cursor:pointer}g.f:hover rect{stroke:#000;stroke-width:0.5}"
+	      "#title{font-size:17px;text-anchor:middle}#sub{font-size:12px;text-anchor:middle;fill:#555}"
+	      "#reset{cursor:pointer;fill:#04c;pointer-events:all}</style>\n", f);
+	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fafafa\"/>\n", SVG_W, h);
+	fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\">", SVG_W / 2);
+	xml_str(f, title);
+	fprintf(f, "</text>\n<text id=\"sub\" x=\"%d\" y=\"42\">", SVG_W / 2);
+	if (o && o->subtitle)
+		xml_str(f, o->subtitle);
+	fprintf(f, "</text>\n<text id=\"reset\" x=\"%d\" y=\"24\">Reset zoom</text>\n", SVG_PAD);
+	if (!all)
+		fprintf(f, "<text x=\"%d\" y=\"%d\">No samples match.</text>\n", SVG_W / 2 - 60, SVG_TOP + 30);
+	else
+		walk_pruned(t, min, svg_node, &s);
+	fputs(svg_script, f);
+	fputs("</svg>\n", f);
+	free(s.x);
+	free(s.next);
+	fg_tree_free(t);
+	fflush(f);
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+// domprof flame graph page script, compiled into the binary (see
+// mk/flamegraph.mk) and inlined into every page: no network access.
+// Reads the JSON in #fgdata: a flat pre-order node list (depth, name,
+// kind, domain, samples) rebuilt here into a tree. Draws frames as
+// absolutely positioned divs, skipping any frame narrower than half a
+// pixel (its samples stay visible as the parent's width), so the number
+// of boxes is bounded by the screen, not by the profile.
+// window.fg exposes zoom/reset/search and window.fgStats the timings,
+// for the browser test.
+(function () {
+'use strict';
+var t0 = performance.now();
+var D = JSON.parse(document.getElementById('fgdata').textContent);
+var K_ROOT = 0, K_DOMAIN = 1, K_PROCESS = 2, K_USER = 3, K_KERNEL = 4;
+var FRAME_H = 17, MIN_PX = 0.5;
+var N = D.nodes.length / 5;
+var depth = new Int32Array(N), name = new Int32Array(N), kind = new Uint8Array(N),
+	dom = new Int32Array(N), total = new Float64Array(N), x = new Float64Array(N),
+	parent = new Int32Array(N), child = new Int32Array(N), sib = new Int32Array(N),
+	last = new Int32Array(N), nextX = new Float64Array(N), self = new Float64Array(N);
+var maxDepth = 0, path = [];
+for (var i = 0; i < N; i++) {
+	var o = i * 5, d = D.nodes[o];
+	depth[i] = d; name[i] = D.nodes[o + 1]; kind[i] = D.nodes[o + 2];
+	dom[i] = D.nodes[o + 3]; total[i] = D.nodes[o + 4];
+	self[i] = total[i]; child[i] = -1; sib[i] = -1; last[i] = -1;
+	if (d > maxDepth) maxDepth = d;
+	path.length = d;
+	var p = d > 0 ? path[d - 1] : -1;
+	parent[i] = p;
+	if (p >= 0) {
+		x[i] = nextX[p]; nextX[p] += total[i]; self[p] -= total[i];
+		if (last[p] < 0) child[p] = i; else sib[last[p]] = i;
+		last[p] = i;
+	}
+	nextX[i] = x[i];
+	path.push(i);
+}
+var ALL = N ? total[0] : 0;
+
+// ---- labels, colours ----------------------------------------------------
+function label(i) { return D.names[name[i]][0]; }
+function image(i) { var m = D.names[name[i]][1]; return m >= 0 ? D.images[m] : ''; }
+var escCache = new Array(D.names.length);
+function esc(s) {
+	return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+function escName(i) {
+	var n = name[i];
+	if (escCache[n] === undefined) escCache[n] = esc(D.names[n][0]);
+	return escCache[n];
+}
+// host warm (classic flame colours), each guest its own cool hue;
+// kernel frames pale and grey, user frames saturated.
+var GUEST_HUES = [210, 130, 275, 175, 320, 60];
+function domHue(di) { return di === 0 ? 18 : GUEST_HUES[(di - 1) % GUEST_HUES.length]; }
+function hash(s) {
+	var h = 2166136261;
+	for (var j = 0; j < s.length; j++) h = Math.imul(h ^ s.charCodeAt(j), 16777619);
+	return h >>> 0;
+}
+var colCache = {};
+function colour(i) {
+	var key = name[i] + ':' + kind[i] + ':' + dom[i];
+	var c = colCache[key];
+	if (c) return c;
+	var hue = domHue(dom[i]), v = hash(label(i)), jit = (v % 30) - 15;
+	switch (kind[i]) {
+	case K_ROOT: c = 'hsl(0,0%,80%)'; break;
+	case K_DOMAIN: c = 'hsl(' + hue + ',30%,72%)'; break;
+	case K_PROCESS: c = 'hsl(' + hue + ',25%,82%)'; break;
+	case K_KERNEL: c = 'hsl(' + (hue + jit / 2) + ',30%,' + (74 + (v >>> 8) % 10) + '%)'; break;
+	default: c = 'hsl(' + (hue + jit) + ',85%,' + (55 + (v >>> 8) % 12) + '%)';
+	}
+	colCache[key] = c;
+	return c;
+}
+function pct(n, of) { return of ? (100 * n / of).toFixed(2) + '%' : '0%'; }
+
+// ---- page frame ---------------------------------------------------------
+var fgEl = document.getElementById('fg'), tip = document.getElementById('tip'),
+	details = document.getElementById('details'), matchedEl = document.getElementById('matched'),
+	searchEl = document.getElementById('search');
+document.getElementById('title').textContent = D.title;
+document.getElementById('subtitle').textContent = D.subtitle +
+	(D.subtitle ? ' \u2014 ' : '') + ALL + ' samples' + (D.event ? ' of ' + D.event : '') +
+	(D.inverted ? ', inverted (callees at the top)' : '');
+(function legend() {
+	var h = [];
+	D.domains.forEach(function (d, di) {
+		if (!d.samples) return;
+		var hue = domHue(di);
+		h.push('<span class="lg"><i style="background:hsl(' + hue + ',85%,60%)"></i>' + esc(d.name) +
+			' user</span><span class="lg"><i style="background:hsl(' + hue + ',30%,78%)"></i>' +
+			esc(d.name) + ' kernel</span>');
+	});
+	document.getElementById('legend').innerHTML = h.join('');
+})();
+
+// ---- drawing ------------------------------------------------------------
+var zoomed = 0, matches = null, drawn = 0;
+function render() {
+	if (!N || !ALL) {
+		fgEl.innerHTML = '<p class="empty">No samples match: the profile is empty.</p>';
+		return;
+	}
+	var W = fgEl.clientWidth || 1000;
+	var zx = x[zoomed], zw = total[zoomed], scale = W / zw;
+	var out = [], top = 0, items = [];
+	// ancestors of the zoomed frame: full width, dimmed
+	for (var a = parent[zoomed]; a >= 0; a = parent[a]) items.push(a, 0, W, 1);
+	// the zoomed frame and what is wide enough below it
+	var st = [zoomed];
+	while (st.length) {
+		var n = st.pop(), w = total[n] * scale;
+		items.push(n, (x[n] - zx) * scale, w, 0);
+		if (depth[n] > top) top = depth[n];
+		var kids = [];
+		for (var c = child[n]; c >= 0; c = sib[c]) {
+			if (total[c] * scale < MIN_PX) break; // sorted widest first
+			kids.push(c);
+		}
+		for (var k = kids.length - 1; k >= 0; k--) st.push(kids[k]);
+	}
+	drawn = items.length / 4;
+	for (var j = 0; j < items.length; j += 4) {
+		var id = items[j], left = items[j + 1], wd = items[j + 2], dim = items[j + 3];
+		var y = D.inverted ? depth[id] * FRAME_H : (top - depth[id]) * FRAME_H;
+		var cls = 'f';
+		if (dim) cls += ' anc';
+		if (matches && matches[id]) cls += ' m';
+		if (kind[id] === K_KERNEL) cls += ' k';
+		out.push('<div class="', cls, '" data-id="', id, '" style="left:', left.toFixed(1),
+			'px;width:', Math.max(wd - 0.5, 0.5).toFixed(1), 'px;top:', y, 'px;background:',
+			colour(id), '">', wd > 22 ? escName(id) : '', '</div>');
+	}
+	fgEl.style.height = ((top + 1) * FRAME_H) + 'px';
+	fgEl.innerHTML = out.join('');
+}
+
+function describe(i) {
+	var s = label(i) + '\n' + total[i] + ' samples, ' + pct(total[i], ALL) + ' of all';
+	if (zoomed && zoomed !== i) s += ', ' + pct(total[i], total[zoomed]) + ' of zoomed';
+	s += '\nself: ' + self[i] + ' (' + pct(self[i], ALL) + ')';
+	if (kind[i] >= K_DOMAIN && D.domains[dom[i]]) s += '\ndomain: ' + D.domains[dom[i]].name;
+	if (kind[i] >= K_USER) s += '\nimage: ' + image(i) + (kind[i] === K_KERNEL ? ' (kernel)' : ' (user)');
+	return s;
+}
+
+function zoom(i) {
+	if (i < 0 || i >= N) return;
+	zoomed = i;
+	render();
+}
+
+function search(re) {
+	if (!re) {
+		matches = null;
+		matchedEl.textContent = '';
+		render();
+		return 0;
+	}
+	var rx;
+	try { rx = new RegExp(re); } catch (e) { rx = null; }
+	var nameHit = D.names.map(function (nm) { return rx ? rx.test(nm[0]) : nm[0].indexOf(re) >= 0; });
+	matches = new Uint8Array(N);
+	// share: a matched frame counts with its subtree, once (no double count
+	// of recursion or nested matches)
+	var sum = 0, st = [0];
+	for (var i2 = 0; i2 < N; i2++) if (nameHit[name[i2]]) matches[i2] = 1;
+	while (st.length) {
+		var n = st.pop();
+		if (matches[n]) { sum += total[n]; continue; }
+		for (var c = child[n]; c >= 0; c = sib[c]) st.push(c);
+	}
+	matchedEl.textContent = 'Matched: ' + pct(sum, ALL) + ' (' + sum + ' of ' + ALL + ' samples)';
+	render();
+	return sum;
+}
+
+fgEl.addEventListener('click', function (e) {
+	var id = e.target.getAttribute && e.target.getAttribute('data-id');
+	if (id !== null && id !== undefined) zoom(+id);
+});
+fgEl.addEventListener('mousemove', function (e) {
+	var id = e.target.getAttribute && e.target.getAttribute('data-id');
+	if (id === null || id === undefined) { tip.hidden = true; return; }
+	var s = describe(+id);
+	tip.textContent = s;
+	tip.hidden = false;
+	var tx = e.clientX + 14, ty = e.clientY + 14;
+	if (tx + tip.offsetWidth > window.innerWidth) tx = Math.max(0, e.clientX - tip.offsetWidth - 8);
+	if (ty + tip.offsetHeight > window.innerHeight) ty = Math.max(0, e.clientY - tip.offsetHeight - 8);
+	tip.style.left = tx + 'px';
+	tip.style.top = ty + 'px';
+	details.textContent = s.replace(/\n/g, ' \u00b7 ');
+});
+fgEl.addEventListener('mouseleave', function () { tip.hidden = true; });
+document.getElementById('reset').addEventListener('click', function () { zoom(0); });
+document.getElementById('clear').addEventListener('click', function () { searchEl.value = ''; search(''); });
+var searchTimer = 0;
+searchEl.addEventListener('input', function () {
+	clearTimeout(searchTimer);
+	searchTimer = setTimeout(function () { search(searchEl.value); }, 120);
+});
+searchEl.addEventListener('keydown', function (e) {
+	if (e.key === 'Enter') { clearTimeout(searchTimer); search(searchEl.value); }
+});
+document.addEventListener('keydown', function (e) {
+	if (e.key === 'Escape') { zoom(0); }
+});
+var resizeTimer = 0;
+window.addEventListener('resize', function () {
+	clearTimeout(resizeTimer);
+	resizeTimer = setTimeout(render, 100);
+});
+
+render();
+var stats = {
+	nodes: N, treeNodes: D.treeNodes, drawn: drawn,
+	scriptMs: performance.now() - t0, readyMs: performance.now(), paintedMs: 0
+};
+window.fgStats = stats;
+window.fg = {
+	zoom: zoom, reset: function () { zoom(0); }, search: search,
+	find: function (s) { for (var i3 = 0; i3 < N; i3++) if (label(i3) === s) return i3; return -1; },
+	drawn: function () { return drawn; }, describe: describe
+};
+requestAnimationFrame(function () { setTimeout(function () { stats.paintedMs = performance.now(); }, 0); });
+})();

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Every `domprof record` failure that a test can produce gives one line
+# that names the cause, with the documented exit status:
+# unknown event / modifier, bad pid (2); hardware event without a PMU,
+# pid that does not exist, unwritable output, CPU not online, -F above the
+# kernel limit, not permitted (as user nobody), disk full during recording
+# (1, file readable up to the last complete chunk); command not found (127).
+# Also: an existing output is moved to FILE.old, -f overwrites it.
+set -u
+TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
+OUT=${TEST_OUT:-/tmp}/record-errors
+mkdir -p "$OUT"
+rm -f "$OUT"/*.data "$OUT"/*.data.old
+fail() { echo "FAIL: $*"; exit 1; }
+
+# expect RC REGEX ARGS... : run record, check exit status and its one line
+expect() {
+	local want=$1 re=$2; shift 2
+	local rc=0
+	"$DOMPROF" record "$@" >/dev/null 2>"$OUT/err" || rc=$?
+	echo "record $*  -> $rc: $(cat "$OUT/err")"
+	[ "$rc" -eq "$want" ] || fail "record $*: exit $rc, expected $want"
+	[ "$(wc -l <"$OUT/err")" -eq 1 ] || fail "record $*: expected one line, got: $(cat "$OUT/err")"
+	grep -Eq "$re" "$OUT/err" || fail "record $*: message does not match /$re/"
+}
+
+expect 2 "^domprof record: unknown event 'bogus' \(known: cpu-clock, " -e bogus -o "$OUT/e.data" -- true
+expect 2 "^domprof record: unknown modifier in event 'cpu-clock:x'" -e cpu-clock:x -o "$OUT/e.data" -- true
+expect 2 "^domprof record: bad pid 'abc'" -p abc -o "$OUT/e.data"
+expect 2 "^domprof record: nothing to record" -o "$OUT/e.data"
+expect 2 "^domprof record: give one target" -a -p 1 -o "$OUT/e.data"
+expect 2 "^domprof record: -F and -c exclude each other" -F 100 -c 1000 -a -o "$OUT/e.data"
+if [ ! -e /sys/bus/event_source/devices/cpu ]; then
+	# this machine has no PMU: cycles must be refused with the hint
+	expect 1 "^domprof record: event 'cycles' is not supported: this machine has no hardware PMU event .*use -e cpu-clock$" \
+		-e cycles -o "$OUT/e.data" -- true
+	expect 1 "^domprof record: event 'instructions:u' is not supported" -e instructions:u -o "$OUT/e.data" -- true
+fi
+expect 1 "^domprof record: no such process: 999999999$" -p 999999999 -o "$OUT/e.data"
+expect 127 "^domprof record: cannot run 'no-such-command-xyz': command not found$" -o "$OUT/e.data" -- no-such-command-xyz
+expect 1 "^domprof record: cannot create output '/nonexistent-dir/x.data': No such file or directory$" -o /nonexistent-dir/x.data -- true
+expect 1 "^domprof record: CPU 4000 is not online$" -a -C 4000 -d 1 -o "$OUT/e.data"
+max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+expect 1 "^domprof record: -F $((max + 1)) is above kernel.perf_event_max_sample_rate \($max\)" -F $((max + 1)) -a -d 1 -o "$OUT/e.data"
+[ ! -e "$OUT/e.data" ] || fail "a failed start left $OUT/e.data behind"
+
+# not permitted: an unprivileged user with perf_event_paranoid >= 1 cannot do -a
+par=$(cat /proc/sys/kernel/perf_event_paranoid)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$par" -ge 1 ]; then
+	chmod 777 "$OUT"
+	rc=0
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$DOMPROF" record -a -d 1 -o "$OUT/nobody.data" 2>"$OUT/err" || rc=$?
+	echo "as nobody -> $rc: $(cat "$OUT/err")"
+	[ $rc -eq 1 ] || fail "unprivileged -a: exit $rc"
+	grep -Eq "^domprof record: not permitted to open event 'cpu-clock' .*kernel.perf_event_paranoid is $par; set it to -1 .* or run with CAP_PERFMON$" "$OUT/err" \
+		|| fail "not-permitted message"
+fi
+
+# existing output moved to .old; -f overwrites
+"$DOMPROF" record -o "$OUT/o.data" -- true 2>/dev/null || fail "first recording"
+cp "$OUT/o.data" "$OUT/first"
+"$DOMPROF" record -o "$OUT/o.data" -- true 2>/dev/null || fail "second recording"
+cmp -s "$OUT/first" "$OUT/o.data.old" || fail "existing file not moved to .old"
+"$DOMPROF" info "$OUT/o.data" >/dev/null || fail "new file unreadable"
+rm -f "$OUT/o.data.old"
+"$DOMPROF" record -f -o "$OUT/o.data" -- true 2>/dev/null || fail "recording with -f"
+[ ! -e "$OUT/o.data.old" ] || fail "-f still made a .old"
+
+# disk full during recording: a 1.6 MB tmpfs fills after a few seconds
+if [ "$(id -u)" = 0 ] && mkdir -p "$OUT/small" && mount -t tmpfs -o size=1600k tmpfs "$OUT/small" 2>/dev/null; then
+	rc=0
+	"$DOMPROF" record -a -g -F 10000 -d 25 -o "$OUT/small/x.data" 2>"$OUT/err" || rc=$?
+	echo "disk full -> $rc: $(cat "$OUT/err")"
+	"$DOMPROF" info "$OUT/small/x.data" >"$OUT/full.info" 2>&1
+	info_rc=$?
+	umount "$OUT/small"
+	[ $rc -eq 1 ] || fail "disk full: exit $rc"
+	grep -Eq "^domprof record: writing '.*x.data' failed: No space left on device; recording stopped, the file is readable up to the last complete chunk$" "$OUT/err" \
+		|| fail "disk-full message"
+	[ $info_rc -eq 0 ] && grep -q 'damage: *none' "$OUT/full.info" || fail "disk full: file not readable: $(cat "$OUT/full.info")"
+	grep -Eq '^  SAMPLE +[1-9]' "$OUT/full.info" || fail "disk full: no samples kept"
+else
+	echo "disk-full case not run (needs root and tmpfs)"
+fi
+echo "ok"

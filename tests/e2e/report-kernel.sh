@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A kernel-heavy workload (kernelheavy reads /dev/zero) is attributed to
+# kernel symbols under [kernel.kallsyms]: of the workload's samples
+# (--comm kernelheavy), at least 60% are in [kernel.kallsyms], at least
+# 90% of those have a known symbol name, and the top row is a kernel
+# symbol. --mode kernel/user split the same samples without loss.
+source "$(dirname "$0")/lib/report-common.bash"
+need_workload kernelheavy
+
+record kh -F 1000 -- "$WL/kernelheavy" 2
+D="$OUT/kh.data"
+"$DOMPROF" report -i "$D" -l --comm kernelheavy >"$OUT/kh.txt" || fail "report"
+sed -n '/^samples/,+12p' "$OUT/kh.txt"
+"$DOMPROF" report -i "$D" -l --comm kernelheavy --format csv >"$OUT/kh.csv" || fail "csv"
+python3 - "$OUT/kh.csv" <<'PY' || fail "kernel attribution"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+tot = sum(int(r["samples"]) for r in rows)
+k = [r for r in rows if r["image"] == "[kernel.kallsyms]"]
+kn = sum(int(r["samples"]) for r in k)
+known = sum(int(r["samples"]) for r in k if r["symbol"] != "[unknown]")
+print("samples %d, kernel %d (%.1f%%), named %d" % (tot, kn, 100.0 * kn / max(tot, 1), known))
+assert tot >= 500, "too few samples"
+assert kn >= 0.6 * tot, "kernel share too low"
+assert known >= 0.9 * kn, "too many unnamed kernel samples"
+assert rows[0]["image"] == "[kernel.kallsyms]", rows[0]
+PY
+k=$("$DOMPROF" report -i "$D" -l --comm kernelheavy --mode kernel --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["matched_samples"])')
+u=$("$DOMPROF" report -i "$D" -l --comm kernelheavy --mode user --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["matched_samples"])')
+a=$("$DOMPROF" report -i "$D" -l --comm kernelheavy --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["matched_samples"])')
+echo "kernel $k + user $u = all $a"
+[ $((k + u)) = "$a" ] || fail "--mode kernel + --mode user != all"
+echo "report-kernel: all checks passed"

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests of analysis/profile.c on a recording written with the real
+ * writer: a host and a passive guest, each with its own embedded kallsyms
+ * whose function names differ, kernel samples with call chains (one with
+ * recursion), adversarial ips (0 and ~0), a LOST record. Checks exact
+ * self/total counts, call-graph edges (a pair repeated in one stack counts
+ * once), root-first unique stacks, domains kept apart, the filters, the
+ * sort keys, and the threshold.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/profile.h"
+#include "unit.h"
+
+#define K(off) (0xffffffff81000000ull + (off))
+
+static const char host_ksyms[] =
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81001000 T k_leaf\n"
+	"ffffffff81002000 T k_mid\n"
+	"ffffffff81003000 T k_top\n"
+	"ffffffff81004000 T _etext\n";
+static const char guest_ksyms[] =
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81001000 T g_leaf\n"
+	"ffffffff81002000 T g_mid\n"
+	"ffffffff81003000 T g_top\n"
+	"ffffffff81004000 T _etext\n";
+
+static void sample(struct dp_writer *w, uint32_t dom, uint32_t pid, uint8_t mode, uint64_t ip,
+		   const uint64_t *chain, uint32_t n)
+{
+	struct dp_sample s = { .time = 1, .ip = ip, .period = 1, .pid = pid, .tid = pid,
+			       .mode = mode, .nr_callchain = n, .callchain = chain };
+	CHECK(dp_write_sample(w, dom, &s) == 0);
+}
+
+static char path[] = "/tmp/test-profile-XXXXXX";
+
+static void write_file(void)
+{
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	struct dp_header h;
+	char *argv[] = { "test-profile", NULL };
+	dp_header_fill_local(&h, 1, argv);
+	int err = 0;
+	struct dp_writer *w = dp_writer_new(fd, &h, NULL, &err);
+	CHECK(w != NULL);
+	struct dp_event ev = { .id = 0, .type = 1, .config = 0, .period = 1000, .freq = true, .name = "cpu-clock" };
+	CHECK(dp_write_event(w, &ev) == 0);
+	struct dp_domain d0 = { .id = 0, .kind = DP_DOMAIN_HOST, .name = "host", .address = "", .symsrc = "embedded" };
+	struct dp_domain d1 = { .id = 7, .kind = DP_DOMAIN_PASSIVE, .name = "vm1", .address = "gdb:unix:/x",
+				.symsrc = "kallsyms=/k" };
+	CHECK(dp_write_domain(w, &d0) == 0);
+	CHECK(dp_write_domain(w, &d1) == 0);
+	struct dp_symtab st0 = { .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms",
+				 .data = (const uint8_t *)host_ksyms, .size = strlen(host_ksyms) };
+	struct dp_symtab st1 = { .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms",
+				 .data = (const uint8_t *)guest_ksyms, .size = strlen(guest_ksyms) };
+	CHECK(dp_write_symtab(w, 0, &st0) == 0);
+	CHECK(dp_write_symtab(w, 7, &st1) == 0);
+	struct dp_task t = { .kind = DP_TASK_COMM, .pid = 100, .tid = 100, .comm = "proc" };
+	CHECK(dp_write_task(w, 0, &t) == 0);
+	struct dp_task t2 = { .kind = DP_TASK_COMM, .pid = 200, .tid = 200, .comm = "other" };
+	CHECK(dp_write_task(w, 0, &t2) == 0);
+
+	/* host pid 100: top -> mid -> leaf, 6 samples (leaf ip first in chain) */
+	uint64_t c1[] = { K(0x1010), K(0x2020), K(0x3030) };
+	for (int i = 0; i < 6; i++)
+		sample(w, 0, 100, DP_MODE_KERNEL, K(0x1010), c1, 3);
+	/* host pid 100: top -> mid, 3 samples, same leaf at another offset */
+	uint64_t c2[] = { K(0x2100), K(0x3030) };
+	for (int i = 0; i < 3; i++)
+		sample(w, 0, 100, DP_MODE_KERNEL, K(0x2100), c2, 2);
+	/* recursion: top -> mid -> mid -> leaf; mid->mid and mid->leaf edges */
+	uint64_t c3[] = { K(0x1010), K(0x2020), K(0x2020), K(0x3030) };
+	for (int i = 0; i < 2; i++)
+		sample(w, 0, 100, DP_MODE_KERNEL, K(0x1010), c3, 4);
+	/* pid 200, no chain, mid */
+	sample(w, 0, 200, DP_MODE_KERNEL, K(0x2004), NULL, 0);
+	/* adversarial ips: still counted */
+	sample(w, 0, 200, DP_MODE_USER, 0, NULL, 0);
+	sample(w, 0, 200, DP_MODE_USER, ~0ull, NULL, 0);
+	/* guest: 4 samples in g_leaf, 1 in g_top, same addresses as the host's */
+	for (int i = 0; i < 4; i++)
+		sample(w, 7, 0, DP_MODE_GUEST_KERNEL, K(0x1010), NULL, 0);
+	sample(w, 7, 0, DP_MODE_GUEST_KERNEL, K(0x3000), NULL, 0);
+	struct dp_lost l = { .count = 2, .source = DP_LOST_RING, .where = 0 };
+	CHECK(dp_write_lost(w, &l) == 0);
+	CHECK(dp_writer_finish(w) == 0);
+}
+
+static int find(const struct profile *p, const char *dom, const char *sym)
+{
+	for (size_t i = 0; i < p->nsyms; i++)
+		if (!strcmp(p->syms[i].domain_name, dom) && !strcmp(p->syms[i].symbol, sym))
+			return (int)i;
+	return -1;
+}
+
+static uint64_t edge(const struct profile *p, int a, int b)
+{
+	for (size_t i = 0; i < p->nedges; i++)
+		if ((int)p->edges[i].caller == a && (int)p->edges[i].callee == b)
+			return p->edges[i].count;
+	return 0;
+}
+
+static void test_all(void)
+{
+	struct profile_opts o = { .callgraph = true, .stacks = true };
+	char msg[200];
+	int err = 0;
+	struct profile *p = profile_load(path, NULL, &o, &err, msg, sizeof(msg));
+	CHECK(p != NULL);
+	if (!p) {
+		fprintf(stderr, "load: %d %s\n", err, msg);
+		return;
+	}
+	CHECK_EQ_U64(p->total_samples, 19);
+	CHECK_EQ_U64(p->matched, 19);
+	CHECK_EQ_U64(p->lost, 2);
+	CHECK_EQ_U64(p->nevents, 1);
+	CHECK_STR(p->events[0].name, "cpu-clock");
+	CHECK(p->has_callchains);
+	const struct profile_domain *d = profile_domain_by_id(p, 7);
+	CHECK(d && !strcmp(d->name, "vm1") && d->kind == DP_DOMAIN_PASSIVE && d->samples == 5);
+	CHECK(d && !strcmp(d->address, "gdb:unix:/x") && !strcmp(d->symsrc, "kallsyms=/k"));
+	CHECK(profile_domain_by_id(p, 0)->samples == 14);
+
+	int leaf = find(p, "host", "k_leaf"), mid = find(p, "host", "k_mid"), top = find(p, "host", "k_top");
+	CHECK(leaf >= 0 && mid >= 0 && top >= 0);
+	if (leaf < 0 || mid < 0 || top < 0)
+		goto out;
+	CHECK_EQ_U64(p->syms[leaf].self, 8);
+	CHECK_EQ_U64(p->syms[mid].self, 4);     /* 3 chained + 1 of pid 200 */
+	CHECK_EQ_U64(p->syms[top].self, 0);
+	CHECK_EQ_U64(p->syms[leaf].total, 8);
+	CHECK_EQ_U64(p->syms[mid].total, 12);   /* recursion counted once per sample */
+	CHECK_EQ_U64(p->syms[top].total, 11);
+	CHECK_STR(p->syms[leaf].image, "[kernel.kallsyms]");
+	CHECK(p->syms[leaf].kernel);
+	CHECK_EQ_U64(edge(p, top, mid), 11);
+	CHECK_EQ_U64(edge(p, mid, leaf), 8);
+	CHECK_EQ_U64(edge(p, mid, mid), 2);
+	CHECK_EQ_U64(edge(p, top, leaf), 0);
+
+	/* guest names from the guest's table, never the host's */
+	int gl = find(p, "vm1", "g_leaf"), gt = find(p, "vm1", "g_top");
+	CHECK(gl >= 0 && gt >= 0);
+	if (gl >= 0)
+		CHECK_EQ_U64(p->syms[gl].self, 4);
+	if (gt >= 0)
+		CHECK_EQ_U64(p->syms[gt].self, 1);
+	CHECK(find(p, "vm1", "k_leaf") < 0 && find(p, "host", "g_leaf") < 0);
+
+	/* callers/callees views */
+	const struct profile_edge *const *e;
+	size_t n = profile_callers(p, (uint32_t)mid, &e);
+	CHECK(n == 2 && e[0]->caller == (uint32_t)top && e[0]->count == 11);
+	n = profile_callees(p, (uint32_t)mid, &e);
+	CHECK(n == 2 && e[0]->callee == (uint32_t)leaf && e[0]->count == 8);
+
+	/* unique stacks: root first, counts sum to matched */
+	uint64_t sum = 0;
+	bool seen_main = false;
+	for (size_t i = 0; i < p->nstacks; i++) {
+		const struct profile_stack *s = &p->stacks[i];
+		sum += s->count;
+		if (s->count == 6) {
+			CHECK(s->nframes == 3 && s->frames[0] == (uint32_t)top &&
+			      s->frames[1] == (uint32_t)mid && s->frames[2] == (uint32_t)leaf);
+			CHECK_STR(s->comm, "proc");
+			CHECK(s->pid == 100 && s->domain == 0);
+			seen_main = true;
+		}
+		if (i)
+			CHECK(p->stacks[i - 1].count >= s->count);
+	}
+	CHECK(seen_main);
+	CHECK_EQ_U64(sum, 19);
+
+	/* rows: self > 0, sorted by samples desc; threshold */
+	size_t nr;
+	uint32_t *rows = profile_rows(p, NULL, 0, 0.0, &nr);
+	CHECK(nr >= 5);
+	CHECK(rows[0] == (uint32_t)leaf);
+	for (size_t i = 1; i < nr; i++)
+		CHECK(p->syms[rows[i - 1]].self >= p->syms[rows[i]].self);
+	free(rows);
+	rows = profile_rows(p, NULL, 0, 30.0, &nr);
+	CHECK(nr == 1 && rows[0] == (uint32_t)leaf);  /* 8/19 = 42% */
+	free(rows);
+	enum profile_sort_key keys[PROFILE_MAX_SORT];
+	const char *bad = NULL;
+	CHECK(profile_parse_sort("domain,symbol", keys, &bad) == 2);
+	CHECK(profile_parse_sort("sample,bogus", keys, &bad) == -1 && bad && !strcmp(bad, "bogus"));
+	CHECK(profile_parse_sort("symbol", keys, &bad) == 1);
+	rows = profile_rows(p, keys, 1, 0.0, &nr);
+	for (size_t i = 1; i < nr; i++)
+		CHECK(strcmp(p->syms[rows[i - 1]].symbol, p->syms[rows[i]].symbol) <= 0);
+	free(rows);
+
+	/* image summary: proc's kernel samples in one app group */
+	bool proc_kernel = false;
+	for (size_t i = 0; i < p->nimages; i++)
+		if (!strcmp(p->images[i].app, "proc") && !strcmp(p->images[i].image, "[kernel.kallsyms]"))
+			proc_kernel = p->images[i].samples == 11;
+	CHECK(proc_kernel);
+out:
+	profile_free(p);
+}
+
+static void test_filters(void)
+{
+	char msg[200];
+	int err = 0;
+	struct profile_filter f = { .domain = "vm1" };
+	struct profile *p = profile_load(path, &f, NULL, &err, msg, sizeof(msg));
+	CHECK(p && p->matched == 5 && p->total_samples == 19);
+	profile_free(p);
+
+	memset(&f, 0, sizeof(f));
+	f.domain = "nosuch";
+	p = profile_load(path, &f, NULL, &err, msg, sizeof(msg));
+	CHECK(!p && err == -ENOENT && strstr(msg, "nosuch"));
+	profile_free(p);
+
+	memset(&f, 0, sizeof(f));
+	f.comm = "other";
+	p = profile_load(path, &f, NULL, &err, msg, sizeof(msg));
+	CHECK(p && p->matched == 3);
+	profile_free(p);
+
+	memset(&f, 0, sizeof(f));
+	f.has_pid = true;
+	f.pid = 100;
+	p = profile_load(path, &f, NULL, &err, msg, sizeof(msg));
+	CHECK(p && p->matched == 11);
+	profile_free(p);
+
+	memset(&f, 0, sizeof(f));
+	f.mode = PROFILE_MODE_USER;
+	p = profile_load(path, &f, NULL, &err, msg, sizeof(msg));
+	CHECK(p && p->matched == 2);
+	profile_free(p);
+
+	memset(&f, 0, sizeof(f));
+	f.mode = PROFILE_MODE_KERNEL;
+	p = profile_load(path, &f, NULL, &err, msg, sizeof(msg));
+	CHECK(p && p->matched == 17);
+	profile_free(p);
+
+	memset(&f, 0, sizeof(f));
+	f.image = "[kernel.kallsyms]";
+	f.domain = "host";
+	p = profile_load(path, &f, NULL, &err, msg, sizeof(msg));
+	/* 12 kernel samples, plus the user sample at ip ~0: an unmapped
+	 * kernel-half address is named under the kernel image (symbols.h) */
+	CHECK(p && p->matched == 13);
+	profile_free(p);
+
+	/* per-process rows */
+	struct profile_opts o = { .by_process = true };
+	p = profile_load(path, NULL, &o, &err, msg, sizeof(msg));
+	CHECK(p != NULL);
+	if (p) {
+		int n = 0;
+		for (size_t i = 0; i < p->nsyms; i++)
+			if (!strcmp(p->syms[i].symbol, "k_mid") && p->syms[i].self) {
+				n++;
+				CHECK((p->syms[i].pid == 100 && p->syms[i].self == 3 && !strcmp(p->syms[i].comm, "proc")) ||
+				      (p->syms[i].pid == 200 && p->syms[i].self == 1 && !strcmp(p->syms[i].comm, "other")));
+			}
+		CHECK(n == 2);
+	}
+	profile_free(p);
+
+	p = profile_load("/nonexistent/x.data", NULL, NULL, &err, msg, sizeof(msg));
+	CHECK(!p && err < 0);
+}
+
+int main(void)
+{
+	write_file();
+	test_all();
+	test_filters();
+	unlink(path);
+	return unit_done();
+}

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests for ELF symbol lookup (src/symbols/) against the fixtures
+ * mk/symbols.mk builds in build/fixtures/: each fixture is run to print
+ * the real runtime addresses of its functions and its own mappings, so
+ * the expected answers come from the loader, not from our own code.
+ * Covers non-PIE, PIE, a shared library placed at an arbitrary address,
+ * C++ demangling, stripped binaries with .gnu_debuglink debug files,
+ * build-id checks, embedded ELF blobs of an active guest, perf JIT maps,
+ * the vDSO and garbage ELF input. Run from the repo root.
+ */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "symbols/buildid.h"
+#include "symbols/symbols.h"
+#include "unit.h"
+
+#define FIX "build/fixtures/"
+#define PID 4242u
+
+struct fsym { char name[128]; uint64_t addr; };
+struct fmap { uint64_t start, end, pgoff; };
+struct run { struct fsym syms[8]; int nsyms; struct fmap maps[8]; int nmaps; char path[PATH_MAX]; };
+
+/* Run a fixture with "addrs" and collect its symbols and exec maps. */
+static int run_fixture(const char *rel, struct run *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (!realpath(rel, r->path)) {
+		fprintf(stderr, "missing fixture %s: run `make fixtures` from the repo root\n", rel);
+		return -1;
+	}
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "%s addrs", r->path);
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	char line[2048];
+	while (fgets(line, sizeof(line), p)) {
+		if (!strncmp(line, "sym ", 4) && r->nsyms < 8) {
+			char *sp = strrchr(line, ' ');
+			struct fsym *f = &r->syms[r->nsyms++];
+			snprintf(f->name, sizeof(f->name), "%.*s", (int)(sp - line - 4), line + 4);
+			f->addr = strtoull(sp + 1, NULL, 16);
+		} else if (!strncmp(line, "map ", 4) && r->nmaps < 8) {
+			unsigned long long a, b, off;
+			char perms[8], path[PATH_MAX];
+			if (sscanf(line + 4, "%llx-%llx %7s %llx %*s %*s %4095s", &a, &b, perms, &off, path) == 5 &&
+			    strchr(perms, 'x') && !strcmp(path, r->path)) {
+				struct fmap *m = &r->maps[r->nmaps++];
+				m->start = a;
+				m->end = b;
+				m->pgoff = off;
+			}
+		}
+	}
+	pclose(p);
+	return r->nsyms && r->nmaps ? 0 : -1;
+}
+
+static void feed_maps(struct sym_session *s, uint32_t dom, const struct run *r, uint64_t shift,
+		      const uint8_t *bid, uint8_t bidlen, const char *path)
+{
+	for (int i = 0; i < r->nmaps; i++) {
+		struct dp_mmap m = { .pid = PID, .start = r->maps[i].start + shift,
+				     .len = r->maps[i].end - r->maps[i].start,
+				     .pgoff = r->maps[i].pgoff, .path = path ? path : r->path,
+				     .buildid_len = bidlen };
+		if (bidlen)
+			memcpy(m.buildid, bid, bidlen);
+		sym_add_mmap(s, dom, &m);
+	}
+}
+
+static void check_resolves(struct sym_session *s, uint32_t dom, const struct run *r, uint64_t shift,
+			   const char *image, const char *only)
+{
+	for (int i = 0; i < r->nsyms; i++) {
+		if (only && strcmp(only, r->syms[i].name))
+			continue;
+		uint64_t ip = r->syms[i].addr + shift;
+		const struct sym_map *m = sym_find_map(s, dom, PID, DP_MODE_USER, false, 0, ip);
+		CHECK(m != NULL);
+		struct sym_result res;
+		sym_resolve(s, m, ip, &res);
+		CHECK_STR(res.symbol, r->syms[i].name);
+		CHECK(res.known);
+		CHECK_EQ_U64(res.offset, 0);
+		CHECK_STR(res.image, image);
+		CHECK_EQ_U64(sym_map_to_image(m, ip), res.sym_start);
+		CHECK_STR(sym_image_name(sym_map_image(m)), image);
+		sym_resolve(s, m, ip + 1, &res);
+		CHECK_STR(res.symbol, r->syms[i].name);
+		CHECK_EQ_U64(res.offset, 1);
+	}
+}
+
+static void test_exec(const char *fix, const char *image, bool is_nopie)
+{
+	struct run r;
+	CHECK(run_fixture(fix, &r) == 0);
+	if (!r.nsyms)
+		return;
+	struct sym_session *s = sym_session_new();
+	feed_maps(s, 0, &r, 0, NULL, 0, NULL);
+	check_resolves(s, 0, &r, 0, image, NULL);
+	const struct sym_map *m = sym_find_map(s, 0, PID, DP_MODE_USER, false, 0, r.syms[0].addr);
+	struct sym_result res;
+	sym_resolve(s, m, r.syms[0].addr, &res);
+	CHECK_STR(res.image_path, r.path);
+	if (is_nopie)   /* link addresses: image address == ip */
+		CHECK_EQ_U64(sym_map_to_image(m, r.syms[0].addr), r.syms[0].addr);
+	sym_session_free(s);
+}
+
+/* A PIE placed elsewhere than it ran (another random base). */
+static void test_pie_moved(void)
+{
+	struct run r;
+	CHECK(run_fixture(FIX "pie", &r) == 0);
+	if (!r.nsyms)
+		return;
+	uint64_t shift = 0x7f3a5c200000ull - (r.maps[0].start & ~0xfffffull);
+	struct sym_session *s = sym_session_new();
+	feed_maps(s, 0, &r, shift, NULL, 0, NULL);
+	check_resolves(s, 0, &r, shift, "pie", NULL);
+	sym_session_free(s);
+}
+
+static void test_shared_lib(void)
+{
+	char path[PATH_MAX];
+	CHECK(realpath(FIX "libfix.so", path) != NULL);
+	void *h = dlopen(path, RTLD_NOW);
+	CHECK(h != NULL);
+	if (!h)
+		return;
+	void *fn = dlsym(h, "fixture_lib_func");
+	void *other = dlsym(h, "fixture_lib_other");
+	CHECK(fn && other);
+	/* where the loader put the library's code */
+	uint64_t rs = 0, re = 0, off = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[2048];
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long a, b, o;
+		char perms[8], p[PATH_MAX];
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &a, &b, perms, &o, p) == 5 &&
+		    strchr(perms, 'x') && !strcmp(p, path) && (uint64_t)(uintptr_t)fn >= a &&
+		    (uint64_t)(uintptr_t)fn < b) {
+			rs = a; re = b; off = o;
+		}
+	}
+	if (f)
+		fclose(f);
+	CHECK(rs != 0);
+	uint64_t fake = 0x7f91c4a37000ull;   /* a random-looking base, page aligned */
+	struct sym_session *s = sym_session_new();
+	struct dp_mmap m = { .pid = PID, .start = fake, .len = re - rs, .pgoff = off, .path = path };
+	sym_add_mmap(s, 0, &m);
+	uint64_t ip = fake + ((uint64_t)(uintptr_t)fn - rs);
+	const struct sym_map *mp = sym_find_map(s, 0, PID, DP_MODE_USER, false, 0, ip + 3);
+	struct sym_result res;
+	sym_resolve(s, mp, ip + 3, &res);
+	CHECK_STR(res.symbol, "fixture_lib_func");
+	CHECK_STR(res.image, "libfix.so");
+	CHECK_STR(res.image_path, path);
+	CHECK_EQ_U64(res.offset, 3);
+	ip = fake + ((uint64_t)(uintptr_t)other - rs);
+	sym_resolve(s, sym_find_map(s, 0, PID, DP_MODE_USER, false, 0, ip), ip, &res);
+	CHECK_STR(res.symbol, "fixture_lib_other");
+	/* just past the mapping: not the library any more */
+	mp = sym_find_map(s, 0, PID, DP_MODE_USER, false, 0, fake + (re - rs));
+	sym_resolve(s, mp, fake + (re - rs), &res);
+	CHECK_STR(res.image, "[unknown]");
+	CHECK_STR(res.symbol, "[unknown]");
+	CHECK(!res.known);
+	sym_session_free(s);
+	dlclose(h);
+}
+
+static void test_debuglink(void)
+{
+	/* stripped: PIE, debug file beside it; stripped2: non-PIE, in .debug/ */
+	test_exec(FIX "stripped", "stripped", false);
+	test_exec(FIX "stripped2", "stripped2", true);
+}
+
+/* stripped3 has no debuglink: only the build-id names its debug file */
+static void test_buildid_dir(void)
+{
+	struct run r;
+	CHECK(run_fixture(FIX "stripped3", &r) == 0);
+	if (!r.nsyms)
+		return;
+	struct sym_session *s = sym_session_new();
+	sym_set_debug_dir(s, FIX "debugroot/");
+	feed_maps(s, 0, &r, 0, NULL, 0, NULL);
+	check_resolves(s, 0, &r, 0, "stripped3", NULL);
+	sym_session_free(s);
+
+	/* without the debug root: nothing names its functions */
+	s = sym_session_new();
+	feed_maps(s, 0, &r, 0, NULL, 0, NULL);
+	struct sym_result res;
+	sym_resolve(s, sym_find_map(s, 0, PID, DP_MODE_USER, false, 0, r.syms[0].addr),
+		    r.syms[0].addr, &res);
+	CHECK_STR(res.symbol, "[unknown]");
+	sym_session_free(s);
+
+	/* the path now holds another binary: the recorded build-id still
+	 * finds the right debug file, placed by its own program headers */
+	uint8_t bid[20], len = 0;
+	CHECK(sym_read_build_id(r.path, bid, &len) == 0 && len > 0);
+	char other[PATH_MAX];
+	CHECK(realpath(FIX "pie", other) != NULL);
+	s = sym_session_new();
+	sym_set_debug_dir(s, FIX "debugroot");
+	feed_maps(s, 0, &r, 0, bid, len, other);
+	check_resolves(s, 0, &r, 0, "pie", NULL);
+	sym_session_free(s);
+}
+
+static void test_cxx(void)
+{
+	test_exec(FIX "cxx", "cxx", false);
+	char *d = sym_demangle("_ZN2ns5Klass6methodEi");
+	CHECK_STR(d, "ns::Klass::method(int)");
+	free(d);
+	d = sym_demangle("_ZN3std2rt10lang_start17h1234567890abcdefE");   /* Rust legacy */
+	CHECK_STR(d, "std::rt::lang_start");
+	free(d);
+	d = sym_demangle("_RNvCs15kBYyAo9fc_7mycrate7example");           /* Rust v0 */
+	CHECK_STR(d, "mycrate::example");
+	free(d);
+	CHECK(sym_demangle("main") == NULL);
+	CHECK(sym_demangle("") == NULL);
+	CHECK(sym_demangle("_Z") == NULL);
+	CHECK(sym_demangle(NULL) == NULL);
+}
+
+static void test_buildid(void)
+{
+	struct run r;
+	CHECK(run_fixture(FIX "pie", &r) == 0);
+	if (!r.nsyms)
+		return;
+	uint8_t bid[20], len = 0;
+	CHECK(sym_read_build_id(r.path, bid, &len) == 0 && len > 0);
+
+	/* matching build-id: used */
+	struct sym_session *s = sym_session_new();
+	feed_maps(s, 0, &r, 0, bid, len, NULL);
+	check_resolves(s, 0, &r, 0, "pie", NULL);
+	sym_session_free(s);
+
+	/* different build-id: the file was replaced, never trust its names */
+	uint8_t other[20];
+	memset(other, 0x5a, sizeof(other));
+	s = sym_session_new();
+	feed_maps(s, 0, &r, 0, other, 20, NULL);
+	const struct sym_map *m = sym_find_map(s, 0, PID, DP_MODE_USER, false, 0, r.syms[0].addr);
+	struct sym_result res;
+	sym_resolve(s, m, r.syms[0].addr, &res);
+	CHECK_STR(res.image, "pie");
+	CHECK_STR(res.symbol, "[unknown]");
+	const char *const *w;
+	size_t nw = sym_warnings(s, &w);
+	bool seen = false;
+	for (size_t i = 0; i < nw; i++)
+		seen |= strstr(w[i], "build-id") != NULL;
+	CHECK(seen);
+	sym_session_free(s);
+
+	/* active guest: binary embedded by build-id, path absent here */
+	FILE *f = fopen(r.path, "rb");
+	static uint8_t buf[1 << 20];
+	size_t n = f ? fread(buf, 1, sizeof(buf), f) : 0;
+	if (f)
+		fclose(f);
+	CHECK(n > 1000);
+	char hex[41];
+	for (unsigned i = 0; i < len; i++)
+		sprintf(hex + 2 * i, "%02x", bid[i]);
+	s = sym_session_new();
+	sym_set_domain(s, 3, DP_DOMAIN_ACTIVE, "vm3", 0);
+	struct dp_symtab st = { DP_SYMTAB_ELF, hex, buf, n };
+	sym_add_symtab(s, 3, &st);
+	feed_maps(s, 3, &r, 0, bid, len, "/nonexistent/in/guest/pie");
+	check_resolves(s, 3, &r, 0, "pie", NULL);
+	/* the host domain with the same pid sees nothing there */
+	m = sym_find_map(s, 0, PID, DP_MODE_USER, false, 0, r.syms[0].addr);
+	sym_resolve(s, m, r.syms[0].addr, &res);
+	CHECK_STR(res.symbol, "[unknown]");
+	sym_session_free(s);
+
+	/* truncated and corrupted copies of the same blob must not crash */
+	static const size_t cuts[] = { 0, 1, 4, 16, 52, 63, 64, 65, 200, 1000, 4096, 8192, 12000 };
+	for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
+		for (int corrupt = 0; corrupt < 3; corrupt++) {
+			static uint8_t tmp[1 << 20];
+			size_t cl = cuts[c] < n ? cuts[c] : n;
+			memcpy(tmp, buf, cl);
+			if (corrupt == 1)
+				for (size_t i = 64; i < cl; i += 7)
+					tmp[i] ^= 0xa5;
+			if (corrupt == 2 && cl > 0x40)   /* huge section/program header counts */
+				memset(tmp + 0x20, 0xff, 0x20);
+			s = sym_session_new();
+			sym_set_domain(s, 3, DP_DOMAIN_ACTIVE, "vm3", 0);
+			struct dp_symtab t2 = { DP_SYMTAB_ELF, hex, tmp, cl };
+			sym_add_symtab(s, 3, &t2);
+			feed_maps(s, 3, &r, 0, bid, len, "/nonexistent/in/guest/pie");
+			for (int i = 0; i < r.nsyms; i++) {
+				m = sym_find_map(s, 3, PID, DP_MODE_USER, false, 0, r.syms[i].addr);
+				sym_resolve(s, m, r.syms[i].addr, &res);
+				CHECK_STR(res.image, "pie");
+				CHECK(res.symbol != NULL);
+			}
+			sym_session_free(s);
+		}
+	}
+}
+
+static void test_garbage_file(void)
+{
+	char path[] = "/tmp/domprof-test-garbage-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK(write(fd, "\177ELF\002\001\001garbage-garbage-garbage", 30) == 30);
+	close(fd);
+	struct sym_session *s = sym_session_new();
+	struct dp_mmap m = { .pid = PID, .start = 0x400000, .len = 0x1000, .pgoff = 0, .path = path };
+	sym_add_mmap(s, 0, &m);
+	struct sym_result res;
+	sym_resolve(s, sym_find_map(s, 0, PID, DP_MODE_USER, false, 0, 0x400010), 0x400010, &res);
+	CHECK_STR(res.symbol, "[unknown]");
+	CHECK_STR(res.image, path + 5);
+	/* a path that does not exist */
+	struct dp_mmap m2 = { .pid = PID, .start = 0x500000, .len = 0x1000, .path = "/no/such/lib.so" };
+	sym_add_mmap(s, 0, &m2);
+	sym_resolve(s, sym_find_map(s, 0, PID, DP_MODE_USER, false, 0, 0x500000), 0x500000, &res);
+	CHECK_STR(res.symbol, "[unknown]");
+	CHECK_STR(res.image, "lib.so");
+	CHECK_STR(res.image_path, "/no/such/lib.so");
+	sym_session_free(s);
+	unlink(path);
+}
+
+static void test_perfmap(void)
+{
+	uint32_t pid = (uint32_t)getpid();
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fprintf(f, "7f0000001000 100 jit_func_one\n7f0000001100 80 LazyCompile:*two file.js:3\n");
+	fclose(f);
+	struct sym_session *s = sym_session_new();
+	struct dp_mmap m = { .pid = pid, .start = 0x7f0000000000ull, .len = 0x10000, .path = "//anon" };
+	sym_add_mmap(s, 0, &m);
+	struct sym_result res;
+	sym_resolve(s, sym_find_map(s, 0, pid, DP_MODE_USER, false, 0, 0x7f0000001010ull),
+		    0x7f0000001010ull, &res);
+	CHECK_STR(res.symbol, "jit_func_one");
+	CHECK_STR(res.image, path + 5);
+	CHECK_EQ_U64(res.offset, 0x10);
+	sym_resolve(s, sym_find_map(s, 0, pid, DP_MODE_USER, false, 0, 0x7f0000001170ull),
+		    0x7f0000001170ull, &res);
+	CHECK_STR(res.symbol, "LazyCompile:*two file.js:3");
+	sym_resolve(s, sym_find_map(s, 0, pid, DP_MODE_USER, false, 0, 0x7f0000002000ull),
+		    0x7f0000002000ull, &res);
+	CHECK_STR(res.symbol, "[unknown]");
+	CHECK_STR(res.image, path + 5);
+	sym_session_free(s);
+	unlink(path);
+
+	/* embedded perf map of another pid; anonymous memory without a map */
+	s = sym_session_new();
+	const char *txt = "1000 20 first\n1020 20 second\ngarbage line\n\n";
+	struct dp_symtab st = { DP_SYMTAB_PERFMAP, "/tmp/perf-77.map", (const uint8_t *)txt, strlen(txt) };
+	sym_add_symtab(s, 0, &st);
+	struct dp_mmap m77 = { .pid = 77, .start = 0, .len = 0x100000, .path = "//anon" };
+	sym_add_mmap(s, 0, &m77);
+	m77.pid = 78;
+	sym_add_mmap(s, 0, &m77);
+	sym_resolve(s, sym_find_map(s, 0, 77, DP_MODE_USER, false, 0, 0x1025), 0x1025, &res);
+	CHECK_STR(res.symbol, "second");
+	CHECK_STR(res.image, "perf-77.map");
+	sym_resolve(s, sym_find_map(s, 0, 78, DP_MODE_USER, false, 0, 0x1025), 0x1025, &res);
+	CHECK_STR(res.symbol, "[unknown]");
+	CHECK_STR(res.image, "[anon]");
+	sym_session_free(s);
+}
+
+static void test_vdso(void)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	if (!base)
+		return;
+	struct sym_session *s = sym_session_new();
+	struct dp_mmap m = { .pid = PID, .start = base, .len = 0x2000, .pgoff = 0, .path = "[vdso]" };
+	sym_add_mmap(s, 0, &m);
+	int known = 0;
+	for (uint64_t ip = base; ip < base + 0x2000; ip += 16) {
+		struct sym_result res;
+		sym_resolve(s, sym_find_map(s, 0, PID, DP_MODE_USER, false, 0, ip), ip, &res);
+		CHECK_STR(res.image, "[vdso]");
+		known += res.known;
+	}
+	CHECK(known > 0);
+	sym_session_free(s);
+}
+
+/* A guest kernel given as an ELF blob ("vmlinux"), moved by KASLR. The
+ * non-PIE fixture stands in for vmlinux: any ELF with function symbols. */
+static void test_vmlinux_blob(void)
+{
+	struct run r;
+	CHECK(run_fixture(FIX "nopie", &r) == 0);
+	if (!r.nsyms)
+		return;
+	FILE *f = fopen(r.path, "rb");
+	static uint8_t buf[1 << 20];
+	size_t n = f ? fread(buf, 1, sizeof(buf), f) : 0;
+	if (f)
+		fclose(f);
+	const uint64_t kaslr = 0x2e000000;
+	struct sym_session *s = sym_session_new();
+	sym_set_domain(s, 1, DP_DOMAIN_PASSIVE, "vm1", kaslr);
+	struct dp_symtab st = { DP_SYMTAB_ELF, "vmlinux", buf, n };
+	sym_add_symtab(s, 1, &st);
+	for (int i = 0; i < r.nsyms; i++) {
+		uint64_t ip = r.syms[i].addr + kaslr + 2;
+		struct sym_result res;
+		sym_resolve(s, sym_find_map(s, 1, 0, DP_MODE_GUEST_KERNEL, true, 0x1000, ip), ip, &res);
+		CHECK_STR(res.symbol, r.syms[i].name);
+		CHECK_STR(res.image, "[guest.kernel]");
+		CHECK_EQ_U64(res.offset, 2);
+		CHECK_EQ_U64(res.sym_start, r.syms[i].addr + kaslr);
+	}
+	sym_session_free(s);
+}
+
+int main(void)
+{
+	test_vmlinux_blob();
+	test_exec(FIX "nopie", "nopie", true);
+	test_exec(FIX "pie", "pie", false);
+	test_pie_moved();
+	test_shared_lib();
+	test_debuglink();
+	test_buildid_dir();
+	test_cxx();
+	test_buildid();
+	test_garbage_file();
+	test_perfmap();
+	test_vdso();
+	return unit_done();
+}
