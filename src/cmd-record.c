@@ -246,10 +246,14 @@ static void report_open_error(const struct rec *r, const struct perf_source_erro
 	int err = -e->err;
 	if (err == EACCES || err == EPERM) {
 		long p = read_sysctl("/proc/sys/kernel/perf_event_paranoid", 99);
+		/* paranoid 2 still allows user-space sampling of one's own
+		 * processes: say so when that would have worked. */
+		bool user_only_ok = p <= 2 && !r->all && !r->ev[e->event].exclude_kernel;
 		fprintf(stderr,
 			"domprof record: not permitted to open event '%s' (%s): kernel.perf_event_paranoid is %ld; "
-			"set it to -1 (sysctl -w kernel.perf_event_paranoid=-1) or run with CAP_PERFMON\n",
-			ev, strerror(err), p);
+			"set it to -1 (sysctl -w kernel.perf_event_paranoid=-1) or run with CAP_PERFMON%s%s%s\n",
+			ev, strerror(err), p, user_only_ok ? ", or sample user space only with -e " : "",
+			user_only_ok ? ev : "", user_only_ok ? ":u" : "");
 	} else if (r->ev[e->event].hardware && (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)) {
 		fprintf(stderr,
 			"domprof record: event '%s' is not supported: this machine has no hardware PMU event "

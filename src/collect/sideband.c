@@ -238,19 +238,22 @@ int sideband_write_kernel(struct sideband *sb, struct dp_writer *w, uint64_t tim
 	int ret = 0;
 	*bytes = 0;
 	char *ks = slurp("/proc/kallsyms", &len);
-	if (ks) {
+	uint64_t s = 0, e = 0;
+	if (ks)
+		kernel_range(ks, &s, &e);
+	/* Without the right to see kernel addresses (kptr_restrict, no
+	 * CAP_SYSLOG) every address reads 0: such a table names nothing. */
+	if (ks && s) {
 		struct dp_symtab st = { DP_SYMTAB_KALLSYMS, "kallsyms", (const uint8_t *)ks, len };
 		ret = dp_write_symtab(w, DP_HOST_DOMAIN, &st);
 		*bytes += len;
-		uint64_t s, e;
-		kernel_range(ks, &s, &e);
-		if (!ret && s && e > s) {
+		if (!ret && e > s) {
 			struct dp_mmap m = { .pid = (uint32_t)-1, .start = s, .len = e - s,
 					     .time = time, .path = "[kernel.kallsyms]" };
 			ret = dp_write_mmap(w, DP_HOST_DOMAIN, &m);
 		}
-		free(ks);
 	}
+	free(ks);
 	char *mods = ret ? NULL : slurp("/proc/modules", &len);
 	if (mods) {
 		struct dp_symtab st = { DP_SYMTAB_MODULES, "modules", (const uint8_t *)mods, len };

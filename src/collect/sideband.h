@@ -38,7 +38,8 @@ int sideband_snapshot(struct sideband *sb, struct dp_writer *w, pid_t pid,
 
 /* SYMTAB kallsyms + modules and the kernel MMAP records. A missing or
  * unreadable /proc file is skipped (modules do not exist on kernels
- * built without module support). *bytes gets the raw bytes embedded. */
+ * built without module support), and so is a kallsyms whose addresses
+ * all read 0 (no right to see them). *bytes gets the raw bytes embedded. */
 int sideband_write_kernel(struct sideband *sb, struct dp_writer *w, uint64_t time,
 			  size_t *bytes);
 

@@ -48,9 +48,9 @@ void sym_set_domain(struct sym_session *s, uint32_t domain, uint8_t kind,
 void sym_add_symtab(struct sym_session *s, uint32_t domain, const struct dp_symtab *st);
 void sym_add_task(struct sym_session *s, uint32_t domain, const struct dp_task *t);
 void sym_add_mmap(struct sym_session *s, uint32_t domain, const struct dp_mmap *m);
-/* Called once all metadata seen before samples is in; if a host kernel
- * was hit and the file had no kallsyms, falls back to /proc/kallsyms with
- * a warning. Optional: lookups call it lazily. */
+/* No explicit "prepare" step: the first kernel lookup of a domain loads
+ * its table; if the host kernel is hit and the file had no kallsyms, it
+ * falls back to this machine's /proc/kallsyms with a warning. */
 
 /* ---- lookup ---- */
 
