@@ -98,14 +98,14 @@ static void collect(const struct profile *p, int side, const struct diff_opts *o
 		const struct profile_symbol *y = &p->syms[i];
 		if (!y->self)
 			continue;
-		const char *img = y->image ? y->image : "[unknown]";
-		bool kern = y->kernel || is_kernel_image_name(img);
+		const char *img = diff_norm_image(y->image, y->kernel);
+		bool kern = !strcmp(img, DIFF_KERNEL_IMAGE);
 		if (o->kernel_only && !kern)
 			continue;
 		xgrow((void **)v, cap, *n + 1, sizeof(**v));
 		struct entry *e = &(*v)[(*n)++];
 		e->domain = o->cross_domain ? "" : (y->domain_name ? y->domain_name : "");
-		e->image = kern ? DIFF_KERNEL_IMAGE : img;
+		e->image = img;
 		e->symbol = y->symbol ? y->symbol : "[unknown]";
 		e->count = y->self;
 		e->side = side;

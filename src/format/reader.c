@@ -30,6 +30,7 @@ struct dp_reader {
 	size_t size;
 	void *owned;            /* aligned copy for open_mem */
 	bool mapped;
+	uint64_t dropped;       /* file pages before this offset were released */
 	struct dp_header hdr;
 	char *hstr[5];          /* NUL-terminated header strings */
 	uint64_t first_chunk;
@@ -238,6 +239,7 @@ void dp_reader_rewind(struct dp_reader *r)
 	if (r->at_end)
 		r->damage_until = UINT64_MAX;
 	r->pos = r->first_chunk;
+	r->dropped = 0;
 	r->payload = NULL;
 	r->plen = r->ppos = 0;
 	r->chunks = 0;
@@ -273,6 +275,14 @@ static void close_chunk(struct dp_reader *r)
 static bool next_chunk(struct dp_reader *r)
 {
 	close_chunk(r);
+	/* Pages of chunks already decoded are not needed again (a rewind
+	 * faults them back in): drop them so a report's resident memory does
+	 * not grow with the file. */
+	if (r->mapped && r->pos > r->dropped + (4u << 20)) {
+		uint64_t upto = r->pos & ~(uint64_t)4095;
+		madvise((void *)(r->map + r->dropped), upto - r->dropped, MADV_DONTNEED);
+		r->dropped = upto;
+	}
 	while (!r->at_end) {
 		uint64_t off = r->pos;
 		if (off >= r->size) {
