@@ -118,7 +118,7 @@ pid=$(sed -n 's/^kernelheavy: pid \([0-9]*\) .*/\1/p' "$OUT/kh.out")
 k=$(grep -Ec " SAMPLE .* pid=$pid .*mode=kernel" "$OUT/kh.dump" || true)
 u=$(grep -Ec " SAMPLE .* pid=$pid .*mode=user" "$OUT/kh.dump" || true)
 echo "kernelheavy: $k kernel samples, $u user samples"
-[ "$k" -gt 200 ] && [ "$k" -gt $((4 * u)) ] || fail "kernelheavy: expected mostly kernel samples"
+[ "$k" -ge 20 ] && [ "$k" -gt $((4 * u)) ] || fail "kernelheavy: expected mostly kernel samples"
 grep -Eq "TASK +comm pid=$pid .*comm=kernelheavy$" "$OUT/kh.dump" || fail "no COMM for kernelheavy"
 grep -q ' SYMTAB .*name=kallsyms' "$OUT/kh.dump" || fail "no embedded kallsyms"
 grep -Eq ' MMAP +pid=-1 .*path=\[kernel.kallsyms\]$' "$OUT/kh.dump" || fail "no kernel MMAP"

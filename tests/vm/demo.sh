@@ -21,8 +21,9 @@ cat <<'TXT'
 
 == domprof report -l
 Each row is one function of one domain. "host" rows are the host's own
-processes and kernel: qemu-system-x86_64 is the VMM running the guest's
-code under TCG. "vm1" rows come from the guest, sampled from outside by
+processes and kernel: qemu-system-x86_64 is the VMM running the guest
+under TCG, and host [anon] is mostly the guest code TCG translated into
+qemu's anonymous code buffer. "vm1" rows come from the guest, sampled from outside by
 stopping it through QEMU's gdbstub and reading each vCPU's rip/cs/cr3:
 [guest.kernel] functions are named with the guest's /proc/kallsyms
 (clear_user_rep_good zeroes dd's read buffer; the syscall entry/exit path
