@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The active-domain wire protocol (collect/agent_proto): frames over a
+ * real socketpair (plain, zstd, resync after garbage, end of stream,
+ * timeout, oversized and bad-magic frames), the payload codecs with
+ * truncated and hostile inputs, and the relay filter: only TASK, MMAP,
+ * SAMPLE and SYMTAB records pass, whatever their contents; DOMAIN,
+ * DOMAIN_SWITCH, EVENT, STATS and unknown tags never do.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "collect/agent_proto.h"
+#include "format/format.h"
+#include "unit.h"
+
+static void test_frames(void)
+{
+	int sv[2];
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	uint8_t *buf = NULL;
+	size_t cap = 0, len = 0;
+	uint16_t type = 0, flags = 0;
+
+	CHECK(ap_send(sv[0], AP_STOP, 0, NULL, 0) == 0);
+	CHECK(ap_recv(sv[1], &type, &flags, &buf, &cap, &len, 1000, false) == 0);
+	CHECK(type == AP_STOP && len == 0);
+
+	/* a compressible payload goes through zstd and comes back whole */
+	size_t big = 200000;
+	uint8_t *p = malloc(big);
+	for (size_t i = 0; i < big; i++)
+		p[i] = (uint8_t)(i % 7);
+	if (fork() == 0) { /* the writer side must not block the reader */
+		ap_send(sv[0], AP_RECORD, AP_F_ZSTD, p, big);
+		_exit(0);
+	}
+	CHECK(ap_recv(sv[1], &type, &flags, &buf, &cap, &len, 5000, false) == 0);
+	CHECK(type == AP_RECORD && (flags & AP_F_ZSTD) && len == big);
+	CHECK(len == big && !memcmp(buf, p, big));
+	free(p);
+
+	/* garbage before a frame: refused on a socket, skipped with resync */
+	CHECK(write(sv[0], "xyz", 3) == 3);
+	CHECK(ap_send(sv[0], AP_COLLECT, 0, "ab", 2) == 0);
+	CHECK(ap_recv(sv[1], &type, &flags, &buf, &cap, &len, 1000, true) == 0);
+	CHECK(type == AP_COLLECT && len == 2 && !memcmp(buf, "ab", 2));
+	CHECK(write(sv[0], "xyzwxyzwxyzw", 12) == 12);
+	CHECK(ap_recv(sv[1], &type, &flags, &buf, &cap, &len, 1000, false) == -EPROTO);
+
+	/* nothing arrives: timeout */
+	CHECK(ap_recv(sv[1], &type, &flags, &buf, &cap, &len, 50, false) == -ETIMEDOUT);
+
+	/* a frame announcing more than AP_MAX_FRAME is refused unread */
+	uint8_t h[12];
+	uint32_t m = AP_MAGIC, n = AP_MAX_FRAME + 1;
+	uint16_t t = AP_RECORD, f = 0;
+	memcpy(h, &m, 4); memcpy(h + 4, &t, 2); memcpy(h + 6, &f, 2); memcpy(h + 8, &n, 4);
+	CHECK(write(sv[0], h, 12) == 12);
+	CHECK(ap_recv(sv[1], &type, &flags, &buf, &cap, &len, 1000, false) == -EPROTO);
+
+	/* a "zstd" payload that is not zstd */
+	CHECK(ap_send(sv[0], AP_RECORD, 0, "notzstd!", 8) == 0);
+	/* rewrite: send a raw header with the flag and junk bytes */
+	f = AP_F_ZSTD; n = 8;
+	memcpy(h + 6, &f, 2); memcpy(h + 8, &n, 4);
+	CHECK(ap_recv(sv[1], &type, &flags, &buf, &cap, &len, 1000, false) == 0);
+	CHECK(write(sv[0], h, 12) == 12 && write(sv[0], "notzstd!", 8) == 8);
+	CHECK(ap_recv(sv[1], &type, &flags, &buf, &cap, &len, 1000, false) == -EPROTO);
+
+	/* the peer goes away: end of stream, also in the middle of a frame */
+	CHECK(write(sv[0], h, 5) == 5);
+	close(sv[0]);
+	CHECK(ap_recv(sv[1], &type, &flags, &buf, &cap, &len, 1000, false) == -ECONNRESET);
+	CHECK(ap_recv(sv[1], &type, &flags, &buf, &cap, &len, 1000, false) == -ECONNRESET);
+	/* writing to a closed peer is an error, not SIGPIPE */
+	CHECK(ap_send(sv[1], AP_STOP, 0, NULL, 0) == -EPIPE);
+	close(sv[1]);
+	free(buf);
+}
+
+static void test_payloads(void)
+{
+	struct ap_hello h = { .version = AP_VERSION, .ncpus = 3 }, g;
+	strcpy(h.hostname, "guest-1");
+	strcpy(h.release, "6.1.0-57-amd64");
+	uint8_t b[256];
+	size_t n = ap_hello_encode(&h, b, sizeof(b));
+	CHECK(n > 8);
+	CHECK(ap_hello_decode(b, n, &g) == 0);
+	CHECK(g.version == AP_VERSION && g.ncpus == 3);
+	CHECK_STR(g.hostname, "guest-1");
+	CHECK_STR(g.release, "6.1.0-57-amd64");
+	for (size_t k = 0; k < n; k++) /* every truncation is refused */
+		CHECK(ap_hello_decode(b, k, &g) == -EPROTO);
+	b[8] = 0xff; /* hostname length past the end */
+	CHECK(ap_hello_decode(b, n, &g) == -EPROTO);
+
+	struct ap_start s = { .hz = 997, .flags = AP_START_CALLCHAIN }, s2;
+	uint8_t sb[8];
+	ap_start_encode(&s, sb);
+	CHECK(ap_start_decode(sb, 8, &s2) == 0 && s2.hz == 997 && s2.flags == AP_START_CALLCHAIN);
+	CHECK(ap_start_decode(sb, 7, &s2) == -EPROTO);
+	s.hz = 0; ap_start_encode(&s, sb);
+	CHECK(ap_start_decode(sb, 8, &s2) == -EINVAL);
+	s.hz = 0xffffffffu; ap_start_encode(&s, sb);
+	CHECK(ap_start_decode(sb, 8, &s2) == -EINVAL);
+	s.hz = 100; s.flags = 0x80000000u; ap_start_encode(&s, sb);
+	CHECK(ap_start_decode(sb, 8, &s2) == -EINVAL); /* unknown flags: refused */
+
+	struct ap_end e = { ~0ull, 0, 42 }, e2;
+	uint8_t eb[24];
+	ap_end_encode(&e, eb);
+	CHECK(ap_end_decode(eb, 24, &e2) == 0 && e2.records == ~0ull && e2.samples == 0 && e2.lost == 42);
+	CHECK(ap_end_decode(eb, 23, &e2) == -EPROTO);
+
+	size_t plen;
+	uint8_t *p = ap_symtab_encode(DP_SYMTAB_ELF, "0123abcd", "\x7f" "ELF", 4, &plen);
+	uint32_t kind;
+	char name[64];
+	const uint8_t *data;
+	size_t size;
+	CHECK(ap_symtab_decode(p, plen, &kind, name, sizeof(name), &data, &size) == 0);
+	CHECK(kind == DP_SYMTAB_ELF && size == 4 && !memcmp(data, "\x7f" "ELF", 4));
+	CHECK_STR(name, "0123abcd");
+	CHECK(ap_symtab_decode(p, 9, &kind, name, sizeof(name), &data, &size) == -EPROTO);
+	CHECK(ap_symtab_decode(p, plen, &kind, name, 4, &data, &size) == -EPROTO);
+	p[8] = '\0'; /* a NUL inside the name */
+	CHECK(ap_symtab_decode(p, plen, &kind, name, sizeof(name), &data, &size) == -EPROTO);
+	free(p);
+}
+
+static void rec(uint8_t *r, uint16_t type, uint32_t len)
+{
+	memset(r, 0, len);
+	memcpy(r, &type, 2);
+	memcpy(r + 4, &len, 4);
+}
+
+static void test_relay_filter(void)
+{
+	uint8_t r[64];
+	const uint16_t pass[] = { DP_REC_TASK, DP_REC_MMAP, DP_REC_SAMPLE, DP_REC_SYMTAB };
+	const uint16_t refuse[] = { 0, DP_REC_EVENT, DP_REC_DOMAIN, DP_REC_DOMAIN_SWITCH, DP_REC_LOST,
+				    DP_REC_STATS, DP_REC_MAX_KNOWN + 1, 0xffff };
+	for (size_t i = 0; i < sizeof(pass) / sizeof(pass[0]); i++) {
+		rec(r, pass[i], 48);
+		memset(r + 8, 0xff, 40); /* every value is data: ip ~0, pid ~0 ... */
+		CHECK(ap_check_record(r, 48) == pass[i]);
+		CHECK(ap_check_record(r, 40) == -EPROTO);  /* length field disagrees */
+		rec(r, pass[i], 44);
+		CHECK(ap_check_record(r, 44) == -EPROTO);  /* not 8-aligned */
+	}
+	for (size_t i = 0; i < sizeof(refuse) / sizeof(refuse[0]); i++) {
+		rec(r, refuse[i], 16);
+		CHECK(ap_check_record(r, 16) == -EPROTO);
+	}
+	CHECK(ap_check_record(r, 4) == -EPROTO);
+	char tb[16];
+	CHECK_STR(ap_type_name(AP_START, tb, sizeof(tb)), "START");
+	CHECK_STR(ap_type_name(99, tb, sizeof(tb)), "type 99");
+}
+
+int main(void)
+{
+	test_frames();
+	test_payloads();
+	test_relay_filter();
+	return unit_done();
+}
