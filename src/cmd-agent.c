@@ -666,7 +666,17 @@ static void refuse_busy(struct agent *a)
 	int c = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (c < 0)
 		return;
+	/* Read what the newcomer already sent (its HELLO) before answering:
+	 * closing a socket with unread input makes TCP send a reset, which
+	 * can discard our ERROR before the peer reads it. */
+	struct pollfd pf = { .fd = c, .events = POLLIN };
+	char junk[512];
+	if (poll(&pf, 1, 200) > 0)
+		(void)!read(c, junk, sizeof(junk));
 	send_text(c, AP_ERROR, "busy: another controller is connected to this agent");
+	shutdown(c, SHUT_WR);
+	if (poll(&pf, 1, 200) > 0)
+		(void)!read(c, junk, sizeof(junk));
 	close(c);
 	say("refused a second controller");
 }

@@ -382,7 +382,11 @@ struct agent_source *agent_source_start(const char *spec, uint32_t domain_id,
 
 	uint32_t v = AP_VERSION;
 	if (ap_send(s->fd, AP_HELLO, 0, &v, 4) < 0) {
-		snprintf(err, errlen, "%s: cannot talk to the agent: %s", s->spec.name, strerror(errno));
+		/* A busy agent answers ERROR and closes at once: its reason
+		 * may already be waiting even though our write failed. */
+		int e = errno;
+		if (expect(s, AP_HELLO_OK, &buf, &cap, &len, 1000, "HELLO", err, errlen) == 0 || !err[0])
+			snprintf(err, errlen, "%s: cannot talk to the agent: %s", s->spec.name, strerror(e));
 		goto fail;
 	}
 	if (expect(s, AP_HELLO_OK, &buf, &cap, &len, 15000, "HELLO", err, errlen) < 0)

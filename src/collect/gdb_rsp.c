@@ -367,11 +367,11 @@ int rsp_parse_stop(const char *p, size_t len, char *tid, size_t tidcap)
 			t += 7;
 			size_t n = 0;
 			while (t + n < p + len && t[n] != ';') {
-				if (!tid_char(t[n]) || n + 1 >= tidcap)
+				if (!tid_char(t[n]) || n + 1 >= RSP_MAX_TID)
 					return -EPROTO;
 				n++;
 			}
-			if (tidcap) {
+			if (tidcap > n) {
 				memcpy(tid, t, n);
 				tid[n] = 0;
 			}
@@ -583,6 +583,28 @@ int rsp_recv(struct rsp_conn *c, int timeout_ms)
 		c->rlen += n;
 		c->bytes_in += n;
 	}
+}
+
+bool rsp_pending(struct rsp_conn *c)
+{
+	if (c->fd >= 0 && c->rlen < sizeof(c->rbuf)) {
+		ssize_t n = recv(c->fd, c->rbuf + c->rlen, sizeof(c->rbuf) - c->rlen, MSG_DONTWAIT);
+		if (n == 0)
+			return true;   /* EOF: let rsp_recv report it */
+		if (n > 0) {
+			c->rlen += n;
+			c->bytes_in += n;
+		}
+	}
+	/* Acks (for our `c`) are not news. */
+	size_t i = 0;
+	while (i < c->rlen && c->rbuf[i] == '+')
+		i++;
+	if (i) {
+		memmove(c->rbuf, c->rbuf + i, c->rlen - i);
+		c->rlen -= i;
+	}
+	return c->rlen > 0;
 }
 
 int rsp_ack(struct rsp_conn *c, unsigned n)

@@ -140,6 +140,9 @@ int rsp_send(struct rsp_conn *c, const char *payload);
  * (see rsp_ack) and must send it before anything that resumes the VM,
  * because QEMU stops a running VM on any byte it receives. */
 int rsp_recv(struct rsp_conn *c, int timeout_ms);
+/* True if the stub has sent something not read yet (buffered, or
+ * readable on the socket right now). Never waits. */
+bool rsp_pending(struct rsp_conn *c);
 /* Send `n` acks if in ack mode. */
 int rsp_ack(struct rsp_conn *c, unsigned n);
 /* rsp_send + rsp_recv + rsp_ack: one request/reply. */

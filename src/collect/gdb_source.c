@@ -51,6 +51,7 @@ struct gdb_source {
 	uint32_t domain_id;
 	unsigned hz;
 	bool use_p;             /* regs=p: read rip/cs/cr3 with p packets */
+	bool pipeline;          /* 0x03 and register requests in one write */
 	char address[300];
 	char symsrc[4200];
 	char info[512];
@@ -199,6 +200,12 @@ int gdb_spec_parse(const char *spec, struct gdb_spec *out, char *err, size_t err
 					return -EINVAL;
 				}
 			}
+		} else if (!strcmp(opt, "pipeline")) {
+			if (strcmp(val, "0") && strcmp(val, "1")) {
+				snprintf(err, errlen, "%s: pipeline= must be 0 or 1", name);
+				return -EINVAL;
+			}
+			out->no_pipeline = val[0] == '0';
 		} else if (!strcmp(opt, "regs")) {
 			if (strcmp(val, "g") && strcmp(val, "p")) {
 				snprintf(err, errlen, "%s: regs= must be g or p", name);
@@ -206,7 +213,7 @@ int gdb_spec_parse(const char *spec, struct gdb_spec *out, char *err, size_t err
 			}
 			out->regs_p = val[0] == 'p';
 		} else {
-			snprintf(err, errlen, "%s: unknown option '%s' (kallsyms=, sysmap=, vmlinux=, kaslr=, regs=)", name, opt);
+			snprintf(err, errlen, "%s: unknown option '%s' (kallsyms=, sysmap=, vmlinux=, kaslr=, regs=, pipeline=)", name, opt);
 			return -EINVAL;
 		}
 	}
@@ -429,7 +436,10 @@ static void build_batch(struct gdb_source *s)
 	size_t cap = 0;
 	char req[64];
 
-	s->batchlen = 0;
+	/* Byte 0 is room for the 0x03 of a one-round-trip tick. */
+	xgrow((void **)&s->batch, &cap, 1, 1);
+	s->batch[0] = 0x03;
+	s->batchlen = 1;
 	s->replies = 0;
 	for (size_t i = 0; i < s->nvcpu; i++) {
 		snprintf(req, sizeof(req), "Hg%s", s->tids[i]);
@@ -451,10 +461,10 @@ static void build_batch(struct gdb_source *s)
 
 /* Read all vCPUs' registers (the VM must be stopped). On success fills
  * out[0..nvcpu). Leaves every reply acked. */
-static int read_vcpus(struct gdb_source *s, struct dp_sample *out, uint64_t t)
+static int read_vcpus(struct gdb_source *s, struct dp_sample *out, uint64_t t, bool send)
 {
 	struct rsp_conn *c = s->conn;
-	int r = rsp_write(c, s->batch, s->batchlen);
+	int r = send ? rsp_write(c, s->batch + 1, s->batchlen - 1) : 0;
 	if (r < 0)
 		return r;
 	int err = 0;
@@ -503,23 +513,56 @@ static int read_vcpus(struct gdb_source *s, struct dp_sample *out, uint64_t t)
 	return err;
 }
 
-/* Send 0x03 and wait for the VM to report it stopped. */
-static int interrupt_vm(struct gdb_source *s)
+/* Send 0x03 and wait for the VM to report it stopped. With `batch`, the
+ * register requests follow the 0x03 in the same write (see
+ * docs/passive.md, "one round trip"): their replies come after the stop
+ * reply and read_vcpus(send = false) collects them. */
+static int interrupt_vm(struct gdb_source *s, bool batch)
 {
 	struct rsp_conn *c = s->conn;
-	const char brk = 0x03;
-	int r = rsp_write(c, &brk, 1);
+	int r;
+
+	/* Something from the stub while the VM runs: a stop reply means it
+	 * was stopped by someone else (the monitor's `stop` makes QEMU send
+	 * one); leave it stopped. Console output is skipped. EOF ends. */
+	while (rsp_pending(c)) {
+		if ((r = rsp_recv(c, 0)) < 0)
+			return r;
+		if ((r = rsp_ack(c, 1)) < 0)
+			return r;
+		int k = rsp_parse_stop(c->pkt, c->pktlen, NULL, 0);
+		if (k == RSP_STOP_EXITED)
+			return -ECHILD;
+		if (k != RSP_STOP_OUTPUT)
+			return -EALREADY;
+	}
+	if (batch) {
+		s->batch[0] = 0x03;
+		r = rsp_write(c, s->batch, s->batchlen);
+	} else {
+		r = rsp_write(c, "\x03", 1);
+	}
 	if (r < 0)
 		return r;
 	for (int i = 0; i < 64; i++) {
 		if ((r = rsp_recv(c, 0)) < 0)
 			return r;
-		if ((r = rsp_ack(c, 1)) < 0)
+		/* With the batch, the ack goes out with the `c` (resume_vm
+		 * adds one); the VM is stopped either way. */
+		if (!batch && (r = rsp_ack(c, 1)) < 0)
 			return r;
+		/* The reply to our Hg instead of a stop reply: QEMU ignores
+		 * 0x03 when the VM is not running, i.e. someone else (the
+		 * monitor's `stop`) paused it. Leave it paused. */
+		if (batch && !strcmp(c->pkt, "OK"))
+			return -EALREADY;
 		char tid[RSP_MAX_TID];
 		int k = rsp_parse_stop(c->pkt, c->pktlen, tid, sizeof(tid));
-		if (k == RSP_STOP_OUTPUT)
+		if (k == RSP_STOP_OUTPUT) {
+			if (batch && (r = rsp_ack(c, 1)) < 0)
+				return r;
 			continue;   /* console output from the stub */
+		}
 		if (k == RSP_STOP_EXITED)
 			return -ECHILD;
 		if (k < 0)
@@ -578,6 +621,8 @@ static void end_with_err(struct gdb_source *s, int e)
 {
 	if (e == -ECHILD)
 		end_with(s, "VM exited");
+	else if (e == -EALREADY)
+		end_with(s, "VM was paused outside domprof (left paused)");
 	else
 		end_with(s, rsp_strerror(e));
 }
@@ -611,19 +656,19 @@ static void *sampler_main(void *arg)
 			break;
 
 		uint64_t t0 = now_ns();
-		if ((r = interrupt_vm(s)) < 0) {
+		if ((r = interrupt_vm(s, s->pipeline)) < 0) {
 			end_with_err(s, r);
 			goto out;
 		}
 		held = true;
 		uint64_t t = now_ns();
 		atomic_fetch_add(&s->intr_ns, t - t0);
-		int rr = read_vcpus(s, v, t);
+		int rr = read_vcpus(s, v, t, !s->pipeline);
 		if (rr < 0 && (rr == -ETIMEDOUT || rr == -EPIPE || rr == -EMSGSIZE || rr == -EBADMSG)) {
 			end_with_err(s, rr);
 			goto out;
 		}
-		if ((r = resume_vm(s, s->replies)) < 0) {
+		if ((r = resume_vm(s, s->replies + (s->pipeline ? 1 : 0))) < 0) {
 			end_with_err(s, r);
 			goto out;
 		}
@@ -653,7 +698,7 @@ static void *sampler_main(void *arg)
 	}
 	/* Asked to stop: the VM is running; stop it, then detach (which
 	 * resumes it). Errors here only mean the VM is already gone. */
-	if (interrupt_vm(s) == 0 && rsp_send(s->conn, "D") == 0)
+	if (interrupt_vm(s, false) == 0 && rsp_send(s->conn, "D") == 0)
 		(void)rsp_recv(s->conn, 200);
 	goto close;
 out:
@@ -802,7 +847,7 @@ static int find_kaslr(struct gdb_source *s, const struct kaslr_image *img, char 
 	int r = 0, kcpu = -1;
 
 	for (int tries = 0; tries < 50; tries++) {
-		if ((r = read_vcpus(s, v, 0)) < 0)
+		if ((r = read_vcpus(s, v, 0, true)) < 0)
 			break;
 		if ((r = rsp_ack(s->conn, s->replies)) < 0)
 			break;
@@ -818,7 +863,7 @@ static int find_kaslr(struct gdb_source *s, const struct kaslr_image *img, char 
 		if ((r = resume_vm(s, 0)) < 0)
 			break;
 		usleep(10000);
-		if ((r = interrupt_vm(s)) < 0)
+		if ((r = interrupt_vm(s, false)) < 0)
 			break;
 	}
 	free(v);
@@ -883,6 +928,7 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 	if (s->hz > 1000000)
 		s->hz = 1000000;
 	s->use_p = s->spec.regs_p;
+	s->pipeline = !s->spec.no_pipeline;
 	s->kaslr = s->spec.kaslr;
 	if (s->spec.is_unix)
 		snprintf(s->address, sizeof(s->address), "gdb:unix:%s", s->spec.host);

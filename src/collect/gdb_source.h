@@ -35,6 +35,7 @@ struct gdb_spec {
 	bool kaslr_given;       /* kaslr= appeared in the spec */
 	uint64_t kaslr;
 	bool regs_p;            /* regs=p: read registers with p, not g */
+	bool no_pipeline;       /* pipeline=0: wait for the stop reply before reading */
 };
 
 /* Parse a whole spec "NAME=gdb:HOST:PORT[,OPTS]" / "NAME=gdb:unix:PATH[,OPTS]".

@@ -14,7 +14,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,11 +35,15 @@ static const char *qemu_bin(void)
 	return NULL;
 }
 
+static char monsock[300];
+
 static pid_t start_qemu(const char *sock, const char *smp)
 {
 	unlink(sock);
-	char gdb[300];
+	unlink(monsock);
+	char gdb[600], mon[600];
 	snprintf(gdb, sizeof(gdb), "unix:%s,server=on,wait=off", sock);
+	snprintf(mon, sizeof(mon), "unix:%s,server=on,wait=off", monsock);
 	pid_t p = fork();
 	if (p == 0) {
 		int nul = open("/dev/null", O_RDWR);
@@ -45,7 +51,7 @@ static pid_t start_qemu(const char *sock, const char *smp)
 		dup2(nul, 1);
 		dup2(nul, 2);
 		execl(qemu_bin(), "qemu-system-x86_64", "-accel", "tcg", "-display", "none",
-		      "-S", "-m", "64", "-smp", smp, "-monitor", "none", "-serial", "none",
+		      "-S", "-m", "64", "-smp", smp, "-monitor", mon, "-serial", "none",
 		      "-nodefaults", "-no-reboot", "-gdb", gdb, (char *)NULL);
 		_exit(127);
 	}
@@ -62,6 +68,18 @@ static void stop_qemu(pid_t p)
 {
 	kill(p, SIGTERM);
 	waitpid(p, NULL, 0);
+}
+
+/* One command to the QEMU monitor (HMP) on its unix socket. */
+static void monitor_cmd(const char *cmd)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.100s", monsock);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	CHECK(write(fd, cmd, strlen(cmd)) == (ssize_t)strlen(cmd));
+	usleep(300000);   /* let the monitor act before we hang up */
+	close(fd);
 }
 
 static double now_s(void)
@@ -169,7 +187,10 @@ static void record(const char *sock, const char *path, double secs, pid_t qemu, 
 		if (now_s() - d0 > max_drain)
 			max_drain = now_s() - d0;
 		if (kill_after > 0 && !killed && now_s() - t0 > kill_after) {
-			kill(qemu, sig);
+			if (sig == 0)
+				monitor_cmd("stop\n");
+			else
+				kill(qemu, sig);
 			if (sig == SIGKILL)
 				waitpid(qemu, NULL, 0);
 			killed = true;
@@ -204,6 +225,7 @@ int main(void)
 	char sock[128], path[128], endmsg[512];
 	snprintf(sock, sizeof(sock), "%s/gdb.sock", dir);
 	snprintf(path, sizeof(path), "%s/out.dp", dir);
+	snprintf(monsock, sizeof(monsock), "%s/mon.sock", dir);
 	struct gdb_source_stats st;
 	struct readback rb;
 
@@ -268,6 +290,14 @@ int main(void)
 	kill(q, SIGCONT);
 	waitpid(q, NULL, 0);
 
+	/* VM paused through the monitor after 1 s: the source ends saying so
+	 * and leaves it paused. (kill_after with signal 0 = monitor stop.) */
+	q = start_qemu(sock, "1");
+	record(sock, path, 4.0, q, 1.0, 0, &st, endmsg, sizeof(endmsg));
+	printf("end message: %s\n", endmsg);
+	CHECK(strstr(endmsg, "vm: VM was paused outside domprof") == endmsg);
+	stop_qemu(q);
+
 	/* Nothing listening: a one-line error naming the domain. */
 	char err[512];
 	struct domain_source_opts o = { .hz = 100 };
@@ -287,6 +317,7 @@ int main(void)
 
 	unlink(sock);
 	unlink(path);
+	unlink(monsock);
 	rmdir(dir);
 	return unit_done();
 }
