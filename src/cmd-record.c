@@ -795,21 +795,22 @@ int cmd_record(int argc, char **argv)
 	if ((werr = drain_domains(r)) < 0)
 		goto fail_run;
 	uint64_t t_end = now_ns();
-	uint64_t lost = 0, dsamples = 0;
+	uint64_t lost, dsamples = 0;
 	for (size_t i = 0; r->ps && i < perf_source_ncpus(r->ps); i++) {
 		struct dp_lost l = { perf_source_lost(r->ps, (int)i), DP_LOST_RING,
 				     (uint32_t)perf_source_cpu(r->ps, i) };
 		if (l.count && (werr = dp_write_lost(r->w, &l)) < 0)
 			goto fail_run;
-		lost += l.count;
 		l.count = perf_source_throttled(r->ps, (int)i);
 		l.source = DP_LOST_THROTTLE;
 		if (l.count && (werr = dp_write_lost(r->w, &l)) < 0)
 			goto fail_run;
-		lost += l.count;
 	}
 	for (size_t i = 0; i < r->ndomains; i++)
 		dsamples += domain_source_samples(r->ds[i]);
+	/* Every LOST record went through the writer: the host's rings and
+	 * throttling above, and each domain's missed ticks from its drain. */
+	lost = dp_writer_lost(r->w);
 	uint32_t exit_status = 0;
 	if (r->child_done)
 		exit_status = WIFEXITED(r->child_status) ? (uint32_t)WEXITSTATUS(r->child_status)
@@ -849,8 +850,13 @@ int cmd_record(int argc, char **argv)
 			sep = ", ";
 		}
 		for (size_t i = 0; i < r->ndomains; i++, sep = ", ")
+		{
 			fprintf(stderr, "%s%s: %" PRIu64 " samples", sep, domain_source_name(r->ds[i]),
 				domain_source_samples(r->ds[i]));
+			uint64_t dl = domain_source_lost(r->ds[i]);
+			if (dl)
+				fprintf(stderr, " (%" PRIu64 " lost)", dl);
+		}
 	}
 	if (stop_why)
 		fprintf(stderr, " (%s)", stop_why);

@@ -14,7 +14,8 @@
  * what was hit, not to the number of samples.
  *
  * Counting unit: one sample counts 1 (sample counts, like opreport), never
- * its period. Percentages are of profile.matched (the samples that passed
+ * its period; only the unique stacks also carry the sum of their samples'
+ * periods (for exports that weigh by time, e.g. pprof). Percentages are of profile.matched (the samples that passed
  * the filter), which equals profile.total_samples when no filter is set.
  *
  * Call chains: frames are innermost first on disk. perf's context markers
@@ -120,7 +121,8 @@ struct profile_image {
 };
 
 /* One unique stack with its count. frames[] holds symbol indexes
- * root-first (outermost caller first, leaf last); nframes >= 1. */
+ * root-first (outermost caller first, leaf last); nframes >= 1. Stacks
+ * of different events are apart. */
 struct profile_stack {
 	uint32_t domain;
 	const char *domain_name;
@@ -130,6 +132,9 @@ struct profile_stack {
 	uint32_t nframes;
 	const uint32_t *frames;
 	uint64_t count;
+	uint16_t event;         /* dp_sample.event (profile_event.id) */
+	uint64_t period;        /* sum of the samples' periods as recorded (for
+				 * cpu-clock/task-clock: ns, also with -F) */
 };
 
 struct profile {

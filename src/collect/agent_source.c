@@ -54,6 +54,7 @@ struct agent_source {
 	size_t qhead, qn, qcap;
 	uint64_t qbytes;
 	uint64_t lost_pending;      /* guest's own lost samples + what we dropped */
+	uint64_t lost_total;        /* all of them, for the summary */
 	bool want_stop;
 	bool ended;                 /* ended by itself (error, disconnect) */
 	bool done;                  /* thread finished */
@@ -340,6 +341,7 @@ static void *receiver(void *arg)
 			memcpy(&l, buf, 8);
 			pthread_mutex_lock(&s->lock);
 			s->lost_pending += l;
+			s->lost_total += l;
 			pthread_mutex_unlock(&s->lock);
 		} else if (type == AP_END && sent_stop) {
 			struct ap_end e;
@@ -525,6 +527,14 @@ const char *agent_source_name(const struct agent_source *s)
 uint64_t agent_source_samples(const struct agent_source *s)
 {
 	return s->samples_written;
+}
+
+uint64_t agent_source_lost(const struct agent_source *s)
+{
+	pthread_mutex_lock((pthread_mutex_t *)&s->lock);
+	uint64_t n = s->lost_total;
+	pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
+	return n;
 }
 
 void agent_source_stop(struct agent_source *s)

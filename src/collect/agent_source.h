@@ -55,6 +55,7 @@ const char *agent_source_message(const struct agent_source *s);
 const char *agent_source_info(const struct agent_source *s);
 const char *agent_source_name(const struct agent_source *s);
 uint64_t agent_source_samples(const struct agent_source *s);
+uint64_t agent_source_lost(const struct agent_source *s);
 /* Ask the agent to stop and send its records; waits until they arrived
  * (or the agent failed, or AGENT_COLLECT_TIMEOUT passed). Safe twice. */
 void agent_source_stop(struct agent_source *s);

@@ -94,6 +94,18 @@ uint64_t domain_source_samples(const struct domain_source *s)
 	return DISPATCH(s, gdb_source_samples(s->gdb), agent_source_samples(s->agent), 0);
 }
 
+static uint64_t gdb_lost(const struct gdb_source *g)
+{
+	struct gdb_source_stats st;
+	gdb_source_get_stats(g, &st);
+	return st.lost;
+}
+
+uint64_t domain_source_lost(const struct domain_source *s)
+{
+	return DISPATCH(s, gdb_lost(s->gdb), agent_source_lost(s->agent), 0);
+}
+
 struct gdb_source *domain_source_gdb(struct domain_source *s)
 {
 	return s && s->kind == DS_GDB ? s->gdb : NULL;

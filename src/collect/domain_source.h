@@ -58,6 +58,9 @@ const char *domain_source_info(const struct domain_source *s);
 
 const char *domain_source_name(const struct domain_source *s);
 uint64_t domain_source_samples(const struct domain_source *s);
+/* Samples this source knows it lost so far (missed ticks, a guest's own
+ * lost samples); also written as LOST records by drain. */
+uint64_t domain_source_lost(const struct domain_source *s);
 
 /* Stop sampling (resume the VM, close the connection), then a final drain
  * may still be done. Safe to call twice. */

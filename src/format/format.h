@@ -141,8 +141,10 @@ struct dp_lost {
 struct dp_symtab {
 	uint32_t kind;          /* enum dp_symtab_kind */
 	const char *name;       /* "kallsyms", a path, or a build-id in hex */
-	const uint8_t *data;    /* uncompressed bytes; see reader for lifetime */
-	size_t size;
+	const uint8_t *data;    /* uncompressed bytes; see reader for lifetime.
+				 * NULL when the reader keeps SYMTABs stored
+				 * (DP_READ_SYMTAB_STORED) and the blob is compressed */
+	size_t size;            /* uncompressed size (also when data is NULL) */
 };
 
 /* STATS: totals written at the end of a recording. */
@@ -216,6 +218,8 @@ void dp_writer_free(struct dp_writer *w);
 /* Counters, for the recorder's summary line. */
 uint64_t dp_writer_bytes(const struct dp_writer *w);
 uint64_t dp_writer_records(const struct dp_writer *w);
+/* Sum of the counts of every LOST record written so far (any source). */
+uint64_t dp_writer_lost(const struct dp_writer *w);
 
 /* ---- Reader ------------------------------------------------------- */
 
@@ -241,6 +245,11 @@ struct dp_record {
 		struct dp_stats stats;
 		uint32_t switch_to;  /* DOMAIN_SWITCH */
 	} u;
+	/* SYMTAB only: the blob as stored in the file, with the same lifetime
+	 * as u.symtab.data (see DP_READ_SYMTAB_STORED). */
+	uint32_t symtab_compression;  /* 0 = stored as is, 1 = one zstd frame of u.symtab.size bytes */
+	const uint8_t *symtab_stored;
+	size_t symtab_stored_size;
 };
 
 /* A damage event found while reading, for `info` and warnings. */
@@ -264,6 +273,13 @@ struct dp_reader *dp_reader_open(const char *path, int *err, char *msg, size_t m
 struct dp_reader *dp_reader_open_mem(const void *buf, size_t len, int *err,
 				     char *msg, size_t msglen);
 void dp_reader_free(struct dp_reader *r);
+
+/* Reader options (dp_reader_set_flags; none by default). */
+#define DP_READ_SYMTAB_STORED 1u  /* do not decompress SYMTAB blobs: data is
+				   * NULL for a compressed one, and the caller
+				   * decompresses `stored` if and when needed (a
+				   * kallsyms is ~5 MB of text, ~1 MB stored) */
+void dp_reader_set_flags(struct dp_reader *r, unsigned flags);
 
 const struct dp_header *dp_reader_header(const struct dp_reader *r);
 

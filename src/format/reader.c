@@ -48,6 +48,7 @@ struct dp_reader {
 	ZSTD_DCtx *dctx;
 	uint8_t *sbuf;          /* symtab decompression buffer */
 	size_t scap;
+	unsigned flags;         /* DP_READ_* */
 	uint64_t *chain;        /* aligned copy of a call chain */
 	size_t chain_cap;
 
@@ -221,6 +222,7 @@ void dp_reader_free(struct dp_reader *r)
 	free(r);
 }
 
+void dp_reader_set_flags(struct dp_reader *r, unsigned flags) { r->flags = flags; }
 const struct dp_header *dp_reader_header(const struct dp_reader *r) { return &r->hdr; }
 uint64_t dp_reader_pos(const struct dp_reader *r) { return r->pos; }
 uint64_t dp_reader_size(const struct dp_reader *r) { return r->size; }
@@ -278,7 +280,7 @@ static bool next_chunk(struct dp_reader *r)
 	/* Pages of chunks already decoded are not needed again (a rewind
 	 * faults them back in): drop them so a report's resident memory does
 	 * not grow with the file. */
-	if (r->mapped && r->pos > r->dropped + (4u << 20)) {
+	if (r->mapped && r->pos > r->dropped + (256u << 10)) {
 		uint64_t upto = r->pos & ~(uint64_t)4095;
 		madvise((void *)(r->map + r->dropped), upto - r->dropped, MADV_DONTNEED);
 		r->dropped = upto;
@@ -514,6 +516,9 @@ static bool decode(struct dp_reader *r, struct dp_record *rec, const uint8_t *p,
 		if (head > len || stored > len - head || raw > DP_SYMTAB_MAX_RAW)
 			return false;
 		const uint8_t *data = p + head;
+		rec->symtab_compression = comp;
+		rec->symtab_stored = data;
+		rec->symtab_stored_size = stored;
 		if (comp == 0) {
 			if (raw != stored)
 				return false;
@@ -523,6 +528,12 @@ static bool decode(struct dp_reader *r, struct dp_record *rec, const uint8_t *p,
 			unsigned long long fs = ZSTD_getFrameContentSize(data, stored);
 			if (fs != raw)
 				return false;
+			if (r->flags & DP_READ_SYMTAB_STORED) {
+				/* the caller decompresses (and checks) it when needed */
+				st->data = NULL;
+				st->size = raw;
+				return true;
+			}
 			if (raw + 1 > r->scap) {
 				free(r->sbuf);
 				r->sbuf = xmalloc(raw + 1);

@@ -32,6 +32,7 @@ struct dp_writer {
 	size_t zcap;
 	ZSTD_CCtx *zctx;
 	uint64_t bytes, records;
+	uint64_t lost;          /* sum of LOST counts written */
 };
 
 static uint64_t mono_ns(void)
@@ -115,6 +116,7 @@ struct dp_writer *dp_writer_new(int fd, const struct dp_header *h,
 
 uint64_t dp_writer_bytes(const struct dp_writer *w) { return w->bytes; }
 uint64_t dp_writer_records(const struct dp_writer *w) { return w->records; }
+uint64_t dp_writer_lost(const struct dp_writer *w) { return w->lost; }
 
 int dp_writer_flush(struct dp_writer *w)
 {
@@ -388,6 +390,7 @@ int dp_write_lost(struct dp_writer *w, const struct dp_lost *l)
 	put64(p + 8, l->count);
 	put32(p + 16, l->source);
 	put32(p + 20, l->where);
+	w->lost += l->count;
 	return after_record(w);
 }
 

@@ -16,8 +16,11 @@
  *                 tries to re-symbolize (addresses are not kept by the profile)
  *   location      one per symbol, address 0, one line -> its function
  *   sample        one per unique stack, locations leaf-first as pprof wants,
- *                 values [count, count * ns per sample], labels domain, comm
- *                 (strings) and pid (number)
+ *                 values [count, cpu ns], labels domain, comm (strings) and
+ *                 pid (number). cpu ns is the sum of the samples' recorded
+ *                 periods for time events (cpu-clock, task-clock: the period
+ *                 is in ns, and with -F it is what the kernel reported for
+ *                 each sample), else count * ns per sample
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -188,6 +191,26 @@ static int gzip_write(FILE *f, const uint8_t *data, size_t n)
 	return rc;
 }
 
+/* perf's software clock events, whose periods are nanoseconds. */
+#define SW_TYPE 1u
+#define SW_CPU_CLOCK 0u
+#define SW_TASK_CLOCK 1u
+
+/* CPU nanoseconds a stack stands for (see the top of the file). */
+static uint64_t stack_ns(const struct profile *p, const struct profile_stack *s, uint64_t ns)
+{
+	for (size_t i = 0; i < p->nevents; i++) {
+		const struct profile_event *e = &p->events[i];
+		if (e->id != s->event)
+			continue;
+		if (e->type == SW_TYPE && (e->config == SW_CPU_CLOCK || e->config == SW_TASK_CLOCK) &&
+		    s->period)
+			return s->period;
+		break;
+	}
+	return s->count * ns;
+}
+
 int export_pprof(FILE *f, const struct profile *p)
 {
 	struct pb out = { 0 }, sub = { 0 }, line = { 0 };
@@ -210,7 +233,7 @@ int export_pprof(FILE *f, const struct profile *p)
 		free(locs.b);
 		struct pb vals = { 0 };
 		pb_varint(&vals, s->count);
-		pb_varint(&vals, s->count * ns);
+		pb_varint(&vals, stack_ns(p, s, ns));
 		pb_len(&sub, 2, vals.b, vals.n);
 		free(vals.b);
 		/* labels */

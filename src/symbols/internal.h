@@ -104,9 +104,13 @@ int elf_load_debug(const char *debug_dir, const char *path, const struct elf_inf
 
 /* ---- kallsyms-style text (kernel.c) ---- */
 
+struct ktab;
+
 /* Callback per module symbol: module name is [mod, mod+modlen). */
 struct ksym_sink {
 	struct sym_table *kernel;
+	struct ktab *core;       /* if set, kernel (non-module) symbols go here, not to `kernel` */
+	uint64_t base;           /* offset of the parsed text in the whole text (for core) */
 	void *ctx;
 	struct sym_table *(*module)(void *ctx, const char *mod, size_t modlen);
 	size_t lines, bad_lines, zero_addrs;
@@ -114,6 +118,58 @@ struct ksym_sink {
 /* Parse "addr type name [mod]" lines; text symbols (t T w W) only.
  * bias is added to every address (KASLR for System.map). */
 void ksyms_parse(const char *text, size_t len, uint64_t bias, struct ksym_sink *sink);
+
+/* ---- compact kernel table (ktab.c) ---- */
+
+/*
+ * A kallsyms-style text, either plain (kept in memory) or one zstd frame
+ * as stored in the recording (~5x smaller). Compressed text is never
+ * materialised: it is streamed in blocks of whole lines.
+ */
+struct ktext {
+	const char *plain;       /* plain text, or NULL */
+	const uint8_t *z;        /* else the zstd frame */
+	size_t zlen;
+	size_t raw;              /* uncompressed length */
+};
+typedef void (*ktext_fn)(void *ctx, const char *block, size_t len, uint64_t base);
+/* Call fn on consecutive blocks of whole lines (a line longer than the
+ * buffer is cut); base is the block's offset in the text. Returns 0, or
+ * -EINVAL when the stream is corrupt (the blocks before were delivered). */
+int ktext_stream(const struct ktext *src, ktext_fn fn, void *ctx);
+
+/*
+ * The core kernel's symbol table, built for size: per symbol only its
+ * address (8 bytes) and where its name is in the text (4 bytes); names
+ * are copied out of the text only for the symbols a lookup names, in
+ * batches (one streaming pass per batch: see ktab_want). ~122k kallsyms
+ * text symbols take 1.5 MB instead of ~7 MB as a sym_table.
+ * Same rules as symtab_finish: aliases at one address ranked by priority,
+ * then fewer leading underscores, shorter, then alphabetically; an
+ * entry ends where the next address begins (last: + last_size).
+ */
+struct ktab *ktab_new(const struct ktext *src);   /* src copied; its bytes must outlive the table */
+void ktab_free(struct ktab *k);
+/* While building: name is [name, name+nlen) at offset name_off of the text. */
+void ktab_add(struct ktab *k, uint64_t addr, uint64_t name_off, const char *name, size_t nlen,
+	      unsigned prio);
+void ktab_finish(struct ktab *k, uint64_t last_size);
+size_t ktab_count(const struct ktab *k);
+/* A new table expects addresses in ascending order (kallsyms and
+ * System.map are sorted) and keeps only 12 bytes per symbol while
+ * building. Fed a lower address, it stops taking symbols and
+ * ktab_unsorted() is true: then ktab_restart_slow() empties it into the
+ * general mode (sorts 16-byte records at the end) and the caller feeds it
+ * again. */
+bool ktab_unsorted(const struct ktab *k);
+void ktab_restart_slow(struct ktab *k);
+/* The symbol holding addr: true and *idx, *start, *end; false if none. */
+bool ktab_find(const struct ktab *k, uint64_t addr, size_t *idx, uint64_t *start, uint64_t *end);
+/* The caller will want the name of symbol idx: fetched with the next batch. */
+void ktab_want(struct ktab *k, size_t idx);
+/* Name of symbol idx (demangled), fetching the pending batch if needed.
+ * Strings live in pool. */
+const char *ktab_name(struct ktab *k, size_t idx, struct sym_pool *pool);
 
 struct kmod_range {
 	const char *name; size_t namelen;

@@ -112,6 +112,12 @@ void ksyms_parse(const char *text, size_t len, uint64_t bias, struct ksym_sink *
 			continue;
 		}
 		unsigned prio = type == 'T' ? 3 : type == 'W' || type == 'w' ? 2 : 1;
+		if (!mod && sink->core) {
+			ktab_add(sink->core, addr + bias, sink->base + (uint64_t)(name - text),
+				 name, nlen, prio);
+			p = next;
+			continue;
+		}
 		struct sym_table *t = sink->kernel;
 		if (mod) {
 			if (!(last_mod && last_len == modlen && !memcmp(last_name, mod, modlen))) {

@@ -30,6 +30,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "util/xalloc.h"
 
@@ -60,6 +61,7 @@ struct sym_image {
 	const uint8_t *blob;        /* embedded ELF chosen for it, or NULL */
 	size_t blob_size;
 	struct sym_table tab;
+	struct ktab *kt;            /* core kernel from kallsyms/System.map (tab unused) */
 	struct sym_image *next_all;
 };
 
@@ -71,11 +73,15 @@ struct sym_map {
 	bool anon;                  /* anonymous exec memory: JIT map candidate */
 };
 
+/* An embedded SYMTAB. Kept as stored (zstd) until used: a kallsyms is
+ * only ever streamed (ktab.c); other kinds are decompressed on first use. */
 struct blob {
 	uint32_t kind;
 	const char *name;
-	uint8_t *data;
-	size_t size;
+	uint8_t *data;              /* plain bytes + NUL, or NULL while compressed */
+	size_t size;                /* uncompressed size */
+	uint8_t *z;                 /* the zstd frame, or NULL */
+	size_t zsize;
 };
 
 /* u64 -> pointer, open addressing (procs by domain<<32|pid, asids). */
@@ -278,8 +284,10 @@ void sym_session_free(struct sym_session *s)
 		return;
 	for (size_t i = 0; i < s->ndoms; i++) {
 		struct sym_domain *d = s->doms[i];
-		for (size_t j = 0; j < d->nblobs; j++)
+		for (size_t j = 0; j < d->nblobs; j++) {
 			free(d->blobs[j].data);
+			free(d->blobs[j].z);
+		}
 		free(d->blobs);
 		free(d->mods);
 		free(d->modidx.v);
@@ -300,6 +308,7 @@ void sym_session_free(struct sym_session *s)
 		n = img->next_all;
 		elf_info_release(&img->info);
 		symtab_release(&img->tab);
+		ktab_free(img->kt);
 		free(img);
 	}
 	free(s->images.v);
@@ -389,16 +398,26 @@ static struct sym_map *pseudo_map(struct sym_session *s, struct sym_domain *d, c
 
 /* ---- embedded symbol tables ---- */
 
-void sym_add_symtab(struct sym_session *s, uint32_t domain, const struct dp_symtab *st)
+static void add_symtab(struct sym_session *s, uint32_t domain, const struct dp_symtab *st,
+		       uint32_t compression, const uint8_t *stored, size_t stored_size)
 {
-	if (!st)
-		return;
 	struct sym_domain *d = get_domain(s, domain);
 	if (d->nblobs == d->cblobs)
 		xgrow((void **)&d->blobs, &d->cblobs, d->nblobs + 1, sizeof(*d->blobs));
 	struct blob *b = &d->blobs[d->nblobs++];
 	b->kind = st->kind;
 	b->name = pool_strdup(&s->pool, st->name ? st->name : "");
+	b->z = NULL;
+	b->zsize = 0;
+	if (!st->data && compression == 1 && stored && stored_size && st->size) {
+		/* the reader left it compressed (DP_READ_SYMTAB_STORED) */
+		b->data = NULL;
+		b->size = st->size;
+		b->z = xmalloc(stored_size);
+		memcpy(b->z, stored, stored_size);
+		b->zsize = stored_size;
+		return;
+	}
 	b->size = st->data ? st->size : 0;
 	b->data = xmalloc(b->size + 1);
 	if (b->size)
@@ -406,7 +425,54 @@ void sym_add_symtab(struct sym_session *s, uint32_t domain, const struct dp_symt
 	b->data[b->size] = '\0';
 }
 
-static const struct blob *find_blob(const struct sym_domain *d, uint32_t kind, const char *name)
+void sym_add_symtab(struct sym_session *s, uint32_t domain, const struct dp_symtab *st)
+{
+	if (st)
+		add_symtab(s, domain, st, 0, NULL, 0);
+}
+
+void sym_add_symtab_rec(struct sym_session *s, const struct dp_record *rec)
+{
+	if (rec && rec->type == DP_REC_SYMTAB)
+		add_symtab(s, rec->domain, &rec->u.symtab, rec->symtab_compression,
+			   rec->symtab_stored, rec->symtab_stored_size);
+}
+
+/* The plain bytes of a blob, decompressed on first use (NUL-terminated).
+ * A blob that does not decompress becomes empty, with a warning. */
+static const uint8_t *blob_data(struct sym_session *s, const struct sym_domain *d, struct blob *b)
+{
+	if (b->data)
+		return b->data;
+	uint8_t *buf = xmalloc(b->size + 1);
+	size_t n = ZSTD_decompress(buf, b->size, b->z, b->zsize);
+	if (ZSTD_isError(n) || n != b->size) {
+		warn(s, "domain %s: embedded symbol table %s does not decompress, ignored",
+		     d->name, b->name);
+		b->size = 0;
+	}
+	buf[b->size] = '\0';
+	b->data = buf;
+	free(b->z);
+	b->z = NULL;
+	b->zsize = 0;
+	return b->data;
+}
+
+/* Where the text of a kallsyms/System.map blob is, for ktab.c. */
+static struct ktext blob_text(const struct blob *b)
+{
+	struct ktext t = { NULL, NULL, 0, b->size };
+	if (b->data)
+		t.plain = (const char *)b->data;
+	else {
+		t.z = b->z;
+		t.zlen = b->zsize;
+	}
+	return t;
+}
+
+static struct blob *find_blob(const struct sym_domain *d, uint32_t kind, const char *name)
 {
 	for (size_t i = 0; i < d->nblobs; i++)
 		if (d->blobs[i].kind == kind && (!name || !strcasecmp(d->blobs[i].name, name)))
@@ -690,18 +756,18 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
 	if (img->buildid_len) {
 		char hex[41];
 		buildid_hex(img->buildid, img->buildid_len, hex);
-		const struct blob *b = find_blob(d, DP_SYMTAB_ELF, hex);
+		struct blob *b = find_blob(d, DP_SYMTAB_ELF, hex);
 		if (b) {
-			img->blob = b->data;
+			img->blob = blob_data(s, d, b);
 			img->blob_size = b->size;
 		}
 	}
 	if (!img->blob && img->is_vdso) {
-		const struct blob *b = find_blob(d, DP_SYMTAB_ELF, "[vdso]");
+		struct blob *b = find_blob(d, DP_SYMTAB_ELF, "[vdso]");
 		if (!b)
 			b = find_blob(d, DP_SYMTAB_ELF, "vdso");
 		if (b) {
-			img->blob = b->data;
+			img->blob = blob_data(s, d, b);
 			img->blob_size = b->size;
 		} else if (d->kind == DP_DOMAIN_HOST) {
 			own_vdso(s);
@@ -758,9 +824,9 @@ static void load_symbols(struct sym_session *s, struct sym_image *img)
 	img->syms_done = true;
 	if (img->kind == IMG_PERFMAP) {
 		struct sym_domain *d = img->dom;
-		const struct blob *b = NULL;
+		struct blob *b = NULL;
 		for (size_t i = 0; i < d->nblobs && !b; i++) {
-			const struct blob *c = &d->blobs[i];
+			struct blob *c = &d->blobs[i];
 			if (c->kind != DP_SYMTAB_PERFMAP)
 				continue;
 			const char *q = strstr(c->name, "perf-");
@@ -771,7 +837,8 @@ static void load_symbols(struct sym_session *s, struct sym_image *img)
 				b = c;
 		}
 		if (b) {
-			perfmap_parse((const char *)b->data, b->size, &img->tab);
+			const char *text = (const char *)blob_data(s, d, b);
+			perfmap_parse(text, b->size, &img->tab);
 		} else {
 			FILE *f = fopen(img->path, "re");
 			if (f) {
@@ -898,6 +965,43 @@ static int cmp_kmod(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+struct kparse {
+	struct ksym_sink *sink;
+	uint64_t bias;
+};
+
+static void kparse_block(void *ctx, const char *block, size_t len, uint64_t base)
+{
+	struct kparse *kp = ctx;
+	kp->sink->base = base;
+	ksyms_parse(block, len, kp->bias, kp->sink);
+}
+
+/* Parse an embedded kallsyms/System.map: core symbols into a compact
+ * table over the (possibly compressed) blob, modules into their tables. */
+static void parse_ksyms_blob(struct sym_session *s, struct sym_domain *d, const struct blob *b,
+			     uint64_t bias, struct ksym_sink *sink, const char *what)
+{
+	struct ktext src = blob_text(b);
+	d->kimg->kt = ktab_new(&src);
+	sink->core = d->kimg->kt;
+	struct kparse kp = { sink, bias };
+	int r = ktext_stream(&src, kparse_block, &kp);
+	if (ktab_unsorted(d->kimg->kt)) {
+		/* not in address order: once more, collecting everything (the
+		 * module symbols were taken the first time) */
+		ktab_restart_slow(d->kimg->kt);
+		struct ksym_sink again = { .core = d->kimg->kt };
+		kp.sink = &again;
+		r = ktext_stream(&src, kparse_block, &kp);
+	}
+	if (r < 0)
+		warn(s, "domain %s: embedded %s does not decompress completely, "
+		     "some kernel samples may be [unknown]", d->name, what);
+	sink->core = NULL;
+	ktab_finish(d->kimg->kt, 4096);
+}
+
 static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 {
 	if (d->kernel_done)
@@ -909,24 +1013,25 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	struct ksym_sink sink = { .kernel = &d->kimg->tab, .ctx = &kc, .module = kmod_table };
 	const struct blob *ks = find_blob(d, DP_SYMTAB_KALLSYMS, NULL);
 	const struct blob *sm = find_blob(d, DP_SYMTAB_SYSMAP, NULL);
-	const struct blob *vm = NULL;
+	struct blob *vm = NULL;
 	for (size_t i = 0; i < d->nblobs && !vm; i++)
 		if (d->blobs[i].kind == DP_SYMTAB_ELF && is_vmlinux_name(d->blobs[i].name))
 			vm = &d->blobs[i];
 	const char *what = "kallsyms";
 	if (ks) {
 		/* kallsyms of the same boot is already relocated: no KASLR offset */
-		ksyms_parse((const char *)ks->data, ks->size, 0, &sink);
+		parse_ksyms_blob(s, d, ks, 0, &sink, what);
 	} else if (vm) {
 		struct elf_info info;
-		int n = elf_load(NULL, vm->data, vm->size, &info, &d->kimg->tab, d->kaslr);
+		const uint8_t *data = blob_data(s, d, vm);
+		int n = elf_load(NULL, data, vm->size, &info, &d->kimg->tab, d->kaslr);
 		elf_info_release(&info);
 		if (n <= 0)
 			warn(s, "domain %s: embedded vmlinux has no usable symbols", d->name);
 		what = "vmlinux";
 	} else if (sm) {
-		ksyms_parse((const char *)sm->data, sm->size, d->kaslr, &sink);
 		what = "System.map";
+		parse_ksyms_blob(s, d, sm, d->kaslr, &sink, what);
 	} else if (d->id == DP_HOST_DOMAIN && d->kind == DP_DOMAIN_HOST) {
 		size_t len;
 		char *buf = read_file("/proc/kallsyms", &len);
@@ -947,14 +1052,16 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 		warn(s, "domain %s: no kernel symbol table in the recording, kernel samples are [unknown]",
 		     d->name);
 	}
-	if (sink.zero_addrs && !d->kimg->tab.n)
+	if (sink.zero_addrs && !d->kimg->tab.n && !(d->kimg->kt && ktab_count(d->kimg->kt)))
 		warn(s, "domain %s: %s addresses are all zero (kptr_restrict?): kernel samples are [unknown]",
 		     d->name, what);
 	if (sink.bad_lines)
 		warn(s, "domain %s: %zu malformed %s lines skipped", d->name, sink.bad_lines, what);
 	for (size_t i = 0; i < d->nblobs; i++)
-		if (d->blobs[i].kind == DP_SYMTAB_MODULES)
-			kmodules_parse((const char *)d->blobs[i].data, d->blobs[i].size, kmod_range, &kc);
+		if (d->blobs[i].kind == DP_SYMTAB_MODULES) {
+			const char *text = (const char *)blob_data(s, d, &d->blobs[i]);
+			kmodules_parse(text, d->blobs[i].size, kmod_range, &kc);
+		}
 	symtab_finish(&d->kimg->tab, 4096);
 
 	/* modules: a range from /proc/modules or a kernel MMAP, widened to
@@ -1114,6 +1221,19 @@ const struct sym_map *sym_find_map(struct sym_session *s, uint32_t domain,
 	return pseudo_map(s, d, UNKNOWN);
 }
 
+void sym_want(struct sym_session *s, const struct sym_map *cm, uint64_t ip)
+{
+	struct sym_map *m = (struct sym_map *)cm;   /* session-owned, see top */
+	struct sym_image *img = m->img;
+	if (!img->kt)
+		return;    /* only the kernel table fetches names in batches */
+	place(s, m);
+	size_t idx;
+	uint64_t start, end;
+	if (ktab_find(img->kt, ip + m->delta, &idx, &start, &end))
+		ktab_want(img->kt, idx);
+}
+
 const struct sym_image *sym_map_image(const struct sym_map *m)
 {
 	return m->img;
@@ -1142,6 +1262,17 @@ void sym_resolve(struct sym_session *s, const struct sym_map *cm, uint64_t ip,
 	out->image = img->name;
 	out->image_path = img->path;
 	load_symbols(s, img);
+	if (img->kt) {
+		size_t idx;
+		uint64_t start, end;
+		if (ktab_find(img->kt, addr, &idx, &start, &end)) {
+			out->symbol = ktab_name(img->kt, idx, &s->pool);
+			out->sym_start = start;
+			out->offset = addr - start;
+			out->known = true;
+			return;
+		}
+	}
 	struct sym_entry *e = symtab_find(&img->tab, addr);
 	if (!e) {
 		out->symbol = UNKNOWN;

@@ -46,6 +46,10 @@ void sym_set_domain(struct sym_session *s, uint32_t domain, uint8_t kind,
  * an ELF blob such as vmlinux or a guest binary keyed by build-id, a
  * perf map). Data is copied. */
 void sym_add_symtab(struct sym_session *s, uint32_t domain, const struct dp_symtab *st);
+/* Same from a SYMTAB record as the reader returns it; with the reader's
+ * DP_READ_SYMTAB_STORED a compressed blob is kept compressed (a copy of
+ * the stored bytes) and decompressed, or streamed, only when used. */
+void sym_add_symtab_rec(struct sym_session *s, const struct dp_record *rec);
 void sym_add_task(struct sym_session *s, uint32_t domain, const struct dp_task *t);
 void sym_add_mmap(struct sym_session *s, uint32_t domain, const struct dp_mmap *m);
 /* No explicit "prepare" step: the first kernel lookup of a domain loads
@@ -79,6 +83,12 @@ struct sym_result {
  * Loads the image's symbol table on first use. Always fills *out. */
 void sym_resolve(struct sym_session *s, const struct sym_map *m, uint64_t ip,
 		 struct sym_result *out);
+
+/* Optional, before a batch of sym_resolve calls: announce that (m, ip)
+ * will be resolved. Lets the kernel table copy the names of all
+ * announced symbols out of the compressed kallsyms in one pass, instead
+ * of keeping every name in memory. Never needed for correctness. */
+void sym_want(struct sym_session *s, const struct sym_map *m, uint64_t ip);
 
 /* The image of a map, and its name (for aggregation keys). */
 const struct sym_image *sym_map_image(const struct sym_map *m);

@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The compact core-kernel symbol table (see internal.h) and the streaming
+ * reader of kallsyms-style text it is built from.
+ *
+ * Why: a kallsyms holds ~120k text symbols in ~5 MB of text, and a report
+ * names maybe a thousand of them. Decompressing the text, keeping it, and
+ * copying every name into a sym_table made the kernel table most of a
+ * report's resident memory. Here the text stays compressed (as stored in
+ * the recording), the table keeps 12 bytes per symbol, and names are
+ * copied out of the text only when asked for: callers announce the
+ * symbols they will name (ktab_want), and the first ktab_name of an
+ * unnamed symbol fetches the whole announced batch in one streaming pass.
+ * A caller that never announces still works: each miss costs a pass, and
+ * after a few passes every name is fetched at once.
+ */
+#include "symbols/internal.h"
+#include "symbols/symbols.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "util/xalloc.h"
+
+/* ref[i]: where symbol i's name is. */
+#define REF_NAMED   0x80000000u  /* low bits: index in names[] */
+#define REF_PENDING 0x40000000u  /* queued for the next fetch (low bits: offset) */
+#define REF_OFF     0x3fffffffu  /* offset of the name in the text (< 1 GiB) */
+
+/* Passes after which every remaining name is fetched at once. */
+#define MAX_PASSES 4
+
+struct kbuild {
+	uint64_t start;
+	uint32_t off;
+	uint32_t rank;               /* smaller is the better alias */
+};
+
+struct ktab {
+	struct ktext src;
+	/* building, slow mode (input not sorted by address): everything is
+	 * collected, then sorted */
+	bool slow;
+	bool unsorted;               /* fast mode met a lower address: rebuild slow */
+	struct kbuild *b;
+	size_t nb, capb;
+	/* building, fast mode: aliases of the current address wait in grp,
+	 * the winners go straight to start[]/ref[] */
+	struct kbuild *grp;
+	size_t ngrp, capgrp;
+	size_t capstart, capref;
+	/* finished: start64[], or start32[] + base when the table spans
+	 * less than 4 GiB (the core kernel does) */
+	uint64_t *start;
+	uint32_t *start32;
+	uint64_t base;
+	uint32_t *ref;
+	size_t n;
+	uint64_t last_end;
+	const char **names;
+	size_t nnames, capnames;
+	uint32_t *pend;              /* symbol indexes waiting for a fetch */
+	size_t npend, cappend;
+	unsigned passes;
+	bool finished;
+};
+
+/* ---- streaming ---- */
+
+#define STREAM_BUF (256u << 10)
+/* Frames needing a larger window (not ours: the writer uses level 3) are
+ * decompressed in one piece instead. */
+#define STREAM_WINDOW_LOG_MAX 23
+
+static int stream_whole(const struct ktext *src, ktext_fn fn, void *ctx)
+{
+	char *buf = xmalloc(src->raw ? src->raw : 1);
+	size_t n = ZSTD_decompress(buf, src->raw, src->z, src->zlen);
+	int ret = 0;
+	if (ZSTD_isError(n) || n != src->raw)
+		ret = -EINVAL;
+	else if (n)
+		fn(ctx, buf, n, 0);
+	free(buf);
+	return ret;
+}
+
+int ktext_stream(const struct ktext *src, ktext_fn fn, void *ctx)
+{
+	if (src->plain) {
+		if (src->raw)
+			fn(ctx, src->plain, src->raw, 0);
+		return 0;
+	}
+	if (!src->z || !src->zlen)
+		return src->raw ? -EINVAL : 0;
+	ZSTD_DCtx *dc = ZSTD_createDCtx();
+	if (!dc)
+		return -ENOMEM;
+	ZSTD_DCtx_setParameter(dc, ZSTD_d_windowLogMax, STREAM_WINDOW_LOG_MAX);
+	char *buf = xmalloc(STREAM_BUF);
+	size_t fill = 0;
+	uint64_t base = 0;
+	ZSTD_inBuffer in = { src->z, src->zlen, 0 };
+	int ret = 0;
+	for (;;) {
+		ZSTD_outBuffer out = { buf, STREAM_BUF, fill };
+		size_t r = ZSTD_decompressStream(dc, &out, &in);
+		if (ZSTD_isError(r)) {
+			if (ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge && !base && !fill)
+				ret = stream_whole(src, fn, ctx);
+			else
+				ret = -EINVAL;
+			break;
+		}
+		fill = out.pos;
+		bool done = r == 0;
+		size_t cut = fill;
+		if (!done) {
+			const char *nl = memrchr(buf, '\n', fill);
+			if (nl)
+				cut = (size_t)(nl - buf) + 1;
+			else if (fill < STREAM_BUF)
+				cut = 0;    /* wait for the rest of the line */
+			/* else: a line longer than the buffer, delivered cut */
+		}
+		if (cut) {
+			fn(ctx, buf, cut, base);
+			base += cut;
+			memmove(buf, buf + cut, fill - cut);
+			fill -= cut;
+		}
+		if (done) {
+			if (base != src->raw)
+				ret = -EINVAL;
+			break;
+		}
+		if (in.pos == in.size && out.pos < out.size) {
+			ret = -EINVAL;   /* input ended inside the frame */
+			break;
+		}
+	}
+	free(buf);
+	ZSTD_freeDCtx(dc);
+	return ret;
+}
+
+/* ---- building ---- */
+
+struct ktab *ktab_new(const struct ktext *src)
+{
+	struct ktab *k = xcalloc(1, sizeof(*k));
+	k->src = *src;
+	return k;
+}
+
+void ktab_free(struct ktab *k)
+{
+	if (!k)
+		return;
+	free(k->b);
+	free(k->grp);
+	free(k->start);
+	free(k->start32);
+	free(k->ref);
+	free(k->names);
+	free(k->pend);
+	free(k);
+}
+
+bool ktab_unsorted(const struct ktab *k)
+{
+	return k->unsorted;
+}
+
+void ktab_restart_slow(struct ktab *k)
+{
+	struct ktext src = k->src;
+	free(k->b);
+	free(k->grp);
+	free(k->start);
+	free(k->ref);
+	memset(k, 0, sizeof(*k));
+	k->src = src;
+	k->slow = true;
+}
+
+/* Fast mode: the best-ranked aliases of the pending address become entries. */
+static void flush_group(struct ktab *k)
+{
+	uint32_t best = UINT32_MAX;
+	for (size_t i = 0; i < k->ngrp; i++)
+		if (k->grp[i].rank < best)
+			best = k->grp[i].rank;
+	for (size_t i = 0; i < k->ngrp; i++) {
+		if (k->grp[i].rank != best)
+			continue;
+		if (k->n == k->capstart)
+			xgrow((void **)&k->start, &k->capstart, k->n + 1, sizeof(*k->start));
+		if (k->n == k->capref)
+			xgrow((void **)&k->ref, &k->capref, k->n + 1, sizeof(*k->ref));
+		k->start[k->n] = k->grp[i].start;
+		k->ref[k->n++] = k->grp[i].off;
+	}
+	k->ngrp = 0;
+}
+
+void ktab_add(struct ktab *k, uint64_t addr, uint64_t name_off, const char *name, size_t nlen,
+	      unsigned prio)
+{
+	if (k->finished || k->unsorted || name_off > REF_OFF)
+		return;
+	unsigned us = 0;
+	while (us < nlen && name[us] == '_')
+		us++;
+	/* the order of symtab.c's better(): priority, underscores, length */
+	uint32_t rank = (uint32_t)(15 - (prio & 15)) << 28 | (uint32_t)(us > 15 ? 15 : us) << 24 |
+			(uint32_t)(nlen > 0xffffff ? 0xffffff : nlen);
+	struct kbuild e = { addr, (uint32_t)name_off, rank };
+	if (k->slow) {
+		if (k->nb == k->capb)
+			xgrow((void **)&k->b, &k->capb, k->nb + 1, sizeof(*k->b));
+		k->b[k->nb++] = e;
+		return;
+	}
+	if (k->ngrp && addr != k->grp[0].start) {
+		if (addr < k->grp[0].start) {
+			k->unsorted = true;    /* the caller rebuilds in slow mode */
+			return;
+		}
+		flush_group(k);
+	}
+	if (k->ngrp == k->capgrp)
+		xgrow((void **)&k->grp, &k->capgrp, k->ngrp + 1, sizeof(*k->grp));
+	k->grp[k->ngrp++] = e;
+}
+
+static int cmp_kbuild(const void *pa, const void *pb)
+{
+	const struct kbuild *a = pa, *b = pb;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/* A table spanning less than 4 GiB keeps 4-byte offsets from its first address. */
+static void narrow(struct ktab *k)
+{
+	size_t n = k->n;
+	if (!n || k->start[n - 1] - k->start[0] > UINT32_MAX)
+		return;
+	k->base = k->start[0];
+	k->start32 = xmalloc(n * sizeof(*k->start32));
+	for (size_t i = 0; i < n; i++)
+		k->start32[i] = (uint32_t)(k->start[i] - k->base);
+	free(k->start);
+	k->start = NULL;
+}
+
+static inline uint64_t kstart(const struct ktab *k, size_t i)
+{
+	return k->start32 ? k->base + k->start32[i] : k->start[i];
+}
+
+void ktab_finish(struct ktab *k, uint64_t last_size)
+{
+	if (k->finished)
+		return;
+	k->finished = true;
+	if (!k->slow) {
+		if (k->unsorted) {     /* the caller did not rebuild: no table */
+			k->ngrp = k->n = 0;
+		}
+		flush_group(k);
+		free(k->grp);
+		k->grp = NULL;
+		k->capgrp = 0;
+		size_t n = k->n;
+		if (n) {
+			k->start = xrealloc(k->start, n * sizeof(*k->start));
+			k->ref = xrealloc(k->ref, n * sizeof(*k->ref));
+			k->last_end = k->start[n - 1] + last_size < k->start[n - 1] ? UINT64_MAX
+				      : k->start[n - 1] + last_size;
+		} else {
+			k->ref = xrealloc(k->ref, sizeof(*k->ref));
+		}
+		narrow(k);
+		return;
+	}
+	size_t n = k->nb;
+	bool sorted = true;  /* kallsyms and System.map come sorted: skip qsort's copy */
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = k->b[i - 1].start <= k->b[i].start;
+	if (!sorted)
+		qsort(k->b, n, sizeof(*k->b), cmp_kbuild);
+	/* per address keep the best-ranked aliases; equal ranks stay as a
+	 * group, decided by name when one is asked for */
+	size_t w = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		uint32_t best = k->b[i].rank;
+		while (j < n && k->b[j].start == k->b[i].start) {
+			if (k->b[j].rank < best)
+				best = k->b[j].rank;
+			j++;
+		}
+		for (size_t q = i; q < j; q++)
+			if (k->b[q].rank == best)
+				k->b[w++] = k->b[q];
+		i = j;
+	}
+	n = w;
+	k->n = n;
+	k->ref = xmalloc((n ? n : 1) * sizeof(*k->ref));
+	for (size_t i = 0; i < n; i++)
+		k->ref[i] = k->b[i].off;
+	/* addresses in place: entry i's start moves from byte 16i to 8i */
+	uint64_t *st = (uint64_t *)(void *)k->b;
+	for (size_t i = 0; i < n; i++)
+		st[i] = k->b[i].start;
+	k->b = NULL;
+	k->nb = k->capb = 0;
+	k->start = n ? xrealloc(st, n * sizeof(*st)) : (free(st), NULL);
+	if (n)
+		k->last_end = k->start[n - 1] + last_size < k->start[n - 1] ? UINT64_MAX
+			      : k->start[n - 1] + last_size;
+	narrow(k);
+}
+
+size_t ktab_count(const struct ktab *k)
+{
+	return k->finished || !k->slow ? k->n + k->ngrp : k->nb;
+}
+
+bool ktab_find(const struct ktab *k, uint64_t addr, size_t *idx, uint64_t *start, uint64_t *end)
+{
+	if (!k->finished || !k->n || addr < kstart(k, 0))
+		return false;
+	size_t lo = 0, hi = k->n;    /* last entry with start <= addr */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (kstart(k, mid) <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	size_t last = lo;
+	uint64_t s0 = kstart(k, last);
+	while (lo > 0 && kstart(k, lo - 1) == s0)
+		lo--;    /* first of an alias group */
+	uint64_t e = last + 1 < k->n ? kstart(k, last + 1) : k->last_end;
+	if (addr >= e)
+		return false;
+	*idx = lo;
+	*start = s0;
+	*end = e;
+	return true;
+}
+
+/* ---- names ---- */
+
+static void queue(struct ktab *k, size_t i)
+{
+	if (k->ref[i] & (REF_NAMED | REF_PENDING))
+		return;
+	k->ref[i] |= REF_PENDING;
+	if (k->npend == k->cappend)
+		xgrow((void **)&k->pend, &k->cappend, k->npend + 1, sizeof(*k->pend));
+	k->pend[k->npend++] = (uint32_t)i;
+}
+
+void ktab_want(struct ktab *k, size_t idx)
+{
+	if (!k->finished || idx >= k->n)
+		return;
+	uint64_t s0 = kstart(k, idx);
+	for (size_t i = idx; i < k->n && kstart(k, i) == s0; i++)
+		queue(k, i);
+}
+
+struct fetch {
+	struct ktab *k;
+	struct sym_pool *pool;
+	size_t next;                 /* next pend[] entry (sorted by offset) */
+};
+
+static size_t name_len(const char *p, const char *end)
+{
+	const char *q = p;
+	while (q < end && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
+		q++;
+	return (size_t)(q - p);
+}
+
+static void set_name(struct ktab *k, struct sym_pool *pool, uint32_t i, const char *name, size_t len)
+{
+	const char *s = pool_strndup(pool, name, len);
+	char *dm = sym_demangle(s);
+	if (dm) {
+		s = pool_strdup(pool, dm);
+		free(dm);
+	}
+	if (k->nnames == k->capnames)
+		xgrow((void **)&k->names, &k->capnames, k->nnames + 1, sizeof(*k->names));
+	k->ref[i] = REF_NAMED | (uint32_t)k->nnames;
+	k->names[k->nnames++] = s;
+}
+
+static void fetch_block(void *ctx, const char *block, size_t len, uint64_t base)
+{
+	struct fetch *f = ctx;
+	struct ktab *k = f->k;
+	while (f->next < k->npend) {
+		uint32_t i = k->pend[f->next];
+		uint64_t off = k->ref[i] & REF_OFF;
+		if (off >= base + len)
+			return;
+		if (off >= base)
+			set_name(k, f->pool, i, block + (off - base),
+				 name_len(block + (off - base), block + len));
+		f->next++;
+	}
+}
+
+static struct ktab *cmp_pend_tab;   /* qsort has no context argument */
+
+static int cmp_pend(const void *pa, const void *pb)
+{
+	uint32_t a = cmp_pend_tab->ref[*(const uint32_t *)pa] & REF_OFF;
+	uint32_t b = cmp_pend_tab->ref[*(const uint32_t *)pb] & REF_OFF;
+	return a < b ? -1 : a > b;
+}
+
+/* Copy the names of every pending symbol out of the text. */
+static void fetch_pending(struct ktab *k, struct sym_pool *pool)
+{
+	if (!k->npend)
+		return;
+	if (k->src.plain) {
+		const char *end = k->src.plain + k->src.raw;
+		for (size_t j = 0; j < k->npend; j++) {
+			uint32_t i = k->pend[j];
+			const char *p = k->src.plain + (k->ref[i] & REF_OFF);
+			set_name(k, pool, i, p, name_len(p, end));
+		}
+	} else {
+		cmp_pend_tab = k;
+		qsort(k->pend, k->npend, sizeof(*k->pend), cmp_pend);
+		cmp_pend_tab = NULL;
+		struct fetch f = { k, pool, 0 };
+		ktext_stream(&k->src, fetch_block, &f);
+		k->passes++;
+	}
+	/* a name the stream no longer yields (cannot happen with the bytes
+	 * the table was built from) */
+	for (size_t j = 0; j < k->npend; j++)
+		if (!(k->ref[k->pend[j]] & REF_NAMED))
+			set_name(k, pool, k->pend[j], "[unknown]", 9);
+	k->npend = 0;
+}
+
+const char *ktab_name(struct ktab *k, size_t idx, struct sym_pool *pool)
+{
+	if (!k->finished || idx >= k->n)
+		return NULL;
+	if (!(k->ref[idx] & REF_NAMED)) {
+		ktab_want(k, idx);
+		if (!k->src.plain && k->passes >= MAX_PASSES)
+			for (size_t i = 0; i < k->n; i++)
+				queue(k, i);
+		fetch_pending(k, pool);
+	}
+	size_t end = idx + 1;
+	uint64_t s0 = kstart(k, idx);
+	while (end < k->n && kstart(k, end) == s0)
+		end++;
+	if (end - idx > 1) {
+		/* an alias group: all named now; the alphabetically first wins
+		 * and names the whole group from here on */
+		uint32_t best = k->ref[idx];
+		for (size_t i = idx + 1; i < end; i++) {
+			if (!(k->ref[i] & REF_NAMED))
+				continue;
+			if (strcmp(k->names[k->ref[i] & ~REF_NAMED], k->names[best & ~REF_NAMED]) < 0)
+				best = k->ref[i];
+		}
+		for (size_t i = idx; i < end; i++)
+			k->ref[i] = best;
+	}
+	return k->names[k->ref[idx] & ~REF_NAMED];
+}
