@@ -690,7 +690,7 @@ int cmd_record(int argc, char **argv)
 	struct dp_header hdr;
 	dp_header_fill_local(&hdr, (int)hargc, hargv);
 	free(hargv);
-	struct dp_writer_opts wo = { .chunk_bytes = 0, .chunk_ns = 1000000000ull, .zstd_level = 3 };
+	struct dp_writer_opts wo = { .chunk_bytes = 0, .chunk_ns = 250000000ull, .zstd_level = 3 };
 	int werr = 0;
 	r->w = dp_writer_new(r->fd, &hdr, &wo, &werr);
 	if (!r->w) {
@@ -764,6 +764,8 @@ int cmd_record(int argc, char **argv)
 		if (r->ps && (werr = perf_source_drain(r->ps, false, on_item, r)) < 0)
 			break;
 		if ((werr = drain_domains(r)) < 0)
+			break;
+		if ((werr = dp_writer_tick(r->w)) < 0)
 			break;
 		if (g_stop_sig) {
 			stop_why = g_stop_sig == SIGINT ? "interrupted" : "terminated";

@@ -207,9 +207,12 @@ int dp_write_stats(struct dp_writer *w, const struct dp_stats *st);
  * the stream under `domain`. Used by merge and the agent relay. */
 int dp_write_raw(struct dp_writer *w, uint32_t domain, const void *raw, size_t len);
 
-/* Flush the current chunk now (no-op if empty). Flush by time is checked
- * on every append; the recorder may also call this periodically. */
+/* Flush the current chunk now (no-op if empty). */
 int dp_writer_flush(struct dp_writer *w);
+/* Flush the open chunk if it is older than opts.chunk_ns. Appends check
+ * this every 256 records; a recorder calls it from its loop as well, so a
+ * slow trickle of records still reaches the disk within chunk_ns. */
+int dp_writer_tick(struct dp_writer *w);
 /* Flush, fsync and close. Returns 0 or the first error seen. Frees w. */
 int dp_writer_finish(struct dp_writer *w);
 /* Close without flushing the open chunk (used after a fatal error). */
