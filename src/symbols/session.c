@@ -1019,8 +1019,10 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 			vm = &d->blobs[i];
 	const char *what = "kallsyms";
 	if (ks) {
-		/* kallsyms of the same boot is already relocated: no KASLR offset */
-		parse_ksyms_blob(s, d, ks, 0, &sink, what);
+		/* The recorder stores offset 0 for a kallsyms of the same boot
+		 * (already relocated) and a real offset only for a copy from
+		 * another (nokaslr) boot, found by kaslr=auto or given. */
+		parse_ksyms_blob(s, d, ks, d->kaslr, &sink, what);
 	} else if (vm) {
 		struct elf_info info;
 		const uint8_t *data = blob_data(s, d, vm);

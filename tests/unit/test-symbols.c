@@ -2,7 +2,7 @@
 /*
  * Unit tests for the kernel and domain side of src/symbols/: kallsyms
  * text with modules and /proc/modules ranges, System.map moved by a
- * KASLR offset (and kallsyms never moved), passive guests' per-cr3 user
+ * KASLR offset (kallsyms too, when the domain carries one), passive guests' per-cr3 user
  * pseudo images, process maps (replacement, fork, comm), the live
  * /proc/kallsyms fallback, and adversarial input: ip 0 and ~0, empty
  * tables, unknown domains, malformed lines and random garbage blobs.
@@ -64,8 +64,7 @@ static bool has_warning(struct sym_session *s, const char *needle)
 static void test_kallsyms(void)
 {
 	struct sym_session *s = sym_session_new();
-	/* a KASLR offset on the domain must NOT move kallsyms (same boot) */
-	sym_set_domain(s, 0, DP_DOMAIN_HOST, "host", 0x1e000000);
+	sym_set_domain(s, 0, DP_DOMAIN_HOST, "host", 0);
 	add_text(s, 0, DP_SYMTAB_KALLSYMS, "kallsyms", KALLSYMS);
 	add_text(s, 0, DP_SYMTAB_MODULES, "modules", MODULES);
 	struct sym_result r = look(s, 0, 1234, DP_MODE_KERNEL, false, 0, 0xffffffff81002010ull);
@@ -103,6 +102,21 @@ static void test_kallsyms(void)
 	CHECK_STR(r.image, "[kernel.kallsyms]");
 	CHECK_STR(r.symbol, "[unknown]");
 	CHECK(!has_warning(s, "/proc/kallsyms"));
+	sym_session_free(s);
+}
+
+/* A kallsyms from another (nokaslr) boot with the domain's offset: moved. */
+static void test_kallsyms_offset(void)
+{
+	struct sym_session *s = sym_session_new();
+	sym_set_domain(s, 1, DP_DOMAIN_PASSIVE, "vm1", 0x1e000000);
+	add_text(s, 1, DP_SYMTAB_KALLSYMS, "kallsyms", KALLSYMS);
+	struct sym_result r = look(s, 1, 0, DP_MODE_KERNEL, false, 0, 0xffffffff81002010ull + 0x1e000000);
+	CHECK_STR(r.symbol, "do_work");
+	CHECK_STR(r.image, "[guest.kernel]");
+	CHECK_EQ_U64(r.sym_start, 0xffffffff81002000ull + 0x1e000000);
+	r = look(s, 1, 0, DP_MODE_KERNEL, false, 0, 0xffffffff81002010ull);
+	CHECK(strcmp(r.symbol, "do_work") != 0);
 	sym_session_free(s);
 }
 
@@ -378,6 +392,7 @@ int main(void)
 {
 	test_kallsyms();
 	test_sysmap_kaslr();
+	test_kallsyms_offset();
 	test_passive_guest();
 	test_maps_tasks();
 	test_live_kallsyms();
