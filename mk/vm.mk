@@ -7,7 +7,7 @@
 VM_BUSYBOX  ?= /bin/busybox
 VM_GUEST    := $(patsubst tests/vm/guest/%.c,build/vm/guest/%,$(wildcard tests/vm/guest/*.c))
 
-.PHONY: vm-guest demo-vm bench-passive
+.PHONY: vm-guest demo-vm bench-passive-overhead
 
 vm-guest: build/vm/initramfs.gz
 
@@ -16,20 +16,24 @@ build/vm/guest/%: tests/vm/guest/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -static -O2 -g -Wall -Wextra -o $@ $<
 
+# Built in a private folder and renamed into place: several test runs in
+# one tree may rebuild it at the same time.
 build/vm/initramfs.gz: tests/vm/guest/init $(VM_GUEST) mk/vm.mk
 	@file -L $(VM_BUSYBOX) | grep -q 'statically linked' || \
 	  { echo "vm-guest: $(VM_BUSYBOX) is not a static busybox (apt-get install busybox-static)"; exit 1; }
-	@rm -rf build/vm/rootfs && mkdir -p build/vm/rootfs/bin build/vm/rootfs/proc build/vm/rootfs/sys build/vm/rootfs/dev
-	cp $(VM_BUSYBOX) build/vm/rootfs/bin/busybox
-	cp $(VM_GUEST) build/vm/rootfs/bin/
-	install -m 755 tests/vm/guest/init build/vm/rootfs/init
-	cd build/vm/rootfs && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0 | gzip -9 >../initramfs.gz.tmp
-	mv $@.tmp $@
+	@set -e; r=$$(mktemp -d build/vm/rootfs.XXXXXX); \
+	  chmod 755 $$r; mkdir -p $$r/bin $$r/proc $$r/sys $$r/dev; \
+	  cp $(VM_BUSYBOX) $$r/bin/busybox; cp $(VM_GUEST) $$r/bin/; install -m 755 tests/vm/guest/init $$r/init; \
+	  (cd $$r && find . | LC_ALL=C sort | cpio --quiet -o -H newc -R 0:0 | gzip -9) >$$r.gz; \
+	  mv $$r.gz $@; rm -rf $$r
+	@echo "vm-guest: $@ ($(notdir $(VM_GUEST)) + busybox)"
 
 # Boots the test guest looping dd, records the host (-a) and the guest
 # together for a few seconds and prints the whole-system report.
 demo-vm: build/domprof vm-guest
 	@DOMPROF=$(CURDIR)/build/domprof DOMPROF_TOP=$(CURDIR) bash tests/vm/demo.sh
 
-bench-passive: build/domprof vm-guest
+# Guest slowdown and samples/s per vCPU at several -F (about 2.5 minutes).
+bench: bench-passive-overhead
+bench-passive-overhead: build/domprof vm-guest
 	@DOMPROF=$(CURDIR)/build/domprof bench/passive-overhead

@@ -5,14 +5,16 @@
 # through its gdbstub together for a few seconds, and prints the
 # whole-system report. Nothing of domprof runs inside the guest.
 set -u
-export TEST_OUT=${TEST_OUT:-$(cd "$(dirname "$0")/../.." && pwd)/build/demo}
-. "$(dirname "$0")/lib.sh"
-DOMPROF=${DOMPROF:-$DOMPROF_TOP/build/domprof}
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+export TEST_OUT=${TEST_OUT:-$TOP/build/demo}
+export DOMPROF=${DOMPROF:-$TOP/build/domprof}
+. "$TOP/tests/vm/lib.sh"
 SECS=${DEMO_SECONDS:-5}
-vm_init demo >/dev/null
+VM_QUIET=1
+vm_init demo
 echo "== booting a guest (qemu TCG, Debian kernel $(basename "$VM_KDIR"), 1 vCPU) that loops dd"
-vm_kallsyms_nokaslr >/dev/null
-vm_boot vm1 smp=1 run=dd >/dev/null
+vm_kallsyms_nokaslr
+vm_boot vm1 smp=1 run=dd
 F=$VM_OUT/demo.dp
 SPEC="vm1=gdb:unix:$(vm_sock vm1),kallsyms=$VM_KALLSYMS"
 echo "== domprof record -a --domain $SPEC -d $SECS -o $F"

@@ -14,6 +14,10 @@
 #   vm_kill ID            stops one guest (waits for qemu to exit)
 #   vm_kallsyms_nokaslr   sets VM_KALLSYMS: the cached nokaslr /proc/kallsyms
 #   vm_pid ID, vm_alive ID
+#   vm_domprof LOG ARGS / vm_report_csv CSV ARGS   run domprof (with a timeout)
+#   vm_samples / vm_top / vm_share / vm_show CSV DOMAIN ...   query a csv report
+#   vm_check_dd / vm_check_urandom CSV DOMAIN   known answers of the workloads
+#   vm_dump_cpus DUMP NAME                      samples per vCPU from `dump`
 #   fail MSG / skip MSG / note MSG
 #
 # Cache: ${DOMPROF_VM_CACHE:-/var/cache/domprof-vm}/<package>_<version>/
@@ -24,10 +28,14 @@
 : "${DOMPROF:=$DOMPROF_TOP/build/san/domprof}"
 : "${TEST_OUT:=$DOMPROF_TOP/build/test-out}"
 VM_BOOT_TIMEOUT=${VM_BOOT_TIMEOUT:-90}
+VM_QEMU=${DOMPROF_VM_QEMU:-qemu-system-x86_64}
+# Upper bound for one domprof command: a hung sampler fails the test
+# instead of hanging `make test`.
+VM_CMD_TIMEOUT=${VM_CMD_TIMEOUT:-90}
 VM_INITRD=$DOMPROF_TOP/build/vm/initramfs.gz
 declare -A VM_PIDS=()
 
-note() { echo "vm: $*"; }
+note() { [ -n "${VM_QUIET:-}" ] || echo "vm: $*"; }   # VM_QUIET=1: demo, bench
 skip() { echo "SKIP: $*"; exit 77; }
 fail() {
 	echo "FAIL: $*"
@@ -45,7 +53,7 @@ fail() {
 # cannot be installed makes the tests skip.
 vm_packages() {
 	local want=() sudo=
-	command -v qemu-system-x86_64 >/dev/null || want+=(qemu-system-x86)
+	command -v "$VM_QEMU" >/dev/null || want+=(qemu-system-x86)
 	file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' || want+=(busybox-static)
 	command -v cpio >/dev/null || want+=(cpio)
 	[ ${#want[@]} -eq 0 ] && return 0
@@ -54,8 +62,8 @@ vm_packages() {
 	export DEBIAN_FRONTEND=noninteractive
 	{ $sudo apt-get install -y -qq --no-install-recommends "${want[@]}" ||
 	  { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends "${want[@]}"; }; } >/dev/null 2>&1
-	command -v qemu-system-x86_64 >/dev/null ||
-		skip "qemu-system-x86_64 is missing and 'apt-get install qemu-system-x86' failed"
+	command -v "$VM_QEMU" >/dev/null ||
+		skip "$VM_QEMU is missing and 'apt-get install qemu-system-x86' failed: VM tests need qemu"
 	file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' ||
 		fail "no static busybox at /bin/busybox ('apt-get install busybox-static' failed)"
 	command -v cpio >/dev/null || fail "cpio is missing ('apt-get install cpio' failed)"
@@ -79,12 +87,18 @@ vm_kernel() {
 	flock 8
 	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
 		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n 1)
+	# A fresh machine may have no package lists yet.
+	if [ -z "$pkg" ] && ! ls -d "$cache"/linux-image-*/ >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+		apt-get update -qq >/dev/null 2>&1
+		pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+			sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n 1)
+	fi
 	[ -n "$pkg" ] && ver=$(apt-cache show --no-all-versions "$pkg" 2>/dev/null |
 		sed -n 's/^Version: //p' | head -n 1)
 	if [ -n "$pkg" ] && [ -n "$ver" ]; then
 		dir=$cache/${pkg}_${ver}
 		if [ ! -s "$dir/vmlinuz" ]; then
-			note "downloading guest kernel $pkg $ver (about 70 MB, once)"
+			echo "vm: downloading guest kernel $pkg $ver (about 70 MB, once)"
 			tmp=$(mktemp -d "$cache/dl.XXXXXX")
 			if (cd "$tmp" && apt-get download "$pkg=$ver" >/dev/null 2>&1) &&
 			   dpkg -x "$tmp"/*.deb "$tmp/x"; then
@@ -172,7 +186,7 @@ vm_boot() {
 	local serial2=/dev/null
 	[ "$kallsyms" = 1 ] && serial2=$d/kallsyms.txt
 	echo "$append" >"$d/cmdline"
-	qemu-system-x86_64 -accel tcg -m 512 -smp "$smp" -display none -no-reboot \
+	"$VM_QEMU" -accel tcg -m 512 -smp "$smp" -display none -no-reboot \
 		-nodefaults -no-user-config \
 		-kernel "$VM_KERNEL" -initrd "$VM_INITRD" -append "$append" \
 		-serial "file:$d/console.log" -serial "file:$serial2" \
@@ -218,7 +232,7 @@ vm_kallsyms_nokaslr() {
 	exec 7>"$VM_KDIR/.kallsyms.lock"
 	flock 7
 	if [ ! -s "$f" ]; then
-		note "dumping the guest's kallsyms once (about 30 s through the UART)"
+		echo "vm: dumping the guest's kallsyms once (about 15-30 s through the UART)"
 		vm_boot ksyms run=idle kallsyms=1
 		cp "$VM_OUT/ksyms/kallsyms.txt" "$f.tmp" && mv "$f.tmp" "$f"
 		vm_kill ksyms
@@ -238,8 +252,9 @@ vm_top() {
 vm_domprof() {
 	local log="$VM_OUT/$1" rc; shift
 	echo "+ domprof $*" >>"$VM_OUT/commands.log"
-	"$DOMPROF" "$@" >"$log" 2>&1
+	timeout -k 10 "$VM_CMD_TIMEOUT" "$DOMPROF" "$@" >"$log" 2>&1
 	rc=$?
+	[ $rc -eq 124 ] && fail "domprof $1 did not finish within ${VM_CMD_TIMEOUT}s"
 	sed 's/^/    /' "$log" | head -n 40
 	[ $rc -eq 0 ] || fail "domprof $1 exited with $rc: $(tail -n 1 "$log")"
 }
@@ -249,7 +264,7 @@ vm_domprof() {
 vm_report_csv() {
 	local csv=$1; shift
 	echo "+ domprof report $*" >>"$VM_OUT/commands.log"
-	"$DOMPROF" report "$@" --format csv >"$csv" 2>"$csv.err" ||
+	timeout -k 10 "$VM_CMD_TIMEOUT" "$DOMPROF" report "$@" --format csv >"$csv" 2>"$csv.err" ||
 		{ cat "$csv.err"; fail "domprof report $* failed: $(tail -n 1 "$csv.err")"; }
 	[ "$(head -n 1 "$csv")" = "samples,percent,domain,image,symbol" ] ||
 		fail "unexpected csv header in $csv: $(head -n 1 "$csv")"

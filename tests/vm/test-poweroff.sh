@@ -16,7 +16,7 @@ vm_boot vm2 smp=1 run=urandom
 vm_boot vm1 smp=1 run=dd poweroff=4
 F=$VM_OUT/off.dp
 start=$SECONDS
-"$DOMPROF" record -a -d 9 -o "$F" \
+timeout -k 10 "$VM_CMD_TIMEOUT" "$DOMPROF" record -a -d 9 -o "$F" \
 	--domain "vm1=gdb:unix:$(vm_sock vm1),kallsyms=$VM_KALLSYMS" \
 	--domain "vm2=gdb:unix:$(vm_sock vm2),kallsyms=$VM_KALLSYMS" >"$VM_OUT/record.log" 2>&1 &
 rec=$!

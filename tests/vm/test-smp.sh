@@ -10,7 +10,7 @@ vm_kallsyms_nokaslr
 vm_boot vm1 smp=2 run=dd
 F=$VM_OUT/smp.dp
 vm_domprof record.log record --domain "vm1=gdb:unix:$(vm_sock vm1),kallsyms=$VM_KALLSYMS" -d 5 -o "$F"
-"$DOMPROF" dump "$F" >"$VM_OUT/dump.txt" 2>&1 || fail "domprof dump failed: $(tail -n 1 "$VM_OUT/dump.txt")"
+timeout -k 10 "$VM_CMD_TIMEOUT" "$DOMPROF" dump "$F" >"$VM_OUT/dump.txt" 2>&1 || fail "domprof dump failed: $(tail -n 1 "$VM_OUT/dump.txt")"
 # Count SAMPLE records per cpu while the current domain is vm1's.
 read -r c0 c1 other < <(vm_dump_cpus "$VM_OUT/dump.txt" vm1)
 note "vm1 samples per vCPU: cpu0=$c0 cpu1=$c1 other=$other"
