@@ -497,11 +497,15 @@ static void reap_child(struct rec *r, bool kill_it)
 	r->child_done = true;
 }
 
+/* Passive samplers stop at once; an agent's stop waits while it sends
+ * its recording. Stop the samplers first, so they do not keep sampling
+ * (and overflow their queues) while an agent collection runs. */
 static void stop_domains(struct rec *r)
 {
-	for (size_t i = 0; i < r->ndomains; i++)
-		if (r->ds[i])
-			domain_source_stop(r->ds[i]);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < r->ndomains; i++)
+			if (r->ds[i] && domain_source_is_passive(r->ds[i]) == (pass == 0))
+				domain_source_stop(r->ds[i]);
 }
 
 static void free_all(struct rec *r)

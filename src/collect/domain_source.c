@@ -106,6 +106,11 @@ uint64_t domain_source_lost(const struct domain_source *s)
 	return DISPATCH(s, gdb_lost(s->gdb), agent_source_lost(s->agent), 0);
 }
 
+bool domain_source_is_passive(const struct domain_source *s)
+{
+	return s && s->kind == DS_GDB;
+}
+
 struct gdb_source *domain_source_gdb(struct domain_source *s)
 {
 	return s && s->kind == DS_GDB ? s->gdb : NULL;

@@ -57,6 +57,9 @@ const char *domain_source_message(const struct domain_source *s);
 const char *domain_source_info(const struct domain_source *s);
 
 const char *domain_source_name(const struct domain_source *s);
+/* True for a passive (gdb) source: its stop returns at once, while an
+ * agent's stop waits for the guest's recording to arrive. */
+bool domain_source_is_passive(const struct domain_source *s);
 uint64_t domain_source_samples(const struct domain_source *s);
 /* Samples this source knows it lost so far (missed ticks, a guest's own
  * lost samples); also written as LOST records by drain. */

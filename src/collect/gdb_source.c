@@ -591,19 +591,26 @@ static int resume_vm(struct gdb_source *s, unsigned acks)
 
 /* ---- Queue ---------------------------------------------------------------- */
 
-static void queue_push(struct gdb_source *s, const struct dp_sample *v, size_t n, uint64_t lost)
+/* Queue n samples (a full queue drops them as lost) and `lost` missed
+ * ones; returns how many were queued, so `samples` counts exactly what
+ * drain will write. */
+static size_t queue_push(struct gdb_source *s, const struct dp_sample *v, size_t n, uint64_t lost)
 {
+	size_t queued = 0;
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < n; i++) {
 		if (s->qcount == s->qcap) {
-			s->lost_pending++;
+			lost++;
 			continue;
 		}
 		s->q[(s->qhead + s->qcount) % s->qcap] = v[i];
 		s->qcount++;
+		queued++;
 	}
 	s->lost_pending += lost;
+	atomic_fetch_add(&s->lost_total, lost);
 	pthread_mutex_unlock(&s->lock);
+	return queued;
 }
 
 /* ---- Sampler thread ------------------------------------------------------- */
@@ -696,9 +703,7 @@ static void *sampler_main(void *arg)
 			lost = missed * s->nvcpu;
 			next += missed * period;
 		}
-		queue_push(s, v, s->nvcpu, lost);
-		atomic_fetch_add(&s->samples, s->nvcpu);
-		atomic_fetch_add(&s->lost_total, lost);
+		atomic_fetch_add(&s->samples, queue_push(s, v, s->nvcpu, lost));
 	}
 	/* Asked to stop: the VM is running; stop it, then detach (which
 	 * resumes it). Errors here only mean the VM is already gone. */
