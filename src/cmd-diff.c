@@ -7,11 +7,13 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/diff.h"
+#include "analysis/options.h"
 #include "analysis/profile.h"
 #include "commands.h"
 #include "output/diff_render.h"
@@ -52,16 +54,15 @@ static struct profile *load(const char *path, const char *domain)
 	struct profile_filter flt = { 0 };
 	flt.domain = domain;
 	int err = 0;
-	char msg[512] = "";
+	char msg[512] = "", why[PATH_MAX + 512];
 	struct profile *p = profile_load(path, &flt, NULL, &err, msg, sizeof(msg));
 	if (!p) {
-		if (*msg && strstr(msg, path))
-			fprintf(stderr, "domprof diff: %s\n", msg);
-		else if (*msg)
+		/* two files are read: name the one that failed */
+		if (*msg && !strstr(msg, path))
 			fprintf(stderr, "domprof diff: %s: %s\n", path, msg);
 		else
-			fprintf(stderr, "domprof diff: cannot read '%s': %s\n", path,
-				err > -1000 ? strerror(-err) : "not a domprof file");
+			fprintf(stderr, "domprof diff: %s\n",
+				profile_load_reason(why, sizeof(why), path, err, msg));
 		return NULL;
 	}
 	for (size_t i = 0; i < p->nwarnings; i++)
@@ -91,7 +92,6 @@ int cmd_diff(int argc, char **argv)
 	optind = 1;
 	int c;
 	while ((c = getopt_long(argc, argv, ":ks:t:", longopts, NULL)) != -1) {
-		char *end;
 		switch (c) {
 		case OPT_DOMAIN: v.domain_a = v.domain_b = optarg; break;
 		case OPT_DOMAIN_A: v.domain_a = optarg; break;
@@ -113,9 +113,7 @@ int cmd_diff(int argc, char **argv)
 				return usage_error("diff", "--sort takes diff or share, not '%s'", optarg);
 			break;
 		case 't':
-			errno = 0;
-			v.threshold = strtod(optarg, &end);
-			if (errno || end == optarg || *end || v.threshold < 0 || v.threshold > 100)
+			if (parse_percent(optarg, &v.threshold))
 				return usage_error("diff", "threshold '%s' is not a percentage (0..100)", optarg);
 			break;
 		case OPT_FORMAT:

@@ -8,10 +8,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/options.h"
 #include "analysis/profile.h"
 #include "commands.h"
 #include "output/flamegraph.h"
@@ -59,13 +61,13 @@ int cmd_export(int argc, char **argv)
 	};
 	const char *path = "domprof.data", *out = NULL;
 	enum fmt fmt = FMT_NONE;
-	struct profile_filter flt = { 0 };
+	struct filter_args fa = { 0 };
+	char emsg[256];
 
 	opterr = 0;
 	optind = 1;
-	int c;
-	while ((c = getopt_long(argc, argv, ":f:i:o:", longopts, NULL)) != -1) {
-		char *end;
+	int c, li = 0;
+	while ((c = getopt_long(argc, argv, ":f:i:o:", longopts, &li)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!strcmp(optarg, "folded"))
@@ -81,25 +83,9 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'i': path = optarg; break;
 		case 'o': out = optarg; break;
-		case OPT_DOMAIN: flt.domain = optarg; break;
-		case OPT_PID: {
-			errno = 0;
-			unsigned long pid = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || pid > UINT32_MAX)
-				return usage_error("export", "pid '%s' is not a number", optarg);
-			flt.has_pid = true;
-			flt.pid = (uint32_t)pid;
-			break;
-		}
-		case OPT_COMM: flt.comm = optarg; break;
-		case OPT_IMAGE: flt.image = optarg; break;
-		case OPT_MODE:
-			if (!strcmp(optarg, "user"))
-				flt.mode = PROFILE_MODE_USER;
-			else if (!strcmp(optarg, "kernel"))
-				flt.mode = PROFILE_MODE_KERNEL;
-			else
-				return usage_error("export", "--mode takes user or kernel, not '%s'", optarg);
+		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_IMAGE: case OPT_MODE:
+			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
+				return usage_error("export", "%s", emsg);
 			break;
 		case ':':
 			return usage_error("export", "option '%s' needs a value", argv[optind - 1]);
@@ -114,14 +100,11 @@ int cmd_export(int argc, char **argv)
 
 	struct profile_opts o = { .stacks = true };
 	int err = 0;
-	char msg[256] = "";
-	struct profile *p = profile_load(path, &flt, &o, &err, msg, sizeof(msg));
+	char msg[256] = "", why[PATH_MAX + 256];
+	struct profile *p = profile_load(path, &fa.flt, &o, &err, msg, sizeof(msg));
 	if (!p) {
-		if (*msg)
-			fprintf(stderr, "domprof export: %s\n", msg);
-		else
-			fprintf(stderr, "domprof export: cannot read '%s': %s\n", path,
-				err > -1000 ? strerror(-err) : "not a domprof file");
+		fprintf(stderr, "domprof export: %s\n",
+			profile_load_reason(why, sizeof(why), path, err, msg));
 		return 1;
 	}
 	for (size_t i = 0; i < p->nwarnings; i++)

@@ -7,10 +7,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/options.h"
 #include "analysis/profile.h"
 #include "commands.h"
 #include "output/flamegraph.h"
@@ -62,61 +64,35 @@ int cmd_flamegraph(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data", *out = "flamegraph.html", *title = NULL;
-	struct profile_filter flt = { 0 };
+	struct filter_args fa = { 0 };
 	struct fg_opts fo = { 0 };
-	char fdesc[512] = "";
-	size_t fl = 0;
+	char emsg[256];
 
 	opterr = 0;
 	optind = 1;
-	int c;
-	while ((c = getopt_long(argc, argv, ":i:o:", longopts, NULL)) != -1) {
-		char *end;
+	int c, li = 0;
+	while ((c = getopt_long(argc, argv, ":i:o:", longopts, &li)) != -1) {
 		switch (c) {
 		case 'i': path = optarg; break;
 		case 'o': out = optarg; break;
 		case OPT_INV: fo.inverted = true; break;
 		case OPT_TITLE: title = optarg; break;
-		case OPT_MINW:
-			errno = 0;
-			fo.min_fraction = strtod(optarg, &end) / 100.0;
-			if (errno || end == optarg || *end || fo.min_fraction <= 0 || fo.min_fraction > 1)
+		case OPT_MINW: {
+			double pct;
+			if (parse_percent(optarg, &pct) || pct <= 0)
 				return usage_error("flamegraph", "--min-width '%s' is not a percentage (0..100]", optarg);
-			break;
-		case OPT_DOMAIN:
-			flt.domain = optarg;
-			fl += (size_t)snprintf(fdesc + fl, sizeof(fdesc) - fl, "%sdomain=%s", fl ? " " : "", optarg);
-			break;
-		case OPT_PID: {
-			errno = 0;
-			unsigned long pid = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || pid > UINT32_MAX)
-				return usage_error("flamegraph", "pid '%s' is not a number", optarg);
-			flt.has_pid = true;
-			flt.pid = (uint32_t)pid;
-			fl += (size_t)snprintf(fdesc + fl, sizeof(fdesc) - fl, "%spid=%lu", fl ? " " : "", pid);
+			fo.min_fraction = pct / 100.0;
 			break;
 		}
-		case OPT_COMM:
-			flt.comm = optarg;
-			fl += (size_t)snprintf(fdesc + fl, sizeof(fdesc) - fl, "%scomm=%s", fl ? " " : "", optarg);
-			break;
-		case OPT_MODE:
-			if (!strcmp(optarg, "user"))
-				flt.mode = PROFILE_MODE_USER;
-			else if (!strcmp(optarg, "kernel"))
-				flt.mode = PROFILE_MODE_KERNEL;
-			else
-				return usage_error("flamegraph", "--mode takes user or kernel, not '%s'", optarg);
-			fl += (size_t)snprintf(fdesc + fl, sizeof(fdesc) - fl, "%smode=%s", fl ? " " : "", optarg);
+		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_MODE:
+			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
+				return usage_error("flamegraph", "%s", emsg);
 			break;
 		case ':':
 			return usage_error("flamegraph", "option '%s' needs a value", argv[optind - 1]);
 		default:
 			return usage_error("flamegraph", "unknown option '%s'", argv[optind - 1]);
 		}
-		if (fl >= sizeof(fdesc))
-			fl = sizeof(fdesc) - 1;
 	}
 	if (optind < argc)
 		return usage_error("flamegraph", "unexpected argument '%s'", argv[optind]);
@@ -124,14 +100,11 @@ int cmd_flamegraph(int argc, char **argv)
 
 	struct profile_opts o = { .stacks = true };
 	int err = 0;
-	char msg[256] = "";
-	struct profile *p = profile_load(path, &flt, &o, &err, msg, sizeof(msg));
+	char msg[256] = "", why[PATH_MAX + 256];
+	struct profile *p = profile_load(path, &fa.flt, &o, &err, msg, sizeof(msg));
 	if (!p) {
-		if (*msg)
-			fprintf(stderr, "domprof flamegraph: %s\n", msg);
-		else
-			fprintf(stderr, "domprof flamegraph: cannot read '%s': %s\n", path,
-				err > -1000 ? strerror(-err) : "not a domprof file");
+		fprintf(stderr, "domprof flamegraph: %s\n",
+			profile_load_reason(why, sizeof(why), path, err, msg));
 		return 1;
 	}
 	for (size_t i = 0; i < p->nwarnings; i++)
@@ -148,7 +121,7 @@ int cmd_flamegraph(int argc, char **argv)
 		title = tbuf;
 	}
 	snprintf(sub, sizeof(sub), "%s%s%s", p->header.hostname ? p->header.hostname : "",
-		 fl ? ", filter: " : "", fl ? fdesc : "");
+		 fa.len ? ", filter: " : "", fa.desc);
 	fo.title = title;
 	fo.subtitle = sub;
 

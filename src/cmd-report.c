@@ -6,12 +6,14 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/options.h"
 #include "analysis/profile.h"
 #include "commands.h"
 #include "output/report.h"
@@ -85,18 +87,16 @@ int cmd_report(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data", *format = "text";
-	struct profile_filter flt = { 0 };
+	struct filter_args fa = { 0 };
 	struct report_view v = { 0 };
 	enum profile_sort_key keys[PROFILE_MAX_SORT];
 	bool quiet = false;
-	char fdesc[512] = "";
-	size_t fo = 0;
+	char emsg[256];
 
 	opterr = 0;
 	optind = 1;
-	int c;
-	while ((c = getopt_long(argc, argv, ":i:lgs:t:q", longopts, NULL)) != -1) {
-		char *end;
+	int c, li = 0;
+	while ((c = getopt_long(argc, argv, ":i:lgs:t:q", longopts, &li)) != -1) {
 		switch (c) {
 		case 'i': path = optarg; break;
 		case 'l': v.symbols = true; break;
@@ -115,41 +115,12 @@ int cmd_report(int argc, char **argv)
 			break;
 		}
 		case 't':
-			errno = 0;
-			v.threshold = strtod(optarg, &end);
-			if (errno || end == optarg || *end || v.threshold < 0 || v.threshold > 100)
+			if (parse_percent(optarg, &v.threshold))
 				return usage_error("report", "threshold '%s' is not a percentage (0..100)", optarg);
 			break;
-		case OPT_DOMAIN:
-			flt.domain = optarg;
-			fo += (size_t)snprintf(fdesc + fo, sizeof(fdesc) - fo, "%sdomain=%s", fo ? " " : "", optarg);
-			break;
-		case OPT_PID: {
-			errno = 0;
-			unsigned long pid = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || pid > UINT32_MAX)
-				return usage_error("report", "pid '%s' is not a number", optarg);
-			flt.has_pid = true;
-			flt.pid = (uint32_t)pid;
-			fo += (size_t)snprintf(fdesc + fo, sizeof(fdesc) - fo, "%spid=%lu", fo ? " " : "", pid);
-			break;
-		}
-		case OPT_COMM:
-			flt.comm = optarg;
-			fo += (size_t)snprintf(fdesc + fo, sizeof(fdesc) - fo, "%scomm=%s", fo ? " " : "", optarg);
-			break;
-		case OPT_IMAGE:
-			flt.image = optarg;
-			fo += (size_t)snprintf(fdesc + fo, sizeof(fdesc) - fo, "%simage=%s", fo ? " " : "", optarg);
-			break;
-		case OPT_MODE:
-			if (!strcmp(optarg, "user"))
-				flt.mode = PROFILE_MODE_USER;
-			else if (!strcmp(optarg, "kernel"))
-				flt.mode = PROFILE_MODE_KERNEL;
-			else
-				return usage_error("report", "--mode takes user or kernel, not '%s'", optarg);
-			fo += (size_t)snprintf(fdesc + fo, sizeof(fdesc) - fo, "%smode=%s", fo ? " " : "", optarg);
+		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_IMAGE: case OPT_MODE:
+			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
+				return usage_error("report", "%s", emsg);
 			break;
 		case OPT_FORMAT:
 			if (strcmp(optarg, "text") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
@@ -164,8 +135,6 @@ int cmd_report(int argc, char **argv)
 		default:
 			return usage_error("report", "unknown option '%s'", argv[optind - 1]);
 		}
-		if (fo >= sizeof(fdesc))
-			fo = sizeof(fdesc) - 1;
 	}
 	if (optind < argc)
 		return usage_error("report", "unexpected argument '%s'", argv[optind]);
@@ -181,21 +150,16 @@ int cmd_report(int argc, char **argv)
 		.progress_arg = &pr,
 	};
 	int err = 0;
-	char msg[256] = "";
-	struct profile *p = profile_load(path, &flt, &o, &err, msg, sizeof(msg));
+	char msg[256] = "", why[PATH_MAX + 256];
+	struct profile *p = profile_load(path, &fa.flt, &o, &err, msg, sizeof(msg));
 	if (!p) {
-		if (err == -ENOENT && flt.domain && *msg)
-			fprintf(stderr, "domprof report: %s\n", msg);
-		else if (*msg)
-			fprintf(stderr, "domprof report: %s\n", msg);
-		else
-			fprintf(stderr, "domprof report: cannot read '%s': %s\n", path,
-				err > -1000 ? strerror(-err) : "not a domprof file");
+		fprintf(stderr, "domprof report: %s\n",
+			profile_load_reason(why, sizeof(why), path, err, msg));
 		return 1;
 	}
 	v.p = p;
 	v.path = path;
-	v.filter_desc = fo ? fdesc : NULL;
+	v.filter_desc = filter_args_desc(&fa);
 	int rc;
 	if (!strcmp(format, "csv"))
 		rc = report_csv(stdout, &v);

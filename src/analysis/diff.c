@@ -74,14 +74,21 @@ struct entry {
 	int side;               /* 0 = A, 1 = B */
 };
 
+/* Entries and rows both order by (domain, image, symbol). */
+static int cmp_dis(const char *xd, const char *xi, const char *xs,
+		   const char *yd, const char *yi, const char *ys)
+{
+	int c = strcmp(xd, yd);
+	if (!c)
+		c = strcmp(xi, yi);
+	if (!c)
+		c = strcmp(xs, ys);
+	return c;
+}
+
 static int cmp_key(const struct entry *x, const struct entry *y)
 {
-	int c = strcmp(x->domain, y->domain);
-	if (!c)
-		c = strcmp(x->image, y->image);
-	if (!c)
-		c = strcmp(x->symbol, y->symbol);
-	return c;
+	return cmp_dis(x->domain, x->image, x->symbol, y->domain, y->image, y->symbol);
 }
 
 static int cmp_entry(const void *pa, const void *pb)
@@ -139,12 +146,7 @@ static int cmp_by_share(const struct diff_row *x, const struct diff_row *y)
 
 static int cmp_names(const struct diff_row *x, const struct diff_row *y)
 {
-	int c = strcmp(x->domain, y->domain);
-	if (!c)
-		c = strcmp(x->image, y->image);
-	if (!c)
-		c = strcmp(x->symbol, y->symbol);
-	return c;
+	return cmp_dis(x->domain, x->image, x->symbol, y->domain, y->image, y->symbol);
 }
 
 static int cmp_row_diff(const void *pa, const void *pb)

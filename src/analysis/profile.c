@@ -602,36 +602,37 @@ static void stack_add(struct stack_tab *S, const struct key *k, const uint32_t *
 	oa_grow_if_needed(&S->t);
 }
 
+/* Edges grouped by one end (key), heaviest first within a group, then by
+ * the other end: the callers list orders by (caller, -count, callee), the
+ * callees list by (callee, -count, caller). */
+static int edge_order(uint32_t xkey, uint32_t ykey, uint64_t xcount, uint64_t ycount,
+		      uint32_t xother, uint32_t yother)
+{
+	if (xkey != ykey)
+		return xkey < ykey ? -1 : 1;
+	if (xcount != ycount)
+		return xcount > ycount ? -1 : 1;
+	return xother < yother ? -1 : xother > yother;
+}
+
 static int cmp_edge_caller(const void *a, const void *b)
 {
 	const struct profile_edge *x = *(const struct profile_edge *const *)a;
 	const struct profile_edge *y = *(const struct profile_edge *const *)b;
-	if (x->caller != y->caller)
-		return x->caller < y->caller ? -1 : 1;
-	if (x->count != y->count)
-		return x->count > y->count ? -1 : 1;
-	return x->callee < y->callee ? -1 : x->callee > y->callee;
+	return edge_order(x->caller, y->caller, x->count, y->count, x->callee, y->callee);
 }
 
 static int cmp_edge_callee(const void *a, const void *b)
 {
 	const struct profile_edge *x = *(const struct profile_edge *const *)a;
 	const struct profile_edge *y = *(const struct profile_edge *const *)b;
-	if (x->callee != y->callee)
-		return x->callee < y->callee ? -1 : 1;
-	if (x->count != y->count)
-		return x->count > y->count ? -1 : 1;
-	return x->caller < y->caller ? -1 : x->caller > y->caller;
+	return edge_order(x->callee, y->callee, x->count, y->count, x->caller, y->caller);
 }
 
 static int cmp_edge(const void *a, const void *b)
 {
 	const struct profile_edge *x = a, *y = b;
-	if (x->caller != y->caller)
-		return x->caller < y->caller ? -1 : 1;
-	if (x->count != y->count)
-		return x->count > y->count ? -1 : 1;
-	return x->callee < y->callee ? -1 : x->callee > y->callee;
+	return edge_order(x->caller, y->caller, x->count, y->count, x->callee, y->callee);
 }
 
 static int cmp_stack(const void *a, const void *b)

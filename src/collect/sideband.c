@@ -109,6 +109,17 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* The next entry of a /proc directory named by a number (a pid or a
+ * tid), or NULL at its end. */
+static const char *next_id(DIR *d)
+{
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (isdigit((unsigned char)de->d_name[0]))
+			return de->d_name;
+	return NULL;
+}
+
 static int snap_threads(struct dp_writer *w, pid_t pid, uint64_t time)
 {
 	char path[320], comm[64];
@@ -116,12 +127,10 @@ static int snap_threads(struct dp_writer *w, pid_t pid, uint64_t time)
 	DIR *d = opendir(path);
 	if (!d)
 		return 0;
-	struct dirent *de;
+	const char *tid;
 	int ret = 0;
-	while (!ret && (de = readdir(d))) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", (int)pid, de->d_name);
+	while (!ret && (tid = next_id(d))) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", (int)pid, tid);
 		FILE *f = fopen(path, "re");
 		if (!f)
 			continue;
@@ -131,7 +140,7 @@ static int snap_threads(struct dp_writer *w, pid_t pid, uint64_t time)
 		comm[strcspn(comm, "\n")] = 0;
 		struct dp_task t = {
 			.kind = DP_TASK_COMM, .pid = (uint32_t)pid,
-			.tid = (uint32_t)strtoul(de->d_name, NULL, 10),
+			.tid = (uint32_t)strtoul(tid, NULL, 10),
 			.time = time, .comm = comm,
 		};
 		ret = dp_write_task(w, DP_HOST_DOMAIN, &t);
@@ -195,12 +204,10 @@ int sideband_snapshot(struct sideband *sb, struct dp_writer *w, pid_t pid,
 	DIR *d = opendir("/proc");
 	if (!d)
 		return 0;
-	struct dirent *de;
+	const char *id;
 	int ret = 0;
-	while (!ret && (de = readdir(d))) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		ret = snap_one(sb, w, (pid_t)atoi(de->d_name), time);
+	while (!ret && (id = next_id(d))) {
+		ret = snap_one(sb, w, (pid_t)atoi(id), time);
 		if (nproc)
 			(*nproc)++;
 	}

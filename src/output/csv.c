@@ -12,24 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/escape.h"
 #include "output/report.h"
-
-static void field(FILE *f, const char *s)
-{
-	if (!s)
-		s = "";
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
 
 int report_csv(FILE *f, const struct report_view *v)
 {
@@ -41,14 +25,14 @@ int report_csv(FILE *f, const struct report_view *v)
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_symbol *y = &p->syms[ix[i]];
 		fprintf(f, "%" PRIu64 ",%.4f,", y->self, profile_pct(p, y->self));
-		field(f, y->domain_name);
+		csv_write_field(f, y->domain_name);
 		fputc(',', f);
-		field(f, y->image);
+		csv_write_field(f, y->image);
 		fputc(',', f);
-		field(f, y->symbol);
+		csv_write_field(f, y->symbol);
 		if (v->by_process) {
 			fprintf(f, ",%" PRIu32 ",", y->pid);
-			field(f, y->comm);
+			csv_write_field(f, y->comm);
 		}
 		fputc('\n', f);
 	}

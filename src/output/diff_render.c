@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "output/diff_render.h"
+#include "output/escape.h"
 
 const char *diff_status_word(enum diff_status s)
 {
@@ -104,21 +105,6 @@ int diff_render_text(FILE *f, const struct diff_view *v)
 	return ferror(f) ? -EIO : 0;
 }
 
-static void csv_field(FILE *f, const char *s)
-{
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 int diff_render_csv(FILE *f, const struct diff_view *v)
 {
 	const struct diff_result *r = v->r;
@@ -127,11 +113,11 @@ int diff_render_csv(FILE *f, const struct diff_view *v)
 		const struct diff_row *row = &r->rows[i];
 		if (!shown(v, row))
 			continue;
-		csv_field(f, row->domain);
+		csv_write_field(f, row->domain);
 		fputc(',', f);
-		csv_field(f, row->image);
+		csv_write_field(f, row->image);
 		fputc(',', f);
-		csv_field(f, row->symbol);
+		csv_write_field(f, row->symbol);
 		fprintf(f, ",%.4f,%.4f,%.4f,%s\n", row->share_a * 100.0, row->share_b * 100.0,
 			row->diff * 100.0, row->folded ? "folded" : diff_status_word(row->status));
 	}
@@ -139,22 +125,13 @@ int diff_render_csv(FILE *f, const struct diff_view *v)
 	return ferror(f) ? -EIO : 0;
 }
 
+/* null for a side without a domain filter, else the JSON string */
 static void json_str(FILE *f, const char *s)
 {
-	if (!s) {
+	if (s)
+		json_write_str(f, s, 0);
+	else
 		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
 }
 
 static void json_side(FILE *f, const char *path, const char *domain, uint64_t counted, uint64_t folded)

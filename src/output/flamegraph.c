@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/escape.h"
 #include "output/flamegraph.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 #include "../../build/gen/flamegraph_assets.h"
@@ -59,52 +61,9 @@ const char *fg_node_label(const struct fg_tree *t, uint32_t i, char *buf, size_t
 	}
 }
 
-static int utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	int n;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 void fg_json_str(FILE *f, const char *str)
 {
-	const unsigned char *s = (const unsigned char *)(str ? str : "");
-	fputc('"', f);
-	while (*s) {
-		unsigned char c = *s;
-		if (c == '"' || c == '\\') {
-			fputc('\\', f);
-			fputc(c, f);
-			s++;
-		} else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
-			fprintf(f, "\\u%04x", c);
-			s++;
-		} else if (c < 0x80) {
-			fputc(c, f);
-			s++;
-		} else {
-			int n = utf8_len(s);
-			if (n) {
-				fwrite(s, 1, (size_t)n, f);
-				s += n;
-			} else {
-				fputs("\\ufffd", f);
-				s++;
-			}
-		}
-	}
-	fputc('"', f);
+	json_write_str(f, str, JSON_ESC_HTML);
 }
 
 /* XML/HTML text and attribute escaping (bad UTF-8 becomes U+FFFD). */
@@ -128,14 +87,7 @@ static void xml_str(FILE *f, const char *str)
 			fputc(c, f);
 			s++;
 		} else {
-			int n = utf8_len(s);
-			if (n) {
-				fwrite(s, 1, (size_t)n, f);
-				s += n;
-			} else {
-				fputs("&#xfffd;", f);
-				s++;
-			}
+			s += utf8_put(f, s, "&#xfffd;");
 		}
 	}
 }
@@ -158,16 +110,6 @@ struct child_tab {
 	size_t cap, n;
 };
 
-static uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
-}
-
 static uint64_t child_key(uint32_t parent, uint8_t kind, uint32_t id)
 {
 	return ((uint64_t)parent << 32 | id) ^ ((uint64_t)kind << 61);
@@ -181,7 +123,7 @@ static void ct_grow(struct child_tab *c, const struct fg_node *nodes)
 	for (size_t i = 0; i < c->cap; i++) {
 		if (!c->node[i])
 			continue;
-		size_t j = mix64(c->key[i]) & (cap - 1);
+		size_t j = hash_mix64(c->key[i]) & (cap - 1);
 		while (node[j])
 			j = (j + 1) & (cap - 1);
 		key[j] = c->key[i];
@@ -209,7 +151,7 @@ static uint32_t child_get(struct builder *b, uint32_t parent, uint8_t kind, uint
 	if ((b->ct.n + 1) * 2 > b->ct.cap)
 		ct_grow(&b->ct, t->nodes);
 	uint64_t k = child_key(parent, kind, id);
-	size_t j = mix64(k) & (b->ct.cap - 1);
+	size_t j = hash_mix64(k) & (b->ct.cap - 1);
 	while (b->ct.node[j]) {
 		uint32_t c = b->ct.node[j];
 		if (b->ct.key[j] == k && t->nodes[c].parent == parent && t->nodes[c].kind == kind &&

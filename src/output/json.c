@@ -12,55 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/escape.h"
 #include "output/report.h"
-
-/* Length of a valid UTF-8 sequence at s, or 0. */
-static int utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	int n;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
 
 static void jstr(FILE *f, const char *str)
 {
-	const unsigned char *s = (const unsigned char *)(str ? str : "");
-	fputc('"', f);
-	while (*s) {
-		unsigned char c = *s;
-		if (c == '"' || c == '\\') {
-			fputc('\\', f);
-			fputc(c, f);
-			s++;
-		} else if (c < 0x20) {
-			fprintf(f, "\\u%04x", c);
-			s++;
-		} else if (c < 0x80) {
-			fputc(c, f);
-			s++;
-		} else {
-			int n = utf8_len(s);
-			if (n) {
-				fwrite(s, 1, (size_t)n, f);
-				s += n;
-			} else {
-				fputs("\\ufffd", f);
-				s++;
-			}
-		}
-	}
-	fputc('"', f);
+	json_write_str(f, str, 0);
 }
 
 static void jkey(FILE *f, const char *k)

@@ -29,6 +29,7 @@
 #include <zlib.h>
 
 #include "output/flamegraph.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 struct pb {
@@ -90,14 +91,6 @@ struct strtab {
 	size_t hcap;
 };
 
-static uint64_t fnv(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static void st_rehash(struct strtab *t)
 {
 	size_t cap = t->hcap ? t->hcap * 2 : 1024;
@@ -125,7 +118,7 @@ static int64_t st_id(struct strtab *t, const char *s)
 		s = "";
 	if ((t->n + 1) * 2 > t->hcap)
 		st_rehash(t);
-	uint64_t h = fnv(s);
+	uint64_t h = hash_str64(s);
 	size_t j = h & (t->hcap - 1);
 	while (t->slot[j]) {
 		if (t->hash[j] == h && !strcmp(t->s[t->slot[j] - 1], s))

@@ -18,6 +18,7 @@
  */
 #include "symbols/symbols.h"
 #include "symbols/internal.h"
+#include "util/hash.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -84,15 +85,14 @@ struct blob {
 	size_t zsize;
 };
 
-/* u64 -> pointer, open addressing (procs by domain<<32|pid, asids). */
-struct u64map {
-	struct { uint64_t key; void *val; } *v;
-	size_t cap, n;
-};
-
-/* string -> pointer (images by key, pseudo images and modules by name). */
-struct strmap {
-	struct { const char *key; void *val; } *v;
+/*
+ * Open-addressing map to non-NULL pointers, used two ways: u64 -> pointer
+ * (procs by domain<<32|pid, asids), and string -> pointer (images by key,
+ * pseudo images and modules by name), where key is the string's hash and
+ * str the string itself (it must outlive the map: a pool string).
+ */
+struct hmap {
+	struct { uint64_t key; const char *str; void *val; } *v;
 	size_t cap, n;
 };
 
@@ -115,9 +115,9 @@ struct sym_domain {
 	struct sym_map *kmap;
 	struct kmod *mods;
 	size_t nmods, cmods;
-	struct strmap modidx;       /* module name -> index+1 while loading */
-	struct strmap pseudo;       /* name -> map */
-	struct u64map asids;        /* guest cr3 -> map */
+	struct hmap modidx;       /* module name -> index+1 while loading */
+	struct hmap pseudo;       /* name -> map */
+	struct hmap asids;        /* guest cr3 -> map */
 	struct sym_map *last_asid_map;
 	uint64_t last_asid;
 };
@@ -135,10 +135,10 @@ struct sym_session {
 	struct sym_domain **doms;
 	size_t ndoms, cdoms;
 	struct sym_domain *last_dom;
-	struct u64map procs;
+	struct hmap procs;
 	struct proc *last_proc;
 	uint64_t last_proc_key;
-	struct strmap images;
+	struct hmap images;
 	struct sym_image *all_images;
 	struct sym_map **maps;      /* every map ever made, for freeing */
 	size_t nmaps, cmaps;
@@ -152,89 +152,63 @@ struct sym_session {
 
 /* ---- small containers ---- */
 
-static uint64_t mix64(uint64_t x)
+static bool hmap_match(const struct hmap *m, size_t i, uint64_t key, const char *str)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
+	return m->v[i].key == key && (!str || !strcmp(m->v[i].str, str));
 }
 
-static void *u64map_get(const struct u64map *m, uint64_t key)
+static void *hmap_get(const struct hmap *m, uint64_t key, const char *str)
 {
 	if (!m->cap)
 		return NULL;
-	for (size_t i = mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+	for (size_t i = hash_mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		if (!m->v[i].val)
 			return NULL;
-		if (m->v[i].key == key)
+		if (hmap_match(m, i, key, str))
 			return m->v[i].val;
 	}
 }
 
-static void u64map_put(struct u64map *m, uint64_t key, void *val)
+static void hmap_put(struct hmap *m, uint64_t key, const char *str, void *val)
 {
 	if ((m->n + 1) * 2 > m->cap) {
-		struct u64map nm = { 0 };
-		nm.cap = m->cap ? m->cap * 2 : 64;
+		struct hmap nm = { 0 };
+		nm.cap = m->cap ? m->cap * 2 : 32;
 		nm.v = xcalloc(nm.cap, sizeof(*nm.v));
 		for (size_t i = 0; i < m->cap; i++)
 			if (m->v[i].val)
-				u64map_put(&nm, m->v[i].key, m->v[i].val);
+				hmap_put(&nm, m->v[i].key, m->v[i].str, m->v[i].val);
 		free(m->v);
 		*m = nm;
 	}
-	size_t i = mix64(key) & (m->cap - 1);
-	while (m->v[i].val && m->v[i].key != key)
+	size_t i = hash_mix64(key) & (m->cap - 1);
+	while (m->v[i].val && !hmap_match(m, i, key, str))
 		i = (i + 1) & (m->cap - 1);
 	if (!m->v[i].val)
 		m->n++;
 	m->v[i].key = key;
+	m->v[i].str = str;
 	m->v[i].val = val;
 }
 
-static uint64_t strhash(const char *s)
+static void *u64map_get(const struct hmap *m, uint64_t key)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	return hmap_get(m, key, NULL);
 }
 
-static void *strmap_get(const struct strmap *m, const char *key)
+static void u64map_put(struct hmap *m, uint64_t key, void *val)
 {
-	if (!m->cap)
-		return NULL;
-	for (size_t i = strhash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->v[i].key)
-			return NULL;
-		if (!strcmp(m->v[i].key, key))
-			return m->v[i].val;
-	}
+	hmap_put(m, key, NULL, val);
 }
 
-/* key must outlive the map (pool string) */
-static void strmap_put(struct strmap *m, const char *key, void *val)
+static void *strmap_get(const struct hmap *m, const char *key)
 {
-	if ((m->n + 1) * 2 > m->cap) {
-		struct strmap nm = { 0 };
-		nm.cap = m->cap ? m->cap * 2 : 32;
-		nm.v = xcalloc(nm.cap, sizeof(*nm.v));
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->v[i].key)
-				strmap_put(&nm, m->v[i].key, m->v[i].val);
-		free(m->v);
-		*m = nm;
-	}
-	size_t i = strhash(key) & (m->cap - 1);
-	while (m->v[i].key && strcmp(m->v[i].key, key))
-		i = (i + 1) & (m->cap - 1);
-	if (!m->v[i].key)
-		m->n++;
-	m->v[i].key = key;
-	m->v[i].val = val;
+	return hmap_get(m, hash_str64(key), key);
+}
+
+static void strmap_put(struct hmap *m, const char *key, void *val)
+{
+	hmap_put(m, hash_str64(key), key, val);
 }
 
 /* ---- session ---- */
@@ -817,6 +791,25 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
 	free(found);
 }
 
+/* The perf map (/tmp/perf-PID.map) stored in the recording for pid, or
+ * NULL: the blob whose name holds pid after "perf-" (or starts with it
+ * when there is no "perf-"). */
+static struct blob *perfmap_blob(struct sym_domain *d, uint32_t pid)
+{
+	for (size_t i = 0; i < d->nblobs; i++) {
+		struct blob *c = &d->blobs[i];
+		if (c->kind != DP_SYMTAB_PERFMAP)
+			continue;
+		const char *q = strstr(c->name, "perf-");
+		q = q ? q + 5 : c->name;
+		char *endp;
+		unsigned long v = strtoul(q, &endp, 10);
+		if (endp != q && v == pid)
+			return c;
+	}
+	return NULL;
+}
+
 static void load_symbols(struct sym_session *s, struct sym_image *img)
 {
 	if (img->syms_done)
@@ -824,18 +817,7 @@ static void load_symbols(struct sym_session *s, struct sym_image *img)
 	img->syms_done = true;
 	if (img->kind == IMG_PERFMAP) {
 		struct sym_domain *d = img->dom;
-		struct blob *b = NULL;
-		for (size_t i = 0; i < d->nblobs && !b; i++) {
-			struct blob *c = &d->blobs[i];
-			if (c->kind != DP_SYMTAB_PERFMAP)
-				continue;
-			const char *q = strstr(c->name, "perf-");
-			q = q ? q + 5 : c->name;
-			char *endp;
-			unsigned long v = strtoul(q, &endp, 10);
-			if (endp != q && v == img->pid)
-				b = c;
-		}
+		struct blob *b = perfmap_blob(d, img->pid);
 		if (b) {
 			const char *text = (const char *)blob_data(s, d, b);
 			perfmap_parse(text, b->size, &img->tab);
@@ -1140,17 +1122,7 @@ static struct sym_map *perfmap_map(struct sym_session *s, struct sym_domain *d,
 		p->perfmap_state = 1;
 		char path[64];
 		snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", pid);
-		bool have = false;
-		for (size_t i = 0; i < d->nblobs && !have; i++) {
-			const struct blob *c = &d->blobs[i];
-			if (c->kind != DP_SYMTAB_PERFMAP)
-				continue;
-			const char *q = strstr(c->name, "perf-");
-			q = q ? q + 5 : c->name;
-			char *endp;
-			unsigned long v = strtoul(q, &endp, 10);
-			have = endp != q && v == pid;
-		}
+		bool have = perfmap_blob(d, pid) != NULL;
 		struct stat st;
 		if (!have && d->kind == DP_DOMAIN_HOST && stat(path, &st) == 0 && S_ISREG(st.st_mode))
 			have = true;

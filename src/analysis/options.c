@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Option parsing shared by the profile-reading commands (see options.h):
+ * one place for the filter options and their description, percentages,
+ * and the wording of a failed profile_load().
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/options.h"
+
+/* Append "KEY=VALUE" to the description, space-separated, truncating
+ * (never overflowing) when someone passes very long names. */
+static void desc_add(struct filter_args *fa, const char *key, const char *val)
+{
+	fa->len += (size_t)snprintf(fa->desc + fa->len, sizeof(fa->desc) - fa->len, "%s%s=%s",
+				    fa->len ? " " : "", key, val);
+	if (fa->len >= sizeof(fa->desc))
+		fa->len = sizeof(fa->desc) - 1;
+}
+
+int filter_args_set(struct filter_args *fa, const char *name, const char *arg,
+		    char *err, size_t errlen)
+{
+	struct profile_filter *flt = &fa->flt;
+	if (!strcmp(name, "domain")) {
+		flt->domain = arg;
+	} else if (!strcmp(name, "comm")) {
+		flt->comm = arg;
+	} else if (!strcmp(name, "image")) {
+		flt->image = arg;
+	} else if (!strcmp(name, "pid")) {
+		char *end, num[24];
+		errno = 0;
+		unsigned long pid = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || pid > UINT32_MAX) {
+			snprintf(err, errlen, "pid '%s' is not a number", arg);
+			return -EINVAL;
+		}
+		flt->has_pid = true;
+		flt->pid = (uint32_t)pid;
+		/* the number as parsed: "--pid 007" is described as pid=7 */
+		snprintf(num, sizeof(num), "%lu", pid);
+		desc_add(fa, name, num);
+		return 0;
+	} else if (!strcmp(name, "mode")) {
+		if (!strcmp(arg, "user")) {
+			flt->mode = PROFILE_MODE_USER;
+		} else if (!strcmp(arg, "kernel")) {
+			flt->mode = PROFILE_MODE_KERNEL;
+		} else {
+			snprintf(err, errlen, "--mode takes user or kernel, not '%s'", arg);
+			return -EINVAL;
+		}
+	} else {
+		snprintf(err, errlen, "unknown filter option '--%s'", name);
+		return -EINVAL;
+	}
+	desc_add(fa, name, arg);
+	return 0;
+}
+
+const char *filter_args_desc(const struct filter_args *fa)
+{
+	return fa->len ? fa->desc : NULL;
+}
+
+int parse_percent(const char *s, double *pct)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || v < 0 || v > 100)
+		return -EINVAL;
+	*pct = v;
+	return 0;
+}
+
+const char *profile_load_reason(char *buf, size_t n, const char *path, int err,
+				const char *msg)
+{
+	if (msg && *msg)
+		snprintf(buf, n, "%s", msg);
+	else
+		snprintf(buf, n, "cannot read '%s': %s", path,
+			 err > -1000 ? strerror(-err) : "not a domprof file");
+	return buf;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Option parsing shared by the commands that read a profile (report,
+ * export, flamegraph, diff), so that the same option means and checks the
+ * same thing in each of them, with the same error text. Nothing here
+ * prints: a bad value gives -EINVAL and a one-line message (without the
+ * "domprof CMD: " prefix) that the command hands to usage_error().
+ */
+#ifndef DOMPROF_ANALYSIS_OPTIONS_H
+#define DOMPROF_ANALYSIS_OPTIONS_H
+
+#include <stddef.h>
+
+#include "analysis/profile.h"
+
+/*
+ * The sample filter built from --domain, --pid, --comm, --image and
+ * --mode, and its description for report headers ("comm=foo pid=3", the
+ * options in the order given). Zero-initialise; the filter's strings point
+ * into argv (the caller keeps argv alive while the filter is used).
+ */
+struct filter_args {
+	struct profile_filter flt;
+	char desc[512];         /* "" when no filter option was given */
+	size_t len;             /* strlen(desc) */
+};
+
+/*
+ * Apply the filter option NAME ("domain", "pid", "comm", "image" or
+ * "mode", the long option's name without dashes) with value ARG. Returns
+ * 0, or -EINVAL with a message in err ("pid 'x' is not a number").
+ */
+int filter_args_set(struct filter_args *fa, const char *name, const char *arg,
+		    char *err, size_t errlen);
+
+/* fa->desc, or NULL when no filter option was given. */
+const char *filter_args_desc(const struct filter_args *fa);
+
+/*
+ * Parse a percentage in 0..100 (-t/--threshold, --min-width) into *pct.
+ * Returns 0, or -EINVAL when s is not a number or out of range.
+ */
+int parse_percent(const char *s, double *pct);
+
+/*
+ * The one-line reason a profile_load() failed, from its err and msg
+ * results: msg when it says something, else "cannot read 'PATH': ...".
+ * Returns buf.
+ */
+const char *profile_load_reason(char *buf, size_t n, const char *path, int err,
+				const char *msg);
+
+#endif

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small hash functions shared by the open-addressing tables of the symbol
+ * session (symbols/session.c), the flame-graph builder (output/flamegraph.c)
+ * and the pprof string table (output/pprof.c). Not for anything stored in
+ * a file: they are fast, not stable across versions.
+ */
+#ifndef DOMPROF_UTIL_HASH_H
+#define DOMPROF_UTIL_HASH_H
+
+#include <stdint.h>
+
+/* MurmurHash3's 64-bit finaliser: every input bit moves every output bit,
+ * so keys that differ only in high bits (pid<<32 | ...) still spread. */
+static inline uint64_t hash_mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* FNV-1a over a NUL-terminated string (with a shortened offset basis,
+ * kept as it was: any odd start value spreads as well). */
+static inline uint64_t hash_str64(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+#endif
