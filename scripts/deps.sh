@@ -5,7 +5,7 @@
 set -eu
 PKGS="gcc make pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libiberty-dev
       clang libclang-rt-14-dev valgrind linux-perf zstd
-      qemu-system-x86 busybox-static cpio"
+      qemu-system-x86 busybox-static cpio node-ws nodejs chromium golang-go"
 missing=()
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

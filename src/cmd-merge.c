@@ -494,7 +494,15 @@ int cmd_merge(int argc, char **argv)
 
 	struct stat sb;
 	char old[4100];
-	if (!force && stat(out, &sb) == 0 && S_ISREG(sb.st_mode)) {
+	bool exists = stat(out, &sb) == 0;
+	if (exists && !S_ISREG(sb.st_mode)) {
+		/* The result is renamed into place: that would replace a
+		 * device or fifo (`-o /dev/null`) by a regular file. */
+		fprintf(stderr, "domprof merge: '%s' exists and is not a regular file\n", out);
+		unlink(tmp);
+		goto done;
+	}
+	if (!force && exists) {
 		snprintf(old, sizeof(old), "%s.old", out);
 		if (rename(out, old) < 0) {
 			fprintf(stderr, "domprof merge: cannot move '%s' to '%s': %s\n", out, old, strerror(errno));

@@ -106,6 +106,7 @@ struct rec {
 	bool *pid_gone;
 	int fd;
 	bool moved_old;
+	bool output_regular;    /* output was absent or a regular file */
 	char old_path[4096];
 	struct perf_source *ps;
 	struct sideband *sb;
@@ -210,7 +211,10 @@ static void discard_output(struct rec *r)
 		close(r->fd);
 	}
 	r->fd = -1;
-	unlink(r->output);
+	/* Only a file this run created or truncated is removed: never a
+	 * device or fifo given as output (`-o /dev/null`). */
+	if (r->output_regular)
+		unlink(r->output);
 	if (r->moved_old)
 		rename(r->old_path, r->output);
 }
@@ -219,7 +223,9 @@ static int open_output(struct rec *r)
 {
 	struct stat st;
 	r->fd = -1;
-	if (!r->force && stat(r->output, &st) == 0 && S_ISREG(st.st_mode)) {
+	bool exists = stat(r->output, &st) == 0;
+	r->output_regular = !exists || S_ISREG(st.st_mode);
+	if (!r->force && exists && S_ISREG(st.st_mode)) {
 		snprintf(r->old_path, sizeof(r->old_path), "%s.old", r->output);
 		if (rename(r->output, r->old_path) < 0) {
 			fprintf(stderr, "domprof record: cannot move '%s' to '%s': %s\n",

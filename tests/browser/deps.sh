@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Debian packages the flame graph and export tests need: headless
-# Chromium (browser test), Node + npm (playwright-core driver), Go
+# Chromium (browser test), Node + node-ws (the test drives Chromium over
+# the DevTools protocol; Debian packages only, no npm), Go
 # (`go tool pprof` reads our pprof output), xxd (embeds the page script).
 # Installs only what is missing; quiet when all is there. Exit 0 when
 # everything is present afterwards, 1 otherwise (callers then skip).
@@ -12,7 +13,8 @@ pkgs=()
 for w in "${want[@]}"; do
 	case $w in
 	chromium) [ -x /usr/bin/chromium ] || pkgs+=(chromium) ;;
-	node) command -v node >/dev/null && command -v npm >/dev/null || pkgs+=(nodejs npm) ;;
+	node) command -v node >/dev/null || pkgs+=(nodejs)
+	      [ -f /usr/share/nodejs/ws/package.json ] || pkgs+=(node-ws) ;;
 	go) command -v go >/dev/null || pkgs+=(golang-go) ;;
 	xxd) command -v xxd >/dev/null || pkgs+=(xxd) ;;
 	*) echo "deps.sh: unknown component '$w'" >&2; exit 2 ;;

@@ -68,6 +68,12 @@ rm -f "$OUT/o.data.old"
 "$DOMPROF" record -f -o "$OUT/o.data" -- true 2>/dev/null || fail "recording with -f"
 [ ! -e "$OUT/o.data.old" ] || fail "-f still made a .old"
 
+# a device as output is used, never moved aside or removed, even when
+# the recording fails (it once unlinked /dev/null)
+"$DOMPROF" record -d 0.1 -o /dev/null --domain probe=agent:127.0.0.1:1 2>/dev/null && fail "unreachable agent accepted"
+"$DOMPROF" record -o /dev/null -- true 2>/dev/null || fail "recording to /dev/null"
+[ -c /dev/null ] && [ ! -e /dev/null.old ] || fail "/dev/null was replaced or moved"
+
 # disk full during recording: a 1.6 MB tmpfs fills after a few seconds
 if [ "$(id -u)" = 0 ] && mkdir -p "$OUT/small" && mount -t tmpfs -o size=1600k tmpfs "$OUT/small" 2>/dev/null; then
 	rc=0

@@ -16,9 +16,6 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
-# The build must dispatch agent: specs (collect/domain_source.c).
-"$DOMPROF" record -d 0.1 -o /dev/null --domain probe=agent:127.0.0.1:1 2>&1 | grep -q 'not supported by this build' &&
-	skip "this build's domain_source.c does not dispatch agent: specs yet"
 vm_init seed
 agent_init
 vm_kallsyms_nokaslr
