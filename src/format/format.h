@@ -72,6 +72,9 @@ enum dp_symtab_kind {
 	DP_SYMTAB_SYSMAP = 3,    /* System.map text */
 	DP_SYMTAB_ELF = 4,       /* an ELF file (vmlinux or a guest binary), keyed by name/build-id */
 	DP_SYMTAB_PERFMAP = 5,   /* /tmp/perf-PID.map text */
+	DP_SYMTAB_KALLSYMS_DELTA = 6, /* kallsyms text, each address written as the
+				       * difference from the previous line's (hex,
+				       * '-' when negative): ~40% smaller stored */
 };
 
 /* EVENT: what was sampled. */

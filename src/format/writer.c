@@ -425,7 +425,10 @@ int dp_write_symtab(struct dp_writer *w, uint32_t domain, const struct dp_symtab
 	 * streams the table with a decoder whose buffer follows the window,
 	 * and the ratio barely changes for symbol text. */
 	ZSTD_CCtx *cc = ZSTD_createCCtx();
-	ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, 3);
+	/* Symbol text (kallsyms, System.map, modules) is written once per
+	 * recording and read by every report: level 6 stores it ~15% smaller
+	 * for ~30 ms. ELF files (an agent may send tens of MB) stay at 3. */
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, st->kind == DP_SYMTAB_ELF ? 3 : 6);
 	ZSTD_CCtx_setParameter(cc, ZSTD_c_windowLog, 17);
 	size_t zn = ZSTD_compress2(cc, z, bound, st->data, st->size);
 	ZSTD_freeCCtx(cc);

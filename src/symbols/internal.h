@@ -114,6 +114,10 @@ struct ksym_sink {
 	void *ctx;
 	struct sym_table *(*module)(void *ctx, const char *mod, size_t modlen);
 	size_t lines, bad_lines, zero_addrs;
+	bool delta;              /* DP_SYMTAB_KALLSYMS_DELTA: each address is
+				  * relative to the previous line's ('-' = minus) */
+	uint64_t prev;           /* previous absolute address, for delta; reset
+				  * to 0 before each pass over a text */
 };
 /* Parse "addr type name [mod]" lines; text symbols (t T w W) only.
  * bias is added to every address (KASLR for System.map). */

@@ -64,10 +64,17 @@ void ksyms_parse(const char *text, size_t len, uint64_t bias, struct ksym_sink *
 		}
 		sink->lines++;
 		uint64_t addr;
+		bool neg = sink->delta && *q == '-';
+		if (neg)
+			q++;
 		if (!parse_hex(&q, le, &addr) || q == le || (*q != ' ' && *q != '\t')) {
 			sink->bad_lines++;
 			p = next;
 			continue;
+		}
+		if (sink->delta) {
+			addr = neg ? sink->prev - addr : sink->prev + addr;
+			sink->prev = addr;
 		}
 		q = skip_blank(q, le);
 		if (q == le) {

@@ -968,12 +968,14 @@ static void parse_ksyms_blob(struct sym_session *s, struct sym_domain *d, const 
 	d->kimg->kt = ktab_new(&src);
 	sink->core = d->kimg->kt;
 	struct kparse kp = { sink, bias };
+	sink->delta = b->kind == DP_SYMTAB_KALLSYMS_DELTA;
+	sink->prev = 0;
 	int r = ktext_stream(&src, kparse_block, &kp);
 	if (ktab_unsorted(d->kimg->kt)) {
 		/* not in address order: once more, collecting everything (the
 		 * module symbols were taken the first time) */
 		ktab_restart_slow(d->kimg->kt);
-		struct ksym_sink again = { .core = d->kimg->kt };
+		struct ksym_sink again = { .core = d->kimg->kt, .delta = sink->delta };
 		kp.sink = &again;
 		r = ktext_stream(&src, kparse_block, &kp);
 	}
@@ -994,6 +996,8 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	struct kctx kc = { s, d };
 	struct ksym_sink sink = { .kernel = &d->kimg->tab, .ctx = &kc, .module = kmod_table };
 	const struct blob *ks = find_blob(d, DP_SYMTAB_KALLSYMS, NULL);
+	if (!ks)
+		ks = find_blob(d, DP_SYMTAB_KALLSYMS_DELTA, NULL);
 	const struct blob *sm = find_blob(d, DP_SYMTAB_SYSMAP, NULL);
 	struct blob *vm = NULL;
 	for (size_t i = 0; i < d->nblobs && !vm; i++)

@@ -105,6 +105,51 @@ static void test_kallsyms(void)
 	sym_session_free(s);
 }
 
+/* The same table delta-encoded (DP_SYMTAB_KALLSYMS_DELTA, as `record`
+ * embeds it): identical answers, negative deltas and modules included. */
+static const char KALLSYMS_DELTA[] =
+	"ffffffff81000000 T _stext\n"
+	"0 T startup_64\n"
+	"1000 t helper_local\n"
+	"1000 T do_work\n"
+	"800 W weak_thing\n"
+	"800 D some_data\n"
+	"1000 T _etext\n"
+	"-ffffffff81004000 A fixed_percpu_data\n"
+	"ffffffffc0001000 t ext4_read\t[ext4]\n"
+	"100 T ext4_write\t[ext4]\n"
+	"1f00 d ext4_data\t[ext4]\n"
+	"fd000 t nf_hook\t[nf_tables]\n";
+
+static void test_kallsyms_delta(void)
+{
+	struct sym_session *a = sym_session_new(), *b = sym_session_new();
+	sym_set_domain(a, 0, DP_DOMAIN_HOST, "host", 0);
+	sym_set_domain(b, 0, DP_DOMAIN_HOST, "host", 0);
+	add_text(a, 0, DP_SYMTAB_KALLSYMS, "kallsyms", KALLSYMS);
+	add_text(b, 0, DP_SYMTAB_KALLSYMS_DELTA, "kallsyms", KALLSYMS_DELTA);
+	add_text(a, 0, DP_SYMTAB_MODULES, "modules", MODULES);
+	add_text(b, 0, DP_SYMTAB_MODULES, "modules", MODULES);
+	static const uint64_t ips[] = { 0xffffffff81000004ull, 0xffffffff81001fffull,
+					0xffffffff81002010ull, 0xffffffff81002900ull,
+					0xffffffffc0001010ull, 0xffffffffc0001180ull,
+					0xffffffffc0100004ull, 0xffffffff80000000ull };
+	for (size_t i = 0; i < sizeof(ips) / sizeof(ips[0]); i++) {
+		struct sym_result ra = look(a, 0, 0, DP_MODE_KERNEL, false, 0, ips[i]);
+		struct sym_result rb = look(b, 0, 0, DP_MODE_KERNEL, false, 0, ips[i]);
+		CHECK_STR(rb.symbol, ra.symbol);
+		CHECK_STR(rb.image, ra.image);
+		CHECK_EQ_U64(rb.sym_start, ra.sym_start);
+	}
+	struct sym_result r = look(b, 0, 0, DP_MODE_KERNEL, false, 0, 0xffffffff81002010ull);
+	CHECK_STR(r.symbol, "do_work");
+	r = look(b, 0, 0, DP_MODE_KERNEL, false, 0, 0xffffffffc0001180ull);
+	CHECK_STR(r.symbol, "ext4_write");
+	CHECK_STR(r.image, "[ext4]");
+	sym_session_free(a);
+	sym_session_free(b);
+}
+
 /* A kallsyms from another (nokaslr) boot with the domain's offset: moved. */
 static void test_kallsyms_offset(void)
 {
@@ -393,6 +438,7 @@ int main(void)
 	test_kallsyms();
 	test_sysmap_kaslr();
 	test_kallsyms_offset();
+	test_kallsyms_delta();
 	test_passive_guest();
 	test_maps_tasks();
 	test_live_kallsyms();
