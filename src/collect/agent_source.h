@@ -57,7 +57,10 @@ const char *agent_source_name(const struct agent_source *s);
 uint64_t agent_source_samples(const struct agent_source *s);
 uint64_t agent_source_lost(const struct agent_source *s);
 /* Ask the agent to stop and send its records; waits until they arrived
- * (or the agent failed, or AGENT_COLLECT_TIMEOUT passed). Safe twice. */
+ * (or the agent failed, or AGENT_COLLECT_TIMEOUT_MS passed; the
+ * environment variable DOMPROF_AGENT_COLLECT_TIMEOUT_MS can only shorten
+ * it, for tests). Records whose tag the host does not relay or whose body
+ * the reader would not decode end the domain. Safe twice. */
 void agent_source_stop(struct agent_source *s);
 void agent_source_free(struct agent_source *s);
 

@@ -308,6 +308,16 @@ uint64_t dp_reader_pos(const struct dp_reader *r);
 uint64_t dp_reader_size(const struct dp_reader *r);
 uint64_t dp_reader_chunks(const struct dp_reader *r);
 
+/*
+ * True when the record at raw[0..len) (header included) is one the reader
+ * decodes without calling it damage: its length fields are consistent and
+ * it is long enough for its tag; a zstd SYMTAB blob is decompressed in a
+ * 64 KiB window to confirm its stated size (a false size costs time, never
+ * memory). Unknown tags pass. For code that relays records it did not
+ * write (the agent source), so a peer cannot put damage into a file.
+ */
+bool dp_record_check(const void *raw, size_t len);
+
 const char *dp_rec_type_name(uint16_t type);
 const char *dp_mode_name(uint8_t mode);
 const char *dp_domain_kind_name(uint8_t kind);

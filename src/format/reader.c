@@ -592,6 +592,49 @@ int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
 	}
 }
 
+/* A zstd frame decompresses to exactly `raw` bytes, checked in a small
+ * window so a hostile size cannot make us allocate it. */
+static bool zstd_exact(const uint8_t *p, size_t n, uint64_t raw)
+{
+	if (ZSTD_getFrameContentSize(p, n) != raw)
+		return false;
+	ZSTD_DStream *ds = ZSTD_createDStream();
+	size_t cap = 1 << 16;
+	uint8_t *out = xmalloc(cap);
+	ZSTD_inBuffer in = { p, n, 0 };
+	uint64_t total = 0;
+	bool ok = false;
+	for (;;) {
+		ZSTD_outBuffer o = { out, cap, 0 };
+		size_t r = ZSTD_decompressStream(ds, &o, &in);
+		if (ZSTD_isError(r) || (total += o.pos) > raw)
+			break;
+		if (r == 0 && in.pos == in.size) {
+			ok = total == raw;
+			break;
+		}
+		if (o.pos == 0 && in.pos == in.size)
+			break; /* truncated */
+	}
+	free(out);
+	ZSTD_freeDStream(ds);
+	return ok;
+}
+
+bool dp_record_check(const void *raw, size_t len)
+{
+	if (len < DP_REC_HDR || len % 8 || len > UINT32_MAX || get32((const uint8_t *)raw + 4) != len)
+		return false;
+	/* decode() as the reader runs it, keeping SYMTAB blobs stored */
+	struct dp_reader r = { .flags = DP_READ_SYMTAB_STORED };
+	struct dp_record rec = { .type = get16(raw) };
+	bool ok = decode(&r, &rec, raw, (uint32_t)len);
+	free(r.chain);
+	if (ok && rec.type == DP_REC_SYMTAB && rec.symtab_compression == 1)
+		ok = zstd_exact(rec.symtab_stored, rec.symtab_stored_size, rec.u.symtab.size);
+	return ok;
+}
+
 const char *dp_rec_type_name(uint16_t type)
 {
 	static const char *const names[] = {

@@ -418,6 +418,35 @@ static void unknown_and_meta(void)
 	free(path);
 }
 
+/* dp_record_check agrees with the reader on single records. */
+static void record_check(void)
+{
+	uint8_t r[64 + 8 * 1100];
+	memset(r, 0, sizeof(r));
+	put16(r, DP_REC_SAMPLE);
+	put32(r + 4, 48);
+	CHECK(dp_record_check(r, 48));
+	CHECK(!dp_record_check(r, 40));          /* len field says 48 */
+	put32(r + 4, 44);
+	CHECK(!dp_record_check(r, 44));          /* not a multiple of 8 */
+	put16(r + 2, DP_SAMPLE_F_CHAIN);          /* chain of 3 frames */
+	put32(r + 4, 48 + 8 + 24);
+	put32(r + 48, 3);
+	CHECK(dp_record_check(r, 80));
+	put32(r + 48, 4);                         /* runs past the record */
+	CHECK(!dp_record_check(r, 80));
+	size_t big = 48 + 8 + 8 * (DP_MAX_CALLCHAIN + 1);
+	put32(r + 4, (uint32_t)big);
+	put32(r + 48, DP_MAX_CALLCHAIN + 1);      /* over the limit */
+	CHECK(!dp_record_check(r, big));
+	memset(r, 0, 16);
+	put16(r, 300);                            /* unknown tag: passes */
+	put32(r + 4, 16);
+	CHECK(dp_record_check(r, 16));
+	put16(r, DP_REC_TASK);                    /* too short for a TASK */
+	CHECK(!dp_record_check(r, 16));
+}
+
 static void crc(void)
 {
 	CHECK_EQ_U64(crc32c(0, "123456789", 9), 0xe3069283);
@@ -450,6 +479,7 @@ int main(void)
 		return 1;
 	}
 	crc();
+	record_check();
 	roundtrip(5000, 0, 0);
 	roundtrip(5000, 4096, 1);
 	roundtrip(300, 64, 0); /* records larger than the chunk target */
