@@ -212,14 +212,15 @@ static int expect(struct agent_source *s, uint16_t want, uint8_t **buf, size_t *
 	return 0;
 }
 
-static void enqueue(struct agent_source *s, struct item *it)
+/* Queue an item; false (and the item freed) when the queue is full. */
+static bool enqueue(struct agent_source *s, struct item *it)
 {
 	pthread_mutex_lock(&s->lock);
 	if (s->qbytes + it->len > QUEUE_MAX_BYTES) {
 		pthread_mutex_unlock(&s->lock);
 		free(it->data);
 		free(it->name);
-		return;
+		return false;
 	}
 	if (s->qhead && s->qhead == s->qn) {
 		s->qhead = s->qn = 0;
@@ -228,6 +229,7 @@ static void enqueue(struct agent_source *s, struct item *it)
 	s->q[s->qn++] = *it;
 	s->qbytes += it->len;
 	pthread_mutex_unlock(&s->lock);
+	return true;
 }
 
 static void finish(struct agent_source *s, bool by_itself, const char *fmt, ...)
@@ -269,9 +271,14 @@ static int take_records(struct agent_source *s, uint8_t *buf, size_t len)
 	}
 	struct item it = { .kind = IT_RECORDS, .data = xmalloc(len ? len : 1), .len = len };
 	memcpy(it.data, buf, len);
-	enqueue(s, &it);
+	bool queued = enqueue(s, &it);
 	pthread_mutex_lock(&s->lock);
-	s->samples_rx += samples;
+	if (queued) {
+		s->samples_rx += samples;
+	} else { /* the writer fell 2 GiB behind: those samples are lost */
+		s->lost_pending += samples;
+		s->lost_total += samples;
+	}
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
