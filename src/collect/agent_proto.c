@@ -19,14 +19,9 @@
 
 #include "collect/agent_proto.h"
 #include "format/format.h"
+#include "util/le.h"
 #include "util/xalloc.h"
 
-static inline uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static inline uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
-static inline void wr16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
-static inline void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static inline void wr64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 
 static int64_t now_ms(void)
 {
@@ -84,10 +79,10 @@ int ap_send(int fd, uint16_t type, uint16_t flags, const void *payload, size_t l
 		return -EMSGSIZE;
 	}
 	uint8_t h[AP_HDR];
-	wr32(h, AP_MAGIC);
-	wr16(h + 4, type);
-	wr16(h + 6, flags);
-	wr32(h + 8, (uint32_t)len);
+	put32(h, AP_MAGIC);
+	put16(h + 4, type);
+	put16(h + 6, flags);
+	put32(h + 8, (uint32_t)len);
 	int r = write_all(fd, h, sizeof(h));
 	if (!r && len)
 		r = write_all(fd, payload, len);
@@ -138,18 +133,18 @@ int ap_recv(int fd, uint16_t *type, uint16_t *flags, uint8_t **buf, size_t *cap,
 	int r = read_full(fd, h, AP_HDR, deadline);
 	if (r < 0)
 		return r;
-	while (rd32(h) != AP_MAGIC) {
+	while (get32(h) != AP_MAGIC) {
 		if (!resync)
 			return -EPROTO;
 		memmove(h, h + 1, AP_HDR - 1);
 		if ((r = read_full(fd, h + AP_HDR - 1, 1, deadline)) < 0)
 			return r;
 	}
-	uint32_t n = rd32(h + 8);
+	uint32_t n = get32(h + 8);
 	if (n > AP_MAX_FRAME)
 		return -EPROTO;
-	*type = rd16(h + 4);
-	*flags = rd16(h + 6);
+	*type = get16(h + 4);
+	*flags = get16(h + 6);
 	uint8_t *raw = xmalloc(n ? n : 1);
 	if ((r = read_full(fd, raw, n, deadline)) < 0) {
 		free(raw);
@@ -190,7 +185,7 @@ static size_t put_str(uint8_t *out, size_t room, const char *s)
 	size_t n = strnlen(s, 64);
 	if (room < 2 + n)
 		return 0;
-	wr16(out, (uint16_t)n);
+	put16(out, (uint16_t)n);
 	memcpy(out + 2, s, n);
 	return 2 + n;
 }
@@ -199,7 +194,7 @@ static int get_str(const uint8_t **p, const uint8_t *end, char *out, size_t cap)
 {
 	if (end - *p < 2)
 		return -EPROTO;
-	size_t n = rd16(*p);
+	size_t n = get16(*p);
 	if ((size_t)(end - *p - 2) < n || n >= cap)
 		return -EPROTO;
 	memcpy(out, *p + 2, n);
@@ -214,8 +209,8 @@ size_t ap_hello_encode(const struct ap_hello *h, uint8_t *out, size_t outlen)
 {
 	if (outlen < 8)
 		return 0;
-	wr32(out, h->version);
-	wr32(out + 4, h->ncpus);
+	put32(out, h->version);
+	put32(out + 4, h->ncpus);
 	size_t o = 8, k;
 	if (!(k = put_str(out + o, outlen - o, h->hostname)))
 		return 0;
@@ -230,8 +225,8 @@ int ap_hello_decode(const uint8_t *p, size_t len, struct ap_hello *h)
 	memset(h, 0, sizeof(*h));
 	if (len < 8)
 		return -EPROTO;
-	h->version = rd32(p);
-	h->ncpus = rd32(p + 4);
+	h->version = get32(p);
+	h->ncpus = get32(p + 4);
 	const uint8_t *q = p + 8, *end = p + len;
 	if (get_str(&q, end, h->hostname, sizeof(h->hostname)) < 0 ||
 	    get_str(&q, end, h->release, sizeof(h->release)) < 0)
@@ -241,16 +236,16 @@ int ap_hello_decode(const uint8_t *p, size_t len, struct ap_hello *h)
 
 void ap_start_encode(const struct ap_start *s, uint8_t out[8])
 {
-	wr32(out, s->hz);
-	wr32(out + 4, s->flags);
+	put32(out, s->hz);
+	put32(out + 4, s->flags);
 }
 
 int ap_start_decode(const uint8_t *p, size_t len, struct ap_start *s)
 {
 	if (len != 8)
 		return -EPROTO;
-	s->hz = rd32(p);
-	s->flags = rd32(p + 4);
+	s->hz = get32(p);
+	s->flags = get32(p + 4);
 	if (!s->hz || s->hz > 100000 || (s->flags & ~AP_START_CALLCHAIN))
 		return -EINVAL;
 	return 0;
@@ -258,18 +253,18 @@ int ap_start_decode(const uint8_t *p, size_t len, struct ap_start *s)
 
 void ap_end_encode(const struct ap_end *e, uint8_t out[24])
 {
-	wr64(out, e->records);
-	wr64(out + 8, e->samples);
-	wr64(out + 16, e->lost);
+	put64(out, e->records);
+	put64(out + 8, e->samples);
+	put64(out + 16, e->lost);
 }
 
 int ap_end_decode(const uint8_t *p, size_t len, struct ap_end *e)
 {
 	if (len != 24)
 		return -EPROTO;
-	e->records = rd64(p);
-	e->samples = rd64(p + 8);
-	e->lost = rd64(p + 16);
+	e->records = get64(p);
+	e->samples = get64(p + 8);
+	e->lost = get64(p + 16);
 	return 0;
 }
 
@@ -280,8 +275,8 @@ uint8_t *ap_symtab_encode(uint32_t kind, const char *name, const void *data, siz
 	if (n > 4096)
 		n = 4096;
 	uint8_t *out = xmalloc(6 + n + size);
-	wr32(out, kind);
-	wr16(out + 4, (uint16_t)n);
+	put32(out, kind);
+	put16(out + 4, (uint16_t)n);
 	memcpy(out + 6, name, n);
 	if (size)
 		memcpy(out + 6 + n, data, size);
@@ -294,8 +289,8 @@ int ap_symtab_decode(const uint8_t *p, size_t len, uint32_t *kind, char *name, s
 {
 	if (len < 6)
 		return -EPROTO;
-	*kind = rd32(p);
-	size_t n = rd16(p + 4);
+	*kind = get32(p);
+	size_t n = get16(p + 4);
 	if (len - 6 < n || n >= namecap || n == 0 || memchr(p + 6, '\0', n))
 		return -EPROTO;
 	memcpy(name, p + 6, n);
@@ -307,9 +302,9 @@ int ap_symtab_decode(const uint8_t *p, size_t len, uint32_t *kind, char *name, s
 
 int ap_check_record(const uint8_t *raw, size_t len)
 {
-	if (len < 8 || len % 8 || rd32(raw + 4) != len)
+	if (len < 8 || len % 8 || get32(raw + 4) != len)
 		return -EPROTO;
-	uint16_t t = rd16(raw);
+	uint16_t t = get16(raw);
 	switch (t) {
 	case DP_REC_TASK:
 	case DP_REC_MMAP:

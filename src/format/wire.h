@@ -7,7 +7,8 @@
 #define DOMPROF_FORMAT_WIRE_H
 
 #include <stdint.h>
-#include <string.h>
+
+#include "util/le.h"
 
 #define DP_FILE_HDR_FIXED 48u
 #define DP_FILE_HDR_MAX (1u << 20)
@@ -22,15 +23,6 @@
 #define DP_SYMTAB_MAX_RAW (1u << 30)
 
 enum { DP_FIELD_HOSTNAME = 1, DP_FIELD_RELEASE = 2, DP_FIELD_CPU = 3, DP_FIELD_CMDLINE = 4 };
-
-/* The host is little-endian (x86_64, arm64): fields are copied as is;
- * memcpy keeps unaligned access defined. */
-static inline uint16_t get16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static inline uint32_t get32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline uint64_t get64(const void *p) { uint64_t v; memcpy(&v, p, 8); return v; }
-static inline void put16(void *p, uint16_t v) { memcpy(p, &v, 2); }
-static inline void put32(void *p, uint32_t v) { memcpy(p, &v, 4); }
-static inline void put64(void *p, uint64_t v) { memcpy(p, &v, 8); }
 
 static inline uint32_t align8(uint32_t n) { return (n + 7u) & ~7u; }
 

@@ -26,20 +26,23 @@ static void jkey(FILE *f, const char *k)
 	fputc(':', f);
 }
 
+/* "k":"v" */
+static void jkv(FILE *f, const char *k, const char *v)
+{
+	jkey(f, k);
+	jstr(f, v);
+}
+
 static void sym_fields(FILE *f, const struct report_view *v, const struct profile_symbol *y)
 {
-	jkey(f, "domain");
-	jstr(f, y->domain_name);
+	jkv(f, "domain", y->domain_name);
 	fputc(',', f);
-	jkey(f, "image");
-	jstr(f, y->image);
+	jkv(f, "image", y->image);
 	fputc(',', f);
-	jkey(f, "symbol");
-	jstr(f, y->symbol);
+	jkv(f, "symbol", y->symbol);
 	if (v->by_process) {
 		fprintf(f, ",\"pid\":%" PRIu32 ",", y->pid);
-		jkey(f, "comm");
-		jstr(f, y->comm);
+		jkv(f, "comm", y->comm);
 	}
 }
 
@@ -47,28 +50,22 @@ static void header(FILE *f, const struct report_view *v)
 {
 	const struct profile *p = v->p;
 	fputs("\"format\":\"domprof-report\",\"version\":1,", f);
-	jkey(f, "file");
-	jstr(f, v->path);
+	jkv(f, "file", v->path);
 	fputs(",\"header\":{", f);
 	fprintf(f, "\"format_version\":\"%u.%u\",\"created_ns\":%" PRIu64 ",\"ncpus\":%u,",
 		p->header.major, p->header.minor, p->header.created_ns, p->header.ncpus);
-	jkey(f, "hostname");
-	jstr(f, p->header.hostname);
+	jkv(f, "hostname", p->header.hostname);
 	fputc(',', f);
-	jkey(f, "release");
-	jstr(f, p->header.release);
+	jkv(f, "release", p->header.release);
 	fputc(',', f);
-	jkey(f, "cpu");
-	jstr(f, p->header.cpu_desc);
+	jkv(f, "cpu", p->header.cpu_desc);
 	fputc(',', f);
-	jkey(f, "cmdline");
-	jstr(f, p->header.cmdline);
+	jkv(f, "cmdline", p->header.cmdline);
 	fputs("},\"events\":[", f);
 	for (size_t i = 0; i < p->nevents; i++) {
 		const struct profile_event *e = &p->events[i];
 		fprintf(f, "%s{\"id\":%u,", i ? "," : "", e->id);
-		jkey(f, "name");
-		jstr(f, e->name);
+		jkv(f, "name", e->name);
 		fprintf(f, ",\"type\":%u,\"config\":%" PRIu64 ",\"%s\":%" PRIu64 "}", e->type,
 			e->config, e->freq ? "frequency_hz" : "period", e->period);
 	}
@@ -76,17 +73,13 @@ static void header(FILE *f, const struct report_view *v)
 	for (size_t i = 0; i < p->ndomains; i++) {
 		const struct profile_domain *d = &p->domains[i];
 		fprintf(f, "%s{\"id\":%u,", i ? "," : "", d->id);
-		jkey(f, "name");
-		jstr(f, d->name);
+		jkv(f, "name", d->name);
 		fputc(',', f);
-		jkey(f, "kind");
-		jstr(f, dp_domain_kind_name(d->kind));
+		jkv(f, "kind", dp_domain_kind_name(d->kind));
 		fputc(',', f);
-		jkey(f, "address");
-		jstr(f, d->address);
+		jkv(f, "address", d->address);
 		fputc(',', f);
-		jkey(f, "symsrc");
-		jstr(f, d->symsrc);
+		jkv(f, "symsrc", d->symsrc);
 		fprintf(f, ",\"kaslr_offset\":%" PRIu64 ",\"vcpus\":%u,\"samples\":%" PRIu64 "}",
 			d->kaslr_offset, d->vcpus, d->samples);
 	}
@@ -143,14 +136,11 @@ int report_json(FILE *f, const struct report_view *v)
 	for (size_t i = 0; i < p->nimages; i++) {
 		const struct profile_image *im = &p->images[i];
 		fputs(i ? ",\n{" : "\n{", f);
-		jkey(f, "domain");
-		jstr(f, im->domain_name);
+		jkv(f, "domain", im->domain_name);
 		fputc(',', f);
-		jkey(f, "application");
-		jstr(f, im->app);
+		jkv(f, "application", im->app);
 		fputc(',', f);
-		jkey(f, "image");
-		jstr(f, im->image);
+		jkv(f, "image", im->image);
 		fprintf(f, ",\"samples\":%" PRIu64 ",\"percent\":%.4f}", im->samples,
 			profile_pct(p, im->samples));
 	}
