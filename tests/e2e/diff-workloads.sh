@@ -4,8 +4,10 @@
 #  - the same workload (threefuncs) recorded twice: similarity >= 0.85
 #    (measured 0.96-0.98 on the 2-CPU test machine);
 #  - a file against itself: similarity exactly 1.0000, every diff 0;
-#  - threefuncs against kernelheavy (read_zero in the kernel): similarity
-#    <= 0.3 (measured ~0.002), with +++ and --- rows;
+#  - threefuncs against kernelheavy (its time in the host kernel; which
+#    kernel function depends on the CPU, so only the [kernel] image is
+#    asserted): similarity <= 0.3 (measured ~0.002), with +++ and ---
+#    rows;
 #  - text, CSV and JSON agree (rows and similarity); CSV header stable;
 #  - --kernel-only and --fold-irq-enable print their extra lines and keep
 #    the `similarity:` line last; -t hides rows but not from the score;
@@ -41,7 +43,7 @@ note "different workloads"
 head -n 12 "$OUT/ak.txt"
 s=$(sim "$OUT/ak.txt"); echo "similarity(threefuncs, kernelheavy) = $s"
 ge 0.3 "$s" || fail "similarity of different workloads $s > 0.3"
-grep -Eq ' \+\+\+ +host +\[kernel\] +read_zero$' "$OUT/ak.txt" || fail "read_zero not marked +++"
+grep -Eq ' \+\+\+ +host +\[kernel\] +[^ ]+$' "$OUT/ak.txt" || fail "no kernel symbol marked +++"
 grep -Eq ' --- +host +threefuncs +func_a$' "$OUT/ak.txt" || fail "func_a not marked ---"
 
 note "csv and json agree with text"
@@ -64,7 +66,10 @@ assert abs(sa - 100) < 0.05 and abs(sb - 100) < 0.05, (sa, sb)
 sim = sum(min(float(r["share_a"]), float(r["share_b"])) for r in rows) / 100
 assert abs(sim - j["similarity"]) < 1e-3, (sim, j["similarity"])
 st = {r["symbol"]: r["status"] for r in rows}
-assert st["read_zero"] == "new" and st["func_a"] == "gone", st
+assert st["func_a"] == "gone", st
+# kernelheavy's time: new kernel rows hold most of B (whatever the function)
+kb = sum(float(r["share_b"]) for r in rows if r["image"] == "[kernel]" and r["status"] == "new")
+assert kb >= 60, ("new [kernel] rows hold only %.1f%% of kernelheavy" % kb)
 assert j["a"]["samples"] == sum(x["samples_a"] for x in j["rows"])
 print("csv/json ok:", len(rows), "rows; shares sum", round(sa, 3), round(sb, 3))
 PY

@@ -5,7 +5,9 @@
 # recorded with another event, task-clock) merged into one file.
 # Checks: domain ids 0,1,2 named host/vm1/vm2, kind active, address
 # merge:PATH; `report -l --domain NAME --format csv` shows each
-# workload's functions only in its own domain; per-domain and total
+# workload's functions only in its own domain (kernelheavy: its command
+# and the [kernel.kallsyms] image, never a host kernel symbol by name:
+# which one does the work depends on the CPU); per-domain and total
 # sample counts equal the inputs'; the second event gets id 1 and vm2's
 # samples carry it; a merged file merged again as a guest gives NAME and
 # NAME.SUB domains; OUT -> OUT.old unless -f; a truncated guest file
@@ -53,9 +55,12 @@ python3 - "$OUT" "$nh" "$n1" "$n2" <<'PY' || fail "per-domain content"
 import csv, sys
 out = sys.argv[1]
 want = {"host": int(sys.argv[2]), "vm1": int(sys.argv[3]), "vm2": int(sys.argv[4])}
+# vm2's work is in the host kernel: which kernel function does it depends
+# on the CPU (clear_user is inlined into read_zero or not, FSRM), so only
+# the image is known; its leak check is by command name below.
 own = {"host": ("threefuncs", {"func_a", "func_b", "func_c"}),
        "vm1": ("piework", {"pie_hot", "pie_cold"}),
-       "vm2": ("[kernel.kallsyms]", {"read_zero"})}
+       "vm2": ("[kernel.kallsyms]", None)}
 rows = {d: list(csv.DictReader(open("%s/%s.csv" % (out, d)))) for d in want}
 allrows = list(csv.DictReader(open(out + "/all.csv")))
 for d, rs in rows.items():
@@ -63,18 +68,31 @@ for d, rs in rows.items():
     assert n == want[d], (d, n, want[d])
     assert all(r["domain"] == d for r in rs), d
     img, syms = own[d]
-    mine = sum(int(r["samples"]) for r in rs if r["image"] == img and r["symbol"] in syms)
-    print("%s: %d samples, %d (%.1f%%) in %s %s" % (d, n, mine, 100.0 * mine / n, img, sorted(syms)))
+    mine = sum(int(r["samples"]) for r in rs if r["image"] == img and (syms is None or r["symbol"] in syms))
+    print("%s: %d samples, %d (%.1f%%) in %s %s" % (d, n, mine, 100.0 * mine / n, img, sorted(syms) if syms else "(any symbol)"))
     assert mine >= 0.7 * n, (d, mine, n)
     for other, (oimg, osyms) in own.items():
-        if other != d:
+        if other != d and osyms:
             leak = [r for r in rs if r["symbol"] in osyms]
             assert not leak, (d, "has", other, "symbols", leak)
+# the host and vm1 hold little kernel time of their own (user-space loops)
+for d in ("host", "vm1"):
+    k = sum(int(r["samples"]) for r in rows[d] if r["image"] == "[kernel.kallsyms]")
+    assert k < 0.3 * want[d], (d, "kernel share", k, want[d])
 assert sum(int(r["samples"]) for r in allrows) == sum(want.values())
 for d in want:
     assert sum(int(r["samples"]) for r in allrows if r["domain"] == d) == want[d], d
 print("domains separate, totals add up:", sum(want.values()))
 PY
+
+note "kernelheavy's samples are vm2's only (by command name)"
+for d in host vm1 vm2; do
+	n=$("$DOMPROF" report -i "$M" -l --domain $d --comm kernelheavy --format json |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["matched_samples"])') || fail "report --comm $d"
+	echo "$d: $n kernelheavy samples"
+	case $d in vm2) [ "$n" = "$n2" ] || fail "vm2 has $n of $n2 kernelheavy samples" ;;
+	*) [ "$n" = 0 ] || fail "$d has $n kernelheavy samples" ;; esac
+done
 
 note "merged file merged again as a guest: NAME, NAME.SUB"
 "$DOMPROF" merge -q -f -o "$OUT/m2.data" "$G1" vmx="$M" || fail "re-merge exit $?"
