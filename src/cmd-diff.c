@@ -37,6 +37,8 @@ const char usage_diff[] =
 	"                         active view of the same guest)\n"
 	"  -k, --kernel-only      compare only kernel-mode symbols, shares taken\n"
 	"                         within them (also: --mode kernel)\n"
+	"      --mode user|kernel|all  compare only user-mode or only kernel-mode\n"
+	"                         samples (default all), as in the other commands\n"
 	"      --fold-irq-enable  set aside the samples at known interrupt-enable\n"
 	"                         points (finish_task_switch, _raw_spin_unlock_irq*,\n"
 	"                         __do_softirq, default_idle, ...; see\n"
@@ -49,10 +51,12 @@ const char usage_diff[] =
 
 enum { OPT_DOMAIN = 256, OPT_DOMAIN_A, OPT_DOMAIN_B, OPT_FOLD, OPT_FORMAT, OPT_MODE };
 
-static struct profile *load(const char *path, const char *domain)
+static struct profile *load(const char *path, const char *domain, bool user_only)
 {
 	struct profile_filter flt = { 0 };
 	flt.domain = domain;
+	if (user_only)
+		flt.mode = PROFILE_MODE_USER;
 	int err = 0;
 	char msg[512] = "", why[PATH_MAX + 512];
 	struct profile *p = profile_load(path, &flt, NULL, &err, msg, sizeof(msg));
@@ -98,10 +102,11 @@ int cmd_diff(int argc, char **argv)
 		case OPT_DOMAIN_B: v.domain_b = optarg; break;
 		case 'k': o.kernel_only = true; break;
 		case OPT_MODE:
-			if (!strcmp(optarg, "kernel"))
-				o.kernel_only = true;
-			else if (strcmp(optarg, "all"))
-				return usage_error("diff", "--mode takes kernel or all, not '%s'", optarg);
+			/* one meaning in every command: user, kernel, or all */
+			v.user_only = !strcmp(optarg, "user");
+			o.kernel_only = !strcmp(optarg, "kernel");
+			if (!v.user_only && !o.kernel_only && strcmp(optarg, "all"))
+				return usage_error("diff", "--mode takes user, kernel or all, not '%s'", optarg);
 			break;
 		case OPT_FOLD: o.fold_irq = true; break;
 		case 's':
@@ -145,10 +150,12 @@ int cmd_diff(int argc, char **argv)
 		o.domain_label = label;
 	}
 
-	struct profile *a = load(v.path_a, v.domain_a);
+	if (v.user_only && o.kernel_only)
+		return usage_error("diff", "--mode user and --kernel-only exclude each other");
+	struct profile *a = load(v.path_a, v.domain_a, v.user_only);
 	if (!a)
 		return 1;
-	struct profile *b = load(v.path_b, v.domain_b);
+	struct profile *b = load(v.path_b, v.domain_b, v.user_only);
 	if (!b) {
 		profile_free(a);
 		return 1;

@@ -2,7 +2,7 @@
 /*
  * `domprof dump FILE`: every record on one line, like `perf script -D`,
  * with the decoder's current domain on each domain-scoped record. The
- * line form is for people and tests; it is documented in docs/dump.md.
+ * line form is for people and tests; it is documented in docs/info-dump.md.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -20,7 +20,7 @@ const char usage_dump[] =
 	"record type and its fields. Damage found is printed to stderr.\n"
 	"\n"
 	"  -i, --input FILE   recording to read (default domprof.data)\n"
-	"  -t, --type TYPE    only records of this type (SAMPLE, MMAP, TASK, ...)\n";
+	"      --type TYPE    only records of this type (SAMPLE, MMAP, TASK, ...)\n";
 
 static void hex(char *out, const uint8_t *b, unsigned n)
 {
@@ -113,7 +113,7 @@ int cmd_dump(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+i:t:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': path = optarg; break;
-		case 't': type = optarg; break;
+		case 't': type = optarg; break;  /* -t is --threshold elsewhere; kept for scripts */
 		default:
 			return usage_error("dump", "unknown or incomplete option '%s'", argv[optind - 1]);
 		}

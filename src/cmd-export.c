@@ -31,7 +31,7 @@ const char usage_export[] =
 	"  speedscope  speedscope's JSON file format, one profile per domain\n"
 	"  json        the aggregated profile with symbols, stacks and call tree\n"
 	"\n"
-	"  -f, --format FMT       one of the above (required)\n"
+	"      --format FMT       one of the above (required)\n"
 	"  -i, --input FILE       recording to read (default: domprof.data)\n"
 	"  -o, --output OUT       output file (default: standard output)\n"
 	"      --domain NAME      only samples of this domain (host, or a VM's name)\n"
@@ -69,7 +69,7 @@ int cmd_export(int argc, char **argv)
 	int c, li = 0;
 	while ((c = getopt_long(argc, argv, ":f:i:o:", longopts, &li)) != -1) {
 		switch (c) {
-		case 'f':
+		case 'f':  /* -f is --force elsewhere; here the first spelling of --format, kept for scripts */
 			if (!strcmp(optarg, "folded"))
 				fmt = FMT_FOLDED;
 			else if (!strcmp(optarg, "pprof"))

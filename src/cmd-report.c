@@ -29,7 +29,7 @@ const char usage_report[] =
 	"\n"
 	"  -i, --input FILE       recording to read (default: domprof.data)\n"
 	"  -l, --symbols          symbol table: samples, %, domain, image, symbol\n"
-	"  -g, --callgraph        callers and callees of each symbol, with a [self]\n"
+	"  -g, --call-graph       callers and callees of each symbol, with a [self]\n"
 	"                         line (needs a recording made with -g)\n"
 	"  -s, --sort KEYS        comma-separated keys: sample, symbol, image, domain,\n"
 	"                         pid, comm (default: sample); pid or comm split rows\n"
@@ -73,7 +73,8 @@ int cmd_report(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "symbols", no_argument, NULL, 'l' },
-		{ "callgraph", no_argument, NULL, 'g' },
+		{ "call-graph", no_argument, NULL, 'g' },
+		{ "callgraph", no_argument, NULL, 'g' },  /* the first spelling, kept for scripts */
 		{ "sort", required_argument, NULL, 's' },
 		{ "threshold", required_argument, NULL, 't' },
 		{ "quiet", no_argument, NULL, 'q' },

@@ -51,8 +51,10 @@ int filter_args_set(struct filter_args *fa, const char *name, const char *arg,
 			flt->mode = PROFILE_MODE_USER;
 		} else if (!strcmp(arg, "kernel")) {
 			flt->mode = PROFILE_MODE_KERNEL;
+		} else if (!strcmp(arg, "all")) {
+			return 0;  /* the default, no filter: diff has always taken it */
 		} else {
-			snprintf(err, errlen, "--mode takes user or kernel, not '%s'", arg);
+			snprintf(err, errlen, "--mode takes user, kernel or all, not '%s'", arg);
 			return -EINVAL;
 		}
 	} else {

@@ -68,11 +68,11 @@ int diff_render_text(FILE *f, const struct diff_view *v)
 	side_line(f, "B", v->path_b, v->domain_b, r->total_b, r->folded_b);
 	if (v->cross_domain)
 		fprintf(f, "# compared: %s symbols, per (image, symbol) across domains %s|%s; kernel images as %s\n",
-			v->kernel_only ? "kernel" : "all", v->domain_a ? v->domain_a : "*",
+			v->kernel_only ? "kernel" : v->user_only ? "user" : "all", v->domain_a ? v->domain_a : "*",
 			v->domain_b ? v->domain_b : "*", DIFF_KERNEL_IMAGE);
 	else
 		fprintf(f, "# compared: %s symbols, per (domain, image, symbol); kernel images as %s\n",
-			v->kernel_only ? "kernel" : "all", DIFF_KERNEL_IMAGE);
+			v->kernel_only ? "kernel" : v->user_only ? "user" : "all", DIFF_KERNEL_IMAGE);
 	fprintf(f, "# shares: percent of each side's compared samples; sorted by %s\n",
 		v->sort == DIFF_SORT_SHARE ? "share" : "|diff|");
 	fprintf(f, "# +++ only in B, --- only in A\n");

@@ -20,6 +20,7 @@ struct diff_view {
 	const char *path_a, *path_b;
 	const char *domain_a, *domain_b; /* NULL = all domains of that file */
 	bool cross_domain, kernel_only, fold_irq;
+	bool user_only;           /* --mode user: both sides filtered to user mode */
 	enum diff_sort sort;
 	double threshold;                /* percent: rows below it on both sides are hidden */
 };
