@@ -22,6 +22,7 @@
 #include "output/escape.h"
 #include "output/flamegraph.h"
 #include "util/hash.h"
+#include "util/hmap.h"
 #include "util/xalloc.h"
 
 #include "../../build/gen/flamegraph_assets.h"
@@ -104,63 +105,38 @@ uint64_t fg_sample_ns(const struct profile *p)
 
 /* ---- the tree ---------------------------------------------------------- */
 
-struct child_tab {
-	uint64_t *key;
-	uint32_t *node;          /* 0 = empty (the root is never a child) */
-	size_t cap, n;
-};
-
 static uint64_t child_key(uint32_t parent, uint8_t kind, uint32_t id)
 {
 	return ((uint64_t)parent << 32 | id) ^ ((uint64_t)kind << 61);
 }
 
-static void ct_grow(struct child_tab *c, const struct fg_node *nodes)
-{
-	size_t cap = c->cap ? c->cap * 2 : 1024;
-	uint64_t *key = xcalloc(cap, sizeof(*key));
-	uint32_t *node = xcalloc(cap, sizeof(*node));
-	for (size_t i = 0; i < c->cap; i++) {
-		if (!c->node[i])
-			continue;
-		size_t j = hash_mix64(c->key[i]) & (cap - 1);
-		while (node[j])
-			j = (j + 1) & (cap - 1);
-		key[j] = c->key[i];
-		node[j] = c->node[i];
-	}
-	free(c->key);
-	free(c->node);
-	c->key = key;
-	c->node = node;
-	c->cap = cap;
-	(void)nodes;
-}
-
 struct builder {
 	struct fg_tree *t;
 	size_t cap;
-	struct child_tab ct;
+	struct hmap children;    /* (parent, kind, id) -> node */
+	uint32_t parent, id;     /* the key being looked up, for child_eq */
+	uint8_t kind;
 };
+
+static bool child_eq(const void *ctx, uint32_t c)
+{
+	const struct builder *b = ctx;
+	const struct fg_node *n = &b->t->nodes[c];
+	return n->parent == b->parent && n->kind == b->kind && n->id == b->id;
+}
 
 /* The child of parent with (kind, id), created when missing. The key is
  * exact: kind and parent are part of it, ids are 32-bit. */
 static uint32_t child_get(struct builder *b, uint32_t parent, uint8_t kind, uint32_t id, uint32_t dom)
 {
 	struct fg_tree *t = b->t;
-	if ((b->ct.n + 1) * 2 > b->ct.cap)
-		ct_grow(&b->ct, t->nodes);
-	uint64_t k = child_key(parent, kind, id);
-	size_t j = hash_mix64(k) & (b->ct.cap - 1);
-	while (b->ct.node[j]) {
-		uint32_t c = b->ct.node[j];
-		if (b->ct.key[j] == k && t->nodes[c].parent == parent && t->nodes[c].kind == kind &&
-		    t->nodes[c].id == id)
-			return c;
-		j = (j + 1) & (b->ct.cap - 1);
-	}
+	b->parent = parent, b->kind = kind, b->id = id;
+	uint32_t c = hmap_lookup(&b->children, hash_mix64(child_key(parent, kind, id)), child_eq, b,
+				 (uint32_t)t->n);
+	if (c != t->n)
+		return c;
 	xgrow((void **)&t->nodes, &b->cap, t->n + 1, sizeof(*t->nodes));
-	uint32_t c = (uint32_t)t->n++;
+	t->n++;
 	struct fg_node *pn = &t->nodes[parent];
 	t->nodes[c] = (struct fg_node){
 		.parent = parent, .first_child = 0, .next_sibling = pn->first_child,
@@ -169,9 +145,6 @@ static uint32_t child_get(struct builder *b, uint32_t parent, uint8_t kind, uint
 	pn->first_child = c;
 	if (t->nodes[c].depth > t->max_depth)
 		t->max_depth = t->nodes[c].depth;
-	b->ct.key[j] = k;
-	b->ct.node[j] = c;
-	b->ct.n++;
 	return c;
 }
 
@@ -218,8 +191,7 @@ struct fg_tree *fg_tree_build(const struct profile *p, bool inverted)
 		}
 		t->nodes[n].self += c;
 	}
-	free(b.ct.key);
-	free(b.ct.node);
+	hmap_release(&b.children);
 
 	/* sort each child list: widest first */
 	uint32_t *tmp = NULL;

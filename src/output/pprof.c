@@ -30,6 +30,7 @@
 
 #include "output/flamegraph.h"
 #include "util/hash.h"
+#include "util/hmap.h"
 #include "util/xalloc.h"
 
 struct pb {
@@ -86,50 +87,27 @@ static void pb_msg(struct pb *p, unsigned field, struct pb *sub)
 struct strtab {
 	char **s;
 	size_t n, cap;
-	uint64_t *hash;
-	uint32_t *slot;          /* index + 1 */
-	size_t hcap;
+	struct hmap index;
 };
 
-static void st_rehash(struct strtab *t)
+static bool st_eq(const void *ctx, uint32_t e)
 {
-	size_t cap = t->hcap ? t->hcap * 2 : 1024;
-	uint64_t *h = xcalloc(cap, sizeof(*h));
-	uint32_t *sl = xcalloc(cap, sizeof(*sl));
-	for (size_t i = 0; i < t->hcap; i++) {
-		if (!t->slot[i])
-			continue;
-		size_t j = t->hash[i] & (cap - 1);
-		while (sl[j])
-			j = (j + 1) & (cap - 1);
-		h[j] = t->hash[i];
-		sl[j] = t->slot[i];
-	}
-	free(t->hash);
-	free(t->slot);
-	t->hash = h;
-	t->slot = sl;
-	t->hcap = cap;
+	const void **c = (const void **)ctx;
+	const struct strtab *t = c[0];
+	return !strcmp(t->s[e], c[1]);
 }
 
 static int64_t st_id(struct strtab *t, const char *s)
 {
 	if (!s)
 		s = "";
-	if ((t->n + 1) * 2 > t->hcap)
-		st_rehash(t);
-	uint64_t h = hash_str64(s);
-	size_t j = h & (t->hcap - 1);
-	while (t->slot[j]) {
-		if (t->hash[j] == h && !strcmp(t->s[t->slot[j] - 1], s))
-			return t->slot[j] - 1;
-		j = (j + 1) & (t->hcap - 1);
+	const void *ctx[2] = { t, s };
+	uint32_t e = hmap_lookup(&t->index, hash_str64(s), st_eq, ctx, (uint32_t)t->n);
+	if (e == t->n) {
+		xgrow((void **)&t->s, &t->cap, t->n + 1, sizeof(*t->s));
+		t->s[t->n++] = xstrdup(s);
 	}
-	xgrow((void **)&t->s, &t->cap, t->n + 1, sizeof(*t->s));
-	t->s[t->n] = xstrdup(s);
-	t->hash[j] = h;
-	t->slot[j] = (uint32_t)++t->n;
-	return (int64_t)t->n - 1;
+	return e;
 }
 
 static void st_free(struct strtab *t)
@@ -137,8 +115,7 @@ static void st_free(struct strtab *t)
 	for (size_t i = 0; i < t->n; i++)
 		free(t->s[i]);
 	free(t->s);
-	free(t->hash);
-	free(t->slot);
+	hmap_release(&t->index);
 }
 
 static void value_type(struct pb *out, unsigned field, struct pb *sub, struct strtab *st,
