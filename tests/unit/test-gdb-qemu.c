@@ -398,6 +398,7 @@ int main(void)
 	printf("end message: %s\n", endmsg);
 	CHECK(strstr(endmsg, "vm: stub did not answer within 1 s after ") == endmsg);
 	CHECK(strstr(endmsg, "; the VM was resumed when the stub answered again") != NULL);
+	usleep(500000);   /* let qemu act on anything still queued */
 	monitor_status(status, sizeof(status));
 	printf("after the stall: %s\n", status);
 	CHECK_STR(status, "running");
