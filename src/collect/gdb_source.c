@@ -792,7 +792,8 @@ static void end_on_error(struct gdb_source *s, int e, bool held)
 		tail = MAY_BE_PAUSED;
 	} else if (s->stop_owed || s->owed) {
 		int r = recover_vm(s);
-		tail = r == 0 ? "; the VM was resumed when the stub answered again" :
+		tail = r == 0 ? (e == -ETIMEDOUT ? "; the VM was resumed when the stub answered again" :
+				 "; the VM was resumed") :
 		       r == -ECHILD ? "; then the VM exited" :
 		       r == -EPIPE ? "; then the stub closed the connection" :
 		       r == -EALREADY ? "; the VM was paused outside domprof (left paused)" : MAY_BE_PAUSED;
