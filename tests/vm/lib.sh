@@ -10,7 +10,8 @@
 #                         cannot be installed; kills every guest on exit
 #   vm_boot ID [smp=N] [run=W] [kaslr=1] [kallsyms=1] [poweroff=S] [rate=1]
 #                         boots guest ID in $VM_OUT/ID/ and waits for its
-#                         "ready" line; then $(vm_sock ID), $(vm_dir ID)
+#                         "ready" line; then $(vm_sock ID) (gdbstub),
+#                         $(vm_mon_sock ID) (QEMU monitor), $(vm_dir ID)
 #   vm_kill ID            stops one guest (waits for qemu to exit)
 #   vm_kallsyms_nokaslr   sets VM_KALLSYMS: the cached nokaslr /proc/kallsyms
 #   vm_pid ID, vm_alive ID
