@@ -711,15 +711,22 @@ static int recv_patient(struct gdb_source *s)
 	}
 }
 
-/* Detach, which makes QEMU resume the VM, and wait for its "OK" (QEMU
- * resumes before it answers). Only while the VM is stopped: a byte sent
- * to a running VM stops it instead. Returns 0 when confirmed. */
+/* Detach, which makes QEMU resume the VM, and wait (GDB_TIMEOUT_MS in
+ * all) for its "OK" (QEMU resumes before it answers). Only while the VM
+ * is stopped: a byte sent to a running VM stops it instead. Returns 0
+ * when confirmed. */
 static int detach_vm(struct gdb_source *s)
 {
 	struct rsp_conn *c = s->conn;
+	uint64_t end = now_ns() + GDB_TIMEOUT_MS * 1000000ull;
 	int r = rsp_send(c, s->detach);
 	for (int i = 0; r == 0 && i < 64; i++) {
-		if ((r = rsp_recv(c, 0)) < 0)
+		uint64_t t = now_ns();
+		if (t >= end) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		if ((r = rsp_recv(c, (int)((end - t) / 1000000ull) + 1)) < 0)
 			break;
 		if (!strcmp(c->pkt, "OK"))
 			return 0;
