@@ -36,6 +36,11 @@
 #include "util/xalloc.h"
 
 #define GDB_TIMEOUT_MS 1000
+/* How long a stub that stopped answering is still waited for once the
+ * recording is asked to stop (see recover_vm). */
+#define GDB_STOP_GRACE_MS 2000
+/* Appended to an end message when we cannot know the VM was resumed. */
+#define MAY_BE_PAUSED "; the VM may be left paused (run `cont` in its QEMU monitor)"
 #define GDB_MAX_SYMFILE (1024ull << 20)
 
 struct reginfo {
@@ -66,12 +71,22 @@ struct gdb_source {
 	char *batch;            /* pipelined per-tick requests */
 	size_t batchlen;
 	unsigned replies;       /* replies the batch produces */
+	char detach[40];        /* "D", or "D;PID" for multiprocess thread ids */
+
+	/* What the stub owes the sampler (sampler thread only): the stop
+	 * reply to our 0x03 and the replies to requests already sent. If it
+	 * stops answering with something owed, it will stop the VM for us
+	 * once it catches up (see recover_vm). */
+	bool stop_owed;
+	unsigned owed;
+	bool unsure;            /* a packet write failed midway: state unknown */
 
 	pthread_t thread;
 	bool thread_started;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop_req;          /* under lock */
+	uint64_t stop_req_ns;   /* under lock: when stop_req was set */
 	bool stopped;           /* stop() done */
 	atomic_bool ended;
 
@@ -459,33 +474,71 @@ static void build_batch(struct gdb_source *s)
 	}
 }
 
+/* Detach with "D;PID" when the stub names threads "pPID.TID": once any
+ * client negotiated multiprocess, QEMU answers a bare "D" with E22 and
+ * leaves the VM paused. */
+static void set_detach(struct gdb_source *s, const char *tid)
+{
+	size_t n = 0;
+	snprintf(s->detach, sizeof(s->detach), "D");
+	if (tid[0] != 'p')
+		return;
+	while (n < 16 && ((tid[1 + n] >= '0' && tid[1 + n] <= '9') ||
+			  (tid[1 + n] >= 'a' && tid[1 + n] <= 'f') || (tid[1 + n] >= 'A' && tid[1 + n] <= 'F')))
+		n++;
+	if (n > 0 && n < 16 && tid[1 + n] == '.')
+		snprintf(s->detach, sizeof(s->detach), "D;%.*s", (int)n, tid + 1);
+}
+
+/* Write framed packets (0x03, requests, `c`). A write that fails midway
+ * leaves a partial packet in the stub's input: what the VM does next is
+ * then unknown. */
+static int write_pkts(struct gdb_source *s, const void *buf, size_t len)
+{
+	int r = rsp_write(s->conn, buf, len);
+	if (r < 0 && r != -EPIPE)
+		s->unsure = true;
+	return r;
+}
+
+/* Receive one reply the stub owes. */
+static int recv_owed(struct gdb_source *s)
+{
+	int r = rsp_recv(s->conn, 0);
+	if (r == 0 && s->owed)
+		s->owed--;
+	return r;
+}
+
 /* Read all vCPUs' registers (the VM must be stopped). On success fills
  * out[0..nvcpu). Leaves every reply acked. */
 static int read_vcpus(struct gdb_source *s, struct dp_sample *out, uint64_t t, bool send)
 {
 	struct rsp_conn *c = s->conn;
-	int r = send ? rsp_write(c, s->batch + 1, s->batchlen - 1) : 0;
+	int r = send ? write_pkts(s, s->batch + 1, s->batchlen - 1) : 0;
 	if (r < 0)
 		return r;
+	if (send)
+		s->owed = s->replies;
 	int err = 0;
 	for (size_t i = 0; i < s->nvcpu; i++) {
 		uint64_t rip = 0, cs = 0, cr3 = 0;
 		/* Hg */
-		if ((r = rsp_recv(c, 0)) < 0)
+		if ((r = recv_owed(s)) < 0)
 			return r;
 		if (strcmp(c->pkt, "OK") && !err)
 			err = -EPROTO;
 		if (s->use_p) {
-			if ((r = rsp_recv(c, 0)) < 0)
+			if ((r = recv_owed(s)) < 0)
 				return r;
 			if (!err)
 				err = reg_from_p(c, &s->rip, &rip);
-			if ((r = rsp_recv(c, 0)) < 0)
+			if ((r = recv_owed(s)) < 0)
 				return r;
 			if (!err)
 				err = reg_from_p(c, &s->cs, &cs);
 		} else {
-			if ((r = rsp_recv(c, 0)) < 0)
+			if ((r = recv_owed(s)) < 0)
 				return r;
 			if (!err)
 				err = reg_from_g(c, &s->rip, &rip);
@@ -495,7 +548,7 @@ static int read_vcpus(struct gdb_source *s, struct dp_sample *out, uint64_t t, b
 				err = reg_from_g(c, &s->cr3, &cr3);
 		}
 		if (s->cr3.present && (s->use_p || !s->cr3.in_g)) {
-			if ((r = rsp_recv(c, 0)) < 0)
+			if ((r = recv_owed(s)) < 0)
 				return r;
 			if (!err)
 				err = reg_from_p(c, &s->cr3, &cr3);
@@ -538,12 +591,14 @@ static int interrupt_vm(struct gdb_source *s, bool batch)
 	}
 	if (batch) {
 		s->batch[0] = 0x03;
-		r = rsp_write(c, s->batch, s->batchlen);
+		r = write_pkts(s, s->batch, s->batchlen);
 	} else {
-		r = rsp_write(c, "\x03", 1);
+		r = write_pkts(s, "\x03", 1);
 	}
 	if (r < 0)
 		return r;
+	s->stop_owed = true;
+	s->owed = batch ? s->replies : 0;
 	for (int i = 0; i < 64; i++) {
 		if ((r = rsp_recv(c, 0)) < 0)
 			return r;
@@ -567,6 +622,7 @@ static int interrupt_vm(struct gdb_source *s, bool batch)
 			return -ECHILD;
 		if (k < 0)
 			return k;
+		s->stop_owed = false;
 		return 0;
 	}
 	return -EPROTO;
@@ -586,7 +642,7 @@ static int resume_vm(struct gdb_source *s, unsigned acks)
 	}
 	memcpy(buf + n, "$c#63", 5);
 	n += 5;
-	return rsp_write(s->conn, buf, n);
+	return write_pkts(s, buf, n);
 }
 
 /* ---- Queue ---------------------------------------------------------------- */
@@ -615,23 +671,164 @@ static size_t queue_push(struct gdb_source *s, const struct dp_sample *v, size_t
 
 /* ---- Sampler thread ------------------------------------------------------- */
 
-static void end_with(struct gdb_source *s, const char *cause)
+/* Set the end message once: "NAME: CAUSE after N samples[TAIL]". */
+static void end_with(struct gdb_source *s, const char *cause, const char *tail)
 {
 	if (atomic_load(&s->ended))
 		return;
-	snprintf(s->message, sizeof(s->message), "%s: %s after %" PRIu64 " samples",
-		 s->spec.name, cause, (uint64_t)atomic_load(&s->samples));
+	snprintf(s->message, sizeof(s->message), "%s: %s after %" PRIu64 " samples%s",
+		 s->spec.name, cause, (uint64_t)atomic_load(&s->samples), tail ? tail : "");
 	atomic_store(&s->ended, true);
 }
 
-static void end_with_err(struct gdb_source *s, int e)
+static const char *end_cause(int e)
 {
 	if (e == -ECHILD)
-		end_with(s, "VM exited");
-	else if (e == -EALREADY)
-		end_with(s, "VM was paused outside domprof (left paused)");
+		return "VM exited";
+	if (e == -EALREADY)
+		return "VM was paused outside domprof (left paused)";
+	return rsp_strerror(e);
+}
+
+/* True once stop was asked for more than GDB_STOP_GRACE_MS ago. */
+static bool past_grace(struct gdb_source *s)
+{
+	pthread_mutex_lock(&s->lock);
+	bool past = s->stop_req && now_ns() >= s->stop_req_ns + GDB_STOP_GRACE_MS * 1000000ull;
+	pthread_mutex_unlock(&s->lock);
+	return past;
+}
+
+/* Receive a packet from a stub that may be stalled (QEMU stopped, host
+ * overloaded): wait in short steps while the recording runs, and until
+ * GDB_STOP_GRACE_MS after it is asked to stop; then -ETIMEDOUT. */
+static int recv_patient(struct gdb_source *s)
+{
+	for (;;) {
+		int r = rsp_recv(s->conn, 100);
+		if (r != -ETIMEDOUT || past_grace(s))
+			return r;
+	}
+}
+
+/* Detach, which makes QEMU resume the VM, and wait (GDB_TIMEOUT_MS in
+ * all) for its "OK" (QEMU resumes before it answers). Only while the VM
+ * is stopped: a byte sent to a running VM stops it instead. Returns 0
+ * when confirmed. */
+static int detach_vm(struct gdb_source *s)
+{
+	struct rsp_conn *c = s->conn;
+	uint64_t end = now_ns() + GDB_TIMEOUT_MS * 1000000ull;
+	int r = rsp_send(c, s->detach);
+	for (int i = 0; r == 0 && i < 64; i++) {
+		uint64_t t = now_ns();
+		if (t >= end) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		if ((r = rsp_recv(c, (int)((end - t) / 1000000ull) + 1)) < 0)
+			break;
+		if (!strcmp(c->pkt, "OK"))
+			return 0;
+		if (rsp_parse_stop(c->pkt, c->pktlen, NULL, 0) != RSP_STOP_OUTPUT)
+			return -EPROTO;   /* "E22": not detached, the VM stays paused */
+		r = rsp_ack(c, 1);
+	}
+	return r < 0 ? r : -EPROTO;
+}
+
+/*
+ * The stub stopped answering while it owed us the stop reply to our 0x03
+ * and/or replies to our requests (QEMU stopped with SIGSTOP, or starved).
+ * Those bytes are already in its input: when it catches up, our 0x03
+ * stops the VM (or the VM was already held by us), and nothing resumes
+ * it, since QEMU keeps a VM paused when its debugger disconnects. So wait
+ * for the stub (while the recording runs, and GDB_STOP_GRACE_MS after it
+ * is asked to stop), read what it owes, and detach.
+ *
+ * Returns 0 once the VM was resumed; -ETIMEDOUT if the stub did not catch
+ * up in time; -EALREADY if the VM turned out to be paused by someone else
+ * (left so); -ECHILD or -EPIPE if the VM is gone; another error if what
+ * the VM does is unknown.
+ */
+static int recover_vm(struct gdb_source *s)
+{
+	struct rsp_conn *c = s->conn;
+	bool outside = false;
+
+	for (unsigned i = 0; (s->stop_owed || s->owed) && i < s->replies + 64; i++) {
+		int r = recv_patient(s);
+		if (r < 0)
+			return r;
+		/* The VM is stopped now (by our 0x03), so acks cannot stop it. */
+		if ((r = rsp_ack(c, 1)) < 0)
+			return r;
+		int k = rsp_parse_stop(c->pkt, c->pktlen, NULL, 0);
+		if (k == RSP_STOP_OUTPUT)
+			continue;
+		if (s->stop_owed) {
+			s->stop_owed = false;
+			if (k == RSP_STOP_EXITED)
+				return -ECHILD;
+			if (k == RSP_STOP_SIGNAL)
+				continue;
+			if (!s->owed)
+				return -EPROTO;
+			/* The reply to the Hg behind the 0x03 and no stop reply:
+			 * QEMU ignores 0x03 when the VM is not running, so
+			 * someone else had paused it. */
+			outside = true;
+		}
+		s->owed--;
+	}
+	if (s->stop_owed || s->owed)
+		return -EPROTO;
+	return outside ? -EALREADY : detach_vm(s);
+}
+
+/* The sampler ended on error e with the VM `held` (stopped by us, every
+ * reply read) or not. Leave the VM running if we can; when we cannot
+ * know that it runs, say so in the end message. */
+static void end_on_error(struct gdb_source *s, int e, bool held)
+{
+	const char *cause = end_cause(e), *tail = NULL;
+
+	if (e == -ECHILD || e == -EALREADY || e == -EPIPE) {
+		/* Gone, or paused by someone else: send nothing. */
+	} else if (s->unsure) {
+		tail = MAY_BE_PAUSED;
+	} else if (s->stop_owed || s->owed) {
+		int r = recover_vm(s);
+		tail = r == 0 ? (e == -ETIMEDOUT ? "; the VM was resumed when the stub answered again" :
+				 "; the VM was resumed") :
+		       r == -ECHILD ? "; then the VM exited" :
+		       r == -EPIPE ? "; then the stub closed the connection" :
+		       r == -EALREADY ? "; the VM was paused outside domprof (left paused)" : MAY_BE_PAUSED;
+	} else if (held && detach_vm(s) < 0) {
+		tail = MAY_BE_PAUSED;
+	}
+	/* Otherwise the VM runs (our `c` was its last byte): send nothing,
+	 * any byte would stop it again. */
+	end_with(s, cause, tail);
+}
+
+/* Asked to stop: the VM is running; stop it, then detach (which resumes
+ * it). Silent when that worked or the VM is gone. */
+static void end_on_stop(struct gdb_source *s)
+{
+	int r = interrupt_vm(s, false);
+	if (r == 0)
+		r = detach_vm(s);
+	else if (r == -ETIMEDOUT && !s->unsure)
+		r = recover_vm(s);
+	if (r == 0 || r == -ECHILD || r == -EPIPE)
+		return;
+	if (r == -EALREADY)
+		end_with(s, end_cause(r), NULL);
 	else
-		end_with(s, rsp_strerror(e));
+		end_with(s, r == -ETIMEDOUT ? "stub did not answer when the recording ended" :
+			 r == -EPROTO ? "stub refused to detach when the recording ended" :
+			 rsp_strerror(r), MAY_BE_PAUSED);
 }
 
 static void *sampler_main(void *arg)
@@ -643,10 +840,8 @@ static void *sampler_main(void *arg)
 	int r = resume_vm(s, 0);
 	uint64_t next = now_ns() + period;
 
-	if (r < 0) {
-		end_with_err(s, r);
+	if (r < 0)
 		goto out;
-	}
 	held = false;
 	for (;;) {
 		pthread_mutex_lock(&s->lock);
@@ -663,30 +858,30 @@ static void *sampler_main(void *arg)
 			break;
 
 		uint64_t t0 = now_ns();
-		if ((r = interrupt_vm(s, s->pipeline)) < 0) {
-			end_with_err(s, r);
+		if ((r = interrupt_vm(s, s->pipeline)) < 0)
 			goto out;
-		}
 		held = true;
 		uint64_t t = now_ns();
 		atomic_fetch_add(&s->intr_ns, t - t0);
 		int rr = read_vcpus(s, v, t, !s->pipeline);
 		if (rr < 0 && (rr == -ETIMEDOUT || rr == -EPIPE || rr == -EMSGSIZE || rr == -EBADMSG)) {
-			end_with_err(s, rr);
+			r = rr;
 			goto out;
 		}
-		if ((r = resume_vm(s, s->replies + (s->pipeline ? 1 : 0))) < 0) {
-			end_with_err(s, r);
+		if ((r = resume_vm(s, s->replies + (s->pipeline ? 1 : 0))) < 0)
 			goto out;
-		}
+		/* Whatever replies are still unread, QEMU handles our `c`
+		 * after their requests: the VM runs. */
 		held = false;
+		s->stop_owed = false;
+		s->owed = 0;
 		atomic_fetch_add(&s->stop_ns, now_ns() - t0);
 		atomic_fetch_add(&s->ticks, 1);
 		if (rr < 0) {
 			/* A reply we could not decode: the stub is not speaking
 			 * the protocol we negotiated. */
-			end_with(s, rr == -ENODATA ? "registers unavailable" : "malformed register reply");
-			goto out;
+			end_with(s, rr == -ENODATA ? "registers unavailable" : "malformed register reply", NULL);
+			goto close;
 		}
 
 		/* Late ticks are taken at once, back to back, while the lag is
@@ -705,18 +900,10 @@ static void *sampler_main(void *arg)
 		}
 		atomic_fetch_add(&s->samples, queue_push(s, v, s->nvcpu, lost));
 	}
-	/* Asked to stop: the VM is running; stop it, then detach (which
-	 * resumes it). Errors here only mean the VM is already gone. */
-	if (interrupt_vm(s, false) == 0 && rsp_send(s->conn, "D") == 0)
-		(void)rsp_recv(s->conn, 200);
+	end_on_stop(s);
 	goto close;
 out:
-	/* Ended by an error. QEMU does not resume a VM when its debugger
-	 * goes away, so if we hold it stopped, detach (which resumes it);
-	 * if it runs (or we do not know), send nothing: any byte would stop
-	 * it again. */
-	if (held && rsp_send(s->conn, "D") == 0)
-		(void)rsp_recv(s->conn, 200);
+	end_on_error(s, r, held);
 close:
 	free(v);
 	rsp_close(s->conn);
@@ -781,6 +968,7 @@ static int setup_target(struct gdb_source *s, char *err, size_t errlen)
 	}
 	if (r < 0)
 		goto proto;
+	set_detach(s, tid0);
 
 	/* Registers. */
 	struct xfer_ctx xc = { c };
@@ -839,6 +1027,7 @@ static int setup_target(struct gdb_source *s, char *err, size_t errlen)
 		s->nvcpu = 1;
 		snprintf(s->tids[0], RSP_MAX_TID, "%s", tid0[0] ? tid0 : "0");
 	}
+	set_detach(s, s->tids[0]);
 	build_batch(s);
 	return 0;
 proto:
@@ -939,6 +1128,7 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 	s->use_p = s->spec.regs_p;
 	s->pipeline = !s->spec.no_pipeline;
 	s->kaslr = s->spec.kaslr;
+	snprintf(s->detach, sizeof(s->detach), "D");
 	if (s->spec.is_unix)
 		snprintf(s->address, sizeof(s->address), "gdb:unix:%s", s->spec.host);
 	else if (strchr(s->spec.host, ':'))
@@ -1003,8 +1193,8 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 fail:
 	if (s->conn) {
 		/* Leave the VM running as we found it. */
-		if (s->conn->fd >= 0 && rsp_send(s->conn, "D") == 0)
-			(void)rsp_recv(s->conn, 200);
+		if (s->conn->fd >= 0)
+			(void)detach_vm(s);
 		rsp_close(s->conn);
 		free(s->conn);
 	}
@@ -1129,6 +1319,7 @@ void gdb_source_stop(struct gdb_source *s)
 	s->stopped = true;
 	pthread_mutex_lock(&s->lock);
 	s->stop_req = true;
+	s->stop_req_ns = now_ns();
 	pthread_cond_signal(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 	if (s->thread_started)

@@ -6,12 +6,16 @@
  * real writer, stop; then read the file back and check the DOMAIN record
  * and the samples. Also: two vCPUs give samples on both, a VM killed
  * mid-recording ends the source with a message and leaves a valid file,
- * and a non-loopback address is refused. Prints samples/s per vCPU and the
+ * a VM whose qemu stalls (SIGSTOP) is resumed when qemu continues or the
+ * message says it may be left paused (checked with the monitor's
+ * `info status`), a detach works after a multiprocess debugger, and a
+ * non-loopback address is refused. Prints samples/s per vCPU and the
  * stop time per sample (informational; not asserted). Skips (77) when
  * qemu is not installed.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -79,6 +83,76 @@ static void monitor_cmd(const char *cmd)
 	CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
 	CHECK(write(fd, cmd, strlen(cmd)) == (ssize_t)strlen(cmd));
 	usleep(300000);   /* let the monitor act before we hang up */
+	close(fd);
+}
+
+/* Read from fd until buf ends with the monitor prompt (at most 5 s). */
+static size_t read_prompt(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	for (int i = 0; i < 50 && n + 1 < cap; i++) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		ssize_t r = read(fd, buf + n, cap - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		buf[n] = 0;
+		if (n >= 7 && !strcmp(buf + n - 7, "(qemu) "))
+			break;
+	}
+	buf[n] = 0;
+	return n;
+}
+
+/* The monitor's `info status` in out ("running", "paused", ...). */
+static void monitor_status(char *out, size_t cap)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[4096];
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.100s", monsock);
+	snprintf(out, cap, "?");
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	read_prompt(fd, buf, sizeof(buf));
+	CHECK(write(fd, "info status\n", 12) == 12);
+	read_prompt(fd, buf, sizeof(buf));
+	close(fd);
+	const char *p = strstr(buf, "VM status: ");
+	if (p)
+		snprintf(out, cap, "%.*s", (int)strcspn(p + 11, " \r\n"), p + 11);
+}
+
+/* A debugger session like gdb's: it negotiates multiprocess (which QEMU
+ * then keeps for later clients) and detaches. */
+static void multiprocess_session(const char *sock)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[4096] = "";
+	static const char q[] = "$qSupported:multiprocess+#c6", d[] = "+$D;1#b0";
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.100s", sock);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	usleep(200000);
+	CHECK(write(fd, q, strlen(q)) == (ssize_t)strlen(q));
+	usleep(200000);
+	CHECK(write(fd, d, strlen(d)) == (ssize_t)strlen(d));
+	size_t n = 0;
+	for (int i = 0; i < 20 && !strstr(buf, "$OK#9a"); i++) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		buf[n] = 0;
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		ssize_t r = read(fd, buf + n, sizeof(buf) - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		buf[n] = 0;
+	}
+	buf[n] = 0;
+	CHECK(strstr(buf, "multiprocess+") != NULL);
+	CHECK(strstr(buf, "$OK#9a") != NULL);
 	close(fd);
 }
 
@@ -160,9 +234,11 @@ static struct dp_writer *open_writer(const char *path)
 }
 
 /* Record `secs` seconds from the VM at sock into path; returns the source
- * stats. If kill_after > 0, kill qemu then. */
+ * stats. If kill_after > 0, send sig to qemu then (0: the monitor's
+ * stop), and SIGCONT cont_after seconds later if cont_after > 0. The end
+ * message (empty if none) is taken after the stop. */
 static void record(const char *sock, const char *path, double secs, pid_t qemu, double kill_after,
-		   int sig, struct gdb_source_stats *st, char *endmsg, size_t endlen)
+		   int sig, double cont_after, struct gdb_source_stats *st, char *endmsg, size_t endlen)
 {
 	char spec[400], err[512];
 	snprintf(spec, sizeof(spec), "vm=gdb:unix:%s", sock);
@@ -180,6 +256,7 @@ static void record(const char *sock, const char *path, double secs, pid_t qemu, 
 	double t0 = now_s();
 	bool killed = false;
 	double max_drain = 0, last_stop = 0;
+	bool conted = false;
 	while (now_s() - t0 < secs) {
 		usleep(20000);
 		double d0 = now_s();
@@ -203,17 +280,21 @@ static void record(const char *sock, const char *path, double secs, pid_t qemu, 
 				waitpid(qemu, NULL, 0);
 			killed = true;
 		}
-		if (domain_source_ended(s))
+		if (killed && cont_after > 0 && !conted && now_s() - t0 > kill_after + cont_after) {
+			kill(qemu, SIGCONT);
+			conted = true;
+		}
+		if (domain_source_ended(s) && (conted || cont_after <= 0))
 			break;
 	}
 	/* A stalled or dead VM never blocks drain (0.5 s is far above a
 	 * drain's cost and far below the stub timeout). */
 	CHECK(max_drain < 0.5);
+	domain_source_stop(s);
+	CHECK(domain_source_drain(s, w) >= 0);
 	endmsg[0] = 0;
 	if (domain_source_ended(s))
 		snprintf(endmsg, endlen, "%s", domain_source_message(s));
-	domain_source_stop(s);
-	CHECK(domain_source_drain(s, w) >= 0);
 	gdb_source_get_stats(domain_source_gdb(s), st);
 	uint64_t n = domain_source_samples(s);
 	CHECK_EQ_U64(n, st->samples);
@@ -240,7 +321,7 @@ int main(void)
 	/* 1 vCPU, 2 s. */
 	pid_t q = start_qemu(sock, "1");
 	memset(&st, 0, sizeof(st));
-	record(sock, path, 2.0, q, 0, 0, &st, endmsg, sizeof(endmsg));
+	record(sock, path, 2.0, q, 0, 0, 0, &st, endmsg, sizeof(endmsg));
 	CHECK(endmsg[0] == 0);
 	read_back(path, 7, &rb);
 	CHECK_EQ_U64(rb.domains, 1);
@@ -262,7 +343,7 @@ int main(void)
 
 	/* 2 vCPUs, 2 s: both appear. */
 	q = start_qemu(sock, "2");
-	record(sock, path, 2.0, q, 0, 0, &st, endmsg, sizeof(endmsg));
+	record(sock, path, 2.0, q, 0, 0, 0, &st, endmsg, sizeof(endmsg));
 	read_back(path, 7, &rb);
 	CHECK_EQ_U64(rb.vcpus, 2);
 	CHECK(rb.per_cpu[0] > 50);
@@ -276,7 +357,7 @@ int main(void)
 
 	/* VM killed after 1 s: the source ends with a message, file valid. */
 	q = start_qemu(sock, "1");
-	record(sock, path, 5.0, q, 1.0, SIGKILL, &st, endmsg, sizeof(endmsg));
+	record(sock, path, 5.0, q, 1.0, SIGKILL, 0, &st, endmsg, sizeof(endmsg));
 	printf("end message: %s\n", endmsg);
 	CHECK(!strncmp(endmsg, "vm: ", 4));
 	CHECK(strstr(endmsg, " samples") != NULL);
@@ -285,23 +366,57 @@ int main(void)
 	CHECK(rb.samples > 10);
 	CHECK_EQ_U64(rb.samples, st.samples);
 
-	/* VM stalled (qemu stopped by SIGSTOP) after 1 s: the stub does not
-	 * answer, the source ends with the timeout after its samples. */
+	/* VM stalled (qemu stopped by SIGSTOP) after 1 s for the rest of the
+	 * recording: the stub does not answer, the source ends with the
+	 * timeout after its samples, and says the VM may be left paused.
+	 * It is: qemu pauses it for the 0x03 it finds queued when it
+	 * continues. */
+	char status[64];
 	q = start_qemu(sock, "1");
-	record(sock, path, 6.0, q, 1.0, SIGSTOP, &st, endmsg, sizeof(endmsg));
+	record(sock, path, 4.0, q, 1.0, SIGSTOP, 0, &st, endmsg, sizeof(endmsg));
 	printf("end message: %s\n", endmsg);
 	CHECK(strstr(endmsg, "vm: stub did not answer within 1 s after ") == endmsg);
+	CHECK(strstr(endmsg, "; the VM may be left paused (run `cont` in its QEMU monitor)") != NULL);
 	read_back(path, 7, &rb);
 	CHECK(rb.samples > 10);
 	CHECK_EQ_U64(rb.samples, st.samples);
-	kill(q, SIGKILL);
 	kill(q, SIGCONT);
-	waitpid(q, NULL, 0);
+	usleep(300000);
+	monitor_status(status, sizeof(status));
+	printf("after the stall: %s\n", status);
+	CHECK_STR(status, "paused");
+	monitor_cmd("cont\n");
+	monitor_status(status, sizeof(status));
+	CHECK_STR(status, "running");
+	stop_qemu(q);
+
+	/* Stalled for 1.5 s, then continued while recording: once the stub
+	 * answers again, the sampler reads what it was owed and detaches,
+	 * so the VM runs. */
+	q = start_qemu(sock, "1");
+	record(sock, path, 5.0, q, 1.0, SIGSTOP, 1.5, &st, endmsg, sizeof(endmsg));
+	printf("end message: %s\n", endmsg);
+	CHECK(strstr(endmsg, "vm: stub did not answer within 1 s after ") == endmsg);
+	CHECK(strstr(endmsg, "; the VM was resumed when the stub answered again") != NULL);
+	usleep(500000);   /* let qemu act on anything still queued */
+	monitor_status(status, sizeof(status));
+	printf("after the stall: %s\n", status);
+	CHECK_STR(status, "running");
+
+	/* After a debugger that negotiated multiprocess, QEMU answers a
+	 * bare `D` with E22: the recording must still leave the VM running. */
+	multiprocess_session(sock);
+	record(sock, path, 1.0, q, 0, 0, 0, &st, endmsg, sizeof(endmsg));
+	CHECK(endmsg[0] == 0);
+	monitor_status(status, sizeof(status));
+	printf("after a multiprocess debugger and a recording: %s\n", status);
+	CHECK_STR(status, "running");
+	stop_qemu(q);
 
 	/* VM paused through the monitor after 1 s: the source ends saying so
 	 * and leaves it paused. (kill_after with signal 0 = monitor stop.) */
 	q = start_qemu(sock, "1");
-	record(sock, path, 4.0, q, 1.0, 0, &st, endmsg, sizeof(endmsg));
+	record(sock, path, 4.0, q, 1.0, 0, 0, &st, endmsg, sizeof(endmsg));
 	printf("end message: %s\n", endmsg);
 	CHECK(strstr(endmsg, "vm: VM was paused outside domprof") == endmsg);
 	stop_qemu(q);

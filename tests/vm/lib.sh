@@ -10,10 +10,14 @@
 #                         cannot be installed; kills every guest on exit
 #   vm_boot ID [smp=N] [run=W] [kaslr=1] [kallsyms=1] [poweroff=S] [rate=1]
 #                         boots guest ID in $VM_OUT/ID/ and waits for its
-#                         "ready" line; then $(vm_sock ID), $(vm_dir ID)
+#                         "ready" line; then $(vm_sock ID) (gdbstub),
+#                         $(vm_mon_sock ID) (QEMU monitor), $(vm_dir ID)
 #   vm_kill ID            stops one guest (waits for qemu to exit)
 #   vm_kallsyms_nokaslr   sets VM_KALLSYMS: the cached nokaslr /proc/kallsyms
 #   vm_pid ID, vm_alive ID
+#   vm_monitor ID CMD     one command in guest ID's QEMU monitor (HMP, on the
+#                         unix socket $(vm_mon_sock ID)); prints its answer
+#   vm_status ID          "running" or "paused" (the monitor's info status)
 #   vm_domprof LOG ARGS / vm_report_csv CSV ARGS   run domprof (with a timeout)
 #   vm_samples / vm_top / vm_share / vm_show CSV DOMAIN ...   query a csv report
 #   vm_check_dd / vm_check_urandom CSV DOMAIN   known answers of the workloads
@@ -154,6 +158,36 @@ vm_sock() {
 	echo "$s"
 }
 
+# The QEMU monitor of guest ID, next to its gdbstub socket.
+vm_mon_sock() { local s; s=$(vm_sock "$1"); echo "${s%.sock}.mon"; }
+
+# vm_monitor ID CMD: sends CMD to the monitor, prints its answer (without
+# banner, echo, prompt and terminal escapes). Gives up after 5 s.
+vm_monitor() {
+	timeout -k 2 10 python3 - "$(vm_mon_sock "$1")" "$2" <<'EOF'
+import re, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+def until_prompt():
+    buf, end = b"", time.time() + 5
+    while not buf.endswith(b"(qemu) ") and time.time() < end:
+        b = s.recv(4096)
+        if not b:
+            break
+        buf += b
+    return buf.decode(errors="replace")
+until_prompt()
+s.sendall(sys.argv[2].encode() + b"\n")
+out = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", until_prompt()).replace("\r", "")
+for line in out.split("\n"):
+    if line.strip() and "(qemu)" not in line and line.strip() != sys.argv[2]:
+        print(line)
+EOF
+}
+
+vm_status() { vm_monitor "$1" "info status" | sed -n 's/^VM status: \([a-z]*\).*/\1/p'; }
+
 # vm_wait_line ID REGEX TIMEOUT: waits until the console shows REGEX.
 vm_wait_line() {
 	local id=$1 re=$2 t=$3 log="$VM_OUT/$1/console.log" end=$((SECONDS + $3))
@@ -180,7 +214,7 @@ vm_boot() {
 	local d="$VM_OUT/$id" sock
 	sock=$(vm_sock "$id")
 	# Fresh files for every boot: a stale console could show an old "ready".
-	rm -rf "$d"; mkdir -p "$d"; rm -f "$sock"
+	rm -rf "$d"; mkdir -p "$d"; rm -f "$sock" "$(vm_mon_sock "$id")"
 	local append="console=ttyS0 quiet panic=-1 domprof.run=$run domprof.kallsyms=$kallsyms$extra"
 	[ "$kaslr" = 1 ] || append+=" nokaslr"
 	local serial2=/dev/null
@@ -191,6 +225,7 @@ vm_boot() {
 		-kernel "$VM_KERNEL" -initrd "$VM_INITRD" -append "$append" \
 		-serial "file:$d/console.log" -serial "file:$serial2" \
 		-gdb "unix:$sock,server=on,wait=off" \
+		-monitor "unix:$(vm_mon_sock "$id"),server=on,wait=off" \
 		>"$d/qemu.log" 2>&1 </dev/null &
 	VM_PIDS[$id]=$!
 	local t=$VM_BOOT_TIMEOUT
