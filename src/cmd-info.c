@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "format/format.h"
+#include "util/sat.h"
 #include "util/xalloc.h"
 
 const char usage_info[] =
@@ -112,10 +113,12 @@ int cmd_info(int argc, char **argv)
 			fprintf(ev, "  id %u: %s, %s %" PRIu64 "\n", rec.u.event.id, rec.u.event.name,
 				rec.u.event.freq ? "frequency" : "period", rec.u.event.period);
 			break;
-		case DP_REC_LOST:
-			lost += rec.u.lost.count;
-			lost_by[rec.u.lost.source < 7 ? rec.u.lost.source : 7] += rec.u.lost.count;
+		case DP_REC_LOST: { /* the file's word: saturate, never wrap */
+			uint64_t *by = &lost_by[rec.u.lost.source < 7 ? rec.u.lost.source : 7];
+			lost = sat_add64(lost, rec.u.lost.count);
+			*by = sat_add64(*by, rec.u.lost.count);
 			break;
+		}
 		case DP_REC_STATS:
 			stats = rec.u.stats;
 			have_stats = true;
@@ -126,7 +129,7 @@ int cmd_info(int argc, char **argv)
 	printf("events:\n%s", events[0] ? events : "  (none)\n");
 	uint64_t total = 0;
 	for (size_t i = 0; i < ndom; i++)
-		total += doms[i].samples;
+		total = sat_add64(total, doms[i].samples);
 	printf("domains:\n");
 	for (size_t i = 0; i < ndom; i++) {
 		struct dom_count *d = &doms[i];
@@ -150,16 +153,21 @@ int cmd_info(int argc, char **argv)
 	if (unknown)
 		printf("  %-14s %" PRIu64 " (skipped)\n", "unknown tags", unknown);
 	printf("samples:     %" PRIu64 "\n", total);
-	printf("lost:        %" PRIu64 " (%.4f%%)", lost, total + lost ? 100.0 * (double)lost / (double)(total + lost) : 0.0);
+	uint64_t all = sat_add64(total, lost);
+	printf("lost:        %" PRIu64 "%s (%.4f%%)", lost, sat_is_max(lost) ? " or more (not plausible)" : "",
+	       all ? 100.0 * (double)lost / (double)all : 0.0);
 	for (int i = 0; i < 8; i++)
 		if (lost_by[i])
 			printf("  %s %" PRIu64, dp_lost_source_name((uint32_t)i), lost_by[i]);
 	printf("\n");
-	if (have_stats)
-		printf("stats:       %" PRIu64 " samples, %" PRIu64 " lost, %.3f s, exit status %u%s\n",
+	if (have_stats) {
+		printf("stats:       %" PRIu64 " samples, %" PRIu64 " lost, %.3f s, exit status %u%s",
 		       stats.samples, stats.lost, (double)stats.wall_ns / 1e9, stats.exit_status,
-		       stats.flags & 1 ? ", ended by an error" : "");
-	else
+		       stats.flags & DP_STATS_ERROR ? ", ended by an error" : "");
+		if (stats.has_totals)
+			printf(", %" PRIu64 " records written", stats.records);
+		printf("\n");
+	} else
 		printf("stats:       none (recording did not finish)\n");
 	const struct dp_damage *d;
 	size_t nd = dp_reader_damage(r, &d);
@@ -170,6 +178,8 @@ int cmd_info(int argc, char **argv)
 		for (size_t i = 0; i < nd; i++)
 			printf("  offset %" PRIu64 ": %s\n", d[i].offset, d[i].what);
 	}
+	const char *inc = dp_reader_incomplete(r);
+	printf("complete:    %s%s\n", inc ? "no: " : "yes", inc ? inc : "");
 	for (size_t i = 0; i < ndom; i++) {
 		free(doms[i].name); free(doms[i].kind); free(doms[i].address); free(doms[i].symsrc);
 	}

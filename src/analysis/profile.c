@@ -22,6 +22,7 @@
 
 #include "analysis/profile.h"
 #include "symbols/symbols.h"
+#include "util/sat.h"
 #include "util/xalloc.h"
 
 /* perf's call-chain context markers (linux/perf_event.h). */
@@ -935,10 +936,11 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 		case DP_REC_EVENT:
 			on_event(&L, &rec.u.event);
 			break;
-		case DP_REC_LOST:
-			p->lost += rec.u.lost.count;
+		case DP_REC_LOST: /* counts are the file's word: saturate, never wrap */
+			p->lost = sat_add64(p->lost, rec.u.lost.count);
 			if (rec.u.lost.source < 5)
-				p->lost_by_source[rec.u.lost.source] += rec.u.lost.count;
+				p->lost_by_source[rec.u.lost.source] =
+					sat_add64(p->lost_by_source[rec.u.lost.source], rec.u.lost.count);
 			break;
 		case DP_REC_STATS:
 			p->has_stats = true;
@@ -959,8 +961,17 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 			 dmg[i].what, (unsigned long long)dmg[i].offset,
 			 (unsigned long long)dmg[i].bytes_lost);
 		add_warning(p, line);
-		p->damaged_bytes += dmg[i].bytes_lost;
+		p->damaged_bytes = sat_add64(p->damaged_bytes, dmg[i].bytes_lost);
 	}
+	/* the one place a recording without its end becomes a warning for
+	 * report, flamegraph, export and diff */
+	const char *inc = dp_reader_incomplete(r);
+	if (inc)
+		add_warning(p, inc);
+	if (sat_is_max(p->lost))
+		add_warning(p, "lost-sample counts in the file add up past 2^64: the lost total "
+			       "is at least 18446744073709551615 (a LOST record is not plausible)");
+	p->nfile_warnings = p->nwarnings;
 	if (own) {
 		dp_reader_free(r);
 		*rp = NULL;

@@ -12,10 +12,11 @@
 #include <string.h>
 
 #include "output/report.h"
+#include "util/sat.h"
 
 double report_lost_pct(const struct profile *p)
 {
-	uint64_t all = p->total_samples + p->lost;
+	uint64_t all = sat_add64(p->total_samples, p->lost); /* lost is the file's word */
 	return all ? 100.0 * (double)p->lost / (double)all : 0.0;
 }
 
