@@ -21,7 +21,9 @@ const char usage_info[] =
 	"\n"
 	"Describe a recording: header (host, kernel, CPUs, command line), domains,\n"
 	"events, records per type, samples per domain, lost samples by source, and\n"
-	"any damage found (bad CRCs, truncation) with file offsets.\n"
+	"any damage found (bad CRCs, truncation, chunks missing or repeated, STATS\n"
+	"totals that differ) with file offsets, and whether the recording is\n"
+	"complete (a recorder killed by SIGKILL never wrote its STATS record).\n"
 	"\n"
 	"  -i, --input FILE   recording to read (default domprof.data)\n";
 
@@ -154,8 +156,11 @@ int cmd_info(int argc, char **argv)
 		printf("  %-14s %" PRIu64 " (skipped)\n", "unknown tags", unknown);
 	printf("samples:     %" PRIu64 "\n", total);
 	uint64_t all = sat_add64(total, lost);
-	printf("lost:        %" PRIu64 "%s (%.4f%%)", lost, sat_is_max(lost) ? " or more (not plausible)" : "",
-	       all ? 100.0 * (double)lost / (double)all : 0.0);
+	if (sat_is_max(lost)) /* the file's LOST counts overflow: no share of that */
+		printf("lost:        %" PRIu64 " or more (not plausible)", lost);
+	else
+		printf("lost:        %" PRIu64 " (%.4f%%)", lost,
+		       all ? 100.0 * (double)lost / (double)all : 0.0);
 	for (int i = 0; i < 8; i++)
 		if (lost_by[i])
 			printf("  %s %" PRIu64, dp_lost_source_name((uint32_t)i), lost_by[i]);

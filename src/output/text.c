@@ -49,8 +49,11 @@ static void header(FILE *f, const struct report_view *v)
 	if (p->matched != p->total_samples || v->filter_desc)
 		fprintf(f, ", %" PRIu64 " shown (filter: %s)", p->matched,
 			v->filter_desc ? v->filter_desc : "-");
-	fprintf(f, "\n# lost samples: %" PRIu64 " (%.4f%%)\n", p->lost, report_lost_pct(p));
-	if (report_lost_pct(p) > REPORT_LOST_WARN_PCT) {
+	if (sat_is_max(p->lost)) /* no share of a count that is not plausible (see warnings) */
+		fprintf(f, "\n# lost samples: %" PRIu64 " or more (not plausible)\n", p->lost);
+	else
+		fprintf(f, "\n# lost samples: %" PRIu64 " (%.4f%%)\n", p->lost, report_lost_pct(p));
+	if (!sat_is_max(p->lost) && report_lost_pct(p) > REPORT_LOST_WARN_PCT) {
 		fprintf(f, "# WARNING: %" PRIu64 " samples were lost (%.2f%%):", p->lost,
 			report_lost_pct(p));
 		const char *sep = " ";
