@@ -957,9 +957,13 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 	size_t nd = dp_reader_damage(r, &dmg);
 	for (size_t i = 0; i < nd; i++) {
 		char line[200];
-		snprintf(line, sizeof(line), "damaged file: %s at offset %llu (%llu bytes skipped)",
-			 dmg[i].what, (unsigned long long)dmg[i].offset,
-			 (unsigned long long)dmg[i].bytes_lost);
+		/* most reader messages name their offset (and what was skipped) already */
+		if (strstr(dmg[i].what, "offset"))
+			snprintf(line, sizeof(line), "damaged file: %s", dmg[i].what);
+		else
+			snprintf(line, sizeof(line), "damaged file: %s at offset %llu (%llu bytes skipped)",
+				 dmg[i].what, (unsigned long long)dmg[i].offset,
+				 (unsigned long long)dmg[i].bytes_lost);
 		add_warning(p, line);
 		p->damaged_bytes = sat_add64(p->damaged_bytes, dmg[i].bytes_lost);
 	}

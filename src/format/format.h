@@ -306,8 +306,12 @@ const struct dp_header *dp_reader_header(const struct dp_reader *r);
 /*
  * Next record: returns 1 and fills *rec, 0 at end of file. Damage never
  * stops iteration: a bad chunk is skipped and recorded as dp_damage, and
- * reading resumes at the next valid chunk. A record whose bytes do not
- * decode (too short for its tag) is skipped and counted as damage.
+ * reading resumes at the next valid chunk. In a 1.1 file a chunk whose
+ * sequence number was already read is skipped (damage), one out of order
+ * is read (damage), numbers never seen are damage at the end of the file,
+ * and STATS totals that differ from the records read are damage. A
+ * record whose bytes do not decode (too short for its tag) is skipped and
+ * counted as damage.
  * Unknown tags are returned with type set and only raw filled: callers
  * skip them.
  */

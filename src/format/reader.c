@@ -5,7 +5,10 @@
  * current domain as explicit state (host at every chunk start, changed
  * only by DOMAIN_SWITCH). Every length is checked before use because
  * files are crafted input; damage is recorded and skipped, never fatal
- * once the header is valid. See docs/file-format.md.
+ * once the header is valid. From format 1.1 it also follows the chunk
+ * sequence numbers (a chunk cut out, repeated or moved keeps valid CRCs)
+ * and compares the STATS record's totals with what it read, so nothing
+ * goes missing or counts twice silently. See docs/file-format.md.
  */
 #include "format/format.h"
 #include "format/wire.h"
