@@ -143,6 +143,8 @@ int cmd_dump(int argc, char **argv)
 	for (size_t i = 0; i < nd; i++)
 		fprintf(stderr, "domprof dump: warning: %s: offset %" PRIu64 ": %s\n", path,
 			d[i].offset, d[i].what);
+	if (dp_reader_incomplete(r))
+		fprintf(stderr, "domprof dump: warning: %s: %s\n", path, dp_reader_incomplete(r));
 	dp_reader_free(r);
 	return fflush(stdout) == 0 ? 0 : 1;
 }
