@@ -41,7 +41,6 @@
 #include "collect/agent_proto.h"
 #include "commands.h"
 #include "format/format.h"
-#include "util/sat.h"
 #include "util/xalloc.h"
 
 const char usage_agent[] =
@@ -578,7 +577,7 @@ static int collect(struct agent *a, int fd, char *why, size_t whylen)
 					hits_ip(&h, rec.u.sample.pid, rec.u.sample.callchain[i]);
 			break;
 		case DP_REC_LOST:
-			end.lost = sat_add64(end.lost, rec.u.lost.count); /* the file's word */
+			end.lost += rec.u.lost.count;
 			continue;
 		case DP_REC_SYMTAB:
 			break;

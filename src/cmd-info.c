@@ -115,12 +115,12 @@ int cmd_info(int argc, char **argv)
 			fprintf(ev, "  id %u: %s, %s %" PRIu64 "\n", rec.u.event.id, rec.u.event.name,
 				rec.u.event.freq ? "frequency" : "period", rec.u.event.period);
 			break;
-		case DP_REC_LOST: { /* the file's word: saturate, never wrap */
-			uint64_t *by = &lost_by[rec.u.lost.source < 7 ? rec.u.lost.source : 7];
+		case DP_REC_LOST:
+			/* crafted counts saturate instead of wrapping */
 			lost = sat_add64(lost, rec.u.lost.count);
-			*by = sat_add64(*by, rec.u.lost.count);
+			lost_by[rec.u.lost.source < 7 ? rec.u.lost.source : 7] =
+				sat_add64(lost_by[rec.u.lost.source < 7 ? rec.u.lost.source : 7], rec.u.lost.count);
 			break;
-		}
 		case DP_REC_STATS:
 			stats = rec.u.stats;
 			have_stats = true;
@@ -131,7 +131,7 @@ int cmd_info(int argc, char **argv)
 	printf("events:\n%s", events[0] ? events : "  (none)\n");
 	uint64_t total = 0;
 	for (size_t i = 0; i < ndom; i++)
-		total = sat_add64(total, doms[i].samples);
+		total += doms[i].samples;
 	printf("domains:\n");
 	for (size_t i = 0; i < ndom; i++) {
 		struct dom_count *d = &doms[i];
@@ -155,16 +155,14 @@ int cmd_info(int argc, char **argv)
 	if (unknown)
 		printf("  %-14s %" PRIu64 " (skipped)\n", "unknown tags", unknown);
 	printf("samples:     %" PRIu64 "\n", total);
-	uint64_t all = sat_add64(total, lost);
-	if (sat_is_max(lost)) /* the file's LOST counts overflow: no share of that */
-		printf("lost:        %" PRIu64 " or more (not plausible)", lost);
-	else
-		printf("lost:        %" PRIu64 " (%.4f%%)", lost,
-		       all ? 100.0 * (double)lost / (double)all : 0.0);
+	printf("lost:        %" PRIu64 " (%.4f%%)", lost,
+	       total || lost ? 100.0 * (double)lost / ((double)total + (double)lost) : 0.0);
 	for (int i = 0; i < 8; i++)
 		if (lost_by[i])
 			printf("  %s %" PRIu64, dp_lost_source_name((uint32_t)i), lost_by[i]);
 	printf("\n");
+	if (lost == UINT64_MAX) /* saturated: the share above means nothing */
+		printf("             the LOST counts add up past 2^64: not plausible\n");
 	if (have_stats) {
 		printf("stats:       %" PRIu64 " samples, %" PRIu64 " lost, %.3f s, exit status %u%s",
 		       stats.samples, stats.lost, (double)stats.wall_ns / 1e9, stats.exit_status,

@@ -936,7 +936,13 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 		case DP_REC_EVENT:
 			on_event(&L, &rec.u.event);
 			break;
-		case DP_REC_LOST: /* counts are the file's word: saturate, never wrap */
+		case DP_REC_LOST:
+			/* a guest's LOST (where = its domain id) counts only for
+			 * its domain; sums saturate, counts are crafted input */
+			if (L.dom_filter && (rec.u.lost.source == DP_LOST_DOMAIN ||
+					     rec.u.lost.source == DP_LOST_AGENT) &&
+			    (!L.dom_found || rec.u.lost.where != L.dom_id))
+				break;
 			p->lost = sat_add64(p->lost, rec.u.lost.count);
 			if (rec.u.lost.source < 5)
 				p->lost_by_source[rec.u.lost.source] =
@@ -972,7 +978,7 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 	const char *inc = dp_reader_incomplete(r);
 	if (inc)
 		add_warning(p, inc);
-	if (sat_is_max(p->lost))
+	if (p->lost == UINT64_MAX)
 		add_warning(p, "lost-sample counts in the file add up past 2^64: the lost total "
 			       "is at least 18446744073709551615 (a LOST record is not plausible)");
 	p->nfile_warnings = p->nwarnings;

@@ -12,12 +12,12 @@
 #include <string.h>
 
 #include "output/report.h"
-#include "util/sat.h"
 
 double report_lost_pct(const struct profile *p)
 {
-	uint64_t all = sat_add64(p->total_samples, p->lost); /* lost is the file's word */
-	return all ? 100.0 * (double)p->lost / (double)all : 0.0;
+	/* in doubles: a crafted lost count near 2^64 must not wrap the sum */
+	double all = (double)p->total_samples + (double)p->lost;
+	return all > 0 ? 100.0 * (double)p->lost / all : 0.0;
 }
 
 static const char *lost_names[] = {
@@ -49,11 +49,11 @@ static void header(FILE *f, const struct report_view *v)
 	if (p->matched != p->total_samples || v->filter_desc)
 		fprintf(f, ", %" PRIu64 " shown (filter: %s)", p->matched,
 			v->filter_desc ? v->filter_desc : "-");
-	if (sat_is_max(p->lost)) /* no share of a count that is not plausible (see warnings) */
+	if (p->lost == UINT64_MAX) /* no share of a count that is not plausible (see warnings) */
 		fprintf(f, "\n# lost samples: %" PRIu64 " or more (not plausible)\n", p->lost);
 	else
 		fprintf(f, "\n# lost samples: %" PRIu64 " (%.4f%%)\n", p->lost, report_lost_pct(p));
-	if (!sat_is_max(p->lost) && report_lost_pct(p) > REPORT_LOST_WARN_PCT) {
+	if (p->lost != UINT64_MAX && report_lost_pct(p) > REPORT_LOST_WARN_PCT) {
 		fprintf(f, "# WARNING: %" PRIu64 " samples were lost (%.2f%%):", p->lost,
 			report_lost_pct(p));
 		const char *sep = " ";
