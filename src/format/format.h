@@ -221,7 +221,10 @@ int dp_write_lost(struct dp_writer *w, const struct dp_lost *l);
 int dp_write_symtab(struct dp_writer *w, uint32_t domain, const struct dp_symtab *st);
 int dp_write_stats(struct dp_writer *w, const struct dp_stats *st);
 /* Copy one raw record (as returned by the reader in dp_record.raw) into
- * the stream under `domain`. Used by merge and the agent relay. */
+ * the stream under `domain`. Used by merge and the agent relay. A STATS
+ * record copied this way keeps the totals of the file it came from (a
+ * reader then reports them as not matching): write STATS with
+ * dp_write_stats. */
 int dp_write_raw(struct dp_writer *w, uint32_t domain, const void *raw, size_t len);
 
 /* Flush the current chunk now (no-op if empty). */
