@@ -92,6 +92,9 @@ void dump_record(FILE *f, const struct dp_record *rec)
 		const struct dp_stats *s = &rec->u.stats;
 		fprintf(f, " samples=%" PRIu64 " lost=%" PRIu64 " wall_ns=%" PRIu64 " exit_status=%u flags=0x%x",
 			s->samples, s->lost, s->wall_ns, s->exit_status, s->flags);
+		if (s->has_totals)
+			fprintf(f, " records=%" PRIu64 " sample_records=%" PRIu64, s->records,
+				s->sample_records);
 		break;
 	}
 	default:
@@ -140,6 +143,8 @@ int cmd_dump(int argc, char **argv)
 	for (size_t i = 0; i < nd; i++)
 		fprintf(stderr, "domprof dump: warning: %s: offset %" PRIu64 ": %s\n", path,
 			d[i].offset, d[i].what);
+	if (dp_reader_incomplete(r))
+		fprintf(stderr, "domprof dump: warning: %s: %s\n", path, dp_reader_incomplete(r));
 	dp_reader_free(r);
 	return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "format/format.h"
+#include "util/sat.h"
 #include "util/xalloc.h"
 
 const char usage_info[] =
@@ -20,7 +21,9 @@ const char usage_info[] =
 	"\n"
 	"Describe a recording: header (host, kernel, CPUs, command line), domains,\n"
 	"events, records per type, samples per domain, lost samples by source, and\n"
-	"any damage found (bad CRCs, truncation) with file offsets.\n"
+	"any damage found (bad CRCs, truncation, chunks missing or repeated, STATS\n"
+	"totals that differ) with file offsets, and whether the recording is\n"
+	"complete (a recorder killed by SIGKILL never wrote its STATS record).\n"
 	"\n"
 	"  -i, --input FILE   recording to read (default domprof.data)\n";
 
@@ -113,8 +116,10 @@ int cmd_info(int argc, char **argv)
 				rec.u.event.freq ? "frequency" : "period", rec.u.event.period);
 			break;
 		case DP_REC_LOST:
-			lost += rec.u.lost.count;
-			lost_by[rec.u.lost.source < 7 ? rec.u.lost.source : 7] += rec.u.lost.count;
+			/* crafted counts saturate instead of wrapping */
+			lost = sat_add64(lost, rec.u.lost.count);
+			lost_by[rec.u.lost.source < 7 ? rec.u.lost.source : 7] =
+				sat_add64(lost_by[rec.u.lost.source < 7 ? rec.u.lost.source : 7], rec.u.lost.count);
 			break;
 		case DP_REC_STATS:
 			stats = rec.u.stats;
@@ -150,16 +155,22 @@ int cmd_info(int argc, char **argv)
 	if (unknown)
 		printf("  %-14s %" PRIu64 " (skipped)\n", "unknown tags", unknown);
 	printf("samples:     %" PRIu64 "\n", total);
-	printf("lost:        %" PRIu64 " (%.4f%%)", lost, total + lost ? 100.0 * (double)lost / (double)(total + lost) : 0.0);
+	printf("lost:        %" PRIu64 " (%.4f%%)", lost,
+	       total || lost ? 100.0 * (double)lost / ((double)total + (double)lost) : 0.0);
 	for (int i = 0; i < 8; i++)
 		if (lost_by[i])
 			printf("  %s %" PRIu64, dp_lost_source_name((uint32_t)i), lost_by[i]);
 	printf("\n");
-	if (have_stats)
-		printf("stats:       %" PRIu64 " samples, %" PRIu64 " lost, %.3f s, exit status %u%s\n",
+	if (lost == UINT64_MAX) /* saturated: the share above means nothing */
+		printf("             the LOST counts add up past 2^64: not plausible\n");
+	if (have_stats) {
+		printf("stats:       %" PRIu64 " samples, %" PRIu64 " lost, %.3f s, exit status %u%s",
 		       stats.samples, stats.lost, (double)stats.wall_ns / 1e9, stats.exit_status,
-		       stats.flags & 1 ? ", ended by an error" : "");
-	else
+		       stats.flags & DP_STATS_ERROR ? ", ended by an error" : "");
+		if (stats.has_totals)
+			printf(", %" PRIu64 " records written", stats.records);
+		printf("\n");
+	} else
 		printf("stats:       none (recording did not finish)\n");
 	const struct dp_damage *d;
 	size_t nd = dp_reader_damage(r, &d);
@@ -170,6 +181,8 @@ int cmd_info(int argc, char **argv)
 		for (size_t i = 0; i < nd; i++)
 			printf("  offset %" PRIu64 ": %s\n", d[i].offset, d[i].what);
 	}
+	const char *inc = dp_reader_incomplete(r);
+	printf("complete:    %s%s\n", inc ? "no: " : "yes", inc ? inc : "");
 	for (size_t i = 0; i < ndom; i++) {
 		free(doms[i].name); free(doms[i].kind); free(doms[i].address); free(doms[i].symsrc);
 	}

@@ -35,6 +35,7 @@
 
 #include "commands.h"
 #include "format/format.h"
+#include "util/sat.h"
 #include "util/xalloc.h"
 
 const char usage_merge[] =
@@ -46,7 +47,9 @@ const char usage_merge[] =
 	"becomes a new active domain NAME with the next free id, carrying its\n"
 	"samples, processes, mappings and embedded symbol tables (its kallsyms).\n"
 	"A guest file with several domains gives NAME, NAME.SUB, ... \n"
-	"Damaged inputs are merged as far as they can be read, with a warning.\n"
+	"Damaged inputs are merged as far as they can be read, with a warning; an\n"
+	"incomplete input (its recorder was killed) is merged with a warning and\n"
+	"makes the output incomplete too.\n"
 	"\n"
 	"  -o, --output OUT   file to write; an existing OUT is renamed OUT.old\n"
 	"  -f, --force        overwrite OUT instead of keeping OUT.old\n"
@@ -137,7 +140,7 @@ static void scan(struct input *in)
 			break;
 		}
 		case DP_REC_LOST:
-			in->lost += rec.u.lost.count;
+			in->lost = sat_add64(in->lost, rec.u.lost.count); /* the file's word */
 			break;
 		case DP_REC_STATS:
 			in->has_stats = true;
@@ -230,6 +233,10 @@ static void warn_damage(const struct input *in)
 	if (nd)
 		fprintf(stderr, "domprof merge: warning: %s is damaged: merged its %" PRIu64
 				" readable samples, %" PRIu64 " bytes lost\n", in->path, in->samples, bytes);
+	const char *inc = dp_reader_incomplete(in->r);
+	if (inc)
+		fprintf(stderr, "domprof merge: warning: %s: %s; the merged file says so too\n",
+			in->path, inc);
 }
 
 /* Pass 2: copy the input's records into w under their new ids. */
@@ -465,7 +472,10 @@ int cmd_merge(int argc, char **argv)
 	struct dp_stats st = { 0 };
 	for (size_t k = 0; k < nin && !ret; k++) {
 		ret = copy_records(&in[k], w, &nsamples);
-		lost += in[k].lost;
+		lost = sat_add64(lost, in[k].lost);
+		/* an input without its end makes the merge incomplete as well */
+		if (dp_reader_incomplete(in[k].r))
+			st.flags |= DP_STATS_INCOMPLETE;
 		if (in[k].has_stats) {
 			const struct dp_stats *s = &in[k].stats;
 			if (s->start_time && (!st.start_time || s->start_time < st.start_time))

@@ -173,7 +173,12 @@ int cmd_report(int argc, char **argv)
 		profile_free(p);
 		return 1;
 	}
-	if (strcmp(format, "text")) {
+	if (!strcmp(format, "text")) {
+		/* the header says it all; a file that is damaged or incomplete
+		 * is said on stderr as well, where a piped report is still seen */
+		for (size_t i = 0; i < p->nfile_warnings; i++)
+			fprintf(stderr, "domprof report: warning: %s\n", p->warnings[i]);
+	} else {
 		/* machine formats keep stdout clean; say on stderr what text says in its header */
 		for (size_t i = 0; i < p->nwarnings; i++)
 			fprintf(stderr, "domprof report: warning: %s\n", p->warnings[i]);

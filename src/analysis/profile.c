@@ -22,6 +22,7 @@
 
 #include "analysis/profile.h"
 #include "symbols/symbols.h"
+#include "util/sat.h"
 #include "util/xalloc.h"
 
 /* perf's call-chain context markers (linux/perf_event.h). */
@@ -936,9 +937,16 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 			on_event(&L, &rec.u.event);
 			break;
 		case DP_REC_LOST:
-			p->lost += rec.u.lost.count;
+			/* a guest's LOST (where = its domain id) counts only for
+			 * its domain; sums saturate, counts are crafted input */
+			if (L.dom_filter && (rec.u.lost.source == DP_LOST_DOMAIN ||
+					     rec.u.lost.source == DP_LOST_AGENT) &&
+			    (!L.dom_found || rec.u.lost.where != L.dom_id))
+				break;
+			p->lost = sat_add64(p->lost, rec.u.lost.count);
 			if (rec.u.lost.source < 5)
-				p->lost_by_source[rec.u.lost.source] += rec.u.lost.count;
+				p->lost_by_source[rec.u.lost.source] =
+					sat_add64(p->lost_by_source[rec.u.lost.source], rec.u.lost.count);
 			break;
 		case DP_REC_STATS:
 			p->has_stats = true;
@@ -955,12 +963,25 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 	size_t nd = dp_reader_damage(r, &dmg);
 	for (size_t i = 0; i < nd; i++) {
 		char line[200];
-		snprintf(line, sizeof(line), "damaged file: %s at offset %llu (%llu bytes skipped)",
-			 dmg[i].what, (unsigned long long)dmg[i].offset,
-			 (unsigned long long)dmg[i].bytes_lost);
+		/* most reader messages name their offset (and what was skipped) already */
+		if (strstr(dmg[i].what, "offset"))
+			snprintf(line, sizeof(line), "damaged file: %s", dmg[i].what);
+		else
+			snprintf(line, sizeof(line), "damaged file: %s at offset %llu (%llu bytes skipped)",
+				 dmg[i].what, (unsigned long long)dmg[i].offset,
+				 (unsigned long long)dmg[i].bytes_lost);
 		add_warning(p, line);
-		p->damaged_bytes += dmg[i].bytes_lost;
+		p->damaged_bytes = sat_add64(p->damaged_bytes, dmg[i].bytes_lost);
 	}
+	/* the one place a recording without its end becomes a warning for
+	 * report, flamegraph, export and diff */
+	const char *inc = dp_reader_incomplete(r);
+	if (inc)
+		add_warning(p, inc);
+	if (p->lost == UINT64_MAX)
+		add_warning(p, "lost-sample counts in the file add up past 2^64: the lost total "
+			       "is at least 18446744073709551615 (a LOST record is not plausible)");
+	p->nfile_warnings = p->nwarnings;
 	if (own) {
 		dp_reader_free(r);
 		*rp = NULL;

@@ -152,6 +152,8 @@ struct profile {
 	struct dp_stats stats;
 	char **warnings;                /* reader damage + symbol warnings, one line each */
 	size_t nwarnings;
+	size_t nfile_warnings;          /* warnings[0..nfile_warnings) are about the file
+					 * itself (damage, incomplete recording) */
 	uint64_t damaged_bytes;
 	bool has_callchains;            /* some sample carried a call chain */
 

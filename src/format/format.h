@@ -19,7 +19,10 @@
 
 #define DP_MAGIC "DOMPROF\n"
 #define DP_VERSION_MAJOR 1
-#define DP_VERSION_MINOR 0
+/* Minor 1: chunk seq is meaningful (readers check it for gaps, repeats and
+ * order) and STATS carries the writer's record totals. Files of minor 0
+ * are read as before, without the sequence check. */
+#define DP_VERSION_MINOR 1
 #define DP_HOST_DOMAIN 0u
 
 /* Record tags (u16 on disk). New tags may be added in minor versions;
@@ -150,6 +153,11 @@ struct dp_symtab {
 	size_t size;            /* uncompressed size (also when data is NULL) */
 };
 
+/* STATS flags */
+#define DP_STATS_ERROR 1u       /* the recording ended by an error */
+#define DP_STATS_INCOMPLETE 2u  /* made (merged) from a recording that was
+				 * itself incomplete (had no STATS record) */
+
 /* STATS: totals written at the end of a recording. */
 struct dp_stats {
 	uint64_t samples;
@@ -157,7 +165,13 @@ struct dp_stats {
 	uint64_t start_time, end_time; /* ns */
 	uint64_t wall_ns;
 	uint32_t exit_status;   /* of the profiled command, or 0 */
-	uint32_t flags;         /* bit0: recording ended by an error */
+	uint32_t flags;         /* DP_STATS_* */
+	/* Since format 1.1, filled by the writer itself (what a caller puts
+	 * here is ignored): records and SAMPLE records in the file before
+	 * this STATS record. The reader compares them with what it read. */
+	bool has_totals;        /* reader: the record carried them */
+	uint64_t records;
+	uint64_t sample_records;
 };
 
 /* File header contents. */
@@ -207,7 +221,10 @@ int dp_write_lost(struct dp_writer *w, const struct dp_lost *l);
 int dp_write_symtab(struct dp_writer *w, uint32_t domain, const struct dp_symtab *st);
 int dp_write_stats(struct dp_writer *w, const struct dp_stats *st);
 /* Copy one raw record (as returned by the reader in dp_record.raw) into
- * the stream under `domain`. Used by merge and the agent relay. */
+ * the stream under `domain`. Used by merge and the agent relay. A STATS
+ * record copied this way keeps the totals of the file it came from (a
+ * reader then reports them as not matching): write STATS with
+ * dp_write_stats. */
 int dp_write_raw(struct dp_writer *w, uint32_t domain, const void *raw, size_t len);
 
 /* Flush the current chunk now (no-op if empty). */
@@ -262,7 +279,7 @@ struct dp_record {
 struct dp_damage {
 	uint64_t offset;        /* file offset where it was found */
 	uint64_t bytes_lost;    /* bytes skipped because of it */
-	char what[96];          /* "bad CRC in chunk", "file truncated", ... */
+	char what[128];         /* "bad CRC in chunk", "file truncated", ... */
 };
 
 /*
@@ -292,8 +309,12 @@ const struct dp_header *dp_reader_header(const struct dp_reader *r);
 /*
  * Next record: returns 1 and fills *rec, 0 at end of file. Damage never
  * stops iteration: a bad chunk is skipped and recorded as dp_damage, and
- * reading resumes at the next valid chunk. A record whose bytes do not
- * decode (too short for its tag) is skipped and counted as damage.
+ * reading resumes at the next valid chunk. In a 1.1 file a chunk whose
+ * sequence number was already read is skipped (damage), one out of order
+ * is read (damage), numbers never seen are damage at the end of the file,
+ * and STATS totals that differ from the records read are damage. A
+ * record whose bytes do not decode (too short for its tag) is skipped and
+ * counted as damage.
  * Unknown tags are returned with type set and only raw filled: callers
  * skip them.
  */
@@ -307,6 +328,16 @@ size_t dp_reader_damage(const struct dp_reader *r, const struct dp_damage **out)
 uint64_t dp_reader_pos(const struct dp_reader *r);
 uint64_t dp_reader_size(const struct dp_reader *r);
 uint64_t dp_reader_chunks(const struct dp_reader *r);
+
+/*
+ * After a full pass: NULL when the recording is complete, else a one-line
+ * reason (static storage) that it is not: it has no end-of-recording
+ * STATS record (the recorder was killed, or its disk filled), or its
+ * STATS says it was merged from such a recording. NULL as well before the
+ * end of the file was reached. Not damage: nothing in the file is bad,
+ * the end of the recording was never written.
+ */
+const char *dp_reader_incomplete(const struct dp_reader *r);
 
 /*
  * True when the record at raw[0..len) (header included) is one the reader

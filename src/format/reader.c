@@ -5,7 +5,10 @@
  * current domain as explicit state (host at every chunk start, changed
  * only by DOMAIN_SWITCH). Every length is checked before use because
  * files are crafted input; damage is recorded and skipped, never fatal
- * once the header is valid. See docs/file-format.md.
+ * once the header is valid. From format 1.1 it also follows the chunk
+ * sequence numbers (a chunk cut out, repeated or moved keeps valid CRCs)
+ * and compares the STATS record's totals with what it read, so nothing
+ * goes missing or counts twice silently. See docs/file-format.md.
  */
 #include "format/format.h"
 #include "format/wire.h"
@@ -24,6 +27,18 @@
 #include <zstd.h>
 
 #define MAX_DAMAGE 1000
+/* Runs of chunk sequence numbers kept for the sequence check: one in an
+ * intact file, one more per gap or out-of-order chunk. A file disordered
+ * past this is reported once and not checked further (bounded memory and
+ * time whatever the file says). */
+#define MAX_SEQ_RUNS 4096
+
+/* Chunks [lo, hi) of the sequence were seen; `off` is the file offset of
+ * the chunk that began the run, where a gap before it is reported. */
+struct seq_run {
+	uint64_t lo, hi;
+	uint64_t off;
+};
 
 struct dp_reader {
 	const uint8_t *map;     /* whole file */
@@ -56,6 +71,18 @@ struct dp_reader {
 	size_t ndamage, damage_cap;
 	uint64_t damage_until;  /* damage before this offset was already recorded */
 	bool at_end;
+
+	/* Completeness, per pass (reset by rewind): the chunk sequence seen
+	 * (format >= 1.1 only) and the records found, for STATS to check. */
+	bool check_seq;
+	struct seq_run *runs;
+	size_t nruns, runcap;
+	uint64_t nrec_read, nsamples_read;
+	/* over all passes */
+	bool end_reported;      /* the end-of-file damage (gaps) was recorded */
+	bool ended;             /* a pass reached the end of the file */
+	bool stats_seen;
+	uint32_t stats_flags;
 };
 
 static void damage(struct dp_reader *r, uint64_t off, uint64_t lost, const char *fmt, ...)
@@ -144,6 +171,7 @@ static int parse_header(struct dp_reader *r, int *err, char *msg, size_t msglen)
 	r->hdr.cmdline = r->hstr[DP_FIELD_CMDLINE];
 	r->first_chunk = align8(hlen);
 	r->pos = r->first_chunk;
+	r->check_seq = r->hdr.minor >= 1;
 	return 0;
 }
 
@@ -219,6 +247,7 @@ void dp_reader_free(struct dp_reader *r)
 	free(r->sbuf);
 	free(r->chain);
 	free(r->damage);
+	free(r->runs);
 	free(r);
 }
 
@@ -246,6 +275,122 @@ void dp_reader_rewind(struct dp_reader *r)
 	r->plen = r->ppos = 0;
 	r->chunks = 0;
 	r->at_end = false;
+	r->check_seq = r->hdr.minor >= 1;
+	r->nruns = 0;
+	r->nrec_read = r->nsamples_read = 0;
+}
+
+const char *dp_reader_incomplete(const struct dp_reader *r)
+{
+	if (!r->ended)
+		return NULL;
+	if (!r->stats_seen)
+		return "recording incomplete (no end-of-recording STATS record; the recorder was "
+		       "killed?): up to the last 250 ms may be missing";
+	if (r->stats_flags & DP_STATS_INCOMPLETE)
+		return "recording incomplete: merged from a recording that had no end-of-recording "
+		       "STATS record";
+	return NULL;
+}
+
+/* "chunk 5" or "chunks 5..7" into buf. */
+static const char *seq_range(char *buf, size_t n, uint64_t lo, uint64_t hi)
+{
+	if (hi - lo == 1)
+		snprintf(buf, n, "chunk %" PRIu64, lo);
+	else
+		snprintf(buf, n, "chunks %" PRIu64 "..%" PRIu64, lo, hi - 1);
+	return buf;
+}
+
+/*
+ * Account for chunk `seq` at `off` (its header CRC is valid, so seq is
+ * what the writer wrote). Returns false when the chunk repeats one already
+ * read: the caller skips it. A chunk that fills an earlier gap is read and
+ * reported as out of order; gaps still open at the end of the file are
+ * reported by seq_end().
+ */
+static bool seq_note(struct dp_reader *r, uint32_t seq, uint64_t off, uint64_t bytes)
+{
+	if (!r->check_seq)
+		return true;
+	struct seq_run *v = r->runs;
+	size_t n = r->nruns;
+	if (n && seq == v[n - 1].hi) {
+		v[n - 1].hi++;  /* the common case: the next chunk */
+		return true;
+	}
+	/* first run whose lo > seq */
+	size_t a = 0, b = n;
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (v[m].lo > seq)
+			b = m;
+		else
+			a = m + 1;
+	}
+	if (a && seq < v[a - 1].hi) {
+		damage(r, off, bytes, "chunk %u repeated at offset %" PRIu64 "; skipped", seq, off);
+		return false;
+	}
+	if (a < n)
+		damage(r, off, 0, "chunk %u out of order at offset %" PRIu64 " (read)", seq, off);
+	bool join_prev = a && v[a - 1].hi == seq, join_next = a < n && v[a].lo == (uint64_t)seq + 1;
+	if (join_prev && join_next) {
+		v[a - 1].hi = v[a].hi;
+		memmove(v + a, v + a + 1, (n - a - 1) * sizeof(*v));
+		r->nruns--;
+	} else if (join_prev) {
+		v[a - 1].hi++;
+	} else if (join_next) {
+		v[a].lo = seq;
+		v[a].off = off;
+	} else if (n >= MAX_SEQ_RUNS) {
+		damage(r, off, 0, "chunk sequence too disordered; not checked from offset %" PRIu64, off);
+		r->check_seq = false;
+	} else {
+		xgrow((void **)&r->runs, &r->runcap, n + 1, sizeof(*r->runs));
+		v = r->runs;
+		memmove(v + a + 1, v + a, (n - a) * sizeof(*v));
+		v[a] = (struct seq_run){ .lo = seq, .hi = (uint64_t)seq + 1, .off = off };
+		r->nruns++;
+	}
+	return true;
+}
+
+/* At the end of the first full pass: report the gaps of the sequence,
+ * each where the chunk after it was found. (Chunks lost after the last
+ * one read are what STATS, or its absence, tells.) */
+static void seq_end(struct dp_reader *r)
+{
+	r->ended = true;
+	if (r->end_reported)
+		return;
+	r->end_reported = true;
+	if (!r->check_seq)
+		return;
+	uint64_t until = r->damage_until;
+	r->damage_until = 0;  /* found only now, even where a partial pass had been */
+	char buf[64];
+	for (size_t i = 0; i < r->nruns; i++) {
+		uint64_t from = i ? r->runs[i - 1].hi : 0;
+		if (from < r->runs[i].lo)
+			damage(r, r->runs[i].off, 0, "%s missing at offset %" PRIu64,
+			       seq_range(buf, sizeof(buf), from, r->runs[i].lo), r->runs[i].off);
+	}
+	r->damage_until = until;
+}
+
+/* A STATS record: compare its totals with the records found before it. */
+static void stats_check(struct dp_reader *r, const struct dp_stats *st, uint64_t nrec)
+{
+	r->stats_seen = true;
+	r->stats_flags = st->flags;
+	if (!st->has_totals || (st->records == nrec && st->sample_records == r->nsamples_read))
+		return;
+	damage(r, r->chunk_off, 0,
+	       "STATS counts %" PRIu64 " records (%" PRIu64 " samples), %" PRIu64 " (%" PRIu64 ") read",
+	       st->records, st->sample_records, nrec, r->nsamples_read);
 }
 
 static bool chunk_header_ok(const uint8_t *h)
@@ -289,6 +434,7 @@ static bool next_chunk(struct dp_reader *r)
 		uint64_t off = r->pos;
 		if (off >= r->size) {
 			r->at_end = true;
+			seq_end(r);
 			return false;
 		}
 		if (r->size - off < DP_CHUNK_HDR) {
@@ -296,6 +442,7 @@ static bool next_chunk(struct dp_reader *r)
 			       "file truncated: %" PRIu64 " bytes of an incomplete chunk header lost",
 			       r->size - off);
 			r->at_end = true;
+			seq_end(r);
 			return false;
 		}
 		const uint8_t *h = r->map + off;
@@ -323,9 +470,12 @@ static bool next_chunk(struct dp_reader *r)
 			       "file truncated: last chunk (%u bytes) incomplete, %" PRIu64 " bytes lost",
 			       stored, r->size - off);
 			r->at_end = true;
+			seq_end(r);
 			return false;
 		}
 		r->pos = end;
+		if (!seq_note(r, get32(h + 24), off, end - off))
+			continue;
 		const uint8_t *pl = h + DP_CHUNK_HDR;
 		if (crc32c(0, pl, stored) != get32(h + 20)) {
 			damage(r, off, DP_CHUNK_HDR + stored,
@@ -500,6 +650,9 @@ static bool decode(struct dp_reader *r, struct dp_record *rec, const uint8_t *p,
 		s->wall_ns = get64(b + 32);
 		s->exit_status = get32(b + 40);
 		s->flags = get32(b + 44);
+		s->has_totals = len >= 72;  /* format 1.1 */
+		s->records = s->has_totals ? get64(b + 48) : 0;
+		s->sample_records = s->has_totals ? get64(b + 56) : 0;
 		return true;
 	}
 	case DP_REC_SYMTAB: {
@@ -575,7 +728,10 @@ int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
 		}
 		r->ppos += len;
 		r->nrec_seen++;
+		uint64_t nrec_before = r->nrec_read++;
 		rec->type = get16(p);
+		if (rec->type == DP_REC_SAMPLE)
+			r->nsamples_read++;
 		rec->raw = p;
 		rec->raw_len = len;
 		rec->chunk_offset = r->chunk_off;
@@ -587,6 +743,8 @@ int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
 		}
 		if (rec->type == DP_REC_DOMAIN_SWITCH)
 			r->cur_domain = rec->u.switch_to;
+		if (rec->type == DP_REC_STATS)
+			stats_check(r, &rec->u.stats, nrec_before);
 		rec->domain = r->cur_domain;
 		return 1;
 	}

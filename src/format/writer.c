@@ -9,6 +9,7 @@
 #include "format/format.h"
 #include "format/wire.h"
 #include "util/crc32c.h"
+#include "util/sat.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -32,7 +33,8 @@ struct dp_writer {
 	size_t zcap;
 	ZSTD_CCtx *zctx;
 	uint64_t bytes, records;
-	uint64_t lost;          /* sum of LOST counts written */
+	uint64_t samples;       /* SAMPLE records written, for STATS */
+	uint64_t lost;          /* sum of LOST counts written (saturating) */
 };
 
 static uint64_t mono_ns(void)
@@ -289,6 +291,7 @@ int dp_write_sample(struct dp_writer *w, uint32_t domain, const struct dp_sample
 	uint8_t *p = reserve_in(w, domain, n);
 	if (!p)
 		return w->err;
+	w->samples++;
 	rec_hdr(p, DP_REC_SAMPLE, flags, n);
 	put64(p + 8, s->time);
 	put64(p + 16, s->ip);
@@ -395,16 +398,18 @@ int dp_write_lost(struct dp_writer *w, const struct dp_lost *l)
 	put64(p + 8, l->count);
 	put32(p + 16, l->source);
 	put32(p + 20, l->where);
-	w->lost += l->count;
+	w->lost = sat_add64(w->lost, l->count);
 	return after_record(w);
 }
 
 int dp_write_stats(struct dp_writer *w, const struct dp_stats *st)
 {
-	uint8_t *p = reserve(w, 56);
+	/* the totals of format 1.1: what this writer wrote before the record */
+	uint64_t records = w->records, samples = w->samples;
+	uint8_t *p = reserve(w, 72);
 	if (!p)
 		return w->err;
-	rec_hdr(p, DP_REC_STATS, 0, 56);
+	rec_hdr(p, DP_REC_STATS, 0, 72);
 	put64(p + 8, st->samples);
 	put64(p + 16, st->lost);
 	put64(p + 24, st->start_time);
@@ -412,6 +417,8 @@ int dp_write_stats(struct dp_writer *w, const struct dp_stats *st)
 	put64(p + 40, st->wall_ns);
 	put32(p + 48, st->exit_status);
 	put32(p + 52, st->flags);
+	put64(p + 56, records);
+	put64(p + 64, samples);
 	return after_record(w);
 }
 
@@ -474,6 +481,8 @@ int dp_write_raw(struct dp_writer *w, uint32_t domain, const void *raw, size_t l
 	uint8_t *p = scoped ? reserve_in(w, domain, len) : reserve(w, len);
 	if (!p)
 		return w->err;
+	if (type == DP_REC_SAMPLE)
+		w->samples++;
 	memcpy(p, raw, len);
 	return after_record(w);
 }

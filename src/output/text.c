@@ -15,8 +15,9 @@
 
 double report_lost_pct(const struct profile *p)
 {
-	uint64_t all = p->total_samples + p->lost;
-	return all ? 100.0 * (double)p->lost / (double)all : 0.0;
+	/* in doubles: a crafted lost count near 2^64 must not wrap the sum */
+	double all = (double)p->total_samples + (double)p->lost;
+	return all > 0 ? 100.0 * (double)p->lost / all : 0.0;
 }
 
 static const char *lost_names[] = {
@@ -48,8 +49,11 @@ static void header(FILE *f, const struct report_view *v)
 	if (p->matched != p->total_samples || v->filter_desc)
 		fprintf(f, ", %" PRIu64 " shown (filter: %s)", p->matched,
 			v->filter_desc ? v->filter_desc : "-");
-	fprintf(f, "\n# lost samples: %" PRIu64 " (%.4f%%)\n", p->lost, report_lost_pct(p));
-	if (report_lost_pct(p) > REPORT_LOST_WARN_PCT) {
+	if (p->lost == UINT64_MAX) /* no share of a count that is not plausible (see warnings) */
+		fprintf(f, "\n# lost samples: %" PRIu64 " or more (not plausible)\n", p->lost);
+	else
+		fprintf(f, "\n# lost samples: %" PRIu64 " (%.4f%%)\n", p->lost, report_lost_pct(p));
+	if (p->lost != UINT64_MAX && report_lost_pct(p) > REPORT_LOST_WARN_PCT) {
 		fprintf(f, "# WARNING: %" PRIu64 " samples were lost (%.2f%%):", p->lost,
 			report_lost_pct(p));
 		const char *sep = " ";

@@ -17,6 +17,7 @@ check_file() { # FILE
 	"$DOMPROF" info "$1" >"$1.info" || fail "info failed on $1"
 	"$DOMPROF" dump "$1" >"$1.dump" || fail "dump failed on $1"
 	grep -q 'damage: *none' "$1.info" || fail "damage in $1: $(grep -A3 damage "$1.info")"
+	grep -q '^complete: *yes' "$1.info" || fail "$1 is not complete: $(grep complete: "$1.info")"
 	local n
 	n=$(grep -c ' SAMPLE ' "$1.dump" || true)
 	[ "$n" -gt 100 ] || fail "only $n samples in $1"

@@ -5,7 +5,9 @@
  * and maximal call chains, long paths); the domain-switch state machine
  * for every transition; a small file cut at every byte and with bits
  * flipped everywhere reads a prefix or reports damage and never crashes
- * (this binary runs under ASan/UBSan).
+ * (this binary runs under ASan/UBSan); chunks removed, repeated, swapped
+ * or cut at the end are reported (format 1.1), STATS totals are checked,
+ * and a 1.0 file reads as it always did.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -447,6 +449,299 @@ static void record_check(void)
 	CHECK(!dp_record_check(r, 16));
 }
 
+/* ---- chunk sequence and completeness (format 1.1) ---- */
+
+/* The chunks of a file as written: offsets and lengths (header + padded payload). */
+struct chunks {
+	size_t hdr, n;
+	size_t off[64], len[64];
+};
+
+static void split_chunks(const uint8_t *b, size_t len, struct chunks *c)
+{
+	c->hdr = align8(get32(b + 16));
+	c->n = 0;
+	for (size_t o = c->hdr; o + DP_CHUNK_HDR <= len && c->n < 64; c->n++) {
+		c->off[c->n] = o;
+		c->len[c->n] = DP_CHUNK_HDR + align8(get32(b + o + 8));
+		o += c->len[c->n];
+	}
+}
+
+/* A new file: the header, then the chunks idx[0..n) in that order. */
+static uint8_t *rebuild(const uint8_t *b, const struct chunks *c, const int *idx, size_t n,
+			size_t *outlen)
+{
+	size_t len = c->hdr;
+	for (size_t i = 0; i < n; i++)
+		len += c->len[idx[i]];
+	uint8_t *o = xmalloc(len);
+	memcpy(o, b, c->hdr);
+	size_t at = c->hdr;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(o + at, b + c->off[idx[i]], c->len[idx[i]]);
+		at += c->len[idx[i]];
+	}
+	*outlen = len;
+	return o;
+}
+
+struct readout {
+	size_t samples, ndamage;
+	char damage[4096];       /* every damage line, '\n'-separated */
+	bool incomplete;
+	bool stats_totals;
+};
+
+static void read_out(const uint8_t *b, size_t len, struct readout *o)
+{
+	memset(o, 0, sizeof(*o));
+	int err;
+	struct dp_reader *r = dp_reader_open_mem(b, len, &err, NULL, 0);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	struct dp_record rec;
+	while (dp_reader_next(r, &rec) > 0) {
+		o->samples += rec.type == DP_REC_SAMPLE;
+		if (rec.type == DP_REC_STATS)
+			o->stats_totals = rec.u.stats.has_totals;
+	}
+	const struct dp_damage *d;
+	o->ndamage = dp_reader_damage(r, &d);
+	size_t at = 0;
+	for (size_t i = 0; i < o->ndamage && at < sizeof(o->damage); i++)
+		at += (size_t)snprintf(o->damage + at, sizeof(o->damage) - at, "%s\n", d[i].what);
+	o->incomplete = dp_reader_incomplete(r) != NULL;
+	dp_reader_free(r);
+}
+
+/* 40 samples in small uncompressed chunks; STATS alone in the last one
+ * (as a recorder's end: its last chunk is flushed by time, then STATS).
+ * stats_raw: write a 56-byte STATS of format 1.0 instead. */
+static uint8_t *seq_file(size_t *len, bool with_stats, bool stats_raw)
+{
+	char *path = tmpfile_path("seq.data");
+	struct dp_writer *w = open_writer(path, 160, 0);
+	for (int i = 0; i < 40; i++) {
+		struct dp_sample s = { .ip = (uint64_t)i, .pid = 7 };
+		CHECK(dp_write_sample(w, (uint32_t)(i % 3 == 0), &s) == 0);
+	}
+	CHECK(dp_writer_flush(w) == 0);
+	if (with_stats && stats_raw) {
+		uint8_t st[56] = { 0 };
+		put16(st, DP_REC_STATS);
+		put32(st + 4, 56);
+		put64(st + 8, 40);
+		CHECK(dp_write_raw(w, 0, st, sizeof(st)) == 0);
+	} else if (with_stats) {
+		struct dp_stats st = { .samples = 40, .records = 12345 /* ignored */ };
+		CHECK(dp_write_stats(w, &st) == 0);
+	}
+	CHECK(dp_writer_finish(w) == 0);
+	uint8_t *b = slurp(path, len);
+	unlink(path);
+	free(path);
+	return b;
+}
+
+static void sequence(void)
+{
+	size_t len, n2;
+	uint8_t *b = seq_file(&len, true, false);
+	struct chunks c;
+	split_chunks(b, len, &c);
+	CHECK(c.n >= 10);
+	CHECK_EQ_U64(get16(b + 10), 1);   /* written as format 1.1 */
+	struct readout o;
+	char want[160];
+
+	/* intact: no damage, complete, STATS totals present and matching */
+	read_out(b, len, &o);
+	CHECK(o.samples == 40 && o.ndamage == 0 && !o.incomplete && o.stats_totals);
+
+	/* one chunk removed from the middle */
+	int idx[70];
+	size_t n = 0;
+	for (size_t i = 0; i < c.n; i++)
+		if (i != 4)
+			idx[n++] = (int)i;
+	uint8_t *x = rebuild(b, &c, idx, n, &n2);
+	read_out(x, n2, &o);
+	snprintf(want, sizeof(want), "chunk 4 missing at offset %zu\n", c.off[4]);
+	CHECK(o.samples < 40 && !o.incomplete);
+	CHECK(strstr(o.damage, want) != NULL);
+	CHECK(strstr(o.damage, "STATS counts") != NULL);   /* totals do not match */
+	if (!strstr(o.damage, want))
+		fprintf(stderr, "damage was:\n%s", o.damage);
+	free(x);
+
+	/* two in a row */
+	n = 0;
+	for (size_t i = 0; i < c.n; i++)
+		if (i != 2 && i != 3)
+			idx[n++] = (int)i;
+	x = rebuild(b, &c, idx, n, &n2);
+	read_out(x, n2, &o);
+	snprintf(want, sizeof(want), "chunks 2..3 missing at offset %zu\n", c.off[2]);
+	CHECK(strstr(o.damage, want) != NULL);
+	free(x);
+
+	/* the first chunk removed */
+	n = 0;
+	for (size_t i = 1; i < c.n; i++)
+		idx[n++] = (int)i;
+	x = rebuild(b, &c, idx, n, &n2);
+	read_out(x, n2, &o);
+	snprintf(want, sizeof(want), "chunk 0 missing at offset %zu\n", c.off[0]);
+	CHECK(strstr(o.damage, want) != NULL);
+	free(x);
+
+	/* a chunk duplicated: read once, the copy skipped and reported */
+	n = 0;
+	for (size_t i = 0; i < c.n; i++) {
+		idx[n++] = (int)i;
+		if (i == 5)
+			idx[n++] = (int)i;
+	}
+	x = rebuild(b, &c, idx, n, &n2);
+	read_out(x, n2, &o);
+	snprintf(want, sizeof(want), "chunk 5 repeated at offset %zu; skipped\n", c.off[6]);
+	CHECK_EQ_U64(o.samples, 40);
+	CHECK(o.ndamage == 1 && strstr(o.damage, want) != NULL);
+	free(x);
+
+	/* two chunks swapped: all read, the late one reported, no gap */
+	n = 0;
+	for (size_t i = 0; i < c.n; i++)
+		idx[n++] = (int)(i == 3 ? 4 : i == 4 ? 3 : i);
+	x = rebuild(b, &c, idx, n, &n2);
+	read_out(x, n2, &o);
+	CHECK_EQ_U64(o.samples, 40);
+	CHECK(o.ndamage == 1 && strstr(o.damage, "chunk 3 out of order at offset") != NULL);
+	CHECK(!strstr(o.damage, "missing"));
+	free(x);
+
+	/* the last chunk, holding STATS, cut (a recorder killed): no damage
+	 * anyone can see in the bytes, but the recording is incomplete */
+	n = 0;
+	for (size_t i = 0; i + 1 < c.n; i++)
+		idx[n++] = (int)i;
+	x = rebuild(b, &c, idx, n, &n2);
+	read_out(x, n2, &o);
+	CHECK(o.samples == 40 && o.ndamage == 0 && o.incomplete);
+	free(x);
+
+	/* A rewind, even after a partial pass, reports each gap once. */
+	n = 0;
+	for (size_t i = 0; i < c.n; i++)
+		if (i != 6)
+			idx[n++] = (int)i;
+	x = rebuild(b, &c, idx, n, &n2);
+	int err;
+	struct dp_reader *r = dp_reader_open_mem(x, n2, &err, NULL, 0);
+	struct dp_record rec;
+	for (int i = 0; i < 5; i++)
+		dp_reader_next(r, &rec);
+	CHECK(dp_reader_incomplete(r) == NULL);   /* not known before the end */
+	for (int pass = 0; pass < 2; pass++) {
+		dp_reader_rewind(r);
+		while (dp_reader_next(r, &rec) > 0)
+			;
+	}
+	const struct dp_damage *d;
+	size_t nd = dp_reader_damage(r, &d), gaps = 0;
+	for (size_t i = 0; i < nd; i++)
+		gaps += strstr(d[i].what, "chunk 6 missing") != NULL;
+	CHECK_EQ_U64(gaps, 1);
+	CHECK(dp_reader_incomplete(r) == NULL);
+	dp_reader_free(r);
+	free(x);
+	free(b);
+
+	/* Written without STATS at all: incomplete, not damaged. */
+	b = seq_file(&len, false, false);
+	read_out(b, len, &o);
+	CHECK(o.samples == 40 && o.ndamage == 0 && o.incomplete);
+	free(b);
+}
+
+/* STATS whose totals disagree with the records before it. */
+static void stats_totals(void)
+{
+	char *path = tmpfile_path("tot.data");
+	struct dp_writer *w = open_writer(path, 0, 1);
+	for (int i = 0; i < 10; i++) {
+		struct dp_sample s = { .ip = (uint64_t)i };
+		CHECK(dp_write_sample(w, 0, &s) == 0);
+	}
+	/* a STATS record copied from elsewhere: 11 records, 11 samples */
+	uint8_t st[72] = { 0 };
+	put16(st, DP_REC_STATS);
+	put32(st + 4, 72);
+	put64(st + 56, 11);
+	put64(st + 64, 11);
+	CHECK(dp_write_raw(w, 0, st, sizeof(st)) == 0);
+	CHECK(dp_writer_finish(w) == 0);
+	size_t len;
+	uint8_t *b = slurp(path, &len);
+	struct readout o;
+	read_out(b, len, &o);
+	CHECK(o.samples == 10 && o.ndamage == 1 && !o.incomplete);
+	CHECK(strstr(o.damage, "STATS counts 11 records (11 samples), 10 (10) read") != NULL);
+	free(b);
+
+	/* the writer's own STATS always agrees, whatever the caller says */
+	w = open_writer(path, 0, 1);
+	for (int i = 0; i < 10; i++) {
+		struct dp_sample s = { .ip = (uint64_t)i };
+		CHECK(dp_write_sample(w, 5, &s) == 0);  /* and a DOMAIN_SWITCH */
+	}
+	struct dp_stats sts = { .samples = 99, .records = 1, .sample_records = 2 };
+	CHECK(dp_write_stats(w, &sts) == 0);
+	CHECK(dp_writer_finish(w) == 0);
+	b = slurp(path, &len);
+	read_out(b, len, &o);
+	CHECK(o.samples == 10 && o.ndamage == 0 && o.stats_totals);
+	free(b);
+	unlink(path);
+	free(path);
+}
+
+/* A file of format 1.0 (STATS of 56 bytes, no sequence check) still reads
+ * without false damage; its chunk seq is not trusted (a duplicate is read
+ * as before, twice). */
+static void old_minor0(void)
+{
+	size_t len, n2;
+	uint8_t *b = seq_file(&len, true, true);
+	put16(b + 10, 0);                  /* minor 0 (not covered by the header CRC) */
+	struct chunks c;
+	split_chunks(b, len, &c);
+	struct readout o;
+	read_out(b, len, &o);
+	CHECK(o.samples == 40 && o.ndamage == 0 && !o.incomplete && !o.stats_totals);
+	/* every seq zero, as a writer that never filled it would leave it */
+	for (size_t i = 0; i < c.n; i++) {
+		put32(b + c.off[i] + 24, 0);
+		put32(b + c.off[i] + 28, crc32c(0, b + c.off[i], 28));
+	}
+	read_out(b, len, &o);
+	CHECK(o.samples == 40 && o.ndamage == 0 && !o.incomplete);
+	int idx[70];
+	size_t n = 0;
+	for (size_t i = 0; i < c.n; i++) {
+		idx[n++] = (int)i;
+		if (i == 2)
+			idx[n++] = (int)i;
+	}
+	uint8_t *x = rebuild(b, &c, idx, n, &n2);
+	read_out(x, n2, &o);
+	CHECK(o.samples > 40 && o.ndamage == 0);
+	free(x);
+	free(b);
+}
+
 static void crc(void)
 {
 	CHECK_EQ_U64(crc32c(0, "123456789", 9), 0xe3069283);
@@ -488,6 +783,9 @@ int main(void)
 	unknown_and_meta();
 	cuts_and_flips(0);
 	cuts_and_flips(1);
+	sequence();
+	stats_totals();
+	old_minor0();
 	enospc();
 	rmdir(tmpdir);
 	return unit_done();

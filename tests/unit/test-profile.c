@@ -6,7 +6,8 @@
  * recursion), adversarial ips (0 and ~0), a LOST record. Checks exact
  * self/total counts, call-graph edges (a pair repeated in one stack counts
  * once), root-first unique stacks, domains kept apart, the filters, the
- * sort keys, and the threshold.
+ * sort keys, and the threshold; hostile LOST counts saturate, and a file
+ * without STATS is warned about once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "analysis/profile.h"
+#include "output/report.h"
 #include "unit.h"
 
 #define K(off) (0xffffffff81000000ull + (off))
@@ -285,11 +287,59 @@ static void test_filters(void)
 	CHECK(!p && err < 0);
 }
 
+static size_t count_warnings(const struct profile *p, const char *what)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->nwarnings; i++)
+		n += strstr(p->warnings[i], what) != NULL;
+	return n;
+}
+
+/* Counts from the file are hostile: LOST counts of 2^63 saturate the
+ * totals instead of wrapping to a small number, and say so; a file
+ * without its STATS record gets one "incomplete" warning, among the
+ * warnings about the file itself. */
+static void test_hostile_counts(void)
+{
+	char hpath[] = "/tmp/test-profile-lost-XXXXXX";
+	int fd = mkstemp(hpath);
+	CHECK(fd >= 0);
+	struct dp_header h;
+	dp_header_fill_local(&h, 0, NULL);
+	int err = 0;
+	struct dp_writer *w = dp_writer_new(fd, &h, NULL, &err);
+	CHECK(w != NULL);
+	for (int i = 0; i < 10; i++)
+		sample(w, 0, 100, DP_MODE_USER, 0x1000, NULL, 0);
+	struct dp_lost big = { .count = 1ull << 63, .source = DP_LOST_AGENT, .where = 1 };
+	struct dp_lost small = { .count = 5, .source = DP_LOST_RING };
+	CHECK(dp_write_lost(w, &big) == 0);
+	CHECK(dp_write_lost(w, &big) == 0);   /* 2^64: wraps to 0 unless saturated */
+	CHECK(dp_write_lost(w, &small) == 0);
+	CHECK(dp_writer_finish(w) == 0);      /* no STATS: incomplete */
+	char msg[256];
+	struct profile *p = profile_load(hpath, NULL, NULL, &err, msg, sizeof(msg));
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ_U64(p->lost, UINT64_MAX);
+		CHECK_EQ_U64(p->lost_by_source[DP_LOST_AGENT], UINT64_MAX);
+		CHECK_EQ_U64(p->lost_by_source[DP_LOST_RING], 5);
+		CHECK_EQ_U64(p->total_samples, 10);
+		CHECK(report_lost_pct(p) >= 0.0 && report_lost_pct(p) <= 100.0);
+		CHECK_EQ_U64(count_warnings(p, "add up past 2^64"), 1);
+		CHECK_EQ_U64(count_warnings(p, "recording incomplete"), 1);
+		CHECK(p->nfile_warnings >= 2 && p->nfile_warnings <= p->nwarnings);
+		profile_free(p);
+	}
+	unlink(hpath);
+}
+
 int main(void)
 {
 	write_file();
 	test_all();
 	test_filters();
+	test_hostile_counts();
 	unlink(path);
 	return unit_done();
 }
