@@ -248,6 +248,23 @@ fail:
 	return NULL;
 }
 
+int perf_source_probe_user(const struct ev_spec *ev)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = ev->type;
+	a.config = ev->config;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.disabled = 1;
+	int fd = sys_perf_event_open(&a, 0, -1);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
 void perf_source_free(struct perf_source *ps)
 {
 	if (!ps)
