@@ -698,6 +698,9 @@ int cmd_record(int argc, char **argv)
 	r->output = "domprof.data";
 	r->of.fd = -1;
 	keep_std_fds();
+	/* First: even a start-up message to a closed stderr pipe must not
+	 * kill us, and a Ctrl-C during start-up still finishes the file. */
+	install_signals();
 	int ret = parse_args(r, argc, argv);
 	if (ret) {
 		free(r->domains);
@@ -727,7 +730,6 @@ int cmd_record(int argc, char **argv)
 		}
 	r->pid_gone = xcalloc(r->npids ? r->npids : 1, sizeof(bool));
 	r->sb = sideband_new();
-	install_signals();
 
 	if (open_output(r) < 0) {
 		free_all(r);

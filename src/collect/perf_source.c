@@ -574,7 +574,7 @@ int perf_source_drain(struct perf_source *ps, bool final, perf_item_fn fn, void 
 		if (t > maxt)
 			maxt = t;
 	}
-	if (ps->nrings > 1)
+	if (ps->nrings > 1 && ps->nq > 1) /* q is NULL until the first record */
 		qsort(ps->q, ps->nq, sizeof(*ps->q), cmp_qent);
 	uint64_t limit = final ? UINT64_MAX : ps->limit;
 	size_t i = 0;
