@@ -58,19 +58,24 @@ const char usage_record[] =
 	"  -F, --freq HZ       samples per second per CPU (default 1000)\n"
 	"  -c, --count PERIOD  one sample every PERIOD events instead of -F\n"
 	"  -g, --call-graph    record frame-pointer call chains (kernel and user)\n"
-	"  -m, --mmap-pages N  ring buffer data pages per CPU, a power of two (default 256)\n"
+	"  -m, --mmap-pages N  ring buffer data pages per CPU, a power of two up to 1048576\n"
+	"                      (default 256)\n"
 	"guests:\n"
 	"  --domain NAME=gdb:HOST:PORT[,kallsyms=F|sysmap=F|vmlinux=F][,kaslr=auto|OFF]\n"
 	"  --domain NAME=agent:ADDRESS\n"
-	"                      also sample this VM as domain NAME (repeatable)\n"
+	"                      also sample this VM as domain NAME (repeatable; each NAME\n"
+	"                      once, not 'host')\n"
 	"  --allow-remote-stub allow a gdb stub that is not on this machine\n"
 	"output:\n"
 	"  -o, --output FILE   output file (default domprof.data); an existing file is\n"
-	"                      renamed to FILE.old\n"
+	"                      renamed to FILE.old; a symlink is followed; FILE appears\n"
+	"                      only once recording started; a FILE another recorder is\n"
+	"                      writing is refused\n"
 	"  -f, --force         overwrite FILE instead of keeping FILE.old\n"
 	"\n"
-	"Ctrl-C or SIGTERM stops recording and finishes the file. At the end one line\n"
-	"reports samples written, samples lost, bytes and duration.\n";
+	"Ctrl-C, SIGTERM, SIGHUP or SIGPIPE stops recording and finishes the file (a\n"
+	"command still running gets SIGTERM). At the end one line reports samples\n"
+	"written, samples lost, bytes and duration.\n";
 
 #define MAX_EVENTS 16
 #define MAX_CPUS 4096
