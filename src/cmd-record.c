@@ -683,6 +683,40 @@ static void install_signals(void)
 	sigaction(SIGCHLD, &sa, NULL);
 }
 
+/*
+ * DOMPROF_READY_FD=N (set by `domprof agent` for its own recorder): one
+ * byte is written on N once sampling runs. The agent used to guess that
+ * from the file's growth, which the temporary output file (renamed into
+ * place only after start-up) no longer shows early. Only a pipe is
+ * accepted, so a stray variable cannot make us write into another file;
+ * it is taken out of the environment and closed on exec, so a profiled
+ * command never sees it. Returns the fd or -1.
+ */
+static int take_ready_fd(void)
+{
+	const char *v = getenv("DOMPROF_READY_FD");
+	if (!v)
+		return -1;
+	char *end;
+	long fd = strtol(v, &end, 10);
+	unsetenv("DOMPROF_READY_FD");
+	struct stat st;
+	if (*end || end == v || fd < 3 || fd > 65535 || fstat((int)fd, &st) < 0 || !S_ISFIFO(st.st_mode))
+		return -1;
+	fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+	return (int)fd;
+}
+
+static void signal_ready(int fd)
+{
+	if (fd < 0)
+		return;
+	if (write(fd, "r", 1) < 0) {
+		/* the agent gave up waiting: nothing to tell */
+	}
+	close(fd);
+}
+
 /* With fd 0-2 closed (`2>&-`), the output file, a perf fd or an agent
  * socket would get number 2 and receive our messages: hold them on
  * /dev/null instead. */
@@ -706,6 +740,7 @@ int cmd_record(int argc, char **argv)
 	/* First: even a start-up message to a closed stderr pipe must not
 	 * kill us, and a Ctrl-C during start-up still finishes the file. */
 	install_signals();
+	int ready_fd = take_ready_fd();
 	int ret = parse_args(r, argc, argv);
 	if (ret) {
 		free(r->domains);
@@ -843,6 +878,7 @@ int cmd_record(int argc, char **argv)
 			goto fail_start;
 		}
 	}
+	signal_ready(ready_fd);
 
 	/* The collector loop. */
 	uint64_t deadline = r->duration > 0 ? t_start + (uint64_t)(r->duration * 1e9) : 0;
