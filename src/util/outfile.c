@@ -155,7 +155,11 @@ int outfile_open(struct outfile *of, const char *path, unsigned flags)
 		return fail(of, OUTFILE_ST_CREATE, -errno);
 	}
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	if (fcntl(of->fd, F_SETLK, &fl) < 0 || fstat(of->fd, &st) < 0) {
+	if (fcntl(of->fd, F_SETLK, &fl) < 0) {
+		/* A file system without locks (some network ones): write
+		 * unlocked rather than not at all. */
+	}
+	if (fstat(of->fd, &st) < 0) {
 		r = -errno;
 		outfile_discard(of);
 		return fail(of, OUTFILE_ST_CREATE, r);

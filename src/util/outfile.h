@@ -23,6 +23,7 @@
  *    a second recorder never moves a live recording aside. The commit
  *    takes the lock of the old FILE before renaming it, so two commits
  *    onto one FILE are ordered and the later one sees the other's lock.
+ *    On a file system without locks the file is written unlocked.
  *    (POSIX locks are per process: any close() of a descriptor of the
  *    file in this process releases it, so the writer's copy of the
  *    descriptor is closed only when the file is finished.)
