@@ -21,7 +21,7 @@ command -v setsid >/dev/null || { echo "setsid not installed"; exit 77; }
 [ -x "$WL/threefuncs" ] || { echo "workloads not built (make workloads)"; exit 77; }
 [ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ] || { echo "needs root or perf_event_paranoid <= 0 (-p)"; exit 77; }
 pids=()
-cleanup() { kill "${pids[@]}" 2>/dev/null; pkill -f "$WL/threefuncs 997" 2>/dev/null; true; }
+cleanup() { kill "${pids[@]}" 2>/dev/null; true; }
 trap cleanup EXIT
 
 finished() { # FILE: STATS present, no damage, STATS counts the SAMPLE records
@@ -64,13 +64,17 @@ rec=$!; pids+=($rec)
 for _ in $(seq 100); do [ -e "$OUT/hup.data" ] && break; sleep 0.1; done
 [ -e "$OUT/hup.data" ] || { fail "the recording did not start: $(cat "$OUT/hup.err")"; exit 1; }
 [ "$(cat /proc/$rec/comm 2>/dev/null)" = domprof ] || { fail "setsid forked: pid $rec is not the recorder"; exit 1; }
+wl=$(pgrep -P $rec | head -n 1)
+[ -n "$wl" ] || { fail "no workload under the recorder"; exit 1; }
+pids+=($wl)
+running() { grep -q threefuncs /proc/$wl/cmdline 2>/dev/null && ! grep -q '^State:.*Z' /proc/$wl/status 2>/dev/null; }
 sleep 1
 kill -HUP $rec
 rc=0; wait $rec || rc=$?
 cat "$OUT/hup.err"
 [ $rc -eq 0 ] || fail "record exited $rc after SIGHUP"
-for _ in $(seq 50); do pgrep -f "$WL/threefuncs 997" >/dev/null || break; sleep 0.1; done
-pgrep -f "$WL/threefuncs 997" >/dev/null && fail "the workload is still running after the recorder's SIGHUP"
+for _ in $(seq 50); do running || break; sleep 0.1; done
+running && fail "the workload (pid $wl) is still running after the recorder's SIGHUP"
 grep -Eq '^domprof record: [0-9]+ samples written, .*; command killed by signal 15 .*\(hangup\)$' "$OUT/hup.err" \
 	|| fail "summary line after SIGHUP"
 finished "$OUT/hup.data"
