@@ -20,8 +20,11 @@
  *    use it are rewritten with the new id;
  *  - LOST records are copied (where = a domain id is remapped), one STATS
  *    sums samples and lost of all inputs.
- * The output is written to OUT.tmp-PID and renamed into place at the
- * end, so an input may be the output and a failure leaves OUT untouched.
+ * The output follows the rule of util/outfile.h (as `record -o` does):
+ * written to OUT.tmp-PID and renamed into place at the end, so an input
+ * may be the output and a failure leaves OUT untouched; a symlink OUT is
+ * followed, OUT.old kept unless -f, a non-regular OUT refused, and an OUT
+ * a recorder is still writing is refused.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,11 +33,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "format/format.h"
+#include "util/outfile.h"
 #include "util/sat.h"
 #include "util/xalloc.h"
 
@@ -413,20 +416,21 @@ int cmd_merge(int argc, char **argv)
 	struct dp_header hdr = *dp_reader_header(in[0].r);
 	hdr.cmdline = local.cmdline;
 
-	char tmp[4096];
-	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", out, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		fprintf(stderr, "domprof merge: cannot create '%s': %s\n", tmp, strerror(errno));
+	struct outfile of;
+	char msg[PATH_MAX * 2 + 256];
+	int oerr = outfile_open(&of, out, force ? OUTFILE_FORCE : 0);
+	if (oerr < 0) {
+		fprintf(stderr, "domprof merge: %s\n", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
 		free(evs);
 		goto done;
 	}
-	int werr = 0;
+	int werr = 0, wfd = fcntl(of.fd, F_DUPFD_CLOEXEC, 3);
 	struct dp_writer_opts wo = { .zstd_level = 3 };
-	struct dp_writer *w = dp_writer_new(fd, &hdr, &wo, &werr);
+	struct dp_writer *w = wfd < 0 ? NULL : dp_writer_new(wfd, &hdr, &wo, &werr);
 	if (!w) {
-		fprintf(stderr, "domprof merge: cannot write '%s': %s\n", tmp, strerror(-werr));
-		unlink(tmp);
+		fprintf(stderr, "domprof merge: cannot write '%s': %s\n", of.tmp,
+			strerror(wfd < 0 ? errno : -werr));
+		outfile_discard(&of);
 		free(evs);
 		goto done;
 	}
@@ -497,34 +501,16 @@ int cmd_merge(int argc, char **argv)
 	if (!ret)
 		ret = fret;
 	if (ret) {
-		fprintf(stderr, "domprof merge: writing '%s' failed: %s\n", tmp, strerror(-ret));
-		unlink(tmp);
+		fprintf(stderr, "domprof merge: writing '%s' failed: %s\n", of.tmp, strerror(-ret));
+		outfile_discard(&of);
 		goto done;
 	}
-
-	struct stat sb;
-	char old[4100];
-	bool exists = stat(out, &sb) == 0;
-	if (exists && !S_ISREG(sb.st_mode)) {
-		/* The result is renamed into place: that would replace a
-		 * device or fifo (`-o /dev/null`) by a regular file. */
-		fprintf(stderr, "domprof merge: '%s' exists and is not a regular file\n", out);
-		unlink(tmp);
+	if ((oerr = outfile_commit(&of)) < 0) {
+		fprintf(stderr, "domprof merge: %s\n", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
+		outfile_discard(&of);
 		goto done;
 	}
-	if (!force && exists) {
-		snprintf(old, sizeof(old), "%s.old", out);
-		if (rename(out, old) < 0) {
-			fprintf(stderr, "domprof merge: cannot move '%s' to '%s': %s\n", out, old, strerror(errno));
-			unlink(tmp);
-			goto done;
-		}
-	}
-	if (rename(tmp, out) < 0) {
-		fprintf(stderr, "domprof merge: cannot create '%s': %s\n", out, strerror(errno));
-		unlink(tmp);
-		goto done;
-	}
+	outfile_release(&of);
 	for (size_t k = 0; k < nin; k++)
 		warn_damage(&in[k]);
 	if (!quiet) {

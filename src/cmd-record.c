@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,6 +35,7 @@
 #include "collect/sideband.h"
 #include "commands.h"
 #include "format/format.h"
+#include "util/outfile.h"
 #include "util/xalloc.h"
 
 const char usage_record[] =
@@ -56,22 +58,29 @@ const char usage_record[] =
 	"  -F, --freq HZ       samples per second per CPU (default 1000)\n"
 	"  -c, --count PERIOD  one sample every PERIOD events instead of -F\n"
 	"  -g, --call-graph    record frame-pointer call chains (kernel and user)\n"
-	"  -m, --mmap-pages N  ring buffer data pages per CPU, a power of two (default 256)\n"
+	"  -m, --mmap-pages N  ring buffer data pages per CPU, a power of two up to 1048576\n"
+	"                      (default 256)\n"
 	"guests:\n"
 	"  --domain NAME=gdb:HOST:PORT[,kallsyms=F|sysmap=F|vmlinux=F][,kaslr=auto|OFF]\n"
 	"  --domain NAME=agent:ADDRESS\n"
-	"                      also sample this VM as domain NAME (repeatable)\n"
+	"                      also sample this VM as domain NAME (repeatable; each NAME\n"
+	"                      once, not 'host')\n"
 	"  --allow-remote-stub allow a gdb stub that is not on this machine\n"
 	"output:\n"
 	"  -o, --output FILE   output file (default domprof.data); an existing file is\n"
-	"                      renamed to FILE.old\n"
+	"                      renamed to FILE.old; a symlink is followed; FILE appears\n"
+	"                      only once recording started; a FILE another recorder is\n"
+	"                      writing is refused\n"
 	"  -f, --force         overwrite FILE instead of keeping FILE.old\n"
 	"\n"
-	"Ctrl-C or SIGTERM stops recording and finishes the file. At the end one line\n"
-	"reports samples written, samples lost, bytes and duration.\n";
+	"Ctrl-C, SIGTERM, SIGHUP or SIGPIPE stops recording and finishes the file (a\n"
+	"command still running gets SIGTERM). At the end one line reports samples\n"
+	"written, samples lost, bytes and duration.\n";
 
 #define MAX_EVENTS 16
 #define MAX_CPUS 4096
+#define MAX_RING_PAGES (1ul << 20)      /* 4 GiB per CPU with 4 KiB pages */
+#define MAX_FREQ ((uint64_t)UINT32_MAX) /* perf's sample_freq is a u64, but no clock ticks faster */
 
 static volatile sig_atomic_t g_stop_sig;
 
@@ -104,10 +113,7 @@ struct rec {
 	pid_t *pids;
 	size_t npids;
 	bool *pid_gone;
-	int fd;
-	bool moved_old;
-	bool output_regular;    /* output was absent or a regular file */
-	char old_path[4096];
+	struct outfile of;      /* the output (util/outfile.h): temp file until committed */
 	struct perf_source *ps;
 	struct sideband *sb;
 	struct dp_writer *w;
@@ -201,45 +207,29 @@ static bool pid_alive(pid_t pid)
 	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
 }
 
-/* Undo the output file when recording never started. */
+/* Undo the output file when recording never started: nothing is left
+ * behind, a FILE.old moved aside is put back, a device is left alone. */
 static void discard_output(struct rec *r)
 {
 	if (r->w) {
 		dp_writer_free(r->w);
 		r->w = NULL;
-	} else if (r->fd >= 0) {
-		close(r->fd);
 	}
-	r->fd = -1;
-	/* Only a file this run created or truncated is removed: never a
-	 * device or fifo given as output (`-o /dev/null`). */
-	if (r->output_regular)
-		unlink(r->output);
-	if (r->moved_old)
-		rename(r->old_path, r->output);
+	outfile_discard(&r->of);
+}
+
+static void report_outfile(const struct rec *r, int err)
+{
+	char msg[PATH_MAX * 2 + 256];
+	fprintf(stderr, "domprof record: %s\n", outfile_strerror(&r->of, r->output, err, msg, sizeof(msg)));
 }
 
 static int open_output(struct rec *r)
 {
-	struct stat st;
-	r->fd = -1;
-	bool exists = stat(r->output, &st) == 0;
-	r->output_regular = !exists || S_ISREG(st.st_mode);
-	if (!r->force && exists && S_ISREG(st.st_mode)) {
-		snprintf(r->old_path, sizeof(r->old_path), "%s.old", r->output);
-		if (rename(r->output, r->old_path) < 0) {
-			fprintf(stderr, "domprof record: cannot move '%s' to '%s': %s\n",
-				r->output, r->old_path, strerror(errno));
-			return -1;
-		}
-		r->moved_old = true;
-	}
-	r->fd = open(r->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (r->fd < 0) {
-		fprintf(stderr, "domprof record: cannot create output '%s': %s\n", r->output,
-			strerror(errno));
-		if (r->moved_old)
-			rename(r->old_path, r->output);
+	int flags = OUTFILE_IN_PLACE | (r->force ? OUTFILE_FORCE : 0);
+	int err = outfile_open(&r->of, r->output, (unsigned)flags);
+	if (err < 0) {
+		report_outfile(r, err);
 		return -1;
 	}
 	return 0;
@@ -250,16 +240,35 @@ static void report_open_error(const struct rec *r, const struct perf_source_erro
 {
 	const char *ev = r->ev[e->event].name;
 	int err = -e->err;
-	if (err == EACCES || err == EPERM) {
+	if (!strcmp(e->what, "mmap") && (err == EPERM || err == ENOMEM)) {
+		/* The ring is locked memory: beyond perf_event_mlock_kb per
+		 * CPU it is charged to RLIMIT_MEMLOCK, and refused past both
+		 * (EPERM) unless CAP_IPC_LOCK. Not a paranoid matter. */
+		struct rlimit rl;
+		char lim[32] = "unlimited";
+		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			snprintf(lim, sizeof(lim), "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
+		long kb = read_sysctl("/proc/sys/kernel/perf_event_mlock_kb", -1);
+		size_t ring_kb = r->ring_pages * (size_t)sysconf(_SC_PAGESIZE) / 1024;
+		fprintf(stderr,
+			"domprof record: cannot map the ring buffer of CPU %d (-m %zu = %zu KiB per CPU): %s; "
+			"it is over the locked-memory limit (kernel.perf_event_mlock_kb is %ld per CPU, "
+			"ulimit -l is %s): use a smaller -m, raise a limit, or run with CAP_IPC_LOCK\n",
+			e->cpu, r->ring_pages, ring_kb, strerror(err), kb, lim);
+	} else if (err == EACCES || err == EPERM) {
 		long p = read_sysctl("/proc/sys/kernel/perf_event_paranoid", 99);
-		/* paranoid 2 still allows user-space sampling of one's own
-		 * processes: say so when that would have worked. */
-		bool user_only_ok = p <= 2 && !r->all && !r->ev[e->event].exclude_kernel;
+		/* User-space sampling of one's own processes may still be
+		 * allowed: ask the kernel rather than guess from the number
+		 * (3 means "nothing" on some kernels, the same as 2 on others). */
+		bool user_only_ok = !r->all && !r->ev[e->event].exclude_kernel &&
+				    perf_source_probe_user(&r->ev[e->event]) == 0;
+		char uev[64];
+		snprintf(uev, sizeof(uev), "%.*s:u", (int)strcspn(ev, ":"), ev);
 		fprintf(stderr,
 			"domprof record: not permitted to open event '%s' (%s): kernel.perf_event_paranoid is %ld; "
-			"set it to -1 (sysctl -w kernel.perf_event_paranoid=-1) or run with CAP_PERFMON%s%s%s\n",
+			"set it to -1 (sysctl -w kernel.perf_event_paranoid=-1) or run with CAP_PERFMON%s%s\n",
 			ev, strerror(err), p, user_only_ok ? ", or sample user space only with -e " : "",
-			user_only_ok ? ev : "", user_only_ok ? ":u" : "");
+			user_only_ok ? uev : "");
 	} else if (r->ev[e->event].hardware && (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)) {
 		fprintf(stderr,
 			"domprof record: event '%s' is not supported: this machine has no hardware PMU event "
@@ -300,9 +309,15 @@ static int on_item(void *ctx, const struct perf_item *it)
 
 static int add_events(struct rec *r, const char *arg)
 {
-	char *copy = xstrdup(arg), *save = NULL;
+	char *copy = xstrdup(arg), *rest = copy;
 	int ret = 0;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+	/* strsep, not strtok: an empty item ("-e ''", "-e a,,b") is an
+	 * error, not something to skip silently. */
+	for (char *t; !ret && (t = strsep(&rest, ",")) != NULL;) {
+		if (!*t) {
+			ret = usage_error("record", "empty event name in -e '%s'", arg);
+			break;
+		}
 		if (r->nev >= MAX_EVENTS) {
 			ret = usage_error("record", "too many events (at most %d)", MAX_EVENTS);
 			break;
@@ -343,6 +358,36 @@ static int parse_pids(struct rec *r)
 	return ret;
 }
 
+/* A decimal number in 1..max; -1 for anything else (sign, junk,
+ * overflow), so the caller's message echoes what the user typed. */
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || !v || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Domain names must be unique and not "host" (domain 0's name): report
+ * --domain picks a domain by name. */
+static int check_domain_name(const struct rec *r, const char *spec)
+{
+	size_t n = (size_t)(strchr(spec, '=') - spec);
+	if (n == 4 && !strncmp(spec, "host", 4))
+		return usage_error("record", "bad --domain '%s': the name 'host' is the host's own domain "
+				   "(choose another NAME)", spec);
+	for (size_t i = 0; i < r->ndomains; i++)
+		if (!strncmp(r->domains[i], spec, n) && r->domains[i][n] == '=')
+			return usage_error("record", "bad --domain '%s': domain name '%.*s' is given twice",
+					   spec, (int)n, spec);
+	return 0;
+}
+
 static int parse_args(struct rec *r, int argc, char **argv)
 {
 	enum { OPT_DOMAIN = 256, OPT_ALLOW_REMOTE };
@@ -379,6 +424,8 @@ static int parse_args(struct rec *r, int argc, char **argv)
 		case OPT_DOMAIN:
 			if (!strchr(optarg, '='))
 				return usage_error("record", "bad --domain '%s': expected NAME=SPEC", optarg);
+			if ((ret = check_domain_name(r, optarg)))
+				return ret;
 			xgrow((void **)&r->domains, &dcap, r->ndomains + 1, sizeof(char *));
 			r->domains[r->ndomains++] = optarg;
 			break;
@@ -392,20 +439,24 @@ static int parse_args(struct rec *r, int argc, char **argv)
 				return ret;
 			break;
 		case 'F':
-			r->hz = strtoull(optarg, &end, 10);
-			if (*end || end == optarg || !r->hz || optarg[0] == '-')
-				return usage_error("record", "bad frequency '%s' (Hz, > 0)", optarg);
+			if (parse_u64(optarg, MAX_FREQ, &r->hz) < 0)
+				return usage_error("record", "bad frequency '%s' (Hz, 1 to %llu)", optarg,
+						   (unsigned long long)MAX_FREQ);
 			break;
 		case 'c':
-			r->period = strtoull(optarg, &end, 10);
-			if (*end || end == optarg || !r->period || optarg[0] == '-')
-				return usage_error("record", "bad period '%s' (> 0)", optarg);
+			/* The kernel refuses a period with bit 63 set (EINVAL). */
+			if (parse_u64(optarg, INT64_MAX, &r->period) < 0)
+				return usage_error("record", "bad period '%s' (1 to %lld)", optarg,
+						   (long long)INT64_MAX);
 			break;
 		case 'm': {
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (*end || end == optarg || !v || (v & (v - 1)) || v > (1ul << 20))
+			uint64_t v;
+			if (parse_u64(optarg, UINT64_MAX, &v) < 0 || (v & (v - 1)))
 				return usage_error("record", "bad --mmap-pages '%s' (a power of two)", optarg);
-			r->ring_pages = v;
+			if (v > MAX_RING_PAGES)
+				return usage_error("record", "bad --mmap-pages '%s': at most %lu pages per CPU",
+						   optarg, (unsigned long)MAX_RING_PAGES);
+			r->ring_pages = (size_t)v;
 			break;
 		}
 		case ':':
@@ -609,6 +660,14 @@ static bool pids_gone(struct rec *r)
 	return gone == r->npids;
 }
 
+/*
+ * SIGINT, SIGTERM, SIGHUP (the terminal went away) and SIGPIPE (whoever
+ * read our stderr went away, `2>&1 | head`) all stop the recording and
+ * finish the file. A handler rather than SIG_IGN for SIGPIPE: an ignored
+ * signal would be inherited by the profiled command across exec, a
+ * caught one is reset to its default there. Once caught, later writes
+ * to the closed stderr just fail with EPIPE and are not checked.
+ */
 static void install_signals(void)
 {
 	struct sigaction sa;
@@ -617,9 +676,58 @@ static void install_signals(void)
 	sa.sa_flags = SA_RESTART; /* poll() is interrupted anyway */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
 	sa.sa_handler = on_chld;
 	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
 	sigaction(SIGCHLD, &sa, NULL);
+}
+
+/*
+ * DOMPROF_READY_FD=N (set by `domprof agent` for its own recorder): one
+ * byte is written on N once sampling runs. The agent used to guess that
+ * from the file's growth, which the temporary output file (renamed into
+ * place only after start-up) no longer shows early. Only a pipe is
+ * accepted, so a stray variable cannot make us write into another file;
+ * it is taken out of the environment and closed on exec, so a profiled
+ * command never sees it. Returns the fd or -1.
+ */
+static int take_ready_fd(void)
+{
+	const char *v = getenv("DOMPROF_READY_FD");
+	if (!v)
+		return -1;
+	char *end;
+	long fd = strtol(v, &end, 10);
+	unsetenv("DOMPROF_READY_FD");
+	struct stat st;
+	if (*end || end == v || fd < 3 || fd > 65535 || fstat((int)fd, &st) < 0 || !S_ISFIFO(st.st_mode))
+		return -1;
+	fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+	return (int)fd;
+}
+
+static void signal_ready(int fd)
+{
+	if (fd < 0)
+		return;
+	if (write(fd, "r", 1) < 0) {
+		/* the agent gave up waiting: nothing to tell */
+	}
+	close(fd);
+}
+
+/* With fd 0-2 closed (`2>&-`), the output file, a perf fd or an agent
+ * socket would get number 2 and receive our messages: hold them on
+ * /dev/null instead. */
+static void keep_std_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int n = open("/dev/null", O_RDWR);
+			if (n >= 0 && n != fd)
+				close(n); /* a lower one was free after all */
+		}
 }
 
 int cmd_record(int argc, char **argv)
@@ -627,7 +735,12 @@ int cmd_record(int argc, char **argv)
 	struct rec rr, *r = &rr;
 	memset(r, 0, sizeof(*r));
 	r->output = "domprof.data";
-	r->fd = -1;
+	r->of.fd = -1;
+	keep_std_fds();
+	/* First: even a start-up message to a closed stderr pipe must not
+	 * kill us, and a Ctrl-C during start-up still finishes the file. */
+	install_signals();
+	int ready_fd = take_ready_fd();
 	int ret = parse_args(r, argc, argv);
 	if (ret) {
 		free(r->domains);
@@ -657,7 +770,6 @@ int cmd_record(int argc, char **argv)
 		}
 	r->pid_gone = xcalloc(r->npids ? r->npids : 1, sizeof(bool));
 	r->sb = sideband_new();
-	install_signals();
 
 	if (open_output(r) < 0) {
 		free_all(r);
@@ -702,9 +814,13 @@ int cmd_record(int argc, char **argv)
 	free(hargv);
 	struct dp_writer_opts wo = { .chunk_bytes = 0, .chunk_ns = 250000000ull, .zstd_level = 3 };
 	int werr = 0;
-	r->w = dp_writer_new(r->fd, &hdr, &wo, &werr);
+	/* The writer gets its own descriptor: r->of keeps one for the lock
+	 * and the final size. */
+	int wfd = fcntl(r->of.fd, F_DUPFD_CLOEXEC, 3);
+	r->w = wfd < 0 ? NULL : dp_writer_new(wfd, &hdr, &wo, &werr);
 	if (!r->w) {
-		r->fd = -1; /* owned by the writer even on failure */
+		if (wfd < 0)
+			werr = -errno;
 		fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-werr));
 		goto fail_start;
 	}
@@ -715,6 +831,16 @@ int cmd_record(int argc, char **argv)
 	}
 	if (start_domains(r))
 		goto fail_start;
+	/* The metadata chunk reaches the disk before the file is put in
+	 * place, so a disk already full fails here and leaves nothing. */
+	if ((werr = dp_writer_flush(r->w)) < 0) {
+		fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-werr));
+		goto fail_start;
+	}
+	if ((werr = outfile_commit(&r->of)) < 0) {
+		report_outfile(r, werr);
+		goto fail_start;
+	}
 
 	/* Start sampling. */
 	uint64_t t_start = now_ns();
@@ -752,6 +878,7 @@ int cmd_record(int argc, char **argv)
 			goto fail_start;
 		}
 	}
+	signal_ready(ready_fd);
 
 	/* The collector loop. */
 	uint64_t deadline = r->duration > 0 ? t_start + (uint64_t)(r->duration * 1e9) : 0;
@@ -778,7 +905,8 @@ int cmd_record(int argc, char **argv)
 		if ((werr = dp_writer_tick(r->w)) < 0)
 			break;
 		if (g_stop_sig) {
-			stop_why = g_stop_sig == SIGINT ? "interrupted" : "terminated";
+			stop_why = g_stop_sig == SIGINT ? "interrupted" : g_stop_sig == SIGHUP ? "hangup"
+				 : g_stop_sig == SIGPIPE ? "broken pipe" : "terminated";
 			break;
 		}
 		if (r->child && waitpid(r->child, &r->child_status, WNOHANG) == r->child) {
@@ -838,12 +966,14 @@ int cmd_record(int argc, char **argv)
 	r->w = NULL;
 	if (werr < 0) {
 		fprintf(stderr, "domprof record: finishing '%s': %s\n", r->output, strerror(-werr));
+		outfile_release(&r->of);
 		free_all(r);
 		return 1;
 	}
 
-	struct stat fst;
-	uint64_t bytes = stat(r->output, &fst) == 0 ? (uint64_t)fst.st_size : 0;
+	/* Through our descriptor: the size of the file this run wrote. */
+	uint64_t bytes = outfile_size(&r->of);
+	outfile_release(&r->of);
 	uint64_t total = st.samples + lost;
 	fprintf(stderr, "domprof record: %" PRIu64 " samples written, %" PRIu64 " lost (%.2f%%), %"
 		PRIu64 " bytes, %.2f s", st.samples, lost, total ? 100.0 * (double)lost / (double)total : 0.0,
@@ -889,9 +1019,10 @@ fail_run:
 	dp_writer_free(r->w);
 	r->w = NULL;
 	/* Drop the partly written chunk too, so readers see a clean end. */
-	if (truncate(r->output, (off_t)good) < 0)
+	if (!r->of.in_place && ftruncate(r->of.fd, (off_t)good) < 0)
 		fprintf(stderr, "domprof record: could not trim '%s' to its last complete chunk: %s\n",
 			r->output, strerror(errno));
+	outfile_release(&r->of);
 	free_all(r);
 	return 1;
 

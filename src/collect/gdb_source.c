@@ -1086,6 +1086,14 @@ static int load_symbols(struct gdb_source *s, struct kaslr_image *img, char *err
 	const char *name = s->spec.name;
 	int r;
 
+	/* The file itself, not its contents: say why it cannot be read
+	 * (the parsers' -ENOENT means "no _text symbol"). */
+	if (access(s->spec.symfile, R_OK) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: cannot read %s=%s: %s", name, symsrc_key(s->spec.symsrc),
+			 s->spec.symfile, strerror(-r));
+		return r;
+	}
 	if (s->spec.symsrc == GDB_SYM_VMLINUX) {
 		r = kaslr_image_from_vmlinux(s->spec.symfile, img);
 	} else {

@@ -248,6 +248,23 @@ fail:
 	return NULL;
 }
 
+int perf_source_probe_user(const struct ev_spec *ev)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = ev->type;
+	a.config = ev->config;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.disabled = 1;
+	int fd = sys_perf_event_open(&a, 0, -1);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
 void perf_source_free(struct perf_source *ps)
 {
 	if (!ps)
@@ -557,7 +574,7 @@ int perf_source_drain(struct perf_source *ps, bool final, perf_item_fn fn, void 
 		if (t > maxt)
 			maxt = t;
 	}
-	if (ps->nrings > 1)
+	if (ps->nrings > 1 && ps->nq > 1) /* q is NULL until the first record */
 		qsort(ps->q, ps->nq, sizeof(*ps->q), cmp_qent);
 	uint64_t limit = final ? UINT64_MAX : ps->limit;
 	size_t i = 0;

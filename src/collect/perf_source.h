@@ -63,6 +63,16 @@ struct perf_source *perf_source_open(const struct perf_source_opts *o,
 				     struct perf_source_error *e);
 void perf_source_free(struct perf_source *ps);
 
+/*
+ * Would the kernel let this process open `ev` on itself with the kernel
+ * excluded (the event's ":u" form)? Opens and closes one disabled event
+ * on the calling thread. Returns 0 or the negative errno of the open.
+ * For error hints: the answer depends on the kernel's reading of
+ * perf_event_paranoid (3 forbids everything on some distributions'
+ * kernels, and means the same as 2 on others).
+ */
+int perf_source_probe_user(const struct ev_spec *ev);
+
 int perf_source_enable(struct perf_source *ps);
 int perf_source_disable(struct perf_source *ps);
 

@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: MIT
 # Every `domprof record` failure that a test can produce gives one line
 # that names the cause, with the documented exit status:
-# unknown event / modifier, bad pid (2); hardware event without a PMU,
+# unknown event / modifier, empty event, bad -m/-F/-c value (the limit is
+# named, the user's text echoed), domain name twice or 'host', bad pid (2);
+# unreadable symbol file, -m over the mlock limit as a user (not blamed on
+# paranoid), paranoid 3 with the :u hint when the kernel allows :u,
+# hardware event without a PMU,
 # pid that does not exist, unwritable output, CPU not online, -F above the
 # kernel limit, not permitted (as user nobody), disk full during recording
 # (1, file readable up to the last complete chunk); command not found (127).
@@ -44,6 +48,22 @@ expect 1 "^domprof record: cannot create output '/nonexistent-dir/x.data': No su
 expect 1 "^domprof record: CPU 4000 is not online$" -a -C 4000 -d 1 -o "$OUT/e.data"
 max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
 expect 1 "^domprof record: -F $((max + 1)) is above kernel.perf_event_max_sample_rate \($max\)" -F $((max + 1)) -a -d 1 -o "$OUT/e.data"
+# option values: the real limit, the user's own text, no raw errno
+expect 2 "^domprof record: bad --mmap-pages '134217728': at most 1048576 pages per CPU" -m 134217728 -o "$OUT/e.data" -- true
+expect 2 "^domprof record: bad --mmap-pages '3' \(a power of two\)" -m 3 -o "$OUT/e.data" -- true
+expect 2 "^domprof record: bad frequency '99999999999999999999' \(Hz, 1 to [0-9]+\)" -F 99999999999999999999 -o "$OUT/e.data" -- true
+expect 2 "^domprof record: bad period '18446744073709551615' \(1 to 9223372036854775807\)" -c 18446744073709551615 -o "$OUT/e.data" -- true
+expect 2 "^domprof record: empty event name in -e ''" -e '' -o "$OUT/e.data" -- true
+expect 2 "^domprof record: empty event name in -e ',,,'" -e ,,, -o "$OUT/e.data" -- true
+expect 2 "^domprof record: empty event name in -e 'cpu-clock,,page-faults'" -e cpu-clock,,page-faults -o "$OUT/e.data" -- true
+# domain names: unique, and not the host's
+expect 2 "^domprof record: bad --domain 'host=agent:127.0.0.1:1': the name 'host' is the host's own domain" \
+	--domain host=agent:127.0.0.1:1 -d 1 -o "$OUT/e.data"
+expect 2 "^domprof record: bad --domain 'vm1=gdb:127.0.0.1:1': domain name 'vm1' is given twice" \
+	--domain vm1=agent:127.0.0.1:1 --domain vm1=gdb:127.0.0.1:1 -d 1 -o "$OUT/e.data"
+# a symbol file that cannot be read is named with the reason
+expect 1 "^domprof record: vm1: cannot read kallsyms=/nonexistent: No such file or directory$" \
+	--domain vm1=gdb:127.0.0.1:1,kallsyms=/nonexistent -d 1 -o "$OUT/e.data"
 [ ! -e "$OUT/e.data" ] || fail "a failed start left $OUT/e.data behind"
 
 # not permitted: an unprivileged user with perf_event_paranoid >= 1 cannot do -a
@@ -56,6 +76,37 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$par" -ge 1 ]; then
 	[ $rc -eq 1 ] || fail "unprivileged -a: exit $rc"
 	grep -Eq "^domprof record: not permitted to open event 'cpu-clock' .*kernel.perf_event_paranoid is $par; set it to -1 .* or run with CAP_PERFMON$" "$OUT/err" \
 		|| fail "not-permitted message"
+fi
+
+# as nobody: a ring over the locked-memory limit is named as such (it was
+# blamed on perf_event_paranoid); with paranoid 3 the user-space hint is
+# given when the kernel allows user-space sampling (3 means 2 on upstream
+# kernels, "nothing" on some distributions' kernels)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$par" -ge 1 ] && [ "$(ulimit -l)" != unlimited ]; then
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$DOMPROF" record "$@"; }
+	rc=0
+	nobody -e cpu-clock:u -m 65536 -o "$OUT/nobody.data" -- true 2>"$OUT/err" || rc=$?
+	echo "as nobody, -m 65536 -> $rc: $(cat "$OUT/err")"
+	[ $rc -eq 1 ] || fail "-m 65536 as nobody: exit $rc"
+	grep -Eq "^domprof record: cannot map the ring buffer of CPU [0-9]+ \(-m 65536 = 262144 KiB per CPU\): .*locked-memory limit \(kernel.perf_event_mlock_kb is [0-9]+ per CPU, ulimit -l is [0-9]+ KiB\)" "$OUT/err" \
+		|| fail "-m 65536 as nobody: message"
+	grep -q paranoid "$OUT/err" && fail "-m 65536 as nobody blamed on perf_event_paranoid"
+	if [ "$par" -le 2 ]; then
+		trap 'echo "$par" >/proc/sys/kernel/perf_event_paranoid' EXIT
+		echo 3 >/proc/sys/kernel/perf_event_paranoid
+		rc=0; nobody -e cpu-clock:u -o "$OUT/nobody.data" -- true 2>/dev/null || rc=$?
+		nobody -o "$OUT/nobody.data" -- true 2>"$OUT/err"
+		echo "$par" >/proc/sys/kernel/perf_event_paranoid
+		trap - EXIT
+		echo "as nobody, paranoid 3 (:u allowed: $([ $rc -eq 0 ] && echo yes || echo no)): $(cat "$OUT/err")"
+		if [ $rc -eq 0 ]; then
+			grep -Eq "kernel.perf_event_paranoid is 3; .*, or sample user space only with -e cpu-clock:u$" "$OUT/err" \
+				|| fail "paranoid 3: no :u hint although the kernel allows :u"
+		else
+			grep -q "sample user space only" "$OUT/err" && fail "paranoid 3: :u hinted although the kernel refuses it"
+		fi
+	fi
+	rm -f "$OUT/nobody.data"
 fi
 
 # existing output moved to .old; -f overwrites
