@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "format/format.h"
+#include "util/sat.h"
 #include "util/xalloc.h"
 
 const char usage_info[] =
@@ -113,8 +114,10 @@ int cmd_info(int argc, char **argv)
 				rec.u.event.freq ? "frequency" : "period", rec.u.event.period);
 			break;
 		case DP_REC_LOST:
-			lost += rec.u.lost.count;
-			lost_by[rec.u.lost.source < 7 ? rec.u.lost.source : 7] += rec.u.lost.count;
+			/* crafted counts saturate instead of wrapping */
+			lost = sat_add64(lost, rec.u.lost.count);
+			lost_by[rec.u.lost.source < 7 ? rec.u.lost.source : 7] =
+				sat_add64(lost_by[rec.u.lost.source < 7 ? rec.u.lost.source : 7], rec.u.lost.count);
 			break;
 		case DP_REC_STATS:
 			stats = rec.u.stats;
@@ -150,7 +153,8 @@ int cmd_info(int argc, char **argv)
 	if (unknown)
 		printf("  %-14s %" PRIu64 " (skipped)\n", "unknown tags", unknown);
 	printf("samples:     %" PRIu64 "\n", total);
-	printf("lost:        %" PRIu64 " (%.4f%%)", lost, total + lost ? 100.0 * (double)lost / (double)(total + lost) : 0.0);
+	printf("lost:        %" PRIu64 " (%.4f%%)", lost,
+	       total || lost ? 100.0 * (double)lost / ((double)total + (double)lost) : 0.0);
 	for (int i = 0; i < 8; i++)
 		if (lost_by[i])
 			printf("  %s %" PRIu64, dp_lost_source_name((uint32_t)i), lost_by[i]);

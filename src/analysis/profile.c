@@ -22,6 +22,7 @@
 
 #include "analysis/profile.h"
 #include "symbols/symbols.h"
+#include "util/sat.h"
 #include "util/xalloc.h"
 
 /* perf's call-chain context markers (linux/perf_event.h). */
@@ -936,9 +937,16 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 			on_event(&L, &rec.u.event);
 			break;
 		case DP_REC_LOST:
-			p->lost += rec.u.lost.count;
+			/* a guest's LOST (where = its domain id) counts only for
+			 * its domain; sums saturate, counts are crafted input */
+			if (L.dom_filter && (rec.u.lost.source == DP_LOST_DOMAIN ||
+					     rec.u.lost.source == DP_LOST_AGENT) &&
+			    (!L.dom_found || rec.u.lost.where != L.dom_id))
+				break;
+			p->lost = sat_add64(p->lost, rec.u.lost.count);
 			if (rec.u.lost.source < 5)
-				p->lost_by_source[rec.u.lost.source] += rec.u.lost.count;
+				p->lost_by_source[rec.u.lost.source] =
+					sat_add64(p->lost_by_source[rec.u.lost.source], rec.u.lost.count);
 			break;
 		case DP_REC_STATS:
 			p->has_stats = true;

@@ -26,6 +26,7 @@
 
 #include "collect/agent_proto.h"
 #include "collect/agent_source.h"
+#include "util/sat.h"
 #include "util/sha256.h"
 #include "util/xalloc.h"
 
@@ -80,10 +81,7 @@ struct agent_source {
 	const volatile sig_atomic_t *interrupt;
 };
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
-}
+
 
 static int64_t now_ms(void)
 {
@@ -313,7 +311,7 @@ static bool sym_budget(struct agent_source *s, uint64_t n)
 	if (n > AGENT_SYMTAB_MAX_BLOB || s->nsym >= AGENT_SYMTAB_MAX_COUNT ||
 	    s->sym_bytes + n > AGENT_SYMTAB_MAX_TOTAL) {
 		s->refused_sym++;
-		s->refused_sym_bytes = sat_add(s->refused_sym_bytes, n);
+		s->refused_sym_bytes = sat_add64(s->refused_sym_bytes, n);
 		return false;
 	}
 	s->nsym++;
@@ -362,8 +360,8 @@ static int take_records(struct agent_source *s, uint8_t *buf, size_t len)
 	if (queued) {
 		s->samples_rx += samples;
 	} else { /* the writer fell QUEUE_MAX_BYTES behind: those samples are lost */
-		s->lost_pending = sat_add(s->lost_pending, samples);
-		s->lost_total = sat_add(s->lost_total, samples);
+		s->lost_pending = sat_add64(s->lost_pending, samples);
+		s->lost_total = sat_add64(s->lost_total, samples);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return 0;
@@ -387,8 +385,8 @@ static void settle_lost(struct agent_source *s)
 		plausible = LOST_CAP;
 	uint64_t l = s->lost_claimed < plausible ? s->lost_claimed : plausible;
 	pthread_mutex_lock(&s->lock);
-	s->lost_pending = sat_add(s->lost_pending, l);
-	s->lost_total = sat_add(s->lost_total, l);
+	s->lost_pending = sat_add64(s->lost_pending, l);
+	s->lost_total = sat_add64(s->lost_total, l);
 	if (l < s->lost_claimed) {
 		size_t n = strlen(s->msg);
 		snprintf(s->msg + n, sizeof(s->msg) - n, "; the agent claimed %" PRIu64 " lost samples, "
@@ -517,7 +515,7 @@ static void *receiver(void *arg)
 		} else if (type == AP_LOST && len == 8 && collecting) {
 			uint64_t l;
 			memcpy(&l, buf, 8);
-			s->lost_claimed = sat_add(s->lost_claimed, l);
+			s->lost_claimed = sat_add64(s->lost_claimed, l);
 		} else if (type == AP_END && collecting) {
 			struct ap_end e;
 			if (ap_end_decode(buf, len, &e) < 0 || e.samples != rx) {

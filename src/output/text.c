@@ -15,8 +15,9 @@
 
 double report_lost_pct(const struct profile *p)
 {
-	uint64_t all = p->total_samples + p->lost;
-	return all ? 100.0 * (double)p->lost / (double)all : 0.0;
+	/* in doubles: a crafted lost count near 2^64 must not wrap the sum */
+	double all = (double)p->total_samples + (double)p->lost;
+	return all > 0 ? 100.0 * (double)p->lost / all : 0.0;
 }
 
 static const char *lost_names[] = {
