@@ -112,8 +112,14 @@ agent_boot() {
 	vm_wait_line "$id" 'agent-guest: ready' "$VM_BOOT_TIMEOUT"
 	[ -S "$sock" ] || fail "guest $id: no gdbstub socket at $sock"
 	if [ "$agent" = 1 ]; then
-		grep -qa 'domprof agent: listening on' "$d/console.log" ||
+		# the agent may say so just after "ready" (TCG is slow); an agent
+		# that exited has said why by then
+		local end=$((SECONDS + 30))
+		while ! grep -qa 'domprof agent: listening on' "$d/console.log"; do
+			grep -qa 'domprof agent: exiting\|domprof agent: .*\(refusing\|cannot\|key file\)' \
+				"$d/console.log" || [ $SECONDS -ge $end ] || { sleep 0.2; continue; }
 			fail "guest $id: the agent did not start: $(grep -a 'domprof agent' "$d/console.log" | tail -n 1)"
+		done
 	fi
 	note "guest $id up (pid ${VM_PIDS[$id]}, run=$run agent=$agent): gdb $sock, agent 127.0.0.1:$port"
 }
