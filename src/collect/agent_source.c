@@ -62,7 +62,7 @@ struct agent_source {
 	uint64_t lost_pending;      /* guest's own lost samples + what we dropped */
 	uint64_t lost_total;        /* all of them, for the summary */
 	bool want_stop;
-	bool ended;                 /* ended by itself (error, disconnect) */
+	bool ended;                 /* ended by itself (error, disconnect), or a claim refused: message printed */
 	bool done;                  /* thread finished */
 	uint64_t samples_rx;
 	bool aborted;               /* the recorder was interrupted while waiting */
@@ -371,7 +371,8 @@ static int take_records(struct agent_source *s, uint8_t *buf, size_t len)
  * sampled at the requested rate for as long as it recorded (host clock,
  * plus a few seconds for its start and stop), and never more than
  * LOST_CAP. What is counted goes out as this domain's LOST record; the
- * clamp, if any, is appended to the domain's message. */
+ * clamp, if any, is appended to the domain's message, and the domain
+ * marked ended so the recorder prints it (all its records did arrive). */
 static void settle_lost(struct agent_source *s)
 {
 	if (!s->lost_claimed)
@@ -388,6 +389,7 @@ static void settle_lost(struct agent_source *s)
 	s->lost_pending = sat_add64(s->lost_pending, l);
 	s->lost_total = sat_add64(s->lost_total, l);
 	if (l < s->lost_claimed) {
+		s->ended = true; /* so the recorder prints the message */
 		size_t n = strlen(s->msg);
 		snprintf(s->msg + n, sizeof(s->msg) - n, "; the agent claimed %" PRIu64 " lost samples, "
 			 "more than %u Hz x %" PRIu64 " CPU(s) x %" PRIu64 " s allows: counted %" PRIu64,
@@ -402,6 +404,7 @@ static void note_refused(struct agent_source *s)
 	if (!s->refused_sym)
 		return;
 	pthread_mutex_lock(&s->lock);
+	s->ended = true; /* so the recorder prints the message */
 	size_t n = strlen(s->msg);
 	snprintf(s->msg + n, sizeof(s->msg) - n, "; refused %" PRIu64 " symbol table(s), %" PRIu64
 		 " bytes, over the limits (%llu MiB each, %llu MiB and %u in all)", s->refused_sym,

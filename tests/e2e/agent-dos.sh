@@ -15,7 +15,10 @@
 #  3. Ctrl-C during `record`'s wait for an agent that never answers
 #     COLLECT (a fake agent in python) ends record in seconds, not after
 #     the 300 s collect timeout: that domain ends with "collection
-#     interrupted", the file is finished (info shows STATS, no damage).
+#     interrupted", the file is finished (info shows STATS, no damage);
+#  4. a fake agent that claims 2^63 lost samples: the recorder counts at
+#     most rate x CPUs x (seconds + 5) and says so; `info` shows a sane
+#     lost share and `report --domain host` none of it.
 set -u
 TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
@@ -86,7 +89,7 @@ EOF
 chmod 644 "$PUB/ctl.py"
 
 # AGENT_DOS_PARTS="2 3" runs only those parts (to show each on an old build)
-want() { case " ${AGENT_DOS_PARTS:-1 2 3} " in *" $1 "*) return 0 ;; esac; return 1; }
+want() { case " ${AGENT_DOS_PARTS:-1 2 3 4} " in *" $1 "*) return 0 ;; esac; return 1; }
 hwm() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
 
 # 1. zstd bombs
@@ -134,10 +137,11 @@ grep -q 'ERROR idle' "$OUT/silent.txt" || fail "the silent connection was not to
 kill $APID; wait $APID 2>/dev/null
 fi
 
-# 3. SIGINT during the collect wait
-if want 3; then
+# a fake agent: fake-agent.py mute|lost (mute: never answers COLLECT;
+# lost: answers it with LOST 2^63 and an empty END)
 cat >"$OUT/fake-agent.py" <<'EOF'
 import socket, struct, sys, time
+mode = sys.argv[1]
 l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 l.bind(("127.0.0.1", 0)); l.listen(1)
 print(l.getsockname()[1], flush=True)
@@ -160,9 +164,14 @@ while True:
     if t == 1: c.sendall(frame(16, struct.pack("<II", 1, 1) + name(b"fake") + name(b"6.1")))
     elif t == 2: c.sendall(frame(17))
     elif t == 3: c.sendall(frame(18, b"stopped"))
-    elif t == 4: print("COLLECT: not answering", flush=True); time.sleep(600)
+    elif t == 4 and mode == "mute": print("COLLECT: not answering", flush=True); time.sleep(600)
+    elif t == 4:
+        c.sendall(frame(21, struct.pack("<Q", 1 << 63)) + frame(22, struct.pack("<QQQ", 0, 0, 1 << 63)))
 EOF
-python3 "$OUT/fake-agent.py" >"$OUT/fake.log" 2>&1 & fpid=$!; pids+=($fpid)
+
+# 3. SIGINT during the collect wait
+if want 3; then
+python3 "$OUT/fake-agent.py" mute >"$OUT/fake.log" 2>&1 & fpid=$!; pids+=($fpid)
 for _ in $(seq 50); do [ -s "$OUT/fake.log" ] && break; sleep 0.1; done
 FPORT=$(head -n 1 "$OUT/fake.log")
 "$DOMPROF" record -f -a -F 200 -d 1 -o "$OUT/int.data" --domain "mute=agent:127.0.0.1:$FPORT" \
@@ -181,5 +190,26 @@ grep -q 'mute: collection interrupted' "$OUT/record.log" || fail "no message tha
 "$DOMPROF" info "$OUT/int.data" >"$OUT/info.txt" 2>&1 || fail "info failed: $(tail -n 1 "$OUT/info.txt")"
 grep -q '^stats: .* samples' "$OUT/info.txt" || fail "the file has no STATS: $(grep stats "$OUT/info.txt")"
 grep -q 'damage: *none' "$OUT/info.txt" || fail "damage in the file"
+fi
+
+# 4. a forged lost count
+if want 4; then
+python3 "$OUT/fake-agent.py" lost >"$OUT/fake2.log" 2>&1 & fpid=$!; pids+=($fpid)
+for _ in $(seq 50); do [ -s "$OUT/fake2.log" ] && break; sleep 0.1; done
+FPORT=$(head -n 1 "$OUT/fake2.log")
+"$DOMPROF" record -f -a -F 200 -d 1 -o "$OUT/lost.data" --domain "liar=agent:127.0.0.1:$FPORT" \
+	2>"$OUT/record2.log"; rc=$?
+cat "$OUT/record2.log"
+[ $rc -eq 0 ] || fail "record exited $rc"
+"$DOMPROF" info "$OUT/lost.data" >"$OUT/info2.txt" 2>&1 || fail "info failed: $(tail -n 1 "$OUT/info2.txt")"
+grep -E '^(samples|lost|stats):' "$OUT/info2.txt"
+lost=$(awk '$1 == "lost:" { print $2 }' "$OUT/info2.txt")
+# 200 Hz x 1 CPU (what the fake says) x (the few seconds of the run + 5)
+[ "${lost:-x}" -le 4000 ] 2>/dev/null || fail "the file counts ${lost:-?} lost samples from a forged claim"
+grep -q 'liar: .*claimed 9223372036854775808 lost samples' "$OUT/record2.log" ||
+	fail "the recorder did not say it clamped the claim"
+"$DOMPROF" report -i "$OUT/lost.data" --domain host >"$OUT/report-host.txt" 2>&1 || fail "report failed"
+grep '^# lost samples' "$OUT/report-host.txt"
+grep -q '^# lost samples: 0 ' "$OUT/report-host.txt" || fail "the agent's claim changed the host's lost share"
 fi
 echo "agent-dos: ok"
