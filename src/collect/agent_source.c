@@ -289,6 +289,51 @@ static bool enqueue(struct agent_source *s, struct item *it)
 	return true;
 }
 
+/* The agent's lost claim, bounded: at most what its CPUs could have
+ * sampled at the requested rate for as long as it recorded (host clock,
+ * plus a few seconds for its start and stop), and never more than
+ * LOST_CAP. What is counted goes out as this domain's LOST record; the
+ * clamp, if any, is appended to the domain's message, and the domain
+ * marked ended so the recorder prints it (all its records did arrive). */
+static void settle_lost_locked(struct agent_source *s)
+{
+	if (!s->lost_claimed)
+		return;
+	uint64_t cpus = s->hello.ncpus ? s->hello.ncpus : 1;
+	if (cpus > NCPUS_CAP)
+		cpus = NCPUS_CAP;
+	uint64_t secs = (uint64_t)((now_ms() - s->started_ms) / 1000) + 5;
+	uint64_t plausible = (uint64_t)s->hz * cpus * secs;
+	if (plausible > LOST_CAP)
+		plausible = LOST_CAP;
+	uint64_t l = s->lost_claimed < plausible ? s->lost_claimed : plausible;
+	s->lost_pending = sat_add64(s->lost_pending, l);
+	s->lost_total = sat_add64(s->lost_total, l);
+	if (l < s->lost_claimed) {
+		s->ended = true; /* so the recorder prints the message */
+		size_t n = strlen(s->msg);
+		snprintf(s->msg + n, sizeof(s->msg) - n, "; the agent claimed %" PRIu64 " lost samples, "
+			 "more than %u Hz x %" PRIu64 " CPU(s) x %" PRIu64 " s allows: counted %" PRIu64,
+			 s->lost_claimed, s->hz, cpus, secs, l);
+	}
+}
+
+/* What the limits refused, appended to the domain's message. */
+static void note_refused_locked(struct agent_source *s)
+{
+	if (!s->refused_sym)
+		return;
+	s->ended = true; /* so the recorder prints the message */
+	size_t n = strlen(s->msg);
+	snprintf(s->msg + n, sizeof(s->msg) - n, "; refused %" PRIu64 " symbol table(s), %" PRIu64
+		 " bytes, over the limits (%llu MiB each, %llu MiB and %u in all)", s->refused_sym,
+		 s->refused_sym_bytes, AGENT_SYMTAB_MAX_BLOB >> 20, AGENT_SYMTAB_MAX_TOTAL >> 20,
+		 AGENT_SYMTAB_MAX_COUNT);
+}
+
+/* The receiver's last word: the domain's message, with the lost count
+ * settled and what was refused appended, all under the lock, so the
+ * recorder never prints half of it. */
 static void finish(struct agent_source *s, bool by_itself, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void finish(struct agent_source *s, bool by_itself, const char *fmt, ...)
@@ -298,6 +343,8 @@ static void finish(struct agent_source *s, bool by_itself, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(s->msg, sizeof(s->msg), fmt, ap);
 	va_end(ap);
+	settle_lost_locked(s);
+	note_refused_locked(s);
 	if (by_itself)
 		s->ended = true;
 	s->done = true;
@@ -365,52 +412,6 @@ static int take_records(struct agent_source *s, uint8_t *buf, size_t len)
 	}
 	pthread_mutex_unlock(&s->lock);
 	return 0;
-}
-
-/* The agent's lost claim, bounded: at most what its CPUs could have
- * sampled at the requested rate for as long as it recorded (host clock,
- * plus a few seconds for its start and stop), and never more than
- * LOST_CAP. What is counted goes out as this domain's LOST record; the
- * clamp, if any, is appended to the domain's message, and the domain
- * marked ended so the recorder prints it (all its records did arrive). */
-static void settle_lost(struct agent_source *s)
-{
-	if (!s->lost_claimed)
-		return;
-	uint64_t cpus = s->hello.ncpus ? s->hello.ncpus : 1;
-	if (cpus > NCPUS_CAP)
-		cpus = NCPUS_CAP;
-	uint64_t secs = (uint64_t)((now_ms() - s->started_ms) / 1000) + 5;
-	uint64_t plausible = (uint64_t)s->hz * cpus * secs;
-	if (plausible > LOST_CAP)
-		plausible = LOST_CAP;
-	uint64_t l = s->lost_claimed < plausible ? s->lost_claimed : plausible;
-	pthread_mutex_lock(&s->lock);
-	s->lost_pending = sat_add64(s->lost_pending, l);
-	s->lost_total = sat_add64(s->lost_total, l);
-	if (l < s->lost_claimed) {
-		s->ended = true; /* so the recorder prints the message */
-		size_t n = strlen(s->msg);
-		snprintf(s->msg + n, sizeof(s->msg) - n, "; the agent claimed %" PRIu64 " lost samples, "
-			 "more than %u Hz x %" PRIu64 " CPU(s) x %" PRIu64 " s allows: counted %" PRIu64,
-			 s->lost_claimed, s->hz, cpus, secs, l);
-	}
-	pthread_mutex_unlock(&s->lock);
-}
-
-/* What the limits refused, appended to the domain's message. */
-static void note_refused(struct agent_source *s)
-{
-	if (!s->refused_sym)
-		return;
-	pthread_mutex_lock(&s->lock);
-	s->ended = true; /* so the recorder prints the message */
-	size_t n = strlen(s->msg);
-	snprintf(s->msg + n, sizeof(s->msg) - n, "; refused %" PRIu64 " symbol table(s), %" PRIu64
-		 " bytes, over the limits (%llu MiB each, %llu MiB and %u in all)", s->refused_sym,
-		 s->refused_sym_bytes, AGENT_SYMTAB_MAX_BLOB >> 20, AGENT_SYMTAB_MAX_TOTAL >> 20,
-		 AGENT_SYMTAB_MAX_COUNT);
-	pthread_mutex_unlock(&s->lock);
 }
 
 /* One SYMTAB frame: an ELF blob, queued unless over the symbol limits.
@@ -538,8 +539,6 @@ static void *receiver(void *arg)
 			break;
 		}
 	}
-	settle_lost(s);
-	note_refused(s);
 	free(buf);
 	pthread_mutex_lock(&s->lock);
 	close(s->fd);
