@@ -41,10 +41,12 @@
 #include "collect/agent_proto.h"
 #include "commands.h"
 #include "format/format.h"
+#include "util/sha256.h"
 #include "util/xalloc.h"
 
 const char usage_agent[] =
-	"usage: domprof agent --listen ADDRESS [--dir DIR] [--once]\n"
+	"usage: domprof agent --listen ADDRESS [--key-file FILE | --insecure] [--dir DIR]\n"
+	"                     [--idle-timeout SEC] [--once]\n"
 	"\n"
 	"Run inside a guest: wait for a host's `domprof record --domain NAME=agent:ADDRESS`,\n"
 	"record the whole guest while the host records, and send the guest's samples,\n"
@@ -57,11 +59,21 @@ const char usage_agent[] =
 	"                      unix:PATH       a unix socket\n"
 	"                      /dev/PATH       a character device: a virtio-serial port\n"
 	"                                      (/dev/vport0p1) or a serial line (/dev/ttyS1)\n"
+	"  --key-file FILE   demand that the host proves it holds this shared key (and\n"
+	"                    prove it in turn) before any request; created (random,\n"
+	"                    mode 0600) if absent. The host gives it as\n"
+	"                    --domain NAME=agent:ADDRESS,key=FILE\n"
+	"  --insecure        allow a TCP address that is not loopback without a key\n"
+	"                    (anyone who reaches it controls the agent)\n"
 	"  --dir DIR         where the recording is kept while it runs (default /tmp)\n"
+	"  --idle-timeout SEC  close a controller that sends nothing for SEC seconds\n"
+	"                    while no recording runs (default 30)\n"
 	"  --once            exit after the first controller disconnects\n"
 	"\n"
 	"One controller at a time; others are refused. Only the requests hello, start,\n"
-	"stop and collect are understood; anything else closes the connection.\n";
+	"stop and collect are understood; anything else closes the connection.\n"
+	"Without --key-file a TCP address must be loopback (or --insecure); a unix\n"
+	"socket is created mode 0600 (only this user connects). See docs/active.md.\n";
 
 #define AGENT_MAX_ELF (256u << 20)   /* skip larger binaries */
 #define AGENT_BATCH (256u << 10)     /* raw records per RECORD frame */
@@ -73,6 +85,10 @@ struct agent {
 	const char *listen;
 	const char *dir;
 	bool once;
+	const char *key_file;    /* NULL: no authentication */
+	struct ap_key key;
+	bool insecure;
+	int idle_ms;
 	int lfd;                 /* listening socket, or -1 for a device */
 	char data[4096], log[4096];
 	/* session */
@@ -131,6 +147,19 @@ static int open_listen(struct agent *a, char *err, size_t errlen)
 			snprintf(err, errlen, "bad --listen '%s': %s", l, gai_strerror(r));
 			return -EINVAL;
 		}
+		/* Without a key, whoever connects controls a root process:
+		 * only loopback, unless the user says otherwise. */
+		if (!ap_is_loopback(res->ai_addr) && !a->key_file) {
+			if (!a->insecure) {
+				snprintf(err, errlen, "refusing to listen on %s without a key: it is not a loopback "
+					 "address, so anyone who reaches it would control this agent (give "
+					 "--key-file FILE, or --insecure)", l);
+				freeaddrinfo(res);
+				return -EPERM;
+			}
+			say("WARNING: listening on %s without a key (--insecure): anyone who can reach it "
+			    "controls this agent", l);
+		}
 		int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
 		if (fd >= 0)
 			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -155,7 +184,12 @@ static int open_listen(struct agent *a, char *err, size_t errlen)
 		}
 		strcpy(sa.sun_path, l + 5);
 		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1) < 0) {
+		/* created 0600 from the start (no window before the chmod):
+		 * connecting needs write access, so only this user connects */
+		mode_t um = umask(0177);
+		int b = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+		umask(um);
+		if (fd < 0 || b < 0 || listen(fd, 1) < 0) {
 			int e = errno;
 			snprintf(err, errlen, "cannot listen on %s: %s%s", l, strerror(e),
 				 e == EADDRINUSE ? " (remove the old socket file)" : "");
@@ -681,14 +715,88 @@ static void refuse_busy(struct agent *a)
 	say("refused a second controller");
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Challenge-response state of one controller (see agent_proto.h). */
+struct auth {
+	bool authed;             /* the controller proved the key (or there is none) */
+	bool challenged;         /* AUTH_CHALLENGE sent, AUTH_PROOF awaited */
+	uint8_t nh[AP_NONCE], na[AP_NONCE];
+};
+
+/*
+ * The authentication frames, and the gate before every other request.
+ * Returns 1 when the frame was an authentication step (go on reading), 0
+ * when it may be served, -1 when the connection must close.
+ */
+static int auth_step(struct agent *a, int fd, struct auth *au, uint16_t type, size_t len)
+{
+	if (type == AP_AUTH) {
+		if (!a->key_file) {
+			send_text(fd, AP_ERROR, "this agent has no key (it runs without --key-file); "
+				  "connect without key=");
+			say("refused AUTH: no --key-file");
+			return -1;
+		}
+		if (len != AP_NONCE || ap_nonce(au->na) < 0) {
+			send_text(fd, AP_ERROR, "bad AUTH request");
+			return -1;
+		}
+		memcpy(au->nh, a->buf, AP_NONCE);
+		au->authed = false; /* a new controller on a device starts over */
+		au->challenged = true;
+		return ap_send(fd, AP_AUTH_CHALLENGE, 0, au->na, AP_NONCE) < 0 ? -1 : 1;
+	}
+	if (type == AP_AUTH_PROOF) {
+		uint8_t mac[AP_MAC];
+		if (!au->challenged) {
+			send_text(fd, AP_ERROR, "AUTH first");
+			return -1;
+		}
+		au->challenged = false;
+		ap_auth_mac(&a->key, true, au->nh, au->na, mac);
+		if (len != AP_MAC || !ct_equal(a->buf, mac, AP_MAC)) {
+			send_text(fd, AP_ERROR, "authentication failed: wrong key");
+			say("a controller failed authentication (wrong key); closing");
+			return -1;
+		}
+		au->authed = true;
+		ap_auth_mac(&a->key, false, au->nh, au->na, mac);
+		return ap_send(fd, AP_AUTH_OK, 0, mac, AP_MAC) < 0 ? -1 : 1;
+	}
+	if (!au->authed) {
+		send_text(fd, AP_ERROR, "authentication required: this agent has a key; give the host "
+			  "--domain NAME=agent:ADDRESS,key=FILE");
+		say("refused a controller without the key");
+		return -1;
+	}
+	return 0;
+}
+
 /* Serve requests on fd until the controller leaves or breaks the
- * protocol. Returns when the session is over. */
+ * protocol. Returns when the session is over. A controller that sends
+ * nothing for idle_ms while no recording runs is closed: it would hold
+ * the agent (everybody else is "busy") forever. */
 static void serve(struct agent *a, int fd)
 {
 	bool hello = false;
+	struct auth au = { .authed = !a->key_file };
+	int64_t last = mono_ms();
 	for (;;) {
 		if (g_quit)
 			break;
+		/* on a device nobody may be there: only a begun session idles */
+		bool begun = a->kind != L_DEV || hello || au.challenged || (a->key_file && au.authed);
+		if (a->idle_ms > 0 && !a->recording && begun && mono_ms() - last > a->idle_ms) {
+			say("controller idle for %d s; closing", a->idle_ms / 1000);
+			send_text(fd, AP_ERROR, "idle for %d s; closing", a->idle_ms / 1000);
+			break;
+		}
 		struct pollfd pf[2] = { { .fd = fd, .events = POLLIN }, { .fd = a->lfd, .events = POLLIN } };
 		int np = a->lfd >= 0 ? 2 : 1;
 		int pr = poll(pf, (nfds_t)np, 500);
@@ -707,7 +815,9 @@ static void serve(struct agent *a, int fd)
 			continue;
 		uint16_t type, flags;
 		size_t len;
-		int r = ap_recv(fd, &type, &flags, &a->buf, &a->cap, &len, 10000, a->kind == L_DEV);
+		int ft = a->idle_ms > 0 && a->idle_ms < 10000 ? a->idle_ms : 10000;
+		int r = ap_recv_max(fd, &type, &flags, &a->buf, &a->cap, &len, AP_MAX_REQUEST, ft,
+				    a->kind == L_DEV);
 		if (r == -ECONNRESET) {
 			if (a->kind == L_DEV) { /* nobody on the other end yet */
 				usleep(200000);
@@ -717,10 +827,17 @@ static void serve(struct agent *a, int fd)
 			break;
 		}
 		if (r < 0) {
-			say("bad frame from the controller: %s; closing", r == -EPROTO ? "protocol error" : strerror(-r));
-			send_text(fd, AP_ERROR, "protocol error");
+			say("bad frame from the controller: %s%s; closing", ap_strerror(r),
+			    r == -EMSGSIZE ? " (requests are at most 4096 bytes)" : "");
+			send_text(fd, AP_ERROR, "%s", r == -EMSGSIZE ? "request too large" : "protocol error");
 			break;
 		}
+		last = mono_ms();
+		int as = auth_step(a, fd, &au, type, len);
+		if (as < 0)
+			break;
+		if (as > 0)
+			continue;
 		char tb[16], why[512] = "";
 		if (type == AP_HELLO) {
 			uint32_t v = 0;
@@ -803,6 +920,10 @@ static void serve(struct agent *a, int fd)
 		}
 	}
 	end_session(a);
+	/* nothing of a session outlives it */
+	free(a->buf);
+	a->buf = NULL;
+	a->cap = 0;
 }
 
 int cmd_agent(int argc, char **argv)
@@ -811,13 +932,18 @@ int cmd_agent(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "dir", required_argument, NULL, 'D' },
 		{ "once", no_argument, NULL, '1' },
+		{ "key-file", required_argument, NULL, 'k' },
+		{ "insecure", no_argument, NULL, 'I' },
+		{ "idle-timeout", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct agent ag, *a = &ag;
 	memset(a, 0, sizeof(*a));
 	a->dir = "/tmp";
 	a->lfd = -1;
+	a->idle_ms = 30000;
 	int c;
+	char *end;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+:l:D:", longopts, NULL)) != -1) {
@@ -825,6 +951,16 @@ int cmd_agent(int argc, char **argv)
 		case 'l': a->listen = optarg; break;
 		case 'D': a->dir = optarg; break;
 		case '1': a->once = true; break;
+		case 'k': a->key_file = optarg; break;
+		case 'I': a->insecure = true; break;
+		case 'T': {
+			long v = strtol(optarg, &end, 10);
+			if (end == optarg || *end || v < 0 || v > 86400)
+				return usage_error("agent", "bad --idle-timeout '%s' (seconds, 0..86400; 0: none)",
+						   optarg);
+			a->idle_ms = (int)v * 1000;
+			break;
+		}
 		case ':': return usage_error("agent", "option '%s' needs an argument", argv[optind - 1]);
 		default: return usage_error("agent", "unknown option '%s'", argv[optind - 1]);
 		}
@@ -835,7 +971,19 @@ int cmd_agent(int argc, char **argv)
 		return usage_error("agent", "--listen ADDRESS is required (the agent opens nothing by default)");
 	snprintf(a->data, sizeof(a->data), "%s/agent.data", a->dir);
 	snprintf(a->log, sizeof(a->log), "%s/agent-record.log", a->dir);
-	char err[512];
+	char err[4600];
+	if (a->key_file && a->insecure)
+		return usage_error("agent", "--insecure and --key-file contradict each other");
+	if (a->key_file) {
+		bool created;
+		if (ap_key_load(a->key_file, true, &a->key, &created, err, sizeof(err)) < 0) {
+			fprintf(stderr, "domprof agent: %s\n", err);
+			return 1;
+		}
+		if (created)
+			say("created key file %s; give the host a copy (mode 0600) as "
+			    "--domain NAME=agent:ADDRESS,key=FILE", a->key_file);
+	}
 	if (open_listen(a, err, sizeof(err)) < 0) {
 		fprintf(stderr, "domprof agent: %s\n", err);
 		return 1;
@@ -846,7 +994,7 @@ int cmd_agent(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	say("listening on %s", a->listen);
+	say("listening on %s%s", a->listen, a->key_file ? " (key required)" : "");
 
 	while (!g_quit) {
 		int fd;
@@ -877,6 +1025,7 @@ int cmd_agent(int argc, char **argv)
 	if (a->kind == L_UNIX)
 		unlink(a->listen + 5);
 	free(a->buf);
+	memset(&a->key, 0, sizeof(a->key));
 	say("exiting");
 	return 0;
 }

@@ -62,9 +62,9 @@ const char usage_record[] =
 	"                      (default 256)\n"
 	"guests:\n"
 	"  --domain NAME=gdb:HOST:PORT[,kallsyms=F|sysmap=F|vmlinux=F][,kaslr=auto|OFF]\n"
-	"  --domain NAME=agent:ADDRESS\n"
+	"  --domain NAME=agent:ADDRESS[,key=FILE][,max-bytes=SIZE]\n"
 	"                      also sample this VM as domain NAME (repeatable; each NAME\n"
-	"                      once, not 'host')\n"
+	"                      once, not 'host'); key=: the agent's --key-file (docs/active.md)\n"
 	"  --allow-remote-stub allow a gdb stub that is not on this machine\n"
 	"output:\n"
 	"  -o, --output FILE   output file (default domprof.data); an existing file is\n"
@@ -559,10 +559,17 @@ static void reap_child(struct rec *r, bool kill_it)
  * (and overflow their queues) while an agent collection runs. */
 static void stop_domains(struct rec *r)
 {
+	/* An agent's wait gives up when g_stop_sig is set (start_domains
+	 * gives it the flag): a signal that already stopped the recording
+	 * must not cancel the collection, only one during the wait does. */
+	sig_atomic_t why = g_stop_sig;
+	g_stop_sig = 0;
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < r->ndomains; i++)
 			if (r->ds[i] && domain_source_is_passive(r->ds[i]) == (pass == 0))
 				domain_source_stop(r->ds[i]);
+	if (why)
+		g_stop_sig = why;
 }
 
 static void free_all(struct rec *r)
@@ -608,7 +615,7 @@ static int start_domains(struct rec *r)
 	r->ds_ended = xcalloc(r->ndomains ? r->ndomains : 1, sizeof(bool));
 	struct domain_source_opts o = {
 		.hz = r->hz ? (unsigned)r->hz : 1000, .allow_remote = r->allow_remote,
-		.callchains = r->callchain,
+		.callchains = r->callchain, .interrupt = &g_stop_sig,
 	};
 	for (size_t i = 0; i < r->ndomains; i++) {
 		char err[512] = "";

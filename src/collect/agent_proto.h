@@ -17,6 +17,12 @@
  * request that names a file, a command or an address: the agent runs
  * only its own recorder, with a frequency and a call-graph flag.
  *
+ * An agent with a key (--key-file) first demands a challenge-response
+ * in which each side proves it holds the shared key (AUTH, AUTH_CHALLENGE,
+ * AUTH_PROOF, AUTH_OK; HMAC-SHA256 over both sides' nonces, see
+ * docs/active.md); nothing else is accepted before it. Requests are tiny:
+ * the agent reads at most AP_MAX_REQUEST bytes of one, decompressed.
+ *
  * A frame's kind comes only from its type (the Xenoprof seed's lesson):
  * payload values are data. Decoders check every length before use,
  * because either side may be damaged or hostile.
@@ -33,6 +39,11 @@
 #define AP_HDR 12u
 #define AP_MAX_FRAME (64u << 20)   /* largest payload either side accepts */
 #define AP_F_ZSTD 1u               /* payload is one zstd frame */
+#define AP_MAX_REQUEST 4096u       /* largest request the agent accepts, decompressed */
+#define AP_NONCE 32u               /* bytes of each side's challenge */
+#define AP_MAC 32u                 /* HMAC-SHA256 */
+#define AP_KEY_MIN 16u             /* a key file holds 16..AP_KEY_MAX bytes */
+#define AP_KEY_MAX 1024u
 
 enum ap_type {
 	/* host -> agent: the only requests */
@@ -40,6 +51,8 @@ enum ap_type {
 	AP_START = 2,       /* struct ap_start */
 	AP_STOP = 3,        /* empty */
 	AP_COLLECT = 4,     /* empty */
+	AP_AUTH = 5,        /* host nonce (AP_NONCE bytes) */
+	AP_AUTH_PROOF = 6,  /* HMAC(key, "domprof-agent host" | host nonce | agent nonce) */
 	/* agent -> host */
 	AP_HELLO_OK = 16,   /* struct ap_hello */
 	AP_STARTED = 17,    /* empty */
@@ -49,6 +62,8 @@ enum ap_type {
 	AP_LOST = 21,       /* u64 count */
 	AP_END = 22,        /* u64 records, u64 samples, u64 lost: collection done */
 	AP_ERROR = 23,      /* text; the request failed (state unchanged) */
+	AP_AUTH_CHALLENGE = 24, /* agent nonce (AP_NONCE bytes) */
+	AP_AUTH_OK = 25,    /* HMAC(key, "domprof-agent agent" | host nonce | agent nonce) */
 };
 
 struct ap_hello {
@@ -87,6 +102,47 @@ int ap_send(int fd, uint16_t type, uint16_t flags, const void *payload, size_t l
 int ap_recv(int fd, uint16_t *type, uint16_t *flags, uint8_t **buf, size_t *cap,
 	    size_t *len, int timeout_ms, bool resync);
 
+/*
+ * ap_recv with a bound: a payload larger than max (as sent, or once
+ * decompressed) is refused with -EMSGSIZE before anything of that size is
+ * allocated. A zstd frame that states its content size is checked
+ * against max first; one that does not is decompressed in a stream that
+ * stops at max, with the decoder's window limited to max as well.
+ * ap_recv() is ap_recv_max(..., AP_MAX_FRAME, ...).
+ */
+int ap_recv_max(int fd, uint16_t *type, uint16_t *flags, uint8_t **buf, size_t *cap,
+		size_t *len, size_t max, int timeout_ms, bool resync);
+
+/* A receive error as a few words for messages ("protocol error",
+ * "frame too large", strerror otherwise). */
+const char *ap_strerror(int r);
+
+/* ---- authentication ---------------------------------------------------- */
+
+struct ap_key {
+	uint8_t k[AP_KEY_MAX];
+	size_t len;
+};
+
+/*
+ * Load a key file: a regular file owned by the effective user, not
+ * readable or writable by group or others, holding AP_KEY_MIN..AP_KEY_MAX
+ * bytes (a trailing newline is not part of the key). With create, a
+ * missing file is created (mode 0600, O_EXCL) with 32 random bytes in hex
+ * and *created set. Returns 0, or -errno with a one-line reason in err
+ * naming the path.
+ */
+int ap_key_load(const char *path, bool create, struct ap_key *key, bool *created,
+		char *err, size_t errlen);
+
+/* AP_NONCE random bytes from getrandom(). Returns 0 or -errno. */
+int ap_nonce(uint8_t out[AP_NONCE]);
+
+/* The MAC one side sends: host_side picks the label, so the agent's
+ * answer can never be replayed as the host's proof or the other way. */
+void ap_auth_mac(const struct ap_key *key, bool host_side, const uint8_t host_nonce[AP_NONCE],
+		 const uint8_t agent_nonce[AP_NONCE], uint8_t out[AP_MAC]);
+
 /* ---- payloads (pure functions, unit tested) -------------------------- */
 
 size_t ap_hello_encode(const struct ap_hello *h, uint8_t *out, size_t outlen);
@@ -111,6 +167,10 @@ int ap_symtab_decode(const uint8_t *p, size_t len, uint32_t *kind, char *name, s
  * totals. Returns the tag, or -EPROTO.
  */
 int ap_check_record(const uint8_t *raw, size_t len);
+
+struct sockaddr;
+/* True for 127.0.0.0/8, ::1 and ::ffff:127.0.0.0/104. */
+bool ap_is_loopback(const struct sockaddr *sa);
 
 /* Name of a frame type for messages ("START", "type 99"). Returns a
  * static string or buf. */

@@ -26,9 +26,13 @@
 
 #include "collect/agent_proto.h"
 #include "collect/agent_source.h"
+#include "util/sat.h"
+#include "util/sha256.h"
 #include "util/xalloc.h"
 
-#define QUEUE_MAX_BYTES (2ull << 30) /* beyond this the guest's records are dropped and counted */
+#define QUEUE_MAX_BYTES AGENT_QUEUE_MAX_BYTES /* beyond this the guest's records are dropped and counted */
+#define LOST_CAP (1ull << 40)  /* no claim of lost samples is counted beyond this */
+#define NCPUS_CAP 4096u        /* a guest claiming more CPUs is reckoned with this many */
 
 enum item_kind { IT_RECORDS, IT_SYMTAB };
 
@@ -58,20 +62,72 @@ struct agent_source {
 	uint64_t lost_pending;      /* guest's own lost samples + what we dropped */
 	uint64_t lost_total;        /* all of them, for the summary */
 	bool want_stop;
-	bool ended;                 /* ended by itself (error, disconnect) */
+	bool ended;                 /* ended by itself (error, disconnect), or a claim refused: message printed */
 	bool done;                  /* thread finished */
 	uint64_t samples_rx;
+	bool aborted;               /* the recorder was interrupted while waiting */
+	/* receiver thread only: what the agent sent after STOP */
+	uint64_t rx_bytes;          /* decompressed, against spec.max_bytes */
+	uint64_t sym_bytes;         /* symbol data: SYMTAB frames and SYMTAB records */
+	unsigned nsym;
+	uint64_t refused_sym, refused_sym_bytes;
+	uint64_t lost_claimed;      /* the agent's LOST frames, summed saturating */
+	int64_t started_ms;         /* STARTED arrived (host clock) */
+	unsigned hz;
 	/* recorder thread only */
 	uint64_t samples_written;
 	bool stopped;
 	int collect_timeout_ms;     /* AGENT_COLLECT_TIMEOUT_MS, or shorter for tests */
+	const volatile sig_atomic_t *interrupt;
 };
+
+
 
 static int64_t now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Take the trailing ",key=FILE" and ",max-bytes=SIZE" options off addr
+ * (in place). Options are recognised from the end, so a unix socket path
+ * may itself contain commas. */
+static int agent_spec_options(struct agent_spec *out, char *addr, char *err, size_t errlen)
+{
+	out->max_bytes = AGENT_MAX_BYTES;
+	for (int i = 0; i < 4; i++) {
+		char *k = strstr(addr, ",key="), *m = strstr(addr, ",max-bytes="), *o;
+		while (k && strstr(k + 1, ",key="))
+			k = strstr(k + 1, ",key=");
+		while (m && strstr(m + 1, ",max-bytes="))
+			m = strstr(m + 1, ",max-bytes=");
+		o = !k ? m : !m ? k : k > m ? k : m;
+		if (!o)
+			return 0;
+		if (o == k) {
+			if (!k[5] || strlen(k + 5) >= sizeof(out->key_file) || out->key_file[0]) {
+				snprintf(err, errlen, "%s: key= needs one FILE", out->name);
+				return -EINVAL;
+			}
+			snprintf(out->key_file, sizeof(out->key_file), "%s", k + 5);
+		} else {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(m + 11, &end, 10);
+			uint64_t mul = *end == 'K' || *end == 'k' ? 1ull << 10 : *end == 'M' ? 1ull << 20 :
+				       *end == 'G' ? 1ull << 30 : 1;
+			if (mul > 1)
+				end++;
+			if (errno || end == m + 11 || *end || !v || v > (1ull << 50) / mul) {
+				snprintf(err, errlen, "%s: bad max-bytes '%s' (a size like 32G)", out->name, m + 11);
+				return -EINVAL;
+			}
+			out->max_bytes = v * mul;
+		}
+		*o = '\0';
+	}
+	return 0;
 }
 
 int agent_spec_parse(const char *spec, struct agent_spec *out, char *err, size_t errlen)
@@ -89,14 +145,27 @@ int agent_spec_parse(const char *spec, struct agent_spec *out, char *err, size_t
 		return -EINVAL;
 	}
 	a += 6;
-	snprintf(out->address, sizeof(out->address), "agent:%s", a);
+	char addr[4096 + 300];
+	if (strlen(a) >= sizeof(addr)) {
+		snprintf(err, errlen, "%s: agent spec too long", out->name);
+		return -EINVAL;
+	}
+	snprintf(addr, sizeof(addr), "%s", a);
+	if (agent_spec_options(out, addr, err, errlen) < 0)
+		return -EINVAL;
+	a = addr;
+	if (strlen(a) >= sizeof(out->address) - 6) {
+		snprintf(err, errlen, "%s: agent address too long", out->name);
+		return -EINVAL;
+	}
+	snprintf(out->address, sizeof(out->address), "agent:%.293s", a);
 	if (!strncmp(a, "unix:", 5)) {
 		if (!a[5] || strlen(a + 5) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
 			snprintf(err, errlen, "%s: agent socket path empty or too long", out->name);
 			return -EINVAL;
 		}
 		out->is_unix = true;
-		snprintf(out->host, sizeof(out->host), "%s", a + 5);
+		snprintf(out->host, sizeof(out->host), "%.255s", a + 5);
 		return 0;
 	}
 	if (!strncmp(a, "tcp:", 4))
@@ -105,7 +174,7 @@ int agent_spec_parse(const char *spec, struct agent_spec *out, char *err, size_t
 	if (!colon || colon == a || !colon[1] || (size_t)(colon - a) >= sizeof(out->host) ||
 	    strlen(colon + 1) >= sizeof(out->port) || strspn(colon + 1, "0123456789") != strlen(colon + 1)) {
 		snprintf(err, errlen, "%s: bad agent address '%s', expected HOST:PORT, tcp:HOST:PORT or unix:PATH",
-			 out->name, eq + 7);
+			 out->name, addr);
 		return -EINVAL;
 	}
 	memcpy(out->host, a, (size_t)(colon - a));
@@ -118,18 +187,6 @@ int agent_spec_parse(const char *spec, struct agent_spec *out, char *err, size_t
 	}
 	snprintf(out->port, sizeof(out->port), "%s", colon + 1);
 	return 0;
-}
-
-static bool is_loopback(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-	if (sa->sa_family == AF_INET6) {
-		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
-		return IN6_IS_ADDR_LOOPBACK(a) ||
-		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
-	}
-	return false;
 }
 
 static int connect_to(struct agent_source *s, bool allow_remote, char *err, size_t errlen)
@@ -157,7 +214,7 @@ static int connect_to(struct agent_source *s, bool allow_remote, char *err, size
 	}
 	if (!allow_remote)
 		for (ai = res; ai; ai = ai->ai_next)
-			if (!is_loopback(ai->ai_addr)) {
+			if (!ap_is_loopback(ai->ai_addr)) {
 				snprintf(err, errlen, "%s: %s is not a loopback address; reach the guest's agent "
 					 "through a forwarded loopback port (QEMU hostfwd=tcp:127.0.0.1:PORT-:7000) "
 					 "or pass --allow-remote-stub", s->spec.name, s->spec.host);
@@ -232,6 +289,51 @@ static bool enqueue(struct agent_source *s, struct item *it)
 	return true;
 }
 
+/* The agent's lost claim, bounded: at most what its CPUs could have
+ * sampled at the requested rate for as long as it recorded (host clock,
+ * plus a few seconds for its start and stop), and never more than
+ * LOST_CAP. What is counted goes out as this domain's LOST record; the
+ * clamp, if any, is appended to the domain's message, and the domain
+ * marked ended so the recorder prints it (all its records did arrive). */
+static void settle_lost_locked(struct agent_source *s)
+{
+	if (!s->lost_claimed)
+		return;
+	uint64_t cpus = s->hello.ncpus ? s->hello.ncpus : 1;
+	if (cpus > NCPUS_CAP)
+		cpus = NCPUS_CAP;
+	uint64_t secs = (uint64_t)((now_ms() - s->started_ms) / 1000) + 5;
+	uint64_t plausible = (uint64_t)s->hz * cpus * secs;
+	if (plausible > LOST_CAP)
+		plausible = LOST_CAP;
+	uint64_t l = s->lost_claimed < plausible ? s->lost_claimed : plausible;
+	s->lost_pending = sat_add64(s->lost_pending, l);
+	s->lost_total = sat_add64(s->lost_total, l);
+	if (l < s->lost_claimed) {
+		s->ended = true; /* so the recorder prints the message */
+		size_t n = strlen(s->msg);
+		snprintf(s->msg + n, sizeof(s->msg) - n, "; the agent claimed %" PRIu64 " lost samples, "
+			 "more than %u Hz x %" PRIu64 " CPU(s) x %" PRIu64 " s allows: counted %" PRIu64,
+			 s->lost_claimed, s->hz, cpus, secs, l);
+	}
+}
+
+/* What the limits refused, appended to the domain's message. */
+static void note_refused_locked(struct agent_source *s)
+{
+	if (!s->refused_sym)
+		return;
+	s->ended = true; /* so the recorder prints the message */
+	size_t n = strlen(s->msg);
+	snprintf(s->msg + n, sizeof(s->msg) - n, "; refused %" PRIu64 " symbol table(s), %" PRIu64
+		 " bytes, over the limits (%llu MiB each, %llu MiB and %u in all)", s->refused_sym,
+		 s->refused_sym_bytes, AGENT_SYMTAB_MAX_BLOB >> 20, AGENT_SYMTAB_MAX_TOTAL >> 20,
+		 AGENT_SYMTAB_MAX_COUNT);
+}
+
+/* The receiver's last word: the domain's message, with the lost count
+ * settled and what was refused appended, all under the lock, so the
+ * recorder never prints half of it. */
 static void finish(struct agent_source *s, bool by_itself, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void finish(struct agent_source *s, bool by_itself, const char *fmt, ...)
@@ -241,10 +343,27 @@ static void finish(struct agent_source *s, bool by_itself, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(s->msg, sizeof(s->msg), fmt, ap);
 	va_end(ap);
+	settle_lost_locked(s);
+	note_refused_locked(s);
 	if (by_itself)
 		s->ended = true;
 	s->done = true;
 	pthread_mutex_unlock(&s->lock);
+}
+
+/* Count n bytes of symbol data against the domain's limits; false (and
+ * the refusal counted) when it does not fit. */
+static bool sym_budget(struct agent_source *s, uint64_t n)
+{
+	if (n > AGENT_SYMTAB_MAX_BLOB || s->nsym >= AGENT_SYMTAB_MAX_COUNT ||
+	    s->sym_bytes + n > AGENT_SYMTAB_MAX_TOTAL) {
+		s->refused_sym++;
+		s->refused_sym_bytes = sat_add64(s->refused_sym_bytes, n);
+		return false;
+	}
+	s->nsym++;
+	s->sym_bytes += n;
+	return true;
 }
 
 /* A batch of raw records: check every one before any is queued: its tag
@@ -269,18 +388,51 @@ static int take_records(struct agent_source *s, uint8_t *buf, size_t len)
 		samples += t == DP_REC_SAMPLE;
 		o += n;
 	}
-	struct item it = { .kind = IT_RECORDS, .data = xmalloc(len ? len : 1), .len = len };
-	memcpy(it.data, buf, len);
+	/* SYMTAB records (the guest's kallsyms) count against the domain's
+	 * symbol budget like SYMTAB frames; those over it are left out */
+	struct item it = { .kind = IT_RECORDS, .data = xmalloc(len ? len : 1), .len = 0 };
+	for (size_t o = 0; o < len;) {
+		uint32_t n;
+		memcpy(&n, buf + o + 4, 4);
+		if (ap_check_record(buf + o, n) == DP_REC_SYMTAB && !sym_budget(s, n)) {
+			o += n;
+			continue;
+		}
+		memcpy(it.data + it.len, buf + o, n);
+		it.len += n;
+		o += n;
+	}
 	bool queued = enqueue(s, &it);
 	pthread_mutex_lock(&s->lock);
 	if (queued) {
 		s->samples_rx += samples;
-	} else { /* the writer fell 2 GiB behind: those samples are lost */
-		s->lost_pending += samples;
-		s->lost_total += samples;
+	} else { /* the writer fell QUEUE_MAX_BYTES behind: those samples are lost */
+		s->lost_pending = sat_add64(s->lost_pending, samples);
+		s->lost_total = sat_add64(s->lost_total, samples);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return 0;
+}
+
+/* One SYMTAB frame: an ELF blob, queued unless over the symbol limits.
+ * Returns false for a malformed one (the domain ends). */
+static bool take_symtab(struct agent_source *s, const uint8_t *buf, size_t len)
+{
+	struct item it = { .kind = IT_SYMTAB };
+	char name[4097];
+	const uint8_t *data;
+	size_t size;
+	if (ap_symtab_decode(buf, len, &it.symkind, name, sizeof(name), &data, &size) < 0 ||
+	    it.symkind != DP_SYMTAB_ELF)
+		return false;
+	if (!sym_budget(s, size))
+		return true;
+	it.name = xstrdup(name);
+	it.data = xmalloc(size ? size : 1);
+	memcpy(it.data, data, size);
+	it.len = size;
+	enqueue(s, &it);
+	return true;
 }
 
 static void *receiver(void *arg)
@@ -288,15 +440,20 @@ static void *receiver(void *arg)
 	struct agent_source *s = arg;
 	uint8_t *buf = NULL;
 	size_t cap = 0, len;
-	bool sent_stop = false;
+	bool sent_stop = false, collecting = false;
 	int64_t stop_at = 0;
 	char tb[16];
 
 	for (;;) {
 		pthread_mutex_lock(&s->lock);
-		bool ws = s->want_stop;
+		bool ws = s->want_stop, ab = s->aborted;
 		uint64_t rx = s->samples_rx;
 		pthread_mutex_unlock(&s->lock);
+		if (ab) {
+			finish(s, true, "%s: collection interrupted; domain ended (%" PRIu64 " samples received)",
+			       s->spec.name, rx);
+			break;
+		}
 		if (ws && !sent_stop) {
 			sent_stop = true;
 			stop_at = now_ms();
@@ -315,6 +472,11 @@ static void *receiver(void *arg)
 			continue;
 		uint16_t type, flags;
 		int r = ap_recv(s->fd, &type, &flags, &buf, &cap, &len, 60000, false);
+		pthread_mutex_lock(&s->lock);
+		ab = s->aborted;
+		pthread_mutex_unlock(&s->lock);
+		if (ab)
+			continue; /* said at the top */
 		if (r == -ECONNRESET) {
 			finish(s, true, "%s: agent closed the connection %s (%" PRIu64 " samples received)",
 			       s->spec.name, sent_stop ? "while sending its records" : "during the recording", rx);
@@ -322,15 +484,22 @@ static void *receiver(void *arg)
 		}
 		if (r < 0) {
 			finish(s, true, "%s: %s from the agent; domain ended (%" PRIu64 " samples received)",
-			       s->spec.name, r == -EPROTO ? "protocol error" : strerror(-r), rx);
+			       s->spec.name, ap_strerror(r), rx);
 			break;
 		}
-		if (type == AP_STOPPED && sent_stop) {
+		if (collecting && s->rx_bytes + len > s->spec.max_bytes) {
+			finish(s, true, "%s: the agent sent more than %" PRIu64 " bytes (max-bytes); domain ended "
+			       "(%" PRIu64 " samples received)", s->spec.name, s->spec.max_bytes, rx);
+			break;
+		}
+		s->rx_bytes += len;
+		if (type == AP_STOPPED && sent_stop && !collecting) {
+			collecting = true;
 			if (ap_send(s->fd, AP_COLLECT, 0, NULL, 0) < 0) {
 				finish(s, true, "%s: agent connection lost before collect", s->spec.name);
 				break;
 			}
-		} else if (type == AP_RECORD && sent_stop) {
+		} else if (type == AP_RECORD && collecting) {
 			int tr = take_records(s, buf, len);
 			if (tr == -EBADMSG) {
 				finish(s, true, "%s: the agent sent a malformed record; domain ended",
@@ -342,29 +511,16 @@ static void *receiver(void *arg)
 				       "(only task, mmap, sample, symtab); domain ended", s->spec.name);
 				break;
 			}
-		} else if (type == AP_SYMTAB && sent_stop) {
-			struct item it = { .kind = IT_SYMTAB };
-			char name[4097];
-			const uint8_t *data;
-			size_t size;
-			if (ap_symtab_decode(buf, len, &it.symkind, name, sizeof(name), &data, &size) < 0 ||
-			    it.symkind != DP_SYMTAB_ELF) {
+		} else if (type == AP_SYMTAB && collecting) {
+			if (!take_symtab(s, buf, len)) {
 				finish(s, true, "%s: bad symbol table from the agent; domain ended", s->spec.name);
 				break;
 			}
-			it.name = xstrdup(name);
-			it.data = xmalloc(size ? size : 1);
-			memcpy(it.data, data, size);
-			it.len = size;
-			enqueue(s, &it);
-		} else if (type == AP_LOST && len == 8) {
+		} else if (type == AP_LOST && len == 8 && collecting) {
 			uint64_t l;
 			memcpy(&l, buf, 8);
-			pthread_mutex_lock(&s->lock);
-			s->lost_pending += l;
-			s->lost_total += l;
-			pthread_mutex_unlock(&s->lock);
-		} else if (type == AP_END && sent_stop) {
+			s->lost_claimed = sat_add64(s->lost_claimed, l);
+		} else if (type == AP_END && collecting) {
 			struct ap_end e;
 			if (ap_end_decode(buf, len, &e) < 0 || e.samples != rx) {
 				finish(s, true, "%s: agent's end of collection does not match what arrived "
@@ -384,9 +540,63 @@ static void *receiver(void *arg)
 		}
 	}
 	free(buf);
+	pthread_mutex_lock(&s->lock);
 	close(s->fd);
 	s->fd = -1;
+	pthread_mutex_unlock(&s->lock);
 	return NULL;
+}
+
+/* With a key: AUTH (our nonce) -> AUTH_CHALLENGE (the agent's nonce),
+ * AUTH_PROOF (our MAC) -> AUTH_OK (the agent's MAC), which we check: both
+ * sides prove the key before HELLO. */
+static int authenticate(struct agent_source *s, uint8_t **buf, size_t *cap, size_t *len,
+			char *err, size_t errlen)
+{
+	struct ap_key key;
+	int r = ap_key_load(s->spec.key_file, false, &key, NULL, err, errlen);
+	if (r < 0) {
+		char why[600];
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "%s: %s", s->spec.name, why);
+		return r;
+	}
+	uint8_t nh[AP_NONCE], na[AP_NONCE], mac[AP_MAC];
+	if ((r = ap_nonce(nh)) < 0) {
+		snprintf(err, errlen, "%s: getrandom: %s", s->spec.name, strerror(-r));
+		goto out;
+	}
+	if (ap_send(s->fd, AP_AUTH, 0, nh, sizeof(nh)) < 0) {
+		r = -errno;
+		if (expect(s, AP_AUTH_CHALLENGE, buf, cap, len, 1000, "AUTH", err, errlen) == 0 || !err[0])
+			snprintf(err, errlen, "%s: cannot talk to the agent: %s", s->spec.name, strerror(-r));
+		goto out;
+	}
+	if ((r = expect(s, AP_AUTH_CHALLENGE, buf, cap, len, 15000, "AUTH", err, errlen)) < 0)
+		goto out;
+	if (*len != AP_NONCE) {
+		snprintf(err, errlen, "%s: malformed AUTH_CHALLENGE from the agent", s->spec.name);
+		r = -EPROTO;
+		goto out;
+	}
+	memcpy(na, *buf, AP_NONCE);
+	ap_auth_mac(&key, true, nh, na, mac);
+	if (ap_send(s->fd, AP_AUTH_PROOF, 0, mac, sizeof(mac)) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: cannot talk to the agent: %s", s->spec.name, strerror(-r));
+		goto out;
+	}
+	if ((r = expect(s, AP_AUTH_OK, buf, cap, len, 15000, "the key", err, errlen)) < 0)
+		goto out;
+	ap_auth_mac(&key, false, nh, na, mac);
+	if (*len != AP_MAC || !ct_equal(*buf, mac, AP_MAC)) {
+		snprintf(err, errlen, "%s: the agent did not prove it holds the key in %s; not using it",
+			 s->spec.name, s->spec.key_file);
+		r = -EACCES;
+	}
+out:
+	memset(&key, 0, sizeof(key));
+	return r;
 }
 
 struct agent_source *agent_source_start(const char *spec, uint32_t domain_id,
@@ -402,11 +612,14 @@ struct agent_source *agent_source_start(const char *spec, uint32_t domain_id,
 	const char *ct = getenv("DOMPROF_AGENT_COLLECT_TIMEOUT_MS");
 	if (ct && atoi(ct) > 0 && atoi(ct) < AGENT_COLLECT_TIMEOUT_MS)
 		s->collect_timeout_ms = atoi(ct);
+	s->interrupt = o ? o->interrupt : NULL;
 	pthread_mutex_init(&s->lock, NULL);
 	uint8_t *buf = NULL;
 	size_t cap = 0, len;
 	if (agent_spec_parse(spec, &s->spec, err, errlen) < 0 ||
 	    connect_to(s, o && o->allow_remote, err, errlen) < 0)
+		goto fail;
+	if (s->spec.key_file[0] && authenticate(s, &buf, &cap, &len, err, errlen) < 0)
 		goto fail;
 
 	uint32_t v = AP_VERSION;
@@ -443,6 +656,8 @@ struct agent_source *agent_source_start(const char *spec, uint32_t domain_id,
 	/* a TCG guest starting its recorder takes a few seconds */
 	if (expect(s, AP_STARTED, &buf, &cap, &len, 60000, "START", err, errlen) < 0)
 		goto fail;
+	s->started_ms = now_ms();
+	s->hz = st.hz;
 	free(buf);
 	buf = NULL;
 	snprintf(s->info, sizeof(s->info), "%s: agent on '%s' (Linux %s, %u CPU%s) recording at %u Hz%s",
@@ -579,10 +794,25 @@ void agent_source_stop(struct agent_source *s)
 	pthread_mutex_lock(&s->lock);
 	s->want_stop = true;
 	pthread_mutex_unlock(&s->lock);
-	if (s->th_running) {
-		pthread_join(s->th, NULL);
-		s->th_running = false;
+	if (!s->th_running)
+		return;
+	/* wait for the collection, giving up at once when interrupted: the
+	 * receiver may sit in a read, so its socket is shut down under it */
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		bool done = s->done;
+		if (!done && s->interrupt && *s->interrupt && !s->aborted) {
+			s->aborted = true;
+			if (s->fd >= 0)
+				shutdown(s->fd, SHUT_RDWR);
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (done)
+			break;
+		usleep(20000);
 	}
+	pthread_join(s->th, NULL);
+	s->th_running = false;
 }
 
 void agent_source_free(struct agent_source *s)

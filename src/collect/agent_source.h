@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Active domain source: the host's side of `--domain NAME=agent:ADDRESS`.
- * It connects to a `domprof agent` running inside the guest (ADDRESS is
+ * Active domain source: the host's side of
+ * `--domain NAME=agent:ADDRESS[,key=FILE][,max-bytes=SIZE]`. It connects
+ * to a `domprof agent` running inside the guest (ADDRESS is
  * tcp:HOST:PORT, HOST:PORT or unix:PATH; HOST must be loopback unless
- * --allow-remote-stub), checks the protocol version, and asks the agent
+ * --allow-remote-stub), proves it holds the agent's key and has the agent
+ * prove it too (with key=FILE; the agent's --key-file), checks the
+ * protocol version, and asks the agent
  * to START recording the whole guest at the host's -F (and -g). When the
  * host's recording stops, agent_source_stop() asks STOP and COLLECT and
  * waits until the agent has sent everything: the guest's raw records
@@ -17,6 +20,14 @@
  * agent can neither switch to another domain nor write DOMAIN or STATS
  * records. A guest that disconnects ends only its own domain, with a
  * message; the rest of the recording goes on.
+ *
+ * What an agent claims is bounded (it can only change its own domain):
+ * its lost count is summed saturating and clamped to what its CPUs could
+ * have sampled at the requested rate in the time it recorded (the clamp is
+ * said in the domain's message); symbol blobs are limited in size, number
+ * and total bytes (AGENT_SYMTAB_*; those refused are counted and said);
+ * all it sends after STOP is limited to max-bytes (default
+ * AGENT_MAX_BYTES), past which its domain ends.
  *
  * collect/domain_source.c dispatches "NAME=agent:..." specs here; the
  * functions mirror domain_source.h one for one.
@@ -33,13 +44,15 @@
 
 struct agent_source;
 
-/* Parsed "NAME=agent:ADDRESS". */
+/* Parsed "NAME=agent:ADDRESS[,key=FILE][,max-bytes=SIZE]". */
 struct agent_spec {
 	char name[64];
 	bool is_unix;
 	char host[256];         /* TCP host, or unix socket path */
 	char port[16];
-	char address[300];      /* "agent:..." as written in the DOMAIN record */
+	char address[300];      /* "agent:ADDRESS" as written in the DOMAIN record (no options) */
+	char key_file[4096];    /* "" without key= */
+	uint64_t max_bytes;     /* AGENT_MAX_BYTES unless max-bytes= */
 };
 
 /* Returns 0 or -EINVAL with a reason in err. */
@@ -59,11 +72,21 @@ uint64_t agent_source_lost(const struct agent_source *s);
 /* Ask the agent to stop and send its records; waits until they arrived
  * (or the agent failed, or AGENT_COLLECT_TIMEOUT_MS passed; the
  * environment variable DOMPROF_AGENT_COLLECT_TIMEOUT_MS can only shorten
- * it, for tests). Records whose tag the host does not relay or whose body
- * the reader would not decode end the domain. Safe twice. */
+ * it, for tests; or *o->interrupt, given at start, became non-zero: then
+ * the domain ends within a few tens of ms, "collection interrupted").
+ * Records whose tag the host does not relay or whose body the reader
+ * would not decode end the domain. Safe twice. */
 void agent_source_stop(struct agent_source *s);
 void agent_source_free(struct agent_source *s);
 
 #define AGENT_COLLECT_TIMEOUT_MS 300000
+/* Per agent domain. Real guests send one kallsyms (a few MB, inside a
+ * RECORD) and the ELF files samples hit (the agent skips any over 256 MiB);
+ * these limits are far beyond that and only stop a hostile agent. */
+#define AGENT_SYMTAB_MAX_BLOB (256ull << 20)   /* one SYMTAB frame's data */
+#define AGENT_SYMTAB_MAX_TOTAL (1ull << 30)    /* all symbol data of a domain */
+#define AGENT_SYMTAB_MAX_COUNT 4096u           /* SYMTAB frames of a domain */
+#define AGENT_MAX_BYTES (16ull << 30)          /* all it sends, decompressed */
+#define AGENT_QUEUE_MAX_BYTES (512ull << 20)   /* held in memory; beyond, dropped as lost */
 
 #endif

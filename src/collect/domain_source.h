@@ -14,6 +14,7 @@
 #ifndef DOMPROF_COLLECT_DOMAIN_SOURCE_H
 #define DOMPROF_COLLECT_DOMAIN_SOURCE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -25,6 +26,9 @@ struct domain_source_opts {
 	unsigned hz;            /* sampling frequency, from -F */
 	bool allow_remote;      /* --allow-remote-stub */
 	bool callchains;        /* -g (agents only) */
+	/* agents only: while it is non-zero, a stop that waits for the
+	 * guest's records gives up at once (a second Ctrl-C); NULL: never */
+	const volatile sig_atomic_t *interrupt;
 };
 
 /*

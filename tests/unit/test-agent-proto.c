@@ -6,15 +6,191 @@
  * truncated and hostile inputs, and the relay filter: only TASK, MMAP,
  * SAMPLE and SYMTAB records pass, whatever their contents; DOMAIN,
  * DOMAIN_SWITCH, EVENT, STATS and unknown tags never do.
+ *
+ * Bounds: a zstd bomb (1 GiB of zeros in ~33 KB, with and without a
+ * content size in its header) is refused by ap_recv_max without growing
+ * the receive buffer past the bound; a frame within the bound still
+ * decodes. Keys: a key file is created 0600 and read back; one readable
+ * by others, a symbolic link, a short one or one owned by another user
+ * is refused. The two sides' MACs differ and depend on every input.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
 
 #include "collect/agent_proto.h"
 #include "format/format.h"
 #include "unit.h"
+
+/* `total` zero bytes as one zstd frame, built by hand from RLE blocks of
+ * 128 KiB (4 bytes each: ~32 KB per GiB, what zstd itself makes of zeros)
+ * so the test spends no time compressing; with_size writes the content
+ * size into the frame header, else a 128 KiB window descriptor. Valid
+ * zstd: the within-bound case below decodes one. */
+static uint8_t *zero_bomb(size_t total, bool with_size, size_t *outlen)
+{
+	size_t nblocks = (total + (128u << 10) - 1) / (128u << 10);
+	uint8_t *out = malloc(14 + 4 * nblocks), *p = out;
+	uint32_t magic = 0xFD2FB528u;
+	memcpy(p, &magic, 4);
+	p += 4;
+	if (with_size) {
+		*p++ = 0xE0; /* 8-byte content size, single segment */
+		uint64_t n = total;
+		memcpy(p, &n, 8);
+		p += 8;
+	} else {
+		*p++ = 0x00; /* no content size, a window descriptor follows */
+		*p++ = 7 << 3; /* window 2^(10+7) */
+	}
+	for (size_t left = total; left;) {
+		uint32_t k = left < (128u << 10) ? (uint32_t)left : 128u << 10;
+		left -= k;
+		uint32_t bh = (left == 0) | 1u << 1 | k << 3; /* last?, RLE, size */
+		*p++ = (uint8_t)bh;
+		*p++ = (uint8_t)(bh >> 8);
+		*p++ = (uint8_t)(bh >> 16);
+		*p++ = 0; /* the repeated byte */
+	}
+	*outlen = (size_t)(p - out);
+	return out;
+}
+
+static void send_raw(int fd, uint16_t type, uint16_t flags, const uint8_t *p, size_t n)
+{
+	uint8_t h[12];
+	uint32_t m = AP_MAGIC, nn = (uint32_t)n;
+	memcpy(h, &m, 4); memcpy(h + 4, &type, 2); memcpy(h + 6, &flags, 2); memcpy(h + 8, &nn, 4);
+	CHECK(write(fd, h, 12) == 12);
+	CHECK(n == 0 || write(fd, p, n) == (ssize_t)n);
+}
+
+static void test_bounds(void)
+{
+	int sv[2];
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	int big = 1 << 20;
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+	setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	uint8_t *buf = NULL;
+	size_t cap = 0, len = 0, zn;
+	uint16_t type = 0, flags = 0;
+
+	/* 1 GiB of zeros with its size in the header: refused on the size,
+	 * before anything of it is allocated, at the host's bound too */
+	uint8_t *z = zero_bomb(1ull << 30, true, &zn);
+	printf("  zstd bomb: 1 GiB of zeros in %zu bytes\n", zn);
+	CHECK(zn < 64 * 1024);
+	send_raw(sv[0], AP_HELLO, AP_F_ZSTD, z, zn);
+	CHECK(ap_recv_max(sv[1], &type, &flags, &buf, &cap, &len, AP_MAX_FRAME, 1000, false) == -EMSGSIZE);
+	CHECK(cap < (1u << 20));
+	close(sv[0]);
+	close(sv[1]);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+	setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	send_raw(sv[0], AP_HELLO, AP_F_ZSTD, z, zn);
+	CHECK(ap_recv_max(sv[1], &type, &flags, &buf, &cap, &len, AP_MAX_REQUEST, 1000, false) == -EMSGSIZE);
+	CHECK(cap < (1u << 20));
+	free(z);
+	close(sv[0]);
+	close(sv[1]);
+
+	/* no content size in the header: the stream decoder stops at the bound */
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+	setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	z = zero_bomb(64u << 20, false, &zn);
+	send_raw(sv[0], AP_RECORD, AP_F_ZSTD, z, zn);
+	CHECK(ap_recv_max(sv[1], &type, &flags, &buf, &cap, &len, 8u << 20, 2000, false) == -EMSGSIZE);
+	CHECK(cap <= (8u << 20) + 2);
+	free(z);
+	/* ... and decodes one within it, exactly at the bound too */
+	z = zero_bomb(100000, false, &zn);
+	send_raw(sv[0], AP_RECORD, AP_F_ZSTD, z, zn);
+	CHECK(ap_recv_max(sv[1], &type, &flags, &buf, &cap, &len, 100000, 2000, false) == 0);
+	CHECK(type == AP_RECORD && len == 100000 && buf[0] == 0 && buf[99999] == 0);
+	free(z);
+	/* plain payloads: over the bound refused by the header alone */
+	uint8_t junk[5000] = { 0 };
+	send_raw(sv[0], AP_HELLO, 0, junk, sizeof(junk));
+	CHECK(ap_recv_max(sv[1], &type, &flags, &buf, &cap, &len, AP_MAX_REQUEST, 1000, false) == -EMSGSIZE);
+	close(sv[0]);
+	close(sv[1]);
+	free(buf);
+}
+
+static void test_keys(void)
+{
+	char dir[] = "/tmp/dp-key-XXXXXX", path[64], err[512];
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/key", dir);
+	struct ap_key k1, k2;
+	bool created = false;
+	CHECK(ap_key_load(path, false, &k1, &created, err, sizeof(err)) == -ENOENT);
+	CHECK(ap_key_load(path, true, &k1, &created, err, sizeof(err)) == 0 && created);
+	struct stat st;
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600 && st.st_uid == geteuid());
+	CHECK(k1.len == 64);
+	CHECK(ap_key_load(path, true, &k2, &created, err, sizeof(err)) == 0 && !created);
+	CHECK(k2.len == k1.len && !memcmp(k1.k, k2.k, k1.len));
+	/* readable by group or others */
+	CHECK(chmod(path, 0640) == 0);
+	CHECK(ap_key_load(path, false, &k2, NULL, err, sizeof(err)) == -EPERM);
+	printf("  %s\n", err);
+	CHECK(strstr(err, "chmod 600") != NULL);
+	CHECK(chmod(path, 0604) == 0);
+	CHECK(ap_key_load(path, false, &k2, NULL, err, sizeof(err)) == -EPERM);
+	CHECK(chmod(path, 0600) == 0);
+	/* owned by someone else (needs root to arrange) */
+	struct passwd *nb = getpwnam("nobody");
+	if (geteuid() == 0 && nb) {
+		CHECK(chown(path, nb->pw_uid, (gid_t)-1) == 0);
+		CHECK(ap_key_load(path, false, &k2, NULL, err, sizeof(err)) == -EPERM);
+		printf("  %s\n", err);
+		CHECK(strstr(err, "owned by uid") != NULL);
+		CHECK(chown(path, 0, (gid_t)-1) == 0);
+	}
+	/* a symbolic link is not followed */
+	char link[80];
+	snprintf(link, sizeof(link), "%s/link", dir);
+	CHECK(symlink(path, link) == 0);
+	CHECK(ap_key_load(link, true, &k2, NULL, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "symbolic link") != NULL);
+	/* too short */
+	char shortp[80];
+	snprintf(shortp, sizeof(shortp), "%s/short", dir);
+	int fd = open(shortp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	CHECK(fd >= 0 && write(fd, "tooshort\n", 9) == 9);
+	close(fd);
+	CHECK(ap_key_load(shortp, false, &k2, NULL, err, sizeof(err)) == -EINVAL);
+
+	/* MACs: the two sides' labels differ; each input changes the MAC */
+	uint8_t nh[AP_NONCE], na[AP_NONCE], m1[AP_MAC], m2[AP_MAC];
+	CHECK(ap_nonce(nh) == 0 && ap_nonce(na) == 0);
+	CHECK(memcmp(nh, na, AP_NONCE) != 0);
+	ap_auth_mac(&k1, true, nh, na, m1);
+	ap_auth_mac(&k1, false, nh, na, m2);
+	CHECK(memcmp(m1, m2, AP_MAC) != 0);
+	ap_auth_mac(&k1, true, na, nh, m2);
+	CHECK(memcmp(m1, m2, AP_MAC) != 0);
+	k2 = k1;
+	k2.k[0] ^= 1;
+	ap_auth_mac(&k2, true, nh, na, m2);
+	CHECK(memcmp(m1, m2, AP_MAC) != 0);
+	ap_auth_mac(&k1, true, nh, na, m2);
+	CHECK(memcmp(m1, m2, AP_MAC) == 0);
+
+	unlink(link);
+	unlink(shortp);
+	unlink(path);
+	rmdir(dir);
+}
 
 static void test_frames(void)
 {
@@ -169,5 +345,7 @@ int main(void)
 	test_frames();
 	test_payloads();
 	test_relay_filter();
+	test_bounds();
+	test_keys();
 	return unit_done();
 }

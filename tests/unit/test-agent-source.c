@@ -14,6 +14,15 @@
  * domain's samples, DOMAIN, EVENT or STATS records. A well-behaved agent
  * closes the set. The "never answers STOP" case shortens the host's
  * collect timeout through DOMPROF_AGENT_COLLECT_TIMEOUT_MS.
+ *
+ * Claims and limits: a forged lost count of 2^63 (then UINT64_MAX) is
+ * clamped to what 2 CPUs at 100 Hz could lose in the run, and the clamp
+ * said; 4097 symbol blobs leave the domain at 4096 symbol tables, the
+ * rest counted as refused; past max-bytes= the domain ends. An agent that
+ * never answers COLLECT is given up within a second of the interrupt
+ * flag (the recorder's second Ctrl-C) rising. Keys: with key=FILE the
+ * host proves the key and accepts an agent that proves it too, and
+ * refuses one that only reflects the host's own proof.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -122,7 +131,13 @@ enum play {
 	P_GARBAGE, P_GARBAGE_SHORT, P_VERSION, P_HELLO_SHORT, P_HUGE_HELLO, P_CUT_HELLO,
 	P_REFUSE_START, P_CLOSE_RECORDING, P_RECORD_EARLY, P_HUGE_COLLECT, P_CUT_COLLECT,
 	P_BAD_RECORDS, P_ZSTD_GARBAGE, P_ZSTD_CORRUPT, P_SILENT_STOP, P_END_MISMATCH, P_GOOD,
+	P_LOST_FORGED, P_SYMTAB_MANY, P_MAX_BYTES, P_COLLECT_SILENT, P_AUTH_GOOD, P_AUTH_REFLECT,
 };
+
+static struct ap_key test_key;      /* the key of the P_AUTH_* agents */
+static char spec_opts[256];         /* appended to the host's agent spec */
+static volatile sig_atomic_t interrupt_flag;
+static int interrupt_after_ms = -1; /* raise interrupt_flag this long into stop */
 
 struct fake {
 	int lfd, port;
@@ -208,8 +223,41 @@ static void a_end(struct conn *c, uint64_t samples)
 	(void)ap_send(c->fd, AP_END, 0, p, sizeof(p));
 }
 
+/* The agent's side of the challenge-response; an honest agent answers
+ * with its own MAC, a dishonest one (no key) reflects the host's proof. */
+static bool a_auth(struct conn *c, bool honest)
+{
+	uint8_t nh[AP_NONCE], na[AP_NONCE], mac[AP_MAC];
+	if (a_recv(c, 10000) < 0 || c->type != AP_AUTH || c->len != AP_NONCE)
+		return false;
+	memcpy(nh, c->buf, AP_NONCE);
+	AGENT_EXPECT(ap_nonce(na) == 0);
+	(void)ap_send(c->fd, AP_AUTH_CHALLENGE, 0, na, AP_NONCE);
+	if (a_recv(c, 10000) < 0 || c->type != AP_AUTH_PROOF)
+		return false;
+	ap_auth_mac(&test_key, true, nh, na, mac);
+	AGENT_EXPECT(c->len == AP_MAC && !memcmp(c->buf, mac, AP_MAC)); /* the host proved it */
+	if (honest)
+		ap_auth_mac(&test_key, false, nh, na, mac);
+	(void)ap_send(c->fd, AP_AUTH_OK, 0, mac, AP_MAC);
+	return true;
+}
+
+static void a_symtab(struct conn *c, const char *name, size_t size)
+{
+	uint8_t *data = calloc(1, size ? size : 1);
+	size_t plen;
+	uint8_t *p = ap_symtab_encode(DP_SYMTAB_ELF, name, data, size, &plen);
+	(void)ap_send(c->fd, AP_SYMTAB, AP_F_ZSTD, p, plen);
+	free(p);
+	free(data);
+}
+
 static void play(struct fake *f, struct conn *c)
 {
+	if (f->play == P_AUTH_GOOD || f->play == P_AUTH_REFLECT)
+		if (!a_auth(c, f->play == P_AUTH_GOOD) || f->play == P_AUTH_REFLECT)
+			return;
 	switch (f->play) {
 	case P_GARBAGE:
 		a_recv(c, 10000);
@@ -262,6 +310,8 @@ static void play(struct fake *f, struct conn *c)
 		return;
 	if (!a_until_collect(c))
 		return;
+	if (f->play == P_COLLECT_SILENT) /* never answers COLLECT */
+		return;
 	/* every collection begins with a good batch, which must arrive */
 	(void)ap_send(c->fd, AP_RECORD, AP_F_ZSTD, valid.p, valid.n);
 	switch (f->play) {
@@ -299,7 +349,29 @@ static void play(struct fake *f, struct conn *c)
 	case P_END_MISMATCH:
 		a_end(c, valid_samples + 5);
 		return;
-	case P_GOOD: {
+	case P_LOST_FORGED: {
+		uint64_t lost = 1ull << 63;
+		(void)ap_send(c->fd, AP_LOST, 0, &lost, 8);
+		lost = UINT64_MAX; /* and a sum that would wrap */
+		(void)ap_send(c->fd, AP_LOST, 0, &lost, 8);
+		a_end(c, valid_samples);
+		return;
+	}
+	case P_SYMTAB_MANY:
+		for (int i = 0; i < 4097; i++) {
+			char name[48];
+			snprintf(name, sizeof(name), "%040x", i);
+			a_symtab(c, name, 16);
+		}
+		a_end(c, valid_samples);
+		return;
+	case P_MAX_BYTES: /* 2 x 700 KB of symbol data against max-bytes=1M */
+		a_symtab(c, "abababababababababababababababababababab", 700 << 10);
+		a_symtab(c, "cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd", 700 << 10);
+		a_end(c, valid_samples);
+		return;
+	case P_GOOD:
+	case P_AUTH_GOOD: {
 		uint8_t elf[64] = { 0x7f, 'E', 'L', 'F' };
 		size_t plen;
 		uint8_t *p = ap_symtab_encode(DP_SYMTAB_ELF, "abababababababababababababababababababab",
@@ -328,7 +400,7 @@ static void *fake_main(void *arg)
 			/* a graceful end: everything sent is read by the host
 			 * before it sees end of stream; then wait for it to hang
 			 * up, so no unread request turns our close into a reset */
-			if (f->play != P_SILENT_STOP)
+			if (f->play != P_SILENT_STOP && f->play != P_COLLECT_SILENT)
 				shutdown(c.fd, SHUT_WR);
 			int64_t until = now_ms() + 15000;
 			char b[4096];
@@ -369,6 +441,15 @@ struct outcome {
 	size_t damage;
 };
 
+/* The recorder's second Ctrl-C, interrupt_after_ms into the stop. */
+static void *interrupter(void *arg)
+{
+	(void)arg;
+	usleep((useconds_t)interrupt_after_ms * 1000);
+	interrupt_flag = 1;
+	return NULL;
+}
+
 static bool one_line(const char *s)
 {
 	return s && s[0] && !strchr(s, '\n');
@@ -384,9 +465,9 @@ static void run(enum play p, const struct blob *bad, struct outcome *o)
 		blob_add(&f->bad, bad->p, bad->n);
 	fake_start(f);
 
-	char spec[64];
-	snprintf(spec, sizeof(spec), "vm=agent:127.0.0.1:%d", f->port);
-	struct domain_source_opts opts = { .hz = 100, .callchains = true };
+	char spec[512];
+	snprintf(spec, sizeof(spec), "vm=agent:127.0.0.1:%d%s", f->port, spec_opts);
+	struct domain_source_opts opts = { .hz = 100, .callchains = true, .interrupt = &interrupt_flag };
 	struct agent_source *s = agent_source_start(spec, DOM, &opts, o->err, sizeof(o->err));
 	o->started = s != NULL;
 	if (!s) {
@@ -411,8 +492,13 @@ static void run(enum play p, const struct blob *bad, struct outcome *o)
 		usleep(20000);
 	}
 	int64_t ts = now_ms();
+	pthread_t it;
+	bool timer = interrupt_after_ms >= 0 && pthread_create(&it, NULL, interrupter, NULL) == 0;
 	agent_source_stop(s);
 	o->stop_ms = now_ms() - ts;
+	if (timer)
+		pthread_join(it, NULL);
+	interrupt_flag = 0;
 	agent_source_stop(s); /* safe twice */
 	CHECK(agent_source_drain(s, w) >= 0);
 	o->ended = agent_source_ended(s);
@@ -571,6 +657,65 @@ static void test_bad_records(void)
 	}
 }
 
+static void test_claims(void)
+{
+	struct outcome o;
+	/* a lost count of 2^63, then UINT64_MAX */
+	run(P_LOST_FORGED, NULL, &o);
+	check_file("forged lost count", &o, valid_samples);
+	CHECK(o.ended); /* so that the recorder says it */
+	CHECK(strstr(o.msg, "claimed 18446744073709551615 lost samples") != NULL);
+	/* 100 Hz x 2 CPUs x (the run's seconds + 5) */
+	CHECK(o.lost > 0 && o.lost <= 100 * 2 * (uint64_t)(o.total_ms / 1000 + 6));
+	CHECK_EQ_U64(o.api_lost, o.lost);
+
+	/* 4097 symbol blobs: 4095 ELF + the kallsyms record are kept */
+	run(P_SYMTAB_MANY, NULL, &o);
+	check_file("4097 symbol tables", &o, valid_samples);
+	CHECK(o.ended);
+	CHECK(o.symtabs == AGENT_SYMTAB_MAX_COUNT && o.elf_symtabs == AGENT_SYMTAB_MAX_COUNT - 1);
+	CHECK(strstr(o.msg, "refused 2 symbol table(s), 32 bytes") != NULL);
+
+	/* past max-bytes the domain ends; what came before stays */
+	snprintf(spec_opts, sizeof(spec_opts), ",max-bytes=1M");
+	run(P_MAX_BYTES, NULL, &o);
+	spec_opts[0] = '\0';
+	check_file("max-bytes=1M", &o, valid_samples);
+	CHECK(o.ended && strstr(o.msg, "more than 1048576 bytes") != NULL);
+	CHECK(o.elf_symtabs == 1);
+
+	/* no answer to COLLECT: interrupted 300 ms into the stop */
+	setenv("DOMPROF_AGENT_COLLECT_TIMEOUT_MS", "8000", 1);
+	interrupt_after_ms = 300;
+	run(P_COLLECT_SILENT, NULL, &o);
+	interrupt_after_ms = -1;
+	unsetenv("DOMPROF_AGENT_COLLECT_TIMEOUT_MS");
+	check_file("interrupted collect", &o, 0);
+	CHECK(o.ended && strstr(o.msg, "collection interrupted") != NULL);
+	CHECK(o.stop_ms >= 250 && o.stop_ms < 2000);
+}
+
+static void test_auth(void)
+{
+	struct outcome o;
+	char dir[] = "/tmp/dp-agent-key-XXXXXX", path[64], err[512];
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/key", dir);
+	CHECK(ap_key_load(path, true, &test_key, NULL, err, sizeof(err)) == 0);
+	snprintf(spec_opts, sizeof(spec_opts), ",key=%s", path);
+	run(P_AUTH_GOOD, NULL, &o);
+	check_file("key, both prove it", &o, valid_samples);
+	CHECK(!o.ended && strstr(o.msg, "3 samples from the agent") != NULL);
+	run(P_AUTH_REFLECT, NULL, &o);
+	check_refused("key, agent reflects", &o, "did not prove it holds the key");
+	/* without key= the host speaks HELLO first: a keyed agent's a_auth fails */
+	spec_opts[0] = '\0';
+	run(P_AUTH_GOOD, NULL, &o);
+	check_refused("agent wants a key", &o, "HELLO");
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -636,6 +781,9 @@ int main(void)
 	CHECK(o.symtabs == 2 && o.elf_symtabs == 1);
 	CHECK_EQ_U64(o.lost, 7);
 	CHECK_EQ_U64(o.api_lost, 7);
+
+	test_claims();
+	test_auth();
 
 	free(valid.p);
 	free(rec_domain.p);

@@ -7,7 +7,10 @@
 #                         e1000 module (cached beside the kernel), and an
 #                         initramfs $AGENT_INITRD: lib.sh's guest programs
 #                         (gw, netbench) + /bin/domprof + /lib/e1000.ko +
-#                         tests/vm/agent-guest/init
+#                         tests/vm/agent-guest/init, and a fresh shared key
+#                         $AGENT_KEY (0600, also the guest's
+#                         /etc/domprof-agent.key): host specs say
+#                         agent:127.0.0.1:PORT,key=$AGENT_KEY
 #   agent_boot ID [run=W] [agent=0|1] [kaslr=1]
 #                         boots guest ID (1 vCPU, TCG) with the gdbstub on
 #                         $(vm_sock ID) and QEMU user networking that
@@ -51,7 +54,14 @@ agent_init() {
 	agent_e1000
 	flock -u 9
 	local r=$VM_OUT/agent-rootfs
-	rm -rf "$r"; mkdir -p "$r/bin" "$r/lib" "$r/proc" "$r/sys" "$r/dev" "$r/tmp"
+	rm -rf "$r"; mkdir -p "$r/bin" "$r/lib" "$r/proc" "$r/sys" "$r/dev" "$r/tmp" "$r/etc"
+	# the agent listens on the guest's NIC address (not loopback), so it
+	# demands a key; the host reads the same file
+	AGENT_KEY=$VM_OUT/agent.key
+	rm -f "$AGENT_KEY"
+	(umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$AGENT_KEY") ||
+		fail "cannot make the agent key"
+	install -m 600 "$AGENT_KEY" "$r/etc/domprof-agent.key"
 	cp /bin/busybox "$r/bin/busybox"
 	cp "$DOMPROF_TOP"/build/vm/guest/* "$r/bin/"
 	cp "$DOMPROF_TOP/build/static/domprof" "$r/bin/domprof"
@@ -102,8 +112,14 @@ agent_boot() {
 	vm_wait_line "$id" 'agent-guest: ready' "$VM_BOOT_TIMEOUT"
 	[ -S "$sock" ] || fail "guest $id: no gdbstub socket at $sock"
 	if [ "$agent" = 1 ]; then
-		grep -qa 'domprof agent: listening on' "$d/console.log" ||
+		# the agent may say so just after "ready" (TCG is slow); an agent
+		# that exited has said why by then
+		local end=$((SECONDS + 30))
+		while ! grep -qa 'domprof agent: listening on' "$d/console.log"; do
+			grep -qa 'domprof agent: exiting\|domprof agent: .*\(refusing\|cannot\|key file\)' \
+				"$d/console.log" || [ $SECONDS -ge $end ] || { sleep 0.2; continue; }
 			fail "guest $id: the agent did not start: $(grep -a 'domprof agent' "$d/console.log" | tail -n 1)"
+		done
 	fi
 	note "guest $id up (pid ${VM_PIDS[$id]}, run=$run agent=$agent): gdb $sock, agent 127.0.0.1:$port"
 }

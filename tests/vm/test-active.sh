@@ -27,7 +27,7 @@ trap 'kill $wl 2>/dev/null; vm_cleanup' EXIT
 data=$VM_OUT/all.data
 "$DOMPROF" record -f -a -F 500 -d 6 -o "$data" \
 	--domain "p=gdb:unix:$(vm_sock p),kallsyms=$VM_KALLSYMS" \
-	--domain "a=agent:127.0.0.1:$(agent_port a)" >"$VM_OUT/record.log" 2>&1; rc=$?
+	--domain "a=agent:127.0.0.1:$(agent_port a),key=$AGENT_KEY" >"$VM_OUT/record.log" 2>&1; rc=$?
 kill $wl 2>/dev/null
 sed 's/^/    /' "$VM_OUT/record.log"
 grep -q 'agent domains are not supported' "$VM_OUT/record.log" &&

@@ -25,10 +25,10 @@ agent_boot g run=netbench
 SECS=${SEED_SECS:-10}
 sock=$(vm_sock g); port=$(agent_port g)
 data=$VM_OUT/seed.data
-echo "+ domprof record -F 1000 -d $SECS --domain vmp=gdb:unix:$sock,kallsyms=$VM_KALLSYMS --domain vma=agent:127.0.0.1:$port" >>"$VM_OUT/commands.log"
+echo "+ domprof record -F 1000 -d $SECS --domain vmp=gdb:unix:$sock,kallsyms=$VM_KALLSYMS --domain vma=agent:127.0.0.1:$port,key=$AGENT_KEY" >>"$VM_OUT/commands.log"
 "$DOMPROF" record -f -F 1000 -d "$SECS" -o "$data" \
 	--domain "vmp=gdb:unix:$sock,kallsyms=$VM_KALLSYMS" \
-	--domain "vma=agent:127.0.0.1:$port" >"$VM_OUT/record.log" 2>&1; rc=$?
+	--domain "vma=agent:127.0.0.1:$port,key=$AGENT_KEY" >"$VM_OUT/record.log" 2>&1; rc=$?
 sed 's/^/    /' "$VM_OUT/record.log"
 if grep -q 'agent domains are not supported' "$VM_OUT/record.log"; then
 	skip "this build's domain_source.c does not dispatch agent: specs yet"

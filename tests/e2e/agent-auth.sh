@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Authentication of `domprof agent` (docs/active.md, Security), on this
+# machine's loopback. The agent runs as root, the attacker as nobody
+# (setpriv). Checks:
+#  1. without a key the agent refuses to listen on tcp:0.0.0.0 and
+#     tcp:[::] (not loopback); with --insecure it listens and warns;
+#  2. --key-file creates a missing key (mode 0600, owned by root) that
+#     nobody cannot read; the agent refuses a key file others can read;
+#  3. a controller without the key (nobody, raw frames) is refused before
+#     its HELLO is answered; one that guesses the key's MAC is refused;
+#  4. `record` without key=, with a wrong key, or with a key file others
+#     can read fails with a one-line reason; with the right key a real
+#     `record -a -d 2 --domain self=agent:127.0.0.1:PORT,key=FILE` records
+#     the agent's domain (its address in the file carries no key);
+#  5. a unix socket is created mode 0600: nobody cannot connect.
+set -u
+TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
+OUT=${TEST_OUT:-/tmp}/agent-auth
+WL=$TOP/build/workloads
+rm -rf "$OUT"; mkdir -p "$OUT/agdir"
+PUB=$(mktemp -d /tmp/agent-auth.XXXXXX); chmod 755 "$PUB"
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$PUB"; return 0; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; for f in "$OUT"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 15 "$f"; }; done; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "needs root (the agent runs as root, the attacker as nobody)"; exit 77; }
+[ -x "$WL/threefuncs" ] || { echo "workloads not built (make workloads)"; exit 77; }
+id nobody >/dev/null 2>&1 || { echo "needs a user nobody"; exit 77; }
+PY=/usr/bin/python3
+[ -x $PY ] || { echo "needs /usr/bin/python3 (the attacker, nobody, cannot use another)"; exit 77; }
+NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+
+# start_agent LOG ARGS...: an agent on a free loopback port; sets PORT, APID.
+start_agent() {
+	local log=$1 try; shift
+	for try in 1 2 3 4 5; do
+		PORT=$((20000 + RANDOM % 20000))
+		"$DOMPROF" agent --listen "tcp:127.0.0.1:$PORT" --dir "$OUT/agdir" "$@" >"$OUT/$log" 2>&1 &
+		APID=$!; pids+=($APID)
+		for _ in $(seq 50); do
+			grep -q 'listening on' "$OUT/$log" && return 0
+			kill -0 $APID 2>/dev/null || break
+			sleep 0.1
+		done
+	done
+	fail "the agent did not start: $(tail -n 1 "$OUT/$log")"
+}
+
+# 1. no key, not loopback
+for addr in "tcp:0.0.0.0" "tcp:[::]"; do
+	P=$((20000 + RANDOM % 20000))
+	timeout 10 "$DOMPROF" agent --listen "$addr:$P" --dir "$OUT/agdir" --once >"$OUT/open.log" 2>&1 & opid=$!
+	sleep 1
+	if kill -0 $opid 2>/dev/null; then
+		kill $opid; wait $opid 2>/dev/null
+		fail "the agent listened on $addr:$P without a key: $(head -n 1 "$OUT/open.log")"
+	fi
+	wait $opid; rc=$?
+	echo "--listen $addr:$P without a key: exit $rc: $(head -n 1 "$OUT/open.log")"
+	[ $rc -ne 0 ] && grep -q 'refusing to listen' "$OUT/open.log" || fail "no refusal for $addr"
+done
+P=$((20000 + RANDOM % 20000))
+"$DOMPROF" agent --listen "tcp:0.0.0.0:$P" --insecure --dir "$OUT/agdir" >"$OUT/insecure.log" 2>&1 & ipid=$!; pids+=($ipid)
+for _ in $(seq 50); do grep -q 'listening on' "$OUT/insecure.log" 2>/dev/null && break; sleep 0.1; done
+cat "$OUT/insecure.log"
+grep -q 'listening on' "$OUT/insecure.log" || fail "--insecure did not listen"
+grep -q 'WARNING.*without a key' "$OUT/insecure.log" || fail "--insecure gave no warning"
+kill $ipid; wait $ipid 2>/dev/null
+
+# 2. the key file
+KEY=$OUT/agent.key
+start_agent agent.log --key-file "$KEY"
+head -n 2 "$OUT/agent.log"
+grep -q 'created key file' "$OUT/agent.log" || fail "the agent did not say it created the key"
+[ "$(stat -c '%a %U' "$KEY")" = "600 root" ] || fail "key file is $(stat -c '%a %U' "$KEY"), not 600 root"
+"${NOBODY[@]}" cat "$KEY" >/dev/null 2>&1 && fail "nobody can read the key file"
+cp "$KEY" "$OUT/open.key"; chmod 644 "$OUT/open.key"
+"$DOMPROF" agent --listen none --key-file "$OUT/open.key" >"$OUT/openkey.log" 2>&1 &&
+	fail "the agent used a key file others can read"
+echo "agent with a 0644 key: $(cat "$OUT/openkey.log")"
+grep -q 'chmod 600' "$OUT/openkey.log" || fail "no reason for refusing the 0644 key"
+
+# 3. the attacker speaks raw frames
+cat >"$PUB/attack.py" <<'EOF'
+import hashlib, hmac, os, socket, struct, sys
+port, what = int(sys.argv[1]), sys.argv[2]
+s = socket.create_connection(("127.0.0.1", port), timeout=20)
+def frame(t, p=b""): return struct.pack("<IHHI", 0x47415044, t, 0, len(p)) + p
+def recv():
+    h = b""
+    while len(h) < 12:
+        try: c = s.recv(12 - len(h))
+        except ConnectionResetError: c = b""  # closed with our START unread
+        if not c: return None, b""
+        h += c
+    m, t, f, n = struct.unpack("<IHHI", h)
+    p = b""
+    while len(p) < n: p += s.recv(n - len(p))
+    return t, p
+names = {16: "HELLO_OK", 23: "ERROR", 24: "AUTH_CHALLENGE", 25: "AUTH_OK"}
+def say(t, p): print(names.get(t, "closed" if t is None else "type %d" % t), p.decode(errors="replace") if t == 23 else "")
+if what == "hello":          # the old protocol: HELLO, START
+    s.sendall(frame(1, struct.pack("<I", 1)) + frame(2, struct.pack("<II", 1000, 0)))
+elif what == "guess":        # AUTH, then a MAC made with a guessed key
+    nh = os.urandom(32)
+    s.sendall(frame(5, nh))
+    t, na = recv(); say(t, na)
+    if t != 24: sys.exit(0)
+    mac = hmac.new(b"guessed-key-guessed-key", b"domprof-agent host\0" + nh + na, hashlib.sha256).digest()
+    s.sendall(frame(6, mac))
+t, p = recv(); say(t, p)
+t, p = recv(); say(t, p)   # then: closed
+EOF
+chmod 644 "$PUB/attack.py"
+a=$(timeout 30 "${NOBODY[@]}" $PY "$PUB/attack.py" "$PORT" hello 2>&1)
+echo "attacker's HELLO: $(echo $a)"
+case $a in *HELLO_OK*) fail "a controller without the key got HELLO_OK" ;; esac
+case $a in "ERROR authentication required"*closed*) ;; *) fail "HELLO without the key was not refused: $a" ;; esac
+a=$(timeout 30 "${NOBODY[@]}" $PY "$PUB/attack.py" "$PORT" guess 2>&1)
+echo "attacker's guessed key: $(echo $a)"
+case $a in *AUTH_OK*) fail "a guessed key was accepted" ;; esac
+case $a in "AUTH_CHALLENGE"*"ERROR authentication failed"*closed*) ;; *) fail "a wrong MAC was not refused: $a" ;; esac
+grep -q 'refused a controller without the key' "$OUT/agent.log" || fail "the agent did not log the refusal"
+
+# 4. the host's record: no key, wrong key, open key file, right key
+"$WL/threefuncs" 1500 >/dev/null & pids+=($!)
+"$DOMPROF" agent --listen none --key-file "$OUT/wrong.key" >/dev/null 2>&1 # makes a key, then refuses the address
+[ -s "$OUT/wrong.key" ] || fail "no second key"
+for k in none wrong open; do
+	spec="self=agent:127.0.0.1:$PORT"
+	[ $k = wrong ] && spec+=",key=$OUT/wrong.key"
+	[ $k = open ] && spec+=",key=$OUT/open.key"
+	"$DOMPROF" record -f -d 1 -o "$OUT/$k.data" --domain "$spec" 2>"$OUT/rec-$k.log"; rc=$?
+	echo "record with key $k: exit $rc: $(tail -n 1 "$OUT/rec-$k.log")"
+	[ $rc -ne 0 ] || fail "record with key $k succeeded"
+	[ "$(wc -l <"$OUT/rec-$k.log")" -eq 1 ] || fail "record with key $k: not one line"
+done
+grep -q 'authentication required' "$OUT/rec-none.log" || fail "no reason without key"
+grep -q 'wrong key' "$OUT/rec-wrong.log" || fail "no reason with the wrong key"
+grep -q 'chmod 600' "$OUT/rec-open.log" || fail "no reason with the open key file"
+"$DOMPROF" record -f -a -F 500 -d 2 -o "$OUT/h.data" --domain "self=agent:127.0.0.1:$PORT,key=$KEY" \
+	2>"$OUT/record.log"; rc=$?
+cat "$OUT/record.log"
+[ $rc -eq 0 ] || fail "record with the right key exited $rc"
+"$DOMPROF" info "$OUT/h.data" >"$OUT/info.txt" || fail "info failed"
+grep -E "^ +1 +self +active" "$OUT/info.txt"
+grep -Eq "^ +1 +self +active +[0-9]+ samples +via agent:127.0.0.1:$PORT +symbols embedded" "$OUT/info.txt" ||
+	fail "no active domain 'self' (address without the key) in info"
+ns=$(awk '$2 == "self" { print $4 }' "$OUT/info.txt")
+[ "${ns:-0}" -ge 100 ] || fail "the agent's domain has only ${ns:-0} samples"
+grep -q 'damage: *none' "$OUT/info.txt" || fail "damage reported"
+grep -q 'controller connected' "$OUT/agent.log" || fail "the agent did not serve the keyed controller"
+
+# 5. a unix socket is only for its owner
+kill $APID; wait $APID 2>/dev/null
+"$DOMPROF" agent --listen "unix:$PUB/agent.sock" --dir "$OUT/agdir" >"$OUT/unix.log" 2>&1 & upid=$!; pids+=($upid)
+for _ in $(seq 50); do [ -S "$PUB/agent.sock" ] && break; sleep 0.1; done
+[ "$(stat -c %a "$PUB/agent.sock")" = 600 ] || fail "unix socket has mode $(stat -c %a "$PUB/agent.sock")"
+a=$(timeout 10 "${NOBODY[@]}" $PY -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("connected")' \
+	"$PUB/agent.sock" 2>&1 | tail -n 1)
+echo "nobody connecting to the unix socket: $a"
+case $a in *Permission*) ;; *) fail "nobody could connect to the agent's unix socket: $a" ;; esac
+echo "agent-auth: ok"
