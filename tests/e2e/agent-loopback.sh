@@ -50,9 +50,12 @@ sleep 0.3
 
 # 1. record the host and the agent together; a second controller during it
 start_agent agent.log
-"$DOMPROF" record -f -a -F 1000 -d 3 -o "$OUT/h.data" --domain "self=agent:127.0.0.1:$PORT" \
+"$DOMPROF" record -f -a -F 1000 -d 4 -o "$OUT/h.data" --domain "self=agent:127.0.0.1:$PORT" \
 	2>"$OUT/record.err" & rpid=$!
-sleep 1.5
+# the second controller comes once the first is served (the agent's
+# recorder runs), not after a fixed time: start-up takes 1-2 s under load
+for _ in $(seq 300); do grep -q 'recording at' "$OUT/record.err" && break; sleep 0.1; done
+grep -q 'recording at' "$OUT/record.err" || fail "the agent domain did not start within 30 s"
 "$DOMPROF" record -f -d 1 -o "$OUT/second.data" --domain "other=agent:127.0.0.1:$PORT" \
 	2>"$OUT/second.err"; rc2=$?
 wait $rpid; rc=$?
