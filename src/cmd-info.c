@@ -68,6 +68,9 @@ int cmd_info(int argc, char **argv)
 		fprintf(stderr, "domprof info: %s: %s\n", path, msg);
 		return 1;
 	}
+	/* symbol tables are counted, never decompressed (a file may claim
+	 * 1 GiB for each) */
+	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED);
 	const struct dp_header *h = dp_reader_header(r);
 	time_t t = (time_t)(h->created_ns / 1000000000ull);
 	char tbuf[64];

@@ -341,6 +341,8 @@ int cmd_merge(int argc, char **argv)
 					*msg ? msg : err > -1000 ? strerror(-err) : "not a domprof file");
 			goto done;
 		}
+		/* tables are copied as stored, never decompressed */
+		dp_reader_set_flags(in[i].r, DP_READ_SYMTAB_STORED);
 		scan(&in[i]);
 	}
 

@@ -18,7 +18,7 @@
  */
 #include "symbols/symbols.h"
 #include "symbols/internal.h"
-#include "util/hash.h"
+#include "util/hmap.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -33,10 +33,25 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "util/file.h"
 #include "util/xalloc.h"
 
 #define KERNEL_HALF 0xffff800000000000ull
 #define UNKNOWN "[unknown]"
+
+/* Bounds on what embedded symbol tables may decompress to, charged when a
+ * table is first used (docs/symbols.md, "Limits"). A real domain needs one
+ * kernel table (a kallsyms is 5-15 MB of text, System.map alike) and the
+ * binaries its samples hit (a few MB each; the agent ships at most 256 MiB
+ * per file): 256 MiB per domain is ten times a large real need. 512 MiB
+ * per file bounds what one report holds for every domain together. A
+ * table over the limit is refused: its samples keep their image name.
+ * DOMPROF_MAX_SYMTAB=PER_DOMAIN[:PER_FILE] (bytes, K/M/G suffixes)
+ * changes them. */
+#define SYMTAB_DOMAIN_MAX (256ull << 20)
+#define SYMTAB_FILE_MAX (512ull << 20)
+/* This machine's /proc/kallsyms, /proc/modules or a perf map. */
+#define LOCAL_TEXT_MAX (256u << 20)
 
 enum img_kind {
 	IMG_ELF,      /* a file (or embedded ELF): link-time addresses, placed by map */
@@ -83,17 +98,7 @@ struct blob {
 	size_t size;                /* uncompressed size */
 	uint8_t *z;                 /* the zstd frame, or NULL */
 	size_t zsize;
-};
-
-/*
- * Open-addressing map to non-NULL pointers, used two ways: u64 -> pointer
- * (procs by domain<<32|pid, asids), and string -> pointer (images by key,
- * pseudo images and modules by name), where key is the string's hash and
- * str the string itself (it must outlive the map: a pool string).
- */
-struct hmap {
-	struct { uint64_t key; const char *str; void *val; } *v;
-	size_t cap, n;
+	uint8_t admit;              /* 0 not asked yet, 1 within the limits, 2 refused */
 };
 
 struct kmod {
@@ -120,6 +125,8 @@ struct sym_domain {
 	struct hmap asids;        /* guest cr3 -> map */
 	struct sym_map *last_asid_map;
 	uint64_t last_asid;
+	uint64_t symtab_used;       /* bytes decompressed for its tables (admitted) */
+	bool symtab_refused;        /* a table of it was over the limits */
 };
 
 struct proc {
@@ -132,8 +139,9 @@ struct proc {
 
 struct sym_session {
 	struct sym_pool pool;
-	struct sym_domain **doms;
+	struct sym_domain **doms;   /* in order of first appearance */
 	size_t ndoms, cdoms;
+	struct hmap domidx;         /* domain id -> sym_domain */
 	struct sym_domain *last_dom;
 	struct hmap procs;
 	struct proc *last_proc;
@@ -148,75 +156,69 @@ struct sym_session {
 	size_t own_vdso_size;
 	bool own_vdso_done;
 	const char *debug_dir;      /* root of separate debug files */
+	struct hmap warnidx;        /* warning text -> 1, to keep each once */
+	uint64_t symtab_domain_max, symtab_file_max, symtab_used;
+	uint64_t refused_tables, refused_bytes;
+	size_t refused_warn;        /* index+1 in warn[] of the refusal summary */
+	char refused_line[320];
 };
 
-/* ---- small containers ---- */
-
-static bool hmap_match(const struct hmap *m, size_t i, uint64_t key, const char *str)
-{
-	return m->v[i].key == key && (!str || !strcmp(m->v[i].str, str));
-}
-
-static void *hmap_get(const struct hmap *m, uint64_t key, const char *str)
-{
-	if (!m->cap)
-		return NULL;
-	for (size_t i = hash_mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->v[i].val)
-			return NULL;
-		if (hmap_match(m, i, key, str))
-			return m->v[i].val;
-	}
-}
-
-static void hmap_put(struct hmap *m, uint64_t key, const char *str, void *val)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		struct hmap nm = { 0 };
-		nm.cap = m->cap ? m->cap * 2 : 32;
-		nm.v = xcalloc(nm.cap, sizeof(*nm.v));
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->v[i].val)
-				hmap_put(&nm, m->v[i].key, m->v[i].str, m->v[i].val);
-		free(m->v);
-		*m = nm;
-	}
-	size_t i = hash_mix64(key) & (m->cap - 1);
-	while (m->v[i].val && !hmap_match(m, i, key, str))
-		i = (i + 1) & (m->cap - 1);
-	if (!m->v[i].val)
-		m->n++;
-	m->v[i].key = key;
-	m->v[i].str = str;
-	m->v[i].val = val;
-}
-
-static void *u64map_get(const struct hmap *m, uint64_t key)
-{
-	return hmap_get(m, key, NULL);
-}
-
-static void u64map_put(struct hmap *m, uint64_t key, void *val)
-{
-	hmap_put(m, key, NULL, val);
-}
-
-static void *strmap_get(const struct hmap *m, const char *key)
-{
-	return hmap_get(m, hash_str64(key), key);
-}
-
-static void strmap_put(struct hmap *m, const char *key, void *val)
-{
-	hmap_put(m, hash_str64(key), key, val);
-}
-
 /* ---- session ---- */
+
+/* "123", "64K", "256M", "1G" -> bytes; false when not a size. */
+static bool parse_size(const char *p, const char **end, uint64_t *out)
+{
+	char *e;
+	errno = 0;
+	unsigned long long v = strtoull(p, &e, 10);
+	if (e == p || errno || *p == '-')
+		return false;
+	unsigned shift = 0;
+	switch (*e) {
+	case 'k': case 'K': shift = 10; e++; break;
+	case 'm': case 'M': shift = 20; e++; break;
+	case 'g': case 'G': shift = 30; e++; break;
+	default: break;
+	}
+	if (shift && v > (UINT64_MAX >> shift))
+		return false;
+	*out = (uint64_t)v << shift;
+	*end = e;
+	return true;
+}
+
+static void warn(struct sym_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The decompression limits, from DOMPROF_MAX_SYMTAB=PER_DOMAIN[:PER_FILE]
+ * when set (a single value bounds both). */
+static void symtab_limits(struct sym_session *s)
+{
+	s->symtab_domain_max = SYMTAB_DOMAIN_MAX;
+	s->symtab_file_max = SYMTAB_FILE_MAX;
+	const char *env = getenv("DOMPROF_MAX_SYMTAB");
+	if (!env || !*env)
+		return;
+	uint64_t dom, file;
+	const char *e;
+	bool ok = parse_size(env, &e, &dom);
+	file = dom;
+	if (ok && *e == ':')
+		ok = parse_size(e + 1, &e, &file);
+	if (ok && !*e) {
+		s->symtab_domain_max = dom;
+		s->symtab_file_max = file;
+	} else {
+		warn(s, "DOMPROF_MAX_SYMTAB='%.64s' is not PER_DOMAIN[:PER_FILE] (bytes, K/M/G): "
+		     "using %llu MiB per domain, %llu MiB per file", env,
+		     SYMTAB_DOMAIN_MAX >> 20, SYMTAB_FILE_MAX >> 20);
+	}
+}
 
 struct sym_session *sym_session_new(void)
 {
 	struct sym_session *s = xcalloc(1, sizeof(struct sym_session));
 	s->debug_dir = "/usr/lib/debug";
+	symtab_limits(s);
 	return s;
 }
 
@@ -230,7 +232,6 @@ void sym_set_debug_dir(struct sym_session *s, const char *dir)
 	}
 }
 
-static void warn(struct sym_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(struct sym_session *s, const char *fmt, ...)
 {
 	char buf[512];
@@ -238,12 +239,15 @@ static void warn(struct sym_session *s, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	for (size_t i = 0; i < s->nwarn; i++)
-		if (!strcmp(s->warn[i], buf))
-			return;
+	/* a file with many domains gives many warnings: each kept once,
+	 * found by hash, not by comparing with every earlier one */
+	if (strmap_get(&s->warnidx, buf))
+		return;
 	if (s->nwarn == s->cwarn)
 		xgrow((void **)&s->warn, &s->cwarn, s->nwarn + 1, sizeof(*s->warn));
-	s->warn[s->nwarn++] = pool_strdup(&s->pool, buf);
+	const char *w = pool_strdup(&s->pool, buf);
+	s->warn[s->nwarn++] = w;
+	strmap_put(&s->warnidx, w, (void *)w);
 }
 
 size_t sym_warnings(const struct sym_session *s, const char *const **out)
@@ -270,6 +274,8 @@ void sym_session_free(struct sym_session *s)
 		free(d);
 	}
 	free(s->doms);
+	free(s->domidx.v);
+	free(s->warnidx.v);
 	for (size_t i = 0; i < s->procs.cap; i++) {
 		struct proc *p = s->procs.v[i].val;
 		if (p) {
@@ -299,10 +305,10 @@ static struct sym_domain *get_domain(struct sym_session *s, uint32_t id)
 {
 	if (s->last_dom && s->last_dom->id == id)
 		return s->last_dom;
-	for (size_t i = 0; i < s->ndoms; i++)
-		if (s->doms[i]->id == id)
-			return s->last_dom = s->doms[i];
-	struct sym_domain *d = xcalloc(1, sizeof(*d));
+	struct sym_domain *d = u64map_get(&s->domidx, id);
+	if (d)
+		return s->last_dom = d;
+	d = xcalloc(1, sizeof(*d));
 	d->id = id;
 	/* a domain without a DOMAIN record: the host if 0, else host-like */
 	d->kind = id == DP_HOST_DOMAIN ? DP_DOMAIN_HOST : DP_DOMAIN_ACTIVE;
@@ -310,6 +316,7 @@ static struct sym_domain *get_domain(struct sym_session *s, uint32_t id)
 	if (s->ndoms == s->cdoms)
 		xgrow((void **)&s->doms, &s->cdoms, s->ndoms + 1, sizeof(*s->doms));
 	s->doms[s->ndoms++] = d;
+	u64map_put(&s->domidx, id, d);
 	return s->last_dom = d;
 }
 
@@ -382,6 +389,7 @@ static void add_symtab(struct sym_session *s, uint32_t domain, const struct dp_s
 	b->kind = st->kind;
 	b->name = pool_strdup(&s->pool, st->name ? st->name : "");
 	b->z = NULL;
+	b->admit = 0;
 	b->zsize = 0;
 	if (!st->data && compression == 1 && stored && stored_size && st->size) {
 		/* the reader left it compressed (DP_READ_SYMTAB_STORED) */
@@ -412,10 +420,58 @@ void sym_add_symtab_rec(struct sym_session *s, const struct dp_record *rec)
 			   rec->symtab_stored, rec->symtab_stored_size);
 }
 
-/* The plain bytes of a blob, decompressed on first use (NUL-terminated).
- * A blob that does not decompress becomes empty, with a warning. */
-static const uint8_t *blob_data(struct sym_session *s, const struct sym_domain *d, struct blob *b)
+/*
+ * May blob b of domain d be decompressed? Asked once per blob, when it is
+ * first needed; its size is charged to the domain's and the file's
+ * budgets. A refused table stays compressed and unused, and is counted in
+ * one summary warning (updated in place, so it stays one line).
+ */
+static bool blob_admit(struct sym_session *s, struct sym_domain *d, struct blob *b)
 {
+	if (b->admit)
+		return b->admit == 1;
+	if (!b->z) {
+		b->admit = 1;        /* stored plain: already in memory, nothing to expand */
+		return true;
+	}
+	uint64_t n = b->size;
+	if (n <= s->symtab_domain_max - d->symtab_used &&
+	    n <= s->symtab_file_max - s->symtab_used) {
+		d->symtab_used += n;
+		s->symtab_used += n;
+		b->admit = 1;
+		return true;
+	}
+	b->admit = 2;
+	d->symtab_refused = true;
+	/* the stored copy is not needed any more */
+	free(b->z);
+	b->z = NULL;
+	b->zsize = 0;
+	s->refused_tables++;
+	s->refused_bytes += n;
+	snprintf(s->refused_line, sizeof(s->refused_line),
+		 "%" PRIu64 " embedded symbol table(s) refused, %" PRIu64 " MiB uncompressed in all "
+		 "(limits: %" PRIu64 " MiB per domain, %" PRIu64 " MiB per file; DOMPROF_MAX_SYMTAB "
+		 "raises them): their samples are named by image only",
+		 s->refused_tables, (s->refused_bytes + (1u << 20) - 1) >> 20,
+		 s->symtab_domain_max >> 20, s->symtab_file_max >> 20);
+	if (!s->refused_warn) {
+		if (s->nwarn == s->cwarn)
+			xgrow((void **)&s->warn, &s->cwarn, s->nwarn + 1, sizeof(*s->warn));
+		s->warn[s->nwarn++] = s->refused_line;
+		s->refused_warn = s->nwarn;
+	}
+	return false;
+}
+
+/* The plain bytes of a blob, decompressed on first use (NUL-terminated),
+ * or NULL when the limits refuse it (blob_admit). A blob that does not
+ * decompress becomes empty, with a warning. */
+static const uint8_t *blob_data(struct sym_session *s, struct sym_domain *d, struct blob *b)
+{
+	if (!blob_admit(s, d, b))
+		return NULL;
 	if (b->data)
 		return b->data;
 	uint8_t *buf = xmalloc(b->size + 1);
@@ -727,22 +783,23 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
 	img->info_done = true;
 	img->src_path = img->path;
 	struct sym_domain *d = img->dom;
+	bool refused = false;       /* its embedded ELF is over the limits */
 	if (img->buildid_len) {
 		char hex[41];
 		buildid_hex(img->buildid, img->buildid_len, hex);
 		struct blob *b = find_blob(d, DP_SYMTAB_ELF, hex);
-		if (b) {
-			img->blob = blob_data(s, d, b);
+		if (b && (img->blob = blob_data(s, d, b)))
 			img->blob_size = b->size;
-		}
+		refused = b && !img->blob;
 	}
 	if (!img->blob && img->is_vdso) {
 		struct blob *b = find_blob(d, DP_SYMTAB_ELF, "[vdso]");
 		if (!b)
 			b = find_blob(d, DP_SYMTAB_ELF, "vdso");
 		if (b) {
-			img->blob = blob_data(s, d, b);
-			img->blob_size = b->size;
+			if ((img->blob = blob_data(s, d, b)))
+				img->blob_size = b->size;
+			refused = !img->blob;
 		} else if (d->kind == DP_DOMAIN_HOST) {
 			own_vdso(s);
 			img->blob = s->own_vdso;
@@ -752,7 +809,7 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
 	int r;
 	if (img->blob)
 		r = elf_load(NULL, img->blob, img->blob_size, &img->info, NULL, 0);
-	else if (img->is_vdso || d->kind == DP_DOMAIN_PASSIVE)
+	else if (img->is_vdso || d->kind == DP_DOMAIN_PASSIVE || refused)
 		r = -ENOENT;   /* a guest's files are not on this machine */
 	else
 		r = elf_load(img->path, NULL, 0, &img->info, NULL, 0);
@@ -760,9 +817,9 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
 		if (img->blob)
 			warn(s, "domain %s: embedded ELF for %s is not valid, its samples are [unknown]",
 			     d->name, img->path);
-		else if (!img->is_vdso)
+		else if (!img->is_vdso && !refused)
 			warn(s, "%s: %s, its samples are [unknown]", img->path,
-			     r == -EINVAL || r >= 0 ? "not an ELF file" : strerror(-r));
+			     r == -EINVAL || r >= 0 ? "not an ELF file" : file_strerror(r));
 		return;
 	}
 	if (img->blob || same_buildid(img, &img->info)) {
@@ -820,20 +877,17 @@ static void load_symbols(struct sym_session *s, struct sym_image *img)
 		struct blob *b = perfmap_blob(d, img->pid);
 		if (b) {
 			const char *text = (const char *)blob_data(s, d, b);
-			perfmap_parse(text, b->size, &img->tab);
+			if (text)
+				perfmap_parse(text, b->size, &img->tab);
 		} else {
-			FILE *f = fopen(img->path, "re");
-			if (f) {
-				char *buf = NULL;
-				size_t cap = 0, len = 0, n;
-				do {
-					xgrow((void **)&buf, &cap, len + 65536, 1);
-					n = fread(buf + len, 1, cap - len, f);
-					len += n;
-				} while (n > 0);
-				fclose(f);
+			char *buf;
+			size_t len;
+			int r = file_read_all(img->path, LOCAL_TEXT_MAX, &buf, &len);
+			if (r == 0) {
 				perfmap_parse(buf, len, &img->tab);
 				free(buf);
+			} else if (r != -ENOENT) {
+				warn(s, "%s: %s, JIT samples are [unknown]", img->path, file_strerror(r));
 			}
 		}
 		symtab_finish(&img->tab, 0);
@@ -924,21 +978,11 @@ static void kmod_range(void *ctx, const struct kmod_range *r)
 	m->end = r->start + r->size < r->start ? UINT64_MAX : r->start + r->size;
 }
 
-static char *read_file(const char *path, size_t *len)
+/* This machine's /proc/kallsyms or /proc/modules (regular, size 0). */
+static char *read_file(struct sym_session *s, const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	size_t cap = 0, n;
-	*len = 0;
-	do {
-		xgrow((void **)&buf, &cap, *len + 65536, 1);
-		n = fread(buf + *len, 1, cap - *len, f);
-		*len += n;
-	} while (n > 0);
-	fclose(f);
-	return buf;
+	char *buf;
+	return file_read_all(path, LOCAL_TEXT_MAX, &buf, len) == 0 ? buf : NULL;
 }
 
 static int cmp_kmod(const void *a, const void *b)
@@ -961,7 +1005,7 @@ static void kparse_block(void *ctx, const char *block, size_t len, uint64_t base
 
 /* Parse an embedded kallsyms/System.map: core symbols into a compact
  * table over the (possibly compressed) blob, modules into their tables. */
-static void parse_ksyms_blob(struct sym_session *s, struct sym_domain *d, const struct blob *b,
+static void parse_ksyms_blob(struct sym_session *s, struct sym_domain *d, struct blob *b,
 			     uint64_t bias, struct ksym_sink *sink, const char *what)
 {
 	struct ktext src = blob_text(b);
@@ -995,14 +1039,23 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	d->kimg = new_image(s, d, IMG_ABS, kname, kname);
 	struct kctx kc = { s, d };
 	struct ksym_sink sink = { .kernel = &d->kimg->tab, .ctx = &kc, .module = kmod_table };
-	const struct blob *ks = find_blob(d, DP_SYMTAB_KALLSYMS, NULL);
+	struct blob *ks = find_blob(d, DP_SYMTAB_KALLSYMS, NULL);
 	if (!ks)
 		ks = find_blob(d, DP_SYMTAB_KALLSYMS_DELTA, NULL);
-	const struct blob *sm = find_blob(d, DP_SYMTAB_SYSMAP, NULL);
+	struct blob *sm = find_blob(d, DP_SYMTAB_SYSMAP, NULL);
 	struct blob *vm = NULL;
 	for (size_t i = 0; i < d->nblobs && !vm; i++)
 		if (d->blobs[i].kind == DP_SYMTAB_ELF && is_vmlinux_name(d->blobs[i].name))
 			vm = &d->blobs[i];
+	/* only the table used is charged to the limits; a refused one is
+	 * not replaced by this machine's kallsyms (it would name the
+	 * samples wrongly), its kernel samples are [unknown] */
+	if (ks && !blob_admit(s, d, ks))
+		ks = NULL;
+	if (!ks && vm && !blob_admit(s, d, vm))
+		vm = NULL;
+	if (!ks && !vm && sm && !blob_admit(s, d, sm))
+		sm = NULL;
 	const char *what = "kallsyms";
 	if (ks) {
 		/* The recorder stores offset 0 for a kallsyms of the same boot
@@ -1020,15 +1073,17 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	} else if (sm) {
 		what = "System.map";
 		parse_ksyms_blob(s, d, sm, d->kaslr, &sink, what);
+	} else if (d->symtab_refused) {
+		/* said once for all domains by the refusal summary */
 	} else if (d->id == DP_HOST_DOMAIN && d->kind == DP_DOMAIN_HOST) {
 		size_t len;
-		char *buf = read_file("/proc/kallsyms", &len);
+		char *buf = read_file(s, "/proc/kallsyms", &len);
 		if (buf) {
 			warn(s, "no kallsyms in the recording: using this machine's /proc/kallsyms "
 			     "(wrong if the kernel was rebooted since)");
 			ksyms_parse(buf, len, 0, &sink);
 			free(buf);
-			if (!find_blob(d, DP_SYMTAB_MODULES, NULL) && (buf = read_file("/proc/modules", &len))) {
+			if (!find_blob(d, DP_SYMTAB_MODULES, NULL) && (buf = read_file(s, "/proc/modules", &len))) {
 				kmodules_parse(buf, len, kmod_range, &kc);
 				free(buf);
 			}
@@ -1048,7 +1103,8 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	for (size_t i = 0; i < d->nblobs; i++)
 		if (d->blobs[i].kind == DP_SYMTAB_MODULES) {
 			const char *text = (const char *)blob_data(s, d, &d->blobs[i]);
-			kmodules_parse(text, d->blobs[i].size, kmod_range, &kc);
+			if (text)
+				kmodules_parse(text, d->blobs[i].size, kmod_range, &kc);
 		}
 	symtab_finish(&d->kimg->tab, 4096);
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Small hash functions shared by the open-addressing tables of the symbol
- * session (symbols/session.c), the flame-graph builder (output/flamegraph.c)
- * and the pprof string table (output/pprof.c). Not for anything stored in
+ * Small hash functions shared by the open-addressing tables: the general
+ * map (util/hmap.c), the flame-graph builder (output/flamegraph.c) and the
+ * pprof string table (output/pprof.c). Not for anything stored in
  * a file: they are fast, not stable across versions.
  */
 #ifndef DOMPROF_UTIL_HASH_H
