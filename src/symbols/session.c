@@ -50,6 +50,9 @@
  * changes them. */
 #define SYMTAB_DOMAIN_MAX (256ull << 20)
 #define SYMTAB_FILE_MAX (512ull << 20)
+/* Distinct warnings kept; a file with 20,000 domains lacking kernel
+ * tables would otherwise print 20,000 lines. Further ones are counted. */
+#define MAX_WARNINGS 100
 /* This machine's /proc/kallsyms, /proc/modules or a perf map. */
 #define LOCAL_TEXT_MAX (256u << 20)
 
@@ -161,6 +164,9 @@ struct sym_session {
 	uint64_t refused_tables, refused_bytes;
 	size_t refused_warn;        /* index+1 in warn[] of the refusal summary */
 	char refused_line[320];
+	uint64_t warn_more;         /* distinct warnings past MAX_WARNINGS */
+	bool more_warn;
+	char more_line[64];
 };
 
 /* ---- session ---- */
@@ -243,6 +249,21 @@ static void warn(struct sym_session *s, const char *fmt, ...)
 	 * found by hash, not by comparing with every earlier one */
 	if (strmap_get(&s->warnidx, buf))
 		return;
+	if (s->nwarn >= MAX_WARNINGS) {
+		/* past the cap, one line counts the rest (each still once) */
+		const char *seen = pool_strdup(&s->pool, buf);
+		strmap_put(&s->warnidx, seen, (void *)seen);
+		s->warn_more++;
+		snprintf(s->more_line, sizeof(s->more_line),
+			 "%" PRIu64 " more symbol warnings not shown", s->warn_more);
+		if (!s->more_warn) {
+			if (s->nwarn == s->cwarn)
+				xgrow((void **)&s->warn, &s->cwarn, s->nwarn + 1, sizeof(*s->warn));
+			s->warn[s->nwarn++] = s->more_line;
+			s->more_warn = true;
+		}
+		return;
+	}
 	if (s->nwarn == s->cwarn)
 		xgrow((void **)&s->warn, &s->cwarn, s->nwarn + 1, sizeof(*s->warn));
 	const char *w = pool_strdup(&s->pool, buf);
