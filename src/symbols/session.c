@@ -441,6 +441,18 @@ void sym_add_symtab_rec(struct sym_session *s, const struct dp_record *rec)
 			   rec->symtab_stored, rec->symtab_stored_size);
 }
 
+/* "12288 MiB", "64 KiB", "100 bytes" (rounded up), into buf[32]. */
+static const char *size_str(uint64_t n, char *buf)
+{
+	if (n >= (1u << 20))
+		snprintf(buf, 32, "%" PRIu64 " MiB", (n >> 20) + !!(n & ((1u << 20) - 1)));
+	else if (n >= 1024)
+		snprintf(buf, 32, "%" PRIu64 " KiB", (n >> 10) + !!(n & 1023));
+	else
+		snprintf(buf, 32, "%" PRIu64 " bytes", n);
+	return buf;
+}
+
 /*
  * May blob b of domain d be decompressed? Asked once per blob, when it is
  * first needed; its size is charged to the domain's and the file's
@@ -471,12 +483,13 @@ static bool blob_admit(struct sym_session *s, struct sym_domain *d, struct blob 
 	b->zsize = 0;
 	s->refused_tables++;
 	s->refused_bytes += n;
+	char all[32], dom[32], file[32];
 	snprintf(s->refused_line, sizeof(s->refused_line),
-		 "%" PRIu64 " embedded symbol table(s) refused, %" PRIu64 " MiB uncompressed in all "
-		 "(limits: %" PRIu64 " MiB per domain, %" PRIu64 " MiB per file; DOMPROF_MAX_SYMTAB "
-		 "raises them): their samples are named by image only",
-		 s->refused_tables, (s->refused_bytes + (1u << 20) - 1) >> 20,
-		 s->symtab_domain_max >> 20, s->symtab_file_max >> 20);
+		 "%" PRIu64 " embedded symbol table(s) refused, %s uncompressed in all "
+		 "(limits: %s per domain, %s per file; DOMPROF_MAX_SYMTAB raises them): "
+		 "their samples are named by image only", s->refused_tables,
+		 size_str(s->refused_bytes, all), size_str(s->symtab_domain_max, dom),
+		 size_str(s->symtab_file_max, file));
 	if (!s->refused_warn) {
 		if (s->nwarn == s->cwarn)
 			xgrow((void **)&s->warn, &s->cwarn, s->nwarn + 1, sizeof(*s->warn));

@@ -15,9 +15,9 @@
  *                         NDOM active domains (DOMAIN, TASK and MMAP
  *                         records each) and NSAMPLES samples dealt round
  *                         robin, so every sample follows a DOMAIN_SWITCH.
- *   fifo OUT PATH         host samples in a mapping of PATH (a FIFO in the
- *                         test) and kernel samples named by an embedded
- *                         kallsyms ("legit_func").
+ *   fifo OUT PATH...      host samples in a mapping of each PATH (a FIFO,
+ *                         a device in the test) and kernel samples named
+ *                         by an embedded kallsyms ("legit_func").
  *
  * The writer has no call for an already compressed table, so the bomb's
  * SYMTAB records are laid out here as docs/file-format.md describes and
@@ -186,25 +186,30 @@ static void gen_domains(struct dp_writer *w, unsigned ndom, unsigned long nsampl
 	}
 }
 
-static void gen_fifo(struct dp_writer *w, const char *path)
+static void gen_fifo(struct dp_writer *w, int n, char **paths)
 {
 	domain(w, 0, "host");
 	legit_kallsyms(w, 0);
 	struct dp_task t = { .pid = 9, .tid = 9, .comm = "fifoapp" };
-	struct dp_mmap m = { .pid = 9, .start = 0x400000, .len = 0x10000, .path = path };
-	if (dp_write_task(w, 0, &t) < 0 || dp_write_mmap(w, 0, &m) < 0)
-		die("task/mmap");
-	for (int i = 0; i < 10; i++) {
-		sample(w, 0, DP_MODE_USER, 0x401000 + (uint64_t)i, 9);
-		sample(w, 0, DP_MODE_KERNEL, KBASE + 0x110, 9);
+	if (dp_write_task(w, 0, &t) < 0)
+		die("task");
+	for (int k = 0; k < n; k++) {
+		uint64_t base = 0x400000 + 0x100000 * (uint64_t)k;
+		struct dp_mmap m = { .pid = 9, .start = base, .len = 0x10000, .path = paths[k] };
+		if (dp_write_mmap(w, 0, &m) < 0)
+			die("mmap");
+		for (int i = 0; i < 10; i++)
+			sample(w, 0, DP_MODE_USER, base + 0x1000 + (uint64_t)i, 9);
 	}
+	for (int i = 0; i < 10; i++)
+		sample(w, 0, DP_MODE_KERNEL, KBASE + 0x110, 9);
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		fprintf(stderr, "usage: gen-hostile bomb OUT NDOM MIB | domains OUT NDOM NSAMPLES | "
-			"fifo OUT PATH\n");
+			"fifo OUT PATH...\n");
 		return 2;
 	}
 	int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -225,8 +230,8 @@ int main(int argc, char **argv)
 		gen_bomb(w, (unsigned)atoi(argv[3]), strtoull(argv[4], NULL, 10));
 	else if (!strcmp(argv[1], "domains") && argc == 5)
 		gen_domains(w, (unsigned)atoi(argv[3]), strtoul(argv[4], NULL, 10));
-	else if (!strcmp(argv[1], "fifo") && argc == 4)
-		gen_fifo(w, argv[3]);
+	else if (!strcmp(argv[1], "fifo"))
+		gen_fifo(w, argc - 3, argv + 3);
 	else
 		die("bad arguments");
 	struct dp_stats st = { 0 };
