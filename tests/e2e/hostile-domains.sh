@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Work grows linearly with the number of domains. Two generated
+# recordings: 500 domains with 2,000 samples and 2,000 domains with
+# 8,000 samples, every sample after a DOMAIN_SWITCH (each domain with a
+# task, a mapping, user and kernel samples). Each analysis command is
+# counted in machine instructions under valgrind's callgrind (the same
+# count on any machine, whatever its speed) on both files: with indexed
+# lookups the bigger file costs ~4x; a linear lookup per record or per
+# row makes it ~16x. The test asks for less than 7x. callgrind cannot run
+# the sanitized binary, so the plain build beside $DOMPROF is used (for
+# .../build/san/domprof that is .../build/domprof). Also checks that the
+# report still counts every sample and caps its warnings.
+source "$(dirname "$0")/lib/report-common.bash"
+GEN="$TOP/build/hostile/gen-hostile"
+[ -x "$GEN" ] || fail "$GEN missing (run 'make fixtures')"
+command -v valgrind >/dev/null || skip "valgrind is not installed"
+PLAIN="${DOMPROF_PLAIN:-}"
+if [ -z "$PLAIN" ]; then
+	case "$DOMPROF" in
+	*/san/domprof) PLAIN="${DOMPROF%/san/domprof}/domprof" ;;
+	*) PLAIN="$DOMPROF" ;;
+	esac
+fi
+[ -x "$PLAIN" ] || fail "$PLAIN missing (make build/domprof)"
+echo "counting with $PLAIN"
+
+"$GEN" domains "$OUT/small.data" 500 2000 || fail "generator"
+"$GEN" domains "$OUT/big.data" 2000 8000 || fail "generator"
+
+# insns FILE ARGS...: instructions of one run (callgrind's "Collected")
+insns() {
+	local f=$1; shift
+	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$PLAIN" "$@" >/dev/null 2>"$OUT/cg.err" ||
+		{ cat "$OUT/cg.err"; fail "$PLAIN $* failed"; }
+	sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$OUT/cg.err"
+}
+
+check() {   # check NAME ARGS-with-@ : @ is replaced by the file
+	local name=$1; shift
+	local a=() b=()
+	for x in "$@"; do a+=("${x//@/$OUT/small.data}"); b+=("${x//@/$OUT/big.data}"); done
+	local s l
+	s=$(insns small "${a[@]}")
+	l=$(insns big "${b[@]}")
+	python3 - "$name" "$s" "$l" <<'PY' || fail "$name: work grows faster than the number of domains"
+import sys
+name, s, l = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+r = l / s
+print("%-12s %12d -> %12d instructions: x%.2f for 4x the domains" % (name, s, l, r))
+sys.exit(0 if r < 7 else 1)
+PY
+}
+check report report -i @
+check flamegraph flamegraph -i @ -o "$OUT/fg.html"
+check export export --format speedscope -i @ -o "$OUT/x.json"
+check diff diff @ @
+check info info @
+check merge merge -q -f -o "$OUT/m.data" @ g=@
+"$DOMPROF" report -i "$OUT/big.data" >"$OUT/big.txt" 2>&1 || fail "report (sanitized)"
+grep -q "^# samples: 8000 total" "$OUT/big.txt" || fail "report: samples lost"
+w=$(grep -c "WARNING" "$OUT/big.txt")
+[ "$w" -le 101 ] || fail "report prints $w warning lines, want at most 101"
+grep -q "WARNING: 901 more symbol warnings not shown" "$OUT/big.txt" || fail "report: capped warnings not counted"
+echo "hostile-domains: all checks passed"
