@@ -135,10 +135,15 @@ struct sym_domain {
 struct proc {
 	struct sym_map **maps;      /* sorted by start, not overlapping */
 	size_t n, cap;
+	size_t *shared;             /* when maps is shared with forks: the number
+				     * of processes holding it (copied on change);
+				     * NULL when this process owns it alone */
 	const char *comm;
 	uint8_t perfmap_state;      /* 0 unchecked, 1 none, 2 present */
 	struct sym_map *perfmap;
 };
+
+static void proc_drop_maps(struct proc *p);
 
 struct sym_session {
 	struct sym_pool pool;
@@ -300,7 +305,7 @@ void sym_session_free(struct sym_session *s)
 	for (size_t i = 0; i < s->procs.cap; i++) {
 		struct proc *p = s->procs.v[i].val;
 		if (p) {
-			free(p->maps);
+			proc_drop_maps(p);
 			free(p);
 		}
 	}
@@ -570,6 +575,35 @@ static struct proc *get_proc(struct sym_session *s, uint32_t domain, uint32_t pi
 	return p;
 }
 
+/* Let go of p's mapping list (shared or not); p has none after. */
+static void proc_drop_maps(struct proc *p)
+{
+	if (!p->shared || --*p->shared == 0) {
+		free(p->maps);
+		free(p->shared);
+	}
+	p->maps = NULL;
+	p->n = p->cap = 0;
+	p->shared = NULL;
+}
+
+/* Before changing p's list: a list shared with forks is copied first. */
+static void proc_own_maps(struct proc *p)
+{
+	if (!p->shared)
+		return;
+	if (*p->shared == 1) {
+		free(p->shared);
+	} else {
+		struct sym_map **own = xmalloc((p->cap ? p->cap : 1) * sizeof(*own));
+		if (p->n)
+			memcpy(own, p->maps, p->n * sizeof(*own));
+		--*p->shared;
+		p->maps = own;
+	}
+	p->shared = NULL;
+}
+
 void sym_add_task(struct sym_session *s, uint32_t domain, const struct dp_task *t)
 {
 	if (!t)
@@ -589,15 +623,24 @@ void sym_add_task(struct sym_session *s, uint32_t domain, const struct dp_task *
 			break;       /* a new thread shares its process's maps */
 		struct proc *parent = get_proc(s, domain, t->ppid, false);
 		struct proc *c = get_proc(s, domain, t->pid, true);
-		c->n = 0;        /* a reused pid starts over */
+		proc_drop_maps(c);   /* a reused pid starts over */
 		c->perfmap_state = 0;
 		c->perfmap = NULL;
 		if (parent) {
-			if (parent->n > c->cap)
-				xgrow((void **)&c->maps, &c->cap, parent->n, sizeof(*c->maps));
-			if (parent->n)
-				memcpy(c->maps, parent->maps, parent->n * sizeof(*c->maps));
-			c->n = parent->n;
+			/* the child shares the parent's list until either maps
+			 * something: a crafted file may fork a process with
+			 * thousands of mappings a hundred thousand times */
+			if (parent->n) {
+				if (!parent->shared) {
+					parent->shared = xmalloc(sizeof(*parent->shared));
+					*parent->shared = 1;
+				}
+				++*parent->shared;
+				c->maps = parent->maps;
+				c->n = parent->n;
+				c->cap = parent->cap;
+				c->shared = parent->shared;
+			}
 			c->comm = parent->comm;
 		}
 		if (t->comm && *t->comm)
@@ -731,6 +774,7 @@ void sym_add_mmap(struct sym_session *s, uint32_t domain, const struct dp_mmap *
 
 	/* replace what the new mapping overlaps; trim partial overlaps into
 	 * new map objects so maps handed out earlier never change */
+	proc_own_maps(p);
 	size_t lo = 0, hi = p->n;
 	while (lo < hi) {    /* first map with end > start */
 		size_t mid = lo + (hi - lo) / 2;

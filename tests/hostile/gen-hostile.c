@@ -15,6 +15,9 @@
  *                         NDOM active domains (DOMAIN, TASK and MMAP
  *                         records each) and NSAMPLES samples dealt round
  *                         robin, so every sample follows a DOMAIN_SWITCH.
+ *   forks OUT NMAPS NFORKS
+ *                         one process with NMAPS mappings forked NFORKS
+ *                         times (children of children), a sample in each.
  *   fifo OUT PATH...      host samples in a mapping of each PATH (a FIFO,
  *                         a device in the test) and kernel samples named
  *                         by an embedded kallsyms ("legit_func").
@@ -186,6 +189,27 @@ static void gen_domains(struct dp_writer *w, unsigned ndom, unsigned long nsampl
 	}
 }
 
+static void gen_forks(struct dp_writer *w, unsigned nmaps, unsigned nforks)
+{
+	domain(w, 0, "host");
+	struct dp_task t = { .pid = 100, .tid = 100, .comm = "forker" };
+	if (dp_write_task(w, 0, &t) < 0)
+		die("task");
+	for (unsigned i = 0; i < nmaps; i++) {
+		struct dp_mmap m = { .pid = 100, .start = 0x400000 + 0x2000 * (uint64_t)i, .len = 0x1000,
+				     .path = "[forkmap]" };
+		if (dp_write_mmap(w, 0, &m) < 0)
+			die("mmap");
+	}
+	for (unsigned i = 0; i < nforks; i++) {
+		struct dp_task f = { .kind = DP_TASK_FORK, .pid = 101 + i, .tid = 101 + i,
+				     .ppid = 100 + i, .ptid = 100 + i };
+		if (dp_write_task(w, 0, &f) < 0)
+			die("fork");
+		sample(w, 0, DP_MODE_USER, 0x400010, 101 + i);
+	}
+}
+
 static void gen_fifo(struct dp_writer *w, int n, char **paths)
 {
 	domain(w, 0, "host");
@@ -209,7 +233,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		fprintf(stderr, "usage: gen-hostile bomb OUT NDOM MIB | domains OUT NDOM NSAMPLES | "
-			"fifo OUT PATH...\n");
+			"forks OUT NMAPS NFORKS | fifo OUT PATH...\n");
 		return 2;
 	}
 	int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -230,6 +254,8 @@ int main(int argc, char **argv)
 		gen_bomb(w, (unsigned)atoi(argv[3]), strtoull(argv[4], NULL, 10));
 	else if (!strcmp(argv[1], "domains") && argc == 5)
 		gen_domains(w, (unsigned)atoi(argv[3]), strtoul(argv[4], NULL, 10));
+	else if (!strcmp(argv[1], "forks") && argc == 5)
+		gen_forks(w, (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]));
 	else if (!strcmp(argv[1], "fifo"))
 		gen_fifo(w, argc - 3, argv + 3);
 	else
