@@ -118,6 +118,11 @@ struct sym_domain {
 	uint64_t kaslr;
 	struct blob *blobs;
 	size_t nblobs, cblobs;
+	/* blob lookups, index+1 of the first blob of each: a file may carry
+	 * tens of thousands of tables and as many images to match */
+	size_t first_kind[8];       /* by kind (kinds < 8) */
+	struct hmap blobidx;        /* "kind|lowercase name" -> index+1 */
+	struct hmap perfmapidx;     /* perf map tables by pid -> index+1 */
 	bool kernel_done;
 	struct sym_image *kimg;
 	struct sym_map *kmap;
@@ -293,6 +298,8 @@ void sym_session_free(struct sym_session *s)
 			free(d->blobs[j].z);
 		}
 		free(d->blobs);
+		hmap_release(&d->blobidx);
+		hmap_release(&d->perfmapidx);
 		free(d->mods);
 		free(d->modidx.v);
 		free(d->pseudo.v);
@@ -405,6 +412,46 @@ static struct sym_map *pseudo_map(struct sym_session *s, struct sym_domain *d, c
 
 /* ---- embedded symbol tables ---- */
 
+/* The blob index key of (kind, name): names match without case. The
+ * caller frees it. */
+static char *blob_key(uint32_t kind, const char *name)
+{
+	size_t n = strlen(name);
+	char *k = xmalloc(n + 16);
+	int o = snprintf(k, 16, "%" PRIu32 "|", kind);
+	for (size_t i = 0; i <= n; i++)
+		k[o + i] = (char)tolower((unsigned char)name[i]);
+	return k;
+}
+
+/* The pid a perf map table is for: the number after "perf-" in its name
+ * (or at its start when there is none); false when there is none. */
+static bool perfmap_pid(const char *name, uint64_t *pid)
+{
+	const char *q = strstr(name, "perf-");
+	q = q ? q + 5 : name;
+	char *endp;
+	unsigned long v = strtoul(q, &endp, 10);
+	*pid = v;
+	return endp != q && v <= UINT32_MAX;
+}
+
+static void index_blob(struct sym_session *s, struct sym_domain *d, size_t at)
+{
+	const struct blob *b = &d->blobs[at];
+	void *val = (void *)(uintptr_t)(at + 1);
+	if (b->kind < 8 && !d->first_kind[b->kind])
+		d->first_kind[b->kind] = at + 1;
+	char *k = blob_key(b->kind, b->name);
+	if (!strmap_get(&d->blobidx, k))
+		strmap_put(&d->blobidx, pool_strdup(&s->pool, k), val);
+	free(k);
+	uint64_t pid;
+	if (b->kind == DP_SYMTAB_PERFMAP && perfmap_pid(b->name, &pid) &&
+	    !u64map_get(&d->perfmapidx, pid))
+		u64map_put(&d->perfmapidx, pid, val);
+}
+
 static void add_symtab(struct sym_session *s, uint32_t domain, const struct dp_symtab *st,
 		       uint32_t compression, const uint8_t *stored, size_t stored_size)
 {
@@ -424,13 +471,14 @@ static void add_symtab(struct sym_session *s, uint32_t domain, const struct dp_s
 		b->z = xmalloc(stored_size);
 		memcpy(b->z, stored, stored_size);
 		b->zsize = stored_size;
-		return;
+	} else {
+		b->size = st->data ? st->size : 0;
+		b->data = xmalloc(b->size + 1);
+		if (b->size)
+			memcpy(b->data, st->data, b->size);
+		b->data[b->size] = '\0';
 	}
-	b->size = st->data ? st->size : 0;
-	b->data = xmalloc(b->size + 1);
-	if (b->size)
-		memcpy(b->data, st->data, b->size);
-	b->data[b->size] = '\0';
+	index_blob(s, d, d->nblobs - 1);
 }
 
 void sym_add_symtab(struct sym_session *s, uint32_t domain, const struct dp_symtab *st)
@@ -541,12 +589,18 @@ static struct ktext blob_text(const struct blob *b)
 	return t;
 }
 
+/* The first blob of a kind (name NULL) or of a kind and name (any case). */
 static struct blob *find_blob(const struct sym_domain *d, uint32_t kind, const char *name)
 {
-	for (size_t i = 0; i < d->nblobs; i++)
-		if (d->blobs[i].kind == kind && (!name || !strcasecmp(d->blobs[i].name, name)))
-			return &d->blobs[i];
-	return NULL;
+	uintptr_t at;
+	if (!name) {
+		at = kind < 8 ? d->first_kind[kind] : 0;
+	} else {
+		char *k = blob_key(kind, name);
+		at = (uintptr_t)strmap_get(&d->blobidx, k);
+		free(k);
+	}
+	return at ? &d->blobs[at - 1] : NULL;
 }
 
 static bool is_vmlinux_name(const char *name)
@@ -931,18 +985,8 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
  * when there is no "perf-"). */
 static struct blob *perfmap_blob(struct sym_domain *d, uint32_t pid)
 {
-	for (size_t i = 0; i < d->nblobs; i++) {
-		struct blob *c = &d->blobs[i];
-		if (c->kind != DP_SYMTAB_PERFMAP)
-			continue;
-		const char *q = strstr(c->name, "perf-");
-		q = q ? q + 5 : c->name;
-		char *endp;
-		unsigned long v = strtoul(q, &endp, 10);
-		if (endp != q && v == pid)
-			return c;
-	}
-	return NULL;
+	uintptr_t at = (uintptr_t)u64map_get(&d->perfmapidx, pid);
+	return at ? &d->blobs[at - 1] : NULL;
 }
 
 static void load_symbols(struct sym_session *s, struct sym_image *img)

@@ -9,7 +9,9 @@
 # lookups the bigger file costs ~4x; a linear lookup per record or per
 # row makes it ~16x. The test asks for less than 7x. callgrind cannot run
 # the sanitized binary, so the plain build beside $DOMPROF is used (for
-# .../build/san/domprof that is .../build/domprof). Also checks that the
+# .../build/san/domprof that is .../build/domprof). The same for one
+# domain with 2,000 vs 8,000 embedded tables and as many images (each
+# image finds its table by build-id). Also checks that the
 # report still counts every sample and caps its warnings, and that forks
 # share mapping lists (bounded memory for a fork bomb).
 source "$(dirname "$0")/lib/report-common.bash"
@@ -40,7 +42,7 @@ insns() {
 check() {   # check NAME ARGS-with-@ : @ is replaced by the file
 	local name=$1; shift
 	local a=() b=()
-	for x in "$@"; do a+=("${x//@/$OUT/small.data}"); b+=("${x//@/$OUT/big.data}"); done
+	for x in "$@"; do a+=("${x//@/$SMALL}"); b+=("${x//@/$BIG}"); done
 	local s l
 	s=$(insns small "${a[@]}")
 	l=$(insns big "${b[@]}")
@@ -52,12 +54,18 @@ print("%-12s %12d -> %12d instructions: x%.2f for 4x the domains" % (name, s, l,
 sys.exit(0 if r < 7 else 1)
 PY
 }
+SMALL="$OUT/small.data" BIG="$OUT/big.data"
 check report report -i @
 check flamegraph flamegraph -i @ -o "$OUT/fg.html"
 check export export --format speedscope -i @ -o "$OUT/x.json"
 check diff diff @ @
 check info info @
 check merge merge -q -f -o "$OUT/m.data" @ g=@
+# one domain with 2,000 vs 8,000 embedded tables and images matched by build-id
+"$GEN" tables "$OUT/tables-small.data" 2000 || fail "generator"
+"$GEN" tables "$OUT/tables-big.data" 8000 || fail "generator"
+SMALL="$OUT/tables-small.data" BIG="$OUT/tables-big.data"
+check tables report -i @
 "$DOMPROF" report -i "$OUT/big.data" >"$OUT/big.txt" 2>&1 || fail "report (sanitized)"
 grep -q "^# samples: 8000 total" "$OUT/big.txt" || fail "report: samples lost"
 w=$(grep -c "WARNING" "$OUT/big.txt")

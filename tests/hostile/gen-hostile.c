@@ -18,6 +18,10 @@
  *   forks OUT NMAPS NFORKS
  *                         one process with NMAPS mappings forked NFORKS
  *                         times (children of children), a sample in each.
+ *   tables OUT N          one active domain with N small embedded ELF
+ *                         tables (not valid ELF) named by build-id and N
+ *                         mappings of binaries with those build-ids, each
+ *                         hit by a sample: every image looks up its table.
  *   fifo OUT PATH...      host samples in a mapping of each PATH (a FIFO,
  *                         a device in the test) and kernel samples named
  *                         by an embedded kallsyms ("legit_func").
@@ -210,6 +214,28 @@ static void gen_forks(struct dp_writer *w, unsigned nmaps, unsigned nforks)
 	}
 }
 
+static void gen_tables(struct dp_writer *w, unsigned n)
+{
+	domain(w, 0, "host");
+	domain(w, 1, "guest");
+	for (unsigned i = 0; i < n; i++) {
+		struct dp_mmap m = { .pid = 5, .start = 0x400000 + 0x2000 * (uint64_t)i, .len = 0x1000,
+				     .buildid_len = 20 };
+		char path[64], hex[41];
+		snprintf(path, sizeof(path), "/usr/lib/t%u.so", i);
+		m.path = path;
+		memset(m.buildid, 0x5a, 20);
+		memcpy(m.buildid, &i, sizeof(i));
+		for (int j = 0; j < 20; j++)
+			snprintf(hex + 2 * j, 3, "%02x", m.buildid[j]);
+		struct dp_symtab st = { .kind = DP_SYMTAB_ELF, .name = hex,
+					.data = (const uint8_t *)"not an ELF", .size = 10 };
+		if (dp_write_symtab(w, 1, &st) < 0 || dp_write_mmap(w, 1, &m) < 0)
+			die("table/mmap");
+		sample(w, 1, DP_MODE_USER, m.start + 0x10, 5);
+	}
+}
+
 static void gen_fifo(struct dp_writer *w, int n, char **paths)
 {
 	domain(w, 0, "host");
@@ -233,7 +259,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		fprintf(stderr, "usage: gen-hostile bomb OUT NDOM MIB | domains OUT NDOM NSAMPLES | "
-			"forks OUT NMAPS NFORKS | fifo OUT PATH...\n");
+			"forks OUT NMAPS NFORKS | tables OUT N | fifo OUT PATH...\n");
 		return 2;
 	}
 	int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -256,6 +282,8 @@ int main(int argc, char **argv)
 		gen_domains(w, (unsigned)atoi(argv[3]), strtoul(argv[4], NULL, 10));
 	else if (!strcmp(argv[1], "forks") && argc == 5)
 		gen_forks(w, (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]));
+	else if (!strcmp(argv[1], "tables") && argc == 4)
+		gen_tables(w, (unsigned)atoi(argv[3]));
 	else if (!strcmp(argv[1], "fifo"))
 		gen_fifo(w, argc - 3, argv + 3);
 	else
