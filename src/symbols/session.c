@@ -53,6 +53,12 @@
 /* Distinct warnings kept; a file with 20,000 domains lacking kernel
  * tables would otherwise print 20,000 lines. Further ones are counted. */
 #define MAX_WARNINGS 100
+/* Entries of all processes' mapping lists together (8 bytes each), as
+ * inserted or copied: a fork shares its parent's list, but a crafted file
+ * can fork a process with thousands of mappings and map again in each
+ * child, copying the list each time. A real system-wide recording holds
+ * a few million (thousands of processes, hundreds of mappings each). */
+#define MAX_MAP_ENTRIES (16u << 20)
 /* This machine's /proc/kallsyms, /proc/modules or a perf map. */
 #define LOCAL_TEXT_MAX (256u << 20)
 
@@ -174,6 +180,7 @@ struct sym_session {
 	uint64_t refused_tables, refused_bytes;
 	size_t refused_warn;        /* index+1 in warn[] of the refusal summary */
 	char refused_line[320];
+	uint64_t map_entries;       /* mapping-list entries made so far */
 	uint64_t warn_more;         /* distinct warnings past MAX_WARNINGS */
 	bool more_warn;
 	char more_line[64];
@@ -629,6 +636,20 @@ static struct proc *get_proc(struct sym_session *s, uint32_t domain, uint32_t pi
 	return p;
 }
 
+/* Charge n more mapping-list entries (see MAX_MAP_ENTRIES); false, with
+ * one warning, when the budget is spent. */
+static bool map_budget(struct sym_session *s, size_t n)
+{
+	if (n <= MAX_MAP_ENTRIES - s->map_entries) {
+		s->map_entries += n;
+		return true;
+	}
+	warn(s, "mapping records dropped: the recording needs more than %u M mapping entries "
+	     "(forks of large processes that map again?); some user samples may be [unknown]",
+	     MAX_MAP_ENTRIES >> 20);
+	return false;
+}
+
 /* Let go of p's mapping list (shared or not); p has none after. */
 static void proc_drop_maps(struct proc *p)
 {
@@ -641,14 +662,17 @@ static void proc_drop_maps(struct proc *p)
 	p->shared = NULL;
 }
 
-/* Before changing p's list: a list shared with forks is copied first. */
-static void proc_own_maps(struct proc *p)
+/* Before changing p's list: a list shared with forks is copied first,
+ * within the session's budget of list entries. False when over it. */
+static bool proc_own_maps(struct sym_session *s, struct proc *p)
 {
 	if (!p->shared)
-		return;
+		return true;
 	if (*p->shared == 1) {
 		free(p->shared);
 	} else {
+		if (!map_budget(s, p->n))
+			return false;
 		struct sym_map **own = xmalloc((p->cap ? p->cap : 1) * sizeof(*own));
 		if (p->n)
 			memcpy(own, p->maps, p->n * sizeof(*own));
@@ -656,6 +680,7 @@ static void proc_own_maps(struct proc *p)
 		p->maps = own;
 	}
 	p->shared = NULL;
+	return true;
 }
 
 void sym_add_task(struct sym_session *s, uint32_t domain, const struct dp_task *t)
@@ -828,7 +853,8 @@ void sym_add_mmap(struct sym_session *s, uint32_t domain, const struct dp_mmap *
 
 	/* replace what the new mapping overlaps; trim partial overlaps into
 	 * new map objects so maps handed out earlier never change */
-	proc_own_maps(p);
+	if (!proc_own_maps(s, p))
+		return;
 	size_t lo = 0, hi = p->n;
 	while (lo < hi) {    /* first map with end > start */
 		size_t mid = lo + (hi - lo) / 2;
@@ -854,6 +880,8 @@ void sym_add_mmap(struct sym_session *s, uint32_t domain, const struct dp_mmap *
 	}
 	size_t add = 1 + (left != NULL) + (right != NULL);
 	size_t newn = p->n - (last - first) + add;
+	if (newn > p->n && !map_budget(s, newn - p->n))
+		return;
 	if (newn > p->cap)
 		xgrow((void **)&p->maps, &p->cap, newn, sizeof(*p->maps));
 	memmove(p->maps + first + add, p->maps + last, (p->n - last) * sizeof(*p->maps));

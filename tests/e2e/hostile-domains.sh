@@ -13,7 +13,8 @@
 # domain with 2,000 vs 8,000 embedded tables and as many images (each
 # image finds its table by build-id). Also checks that the
 # report still counts every sample and caps its warnings, and that forks
-# share mapping lists (bounded memory for a fork bomb).
+# share mapping lists and copies of them are bounded (memory of a fork
+# bomb, with and without a mapping in each child).
 source "$(dirname "$0")/lib/report-common.bash"
 GEN="$TOP/build/hostile/gen-hostile"
 [ -x "$GEN" ] || fail "$GEN missing (run 'make fixtures')"
@@ -84,5 +85,15 @@ if [ -x /usr/bin/time ]; then
 	grep -q "^# samples: 50000 total" "$OUT/forks.txt" || fail "forks: samples lost"
 	grep -Eq "^  50000 +100.0000 +\[forkmap\]" "$OUT/forks.txt" ||
 		{ cat "$OUT/forks.txt"; fail "forks: children lost the parent's mappings"; }
+	# each child maps a page of its own: its list is copied, within a
+	# budget of 16 M entries in all (200 M wanted here), then dropped
+	"$GEN" forks "$OUT/remap.data" 4000 50000 remap || fail "generator"
+	/usr/bin/time -f %M -o "$OUT/remap.rss" timeout 60 "$DOMPROF" report -i "$OUT/remap.data" \
+		>"$OUT/remap.txt" 2>&1 || fail "report of the remapping fork file"
+	kb=$(tail -n 1 "$OUT/remap.rss")
+	echo "forks with remaps: peak RSS $kb KB"
+	[ "$kb" -lt 300000 ] || fail "forks with remaps: peak RSS $kb KB, want < 300000"
+	grep -q "WARNING: mapping records dropped" "$OUT/remap.txt" || fail "remap: drops not reported"
+	grep -Eq "^  50000 +100.0000 +\[forkmap\]" "$OUT/remap.txt" || fail "remap: samples lost"
 fi
 echo "hostile-domains: all checks passed"

@@ -15,9 +15,10 @@
  *                         NDOM active domains (DOMAIN, TASK and MMAP
  *                         records each) and NSAMPLES samples dealt round
  *                         robin, so every sample follows a DOMAIN_SWITCH.
- *   forks OUT NMAPS NFORKS
+ *   forks OUT NMAPS NFORKS [remap]
  *                         one process with NMAPS mappings forked NFORKS
- *                         times (children of children), a sample in each.
+ *                         times (children of children), a sample in each;
+ *                         with "remap" each child maps one more page.
  *   tables OUT N          one active domain with N small embedded ELF
  *                         tables (not valid ELF) named by build-id and N
  *                         mappings of binaries with those build-ids, each
@@ -31,6 +32,7 @@
  * appended with dp_write_raw.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,7 +195,7 @@ static void gen_domains(struct dp_writer *w, unsigned ndom, unsigned long nsampl
 	}
 }
 
-static void gen_forks(struct dp_writer *w, unsigned nmaps, unsigned nforks)
+static void gen_forks(struct dp_writer *w, unsigned nmaps, unsigned nforks, bool remap)
 {
 	domain(w, 0, "host");
 	struct dp_task t = { .pid = 100, .tid = 100, .comm = "forker" };
@@ -210,6 +212,9 @@ static void gen_forks(struct dp_writer *w, unsigned nmaps, unsigned nforks)
 				     .ppid = 100 + i, .ptid = 100 + i };
 		if (dp_write_task(w, 0, &f) < 0)
 			die("fork");
+		struct dp_mmap m = { .pid = 101 + i, .start = 0x100000, .len = 0x1000, .path = "[child]" };
+		if (remap && dp_write_mmap(w, 0, &m) < 0)
+			die("mmap");
 		sample(w, 0, DP_MODE_USER, 0x400010, 101 + i);
 	}
 }
@@ -259,7 +264,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4) {
 		fprintf(stderr, "usage: gen-hostile bomb OUT NDOM MIB | domains OUT NDOM NSAMPLES | "
-			"forks OUT NMAPS NFORKS | tables OUT N | fifo OUT PATH...\n");
+			"forks OUT NMAPS NFORKS [remap] | tables OUT N | fifo OUT PATH...\n");
 		return 2;
 	}
 	int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -280,8 +285,9 @@ int main(int argc, char **argv)
 		gen_bomb(w, (unsigned)atoi(argv[3]), strtoull(argv[4], NULL, 10));
 	else if (!strcmp(argv[1], "domains") && argc == 5)
 		gen_domains(w, (unsigned)atoi(argv[3]), strtoul(argv[4], NULL, 10));
-	else if (!strcmp(argv[1], "forks") && argc == 5)
-		gen_forks(w, (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]));
+	else if (!strcmp(argv[1], "forks") && (argc == 5 || argc == 6))
+		gen_forks(w, (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]),
+			  argc == 6 && !strcmp(argv[5], "remap"));
 	else if (!strcmp(argv[1], "tables") && argc == 4)
 		gen_tables(w, (unsigned)atoi(argv[3]));
 	else if (!strcmp(argv[1], "fifo"))
