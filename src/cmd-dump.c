@@ -132,6 +132,9 @@ int cmd_dump(int argc, char **argv)
 		fprintf(stderr, "domprof dump: %s: %s\n", path, msg);
 		return 1;
 	}
+	/* only sizes are printed: a table is never decompressed (a file may
+	 * claim 1 GiB for each) */
+	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED);
 	struct dp_record rec;
 	while (dp_reader_next(r, &rec) > 0) {
 		if (type && strcasecmp(type, dp_rec_type_name(rec.type)))

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "format/format.h"
+#include "util/hmap.h"
 #include "util/sat.h"
 #include "util/xalloc.h"
 
@@ -35,15 +36,19 @@ struct dom_count {
 	uint64_t kaslr;
 };
 
-static struct dom_count *dom_get(struct dom_count **v, size_t *n, size_t *cap, uint32_t id)
+/* Domains in order of appearance, found by id through idx (id ->
+ * index+1): a file may switch among tens of thousands of them. */
+static struct dom_count *dom_get(struct dom_count **v, size_t *n, size_t *cap, struct hmap *idx,
+				 uint32_t id)
 {
-	for (size_t i = 0; i < *n; i++)
-		if ((*v)[i].id == id)
-			return &(*v)[i];
+	uintptr_t at = (uintptr_t)u64map_get(idx, id);
+	if (at)
+		return &(*v)[at - 1];
 	xgrow((void **)v, cap, *n + 1, sizeof(**v));
 	struct dom_count *d = &(*v)[(*n)++];
 	memset(d, 0, sizeof(*d));
 	d->id = id;
+	u64map_put(idx, id, (void *)(uintptr_t)*n);
 	return d;
 }
 
@@ -71,6 +76,9 @@ int cmd_info(int argc, char **argv)
 		fprintf(stderr, "domprof info: %s: %s\n", path, msg);
 		return 1;
 	}
+	/* symbol tables are counted, never decompressed (a file may claim
+	 * 1 GiB for each) */
+	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED);
 	const struct dp_header *h = dp_reader_header(r);
 	time_t t = (time_t)(h->created_ns / 1000000000ull);
 	char tbuf[64];
@@ -84,7 +92,8 @@ int cmd_info(int argc, char **argv)
 	uint64_t counts[DP_REC_MAX_KNOWN + 1] = { 0 }, unknown = 0, lost_by[8] = { 0 }, lost = 0;
 	struct dom_count *doms = NULL;
 	size_t ndom = 0, domcap = 0;
-	dom_get(&doms, &ndom, &domcap, DP_HOST_DOMAIN);
+	struct hmap domidx = { 0 };
+	dom_get(&doms, &ndom, &domcap, &domidx, DP_HOST_DOMAIN);
 	char *events = NULL;
 	size_t evlen = 0;
 	FILE *ev = open_memstream(&events, &evlen);
@@ -98,10 +107,10 @@ int cmd_info(int argc, char **argv)
 			unknown++;
 		switch (rec.type) {
 		case DP_REC_SAMPLE:
-			dom_get(&doms, &ndom, &domcap, rec.domain)->samples++;
+			dom_get(&doms, &ndom, &domcap, &domidx, rec.domain)->samples++;
 			break;
 		case DP_REC_DOMAIN: {
-			struct dom_count *d = dom_get(&doms, &ndom, &domcap, rec.u.domain.id);
+			struct dom_count *d = dom_get(&doms, &ndom, &domcap, &domidx, rec.u.domain.id);
 			free(d->name); free(d->kind); free(d->address); free(d->symsrc);
 			d->name = xstrdup(rec.u.domain.name);
 			d->kind = xstrdup(dp_domain_kind_name(rec.u.domain.kind));
@@ -187,6 +196,7 @@ int cmd_info(int argc, char **argv)
 		free(doms[i].name); free(doms[i].kind); free(doms[i].address); free(doms[i].symsrc);
 	}
 	free(doms);
+	hmap_release(&domidx);
 	free(events);
 	dp_reader_free(r);
 	return 0;

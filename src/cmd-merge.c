@@ -37,6 +37,7 @@
 
 #include "commands.h"
 #include "format/format.h"
+#include "util/hmap.h"
 #include "util/outfile.h"
 #include "util/sat.h"
 #include "util/xalloc.h"
@@ -77,24 +78,36 @@ struct input {
 	struct dp_reader *r;
 	struct dom_info *doms;
 	size_t ndoms, domcap;
+	struct hmap domidx;       /* input id -> index+1 in doms (rebuilt after sorting) */
 	struct ev_info *evs;
 	size_t nevs, evcap;
+	struct hmap evidx;        /* input id -> index+1 in evs */
 	uint64_t samples, lost;
 	bool has_stats;
 	struct dp_stats stats;
 };
 
+/* Inputs may hold tens of thousands of domains and events: every lookup
+ * by id goes through an index, never a scan. */
 static struct dom_info *dom_get(struct input *in, uint32_t id)
 {
-	for (size_t i = 0; i < in->ndoms; i++)
-		if (in->doms[i].id == id)
-			return &in->doms[i];
+	uintptr_t at = (uintptr_t)u64map_get(&in->domidx, id);
+	if (at)
+		return &in->doms[at - 1];
 	xgrow((void **)&in->doms, &in->domcap, in->ndoms + 1, sizeof(*in->doms));
 	struct dom_info *d = &in->doms[in->ndoms++];
 	memset(d, 0, sizeof(*d));
 	d->id = id;
 	d->new_id = id;
+	u64map_put(&in->domidx, id, (void *)(uintptr_t)in->ndoms);
 	return d;
+}
+
+static void dom_reindex(struct input *in)
+{
+	hmap_release(&in->domidx);
+	for (size_t i = 0; i < in->ndoms; i++)
+		u64map_put(&in->domidx, in->doms[i].id, (void *)(uintptr_t)(i + 1));
 }
 
 static bool scoped(uint16_t type)
@@ -130,13 +143,11 @@ static void scan(struct input *in)
 			break;
 		}
 		case DP_REC_EVENT: {
-			bool dup = false;
-			for (size_t i = 0; i < in->nevs; i++)
-				dup |= in->evs[i].e.id == rec.u.event.id;
-			if (dup)
+			if (u64map_get(&in->evidx, rec.u.event.id))
 				break;
 			xgrow((void **)&in->evs, &in->evcap, in->nevs + 1, sizeof(*in->evs));
 			struct ev_info *e = &in->evs[in->nevs++];
+			u64map_put(&in->evidx, rec.u.event.id, (void *)(uintptr_t)in->nevs);
 			e->e = rec.u.event;
 			e->e.name = xstrdup(rec.u.event.name ? rec.u.event.name : "");
 			e->new_id = rec.u.event.id;
@@ -164,9 +175,11 @@ static void input_release(struct input *in)
 		free(in->doms[i].new_name);
 	}
 	free(in->doms);
+	hmap_release(&in->domidx);
 	for (size_t i = 0; i < in->nevs; i++)
 		free((char *)in->evs[i].e.name);
 	free(in->evs);
+	hmap_release(&in->evidx);
 	dp_reader_free(in->r);
 }
 
@@ -178,18 +191,15 @@ static int cmp_dom(const void *a, const void *b)
 
 static uint32_t map_domain(const struct input *in, uint32_t id)
 {
-	for (size_t i = 0; i < in->ndoms; i++)
-		if (in->doms[i].id == id)
-			return in->doms[i].new_id;
-	return id; /* every scoped domain was seen in pass 1; keep the rest */
+	uintptr_t at = (uintptr_t)u64map_get(&in->domidx, id);
+	return at ? in->doms[at - 1].new_id
+		  : id; /* every scoped domain was seen in pass 1; keep the rest */
 }
 
 static uint32_t map_event(const struct input *in, uint32_t id)
 {
-	for (size_t i = 0; i < in->nevs; i++)
-		if (in->evs[i].e.id == id)
-			return in->evs[i].new_id;
-	return id;
+	uintptr_t at = (uintptr_t)u64map_get(&in->evidx, id);
+	return at ? in->evs[at - 1].new_id : id;
 }
 
 static bool same_event(const struct dp_event *a, const struct dp_event *b)
@@ -209,18 +219,123 @@ static const char *host_dom_name(const struct dom_info *d, char *buf, size_t len
 	return buf;
 }
 
-/* Names must not collide with HOST's domains or the names given so far. */
-static bool name_taken(const struct input *in, size_t upto, const char *name)
+/* The output's domain names so far (owned copies), to refuse a second use. */
+struct names {
+	struct hmap taken;
+	char **own;
+	size_t n, cap;
+};
+
+/* Adds name; false when it was taken already. */
+static bool name_add(struct names *nm, const char *name)
 {
+	if (strmap_get(&nm->taken, name))
+		return false;
+	xgrow((void **)&nm->own, &nm->cap, nm->n + 1, sizeof(*nm->own));
+	char *c = nm->own[nm->n++] = xstrdup(name);
+	strmap_put(&nm->taken, c, c);
+	return true;
+}
+
+static void names_release(struct names *nm)
+{
+	for (size_t i = 0; i < nm->n; i++)
+		free(nm->own[i]);
+	free(nm->own);
+	hmap_release(&nm->taken);
+}
+
+/* Domain ids and names of the output: HOST's keep theirs; each guest
+ * file's domains (in id order) take the next free ids and NAME[.SUB].
+ * Returns 0, or the usage error's status for a name used twice. */
+static int assign_domains(struct input *in, size_t nin)
+{
+	struct names nm = { 0 };
+	uint32_t next = 0;
 	char buf[32];
-	for (size_t i = 0; i < in[0].ndoms; i++)
-		if (!strcmp(host_dom_name(&in[0].doms[i], buf, sizeof(buf)), name))
-			return true;
-	for (size_t k = 1; k <= upto; k++)
-		for (size_t i = 0; i < in[k].ndoms; i++)
-			if (in[k].doms[i].new_name && !strcmp(in[k].doms[i].new_name, name))
-				return true;
-	return false;
+	for (size_t i = 0; i < in[0].ndoms; i++) {
+		if (in[0].doms[i].id >= next)
+			next = in[0].doms[i].id + 1;
+		name_add(&nm, host_dom_name(&in[0].doms[i], buf, sizeof(buf)));
+	}
+	int rc = 0;
+	for (size_t k = 1; k < nin && !rc; k++) {
+		qsort(in[k].doms, in[k].ndoms, sizeof(*in[k].doms), cmp_dom);
+		dom_reindex(&in[k]);
+		for (size_t i = 0; i < in[k].ndoms; i++) {
+			struct dom_info *d = &in[k].doms[i];
+			char name[256];
+			if (d->id == DP_HOST_DOMAIN)
+				snprintf(name, sizeof(name), "%s", in[k].name);
+			else if (d->has_rec && *d->d.name)
+				snprintf(name, sizeof(name), "%s.%s", in[k].name, d->d.name);
+			else
+				snprintf(name, sizeof(name), "%s.%" PRIu32, in[k].name, d->id);
+			if (!name_add(&nm, name)) {
+				rc = usage_error("merge", "domain name '%s' is used twice (choose another NAME)", name);
+				break;
+			}
+			d->new_name = xstrdup(name);
+			d->new_id = next++;
+		}
+	}
+	names_release(&nm);
+	return rc;
+}
+
+/*
+ * Event ids: equal definitions share an id, others keep theirs or get a
+ * free one. Fills *out (malloc'd; names borrowed from the inputs) and
+ * returns 0, or -1 after printing why (ids beyond the sample's u16).
+ */
+static int merge_events(struct input *in, size_t nin, struct dp_event **out, size_t *nout)
+{
+	struct dp_event *evs = NULL;
+	size_t nevs = 0, evcap = 0;
+	struct hmap by_def = { 0 }, by_id = { 0 };  /* definition text / output id -> index+1 */
+	struct names defs = { 0 };                  /* owns the definition texts */
+	uint32_t next_ev = 0;
+	int ret = 0;
+	for (size_t k = 0; k < nin; k++)
+		for (size_t i = 0; i < in[k].nevs; i++)
+			if (in[k].evs[i].e.id >= next_ev)
+				next_ev = in[k].evs[i].e.id + 1;
+	for (size_t k = 0; k < nin && !ret; k++)
+		for (size_t i = 0; i < in[k].nevs; i++) {
+			struct ev_info *e = &in[k].evs[i];
+			char def[320];
+			snprintf(def, sizeof(def), "%" PRIu32 ":%" PRIu64 ":%" PRIu64 ":%d:%s", e->e.type,
+				 e->e.config, e->e.period, e->e.freq, e->e.name);
+			uintptr_t at = (uintptr_t)strmap_get(&by_def, def);
+			if (at && same_event(&evs[at - 1], &e->e)) {
+				e->new_id = evs[at - 1].id;
+				continue;
+			}
+			e->new_id = u64map_get(&by_id, e->e.id) ? next_ev++ : e->e.id;
+			if (e->new_id > UINT16_MAX) {
+				fprintf(stderr, "domprof merge: too many distinct events to merge (ids above %u)\n",
+					UINT16_MAX);
+				ret = -1;
+				break;
+			}
+			xgrow((void **)&evs, &evcap, nevs + 1, sizeof(*evs));
+			evs[nevs] = e->e;
+			evs[nevs++].id = e->new_id;
+			u64map_put(&by_id, e->new_id, (void *)(uintptr_t)nevs);
+			if (!at && name_add(&defs, def))
+				strmap_put(&by_def, defs.own[defs.n - 1], (void *)(uintptr_t)nevs);
+		}
+	hmap_release(&by_def);
+	hmap_release(&by_id);
+	names_release(&defs);
+	if (ret < 0) {
+		free(evs);
+		evs = NULL;
+		nevs = 0;
+	}
+	*out = evs;
+	*nout = nevs;
+	return ret;
 }
 
 static void warn_damage(const struct input *in)
@@ -351,66 +466,19 @@ int cmd_merge(int argc, char **argv)
 					*msg ? msg : err > -1000 ? strerror(-err) : "not a domprof file");
 			goto done;
 		}
+		/* tables are copied as stored, never decompressed */
+		dp_reader_set_flags(in[i].r, DP_READ_SYMTAB_STORED);
 		scan(&in[i]);
 	}
 
-	/* Domain ids: HOST keeps its own; the rest take the next free ids. */
-	uint32_t next = 0;
-	for (size_t i = 0; i < in[0].ndoms; i++)
-		if (in[0].doms[i].id >= next)
-			next = in[0].doms[i].id + 1;
-	for (size_t k = 1; k < nin; k++) {
-		qsort(in[k].doms, in[k].ndoms, sizeof(*in[k].doms), cmp_dom);
-		for (size_t i = 0; i < in[k].ndoms; i++) {
-			struct dom_info *d = &in[k].doms[i];
-			char name[256];
-			if (d->id == DP_HOST_DOMAIN)
-				snprintf(name, sizeof(name), "%s", in[k].name);
-			else if (d->has_rec && *d->d.name)
-				snprintf(name, sizeof(name), "%s.%s", in[k].name, d->d.name);
-			else
-				snprintf(name, sizeof(name), "%s.%" PRIu32, in[k].name, d->id);
-			if (name_taken(in, k, name)) {
-				rc = usage_error("merge", "domain name '%s' is used twice (choose another NAME)", name);
-				goto done;
-			}
-			d->new_name = xstrdup(name);
-			d->new_id = next++;
-		}
-	}
+	if ((rc = assign_domains(in, nin)) != 0)
+		goto done;
+	rc = 1;
 
-	/* Event ids: equal definitions share an id, others keep or get a free one. */
 	struct dp_event *evs = NULL;
-	size_t nevs = 0, evcap = 0;
-	uint32_t next_ev = 0;
-	for (size_t k = 0; k < nin; k++)
-		for (size_t i = 0; i < in[k].nevs; i++)
-			if (in[k].evs[i].e.id >= next_ev)
-				next_ev = in[k].evs[i].e.id + 1;
-	for (size_t k = 0; k < nin; k++)
-		for (size_t i = 0; i < in[k].nevs; i++) {
-			struct ev_info *e = &in[k].evs[i];
-			bool found = false, id_used = false;
-			for (size_t j = 0; j < nevs && !found; j++) {
-				if (same_event(&evs[j], &e->e)) {
-					e->new_id = evs[j].id;
-					found = true;
-				}
-				id_used |= evs[j].id == e->e.id;
-			}
-			if (found)
-				continue;
-			e->new_id = id_used ? next_ev++ : e->e.id;
-			if (e->new_id > UINT16_MAX) {
-				fprintf(stderr, "domprof merge: too many distinct events to merge (ids above %u)\n",
-					UINT16_MAX);
-				free(evs);
-				goto done;
-			}
-			xgrow((void **)&evs, &evcap, nevs + 1, sizeof(*evs));
-			evs[nevs] = e->e;
-			evs[nevs++].id = e->new_id;
-		}
+	size_t nevs = 0;
+	if (merge_events(in, nin, &evs, &nevs) < 0)
+		goto done;
 
 	/* Header: the host's machine, this command line. */
 	struct dp_header hdr = *dp_reader_header(in[0].r);

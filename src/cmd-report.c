@@ -44,7 +44,11 @@ const char usage_report[] =
 	"      --format FMT       text (default), csv or json (see docs/report.md)\n"
 	"  -q, --quiet            no progress line on stderr\n"
 	"\n"
-	"Percentages are of the samples that pass the filters.\n";
+	"Percentages are of the samples that pass the filters.\n"
+	"\n"
+	"Environment: DOMPROF_MAX_SYMTAB=PER_DOMAIN[:PER_FILE] (bytes, K/M/G) bounds what\n"
+	"embedded symbol tables may decompress to (default 256M:512M; also for\n"
+	"flamegraph, export and diff). Tables over it are refused and counted.\n";
 
 struct progress {
 	bool on;

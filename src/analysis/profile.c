@@ -22,6 +22,7 @@
 
 #include "analysis/profile.h"
 #include "symbols/symbols.h"
+#include "util/hmap.h"
 #include "util/sat.h"
 #include "util/xalloc.h"
 
@@ -145,6 +146,9 @@ struct priv {
 	uint32_t *frames;            /* stack frames, root-first */
 	const struct profile_edge **in_ptrs, **out_ptrs;
 	uint32_t *in_off, *out_off;
+	/* id -> index+1 in p->domains / p->events: a file may hold tens of
+	 * thousands of domains, each looked up per unique key */
+	struct hmap domidx, evidx;
 };
 
 struct loader {
@@ -173,6 +177,7 @@ struct loader {
 
 	size_t capsyms;
 	struct oa symtab;
+	size_t capdomains, capevents;
 };
 
 static const char *keep_str(struct priv *pv, const char *s)
@@ -192,11 +197,12 @@ static void add_warning(struct profile *p, const char *s)
 static struct profile_domain *domain_get(struct loader *L, uint32_t id)
 {
 	struct profile *p = L->p;
-	for (size_t i = 0; i < p->ndomains; i++)
-		if (p->domains[i].id == id)
-			return &p->domains[i];
-	p->domains = xrealloc(p->domains, (p->ndomains + 1) * sizeof(*p->domains));
+	uintptr_t at = (uintptr_t)u64map_get(&L->pv->domidx, id);
+	if (at)
+		return &p->domains[at - 1];
+	xgrow((void **)&p->domains, &L->capdomains, p->ndomains + 1, sizeof(*p->domains));
 	struct profile_domain *d = &p->domains[p->ndomains++];
+	u64map_put(&L->pv->domidx, id, (void *)(uintptr_t)p->ndomains);
 	memset(d, 0, sizeof(*d));
 	d->id = id;
 	d->kind = id == DP_HOST_DOMAIN ? DP_DOMAIN_HOST : DP_DOMAIN_PASSIVE;
@@ -230,11 +236,11 @@ static void on_domain(struct loader *L, const struct dp_domain *dd)
 static void on_event(struct loader *L, const struct dp_event *e)
 {
 	struct profile *p = L->p;
-	for (size_t i = 0; i < p->nevents; i++)
-		if (p->events[i].id == e->id)
-			return;
-	p->events = xrealloc(p->events, (p->nevents + 1) * sizeof(*p->events));
+	if (u64map_get(&L->pv->evidx, e->id))
+		return;
+	xgrow((void **)&p->events, &L->capevents, p->nevents + 1, sizeof(*p->events));
 	struct profile_event *pe = &p->events[p->nevents++];
+	u64map_put(&L->pv->evidx, e->id, (void *)(uintptr_t)p->nevents);
 	pe->id = e->id;
 	pe->type = e->type;
 	pe->config = e->config;
@@ -664,20 +670,34 @@ static int cmp_app_row(const void *a, const void *b)
 	return strcmp(x->im.image, y->im.image);
 }
 
+static int cmp_app_group(const void *a, const void *b)
+{
+	const struct app_row *x = a, *y = b;
+	if (x->im.domain != y->im.domain)
+		return x->im.domain < y->im.domain ? -1 : 1;
+	return strcmp(x->im.app, y->im.app);
+}
+
 static void sort_images(struct profile *p)
 {
 	size_t n = p->nimages;
 	struct app_row *r = xmalloc((n ? n : 1) * sizeof(*r));
-	for (size_t i = 0; i < n; i++) {
-		r[i].im = p->images[i];
-		r[i].app_total = 0;
-		for (size_t j = 0; j < n; j++)
-			if (p->images[j].domain == p->images[i].domain &&
-			    streq(p->images[j].app, p->images[i].app))
-				r[i].app_total += p->images[j].samples;
+	for (size_t i = 0; i < n; i++)
+		r[i] = (struct app_row){ p->images[i], 0 };
+	/* per-application totals: group rows by (domain, app) with a sort,
+	 * not by comparing every row with every other (a file with many
+	 * domains has as many applications) */
+	if (n)
+		qsort(r, n, sizeof(*r), cmp_app_group);
+	for (size_t i = 0, j; i < n; i = j) {
+		uint64_t tot = 0;
+		for (j = i; j < n && !cmp_app_group(&r[i], &r[j]); j++)
+			tot += r[j].im.samples;
+		for (size_t k = i; k < j; k++)
+			r[k].app_total = tot;
 	}
-	/* n is images x apps, small; quadratic is fine below a few thousand */
-	qsort(r, n, sizeof(*r), cmp_app_row);
+	if (n)
+		qsort(r, n, sizeof(*r), cmp_app_row);
 	for (size_t i = 0; i < n; i++)
 		p->images[i] = r[i].im;
 	free(r);
@@ -1055,6 +1075,8 @@ void profile_free(struct profile *p)
 		free(pv->out_ptrs);
 		free(pv->in_off);
 		free(pv->out_off);
+		hmap_release(&pv->domidx);
+		hmap_release(&pv->evidx);
 		sym_session_free(pv->sym);
 		free(pv);
 	}
@@ -1079,10 +1101,9 @@ double profile_pct(const struct profile *p, uint64_t n)
 
 const struct profile_domain *profile_domain_by_id(const struct profile *p, uint32_t id)
 {
-	for (size_t i = 0; i < p->ndomains; i++)
-		if (p->domains[i].id == id)
-			return &p->domains[i];
-	return NULL;
+	const struct priv *pv = p->priv;
+	uintptr_t at = pv ? (uintptr_t)u64map_get(&pv->domidx, id) : 0;
+	return at ? &p->domains[at - 1] : NULL;
 }
 
 int profile_parse_sort(const char *keys, enum profile_sort_key *out, const char **bad)

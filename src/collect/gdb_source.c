@@ -33,6 +33,7 @@
 #include "collect/gdb_rsp.h"
 #include "collect/gdb_source.h"
 #include "collect/kaslr.h"
+#include "util/file.h"
 #include "util/xalloc.h"
 
 #define GDB_TIMEOUT_MS 1000
@@ -287,47 +288,13 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* A symbol file the user named: bounded, and never a FIFO or device. */
 static int read_whole_file(const char *path, uint8_t **data, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	size_t cap = 1 << 20, n = 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-		cap = (size_t)st.st_size + 1;
-	if (cap > GDB_MAX_SYMFILE + 1) {
-		close(fd);
-		return -EFBIG;
-	}
-	uint8_t *buf = xmalloc(cap);
-	for (;;) {
-		if (n == cap) {
-			if (cap > GDB_MAX_SYMFILE) {
-				free(buf);
-				close(fd);
-				return -EFBIG;
-			}
-			cap *= 2;
-			buf = xrealloc(buf, cap);
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = -errno;
-			free(buf);
-			close(fd);
-			return e;
-		}
-		if (r == 0)
-			break;
-		n += r;
-	}
-	close(fd);
-	*data = buf;
-	*len = n;
-	return 0;
+	char *buf;
+	int r = file_read_all(path, GDB_MAX_SYMFILE, &buf, len);
+	*data = (uint8_t *)buf;
+	return r;
 }
 
 static const char *symsrc_key(enum gdb_symsrc s)
@@ -1112,7 +1079,7 @@ static int load_symbols(struct gdb_source *s, struct kaslr_image *img, char *err
 	if (r < 0) {
 		const char *why = r == -ENOENT ? "no _text symbol" :
 				  r == -EINVAL ? "no symbol lines" :
-				  r == -ENOEXEC ? "not an ELF file" : strerror(-r);
+				  r == -ENOEXEC ? "not an ELF file" : file_strerror(r);
 		snprintf(err, errlen, "%s: cannot use %s=%s: %s", name, symsrc_key(s->spec.symsrc),
 			 s->spec.symfile, why);
 	}

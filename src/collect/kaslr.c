@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "collect/kaslr.h"
+#include "util/file.h"
 
 static bool is_kernel_image_addr(uint64_t a)
 {
@@ -84,9 +85,9 @@ int kaslr_image_from_vmlinux(const char *path, struct kaslr_image *img)
 	memset(img, 0, sizeof(*img));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = file_open_regular(path, NULL);   /* a user-named vmlinux: no FIFO */
 	if (fd < 0)
-		return -errno;
+		return fd;
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		ret = -ENOEXEC;

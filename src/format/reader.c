@@ -13,6 +13,7 @@
 #include "format/format.h"
 #include "format/wire.h"
 #include "util/crc32c.h"
+#include "util/file.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -187,21 +188,16 @@ static struct dp_reader *open_common(struct dp_reader *r, int *err, char *msg, s
 
 struct dp_reader *dp_reader_open(const char *path, int *err, char *msg, size_t msglen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a FIFO or device named here must not block or be read forever */
+	uint64_t fsize = 0;
+	int fd = file_open_regular(path, &fsize);
 	if (fd < 0) {
-		int e = errno;
-		fail(err, msg, msglen, -e, "cannot open '%s': %s", path, strerror(e));
-		return NULL;
-	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int e = errno ? errno : EINVAL;
-		close(fd);
-		fail(err, msg, msglen, -e, "cannot read '%s': not a regular file", path);
+		fail(err, msg, msglen, fd == FILE_ERR_NOT_REGULAR ? -EINVAL : fd, "cannot %s '%s': %s",
+		     fd == FILE_ERR_NOT_REGULAR ? "read" : "open", path, file_strerror(fd));
 		return NULL;
 	}
 	struct dp_reader *r = xcalloc(1, sizeof(*r));
-	r->size = (size_t)st.st_size;
+	r->size = (size_t)fsize;
 	if (r->size) {
 		void *m = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (m == MAP_FAILED) {

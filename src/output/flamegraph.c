@@ -21,7 +21,6 @@
 
 #include "output/escape.h"
 #include "output/flamegraph.h"
-#include "util/hash.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"
 
@@ -105,38 +104,26 @@ uint64_t fg_sample_ns(const struct profile *p)
 
 /* ---- the tree ---------------------------------------------------------- */
 
-static uint64_t child_key(uint32_t parent, uint8_t kind, uint32_t id)
-{
-	return ((uint64_t)parent << 32 | id) ^ ((uint64_t)kind << 61);
-}
-
 struct builder {
 	struct fg_tree *t;
 	size_t cap;
-	struct hmap children;    /* (parent, kind, id) -> node */
-	uint32_t parent, id;     /* the key being looked up, for child_eq */
-	uint8_t kind;
+	struct hmap children;    /* parent << 32 | id -> node + 1 */
 };
 
-static bool child_eq(const void *ctx, uint32_t c)
-{
-	const struct builder *b = ctx;
-	const struct fg_node *n = &b->t->nodes[c];
-	return n->parent == b->parent && n->kind == b->kind && n->id == b->id;
-}
-
-/* The child of parent with (kind, id), created when missing. The key is
- * exact: kind and parent are part of it, ids are 32-bit. */
+/* The child of parent with (kind, id), created when missing. (parent, id)
+ * is an exact key: a parent's children are all of one kind (the root's
+ * are domains, a domain's processes), or their kind follows from the
+ * symbol the id names (kernel or user frame). */
 static uint32_t child_get(struct builder *b, uint32_t parent, uint8_t kind, uint32_t id, uint32_t dom)
 {
 	struct fg_tree *t = b->t;
-	b->parent = parent, b->kind = kind, b->id = id;
-	uint32_t c = hmap_lookup(&b->children, hash_mix64(child_key(parent, kind, id)), child_eq, b,
-				 (uint32_t)t->n);
-	if (c != t->n)
-		return c;
+	uint64_t key = (uint64_t)parent << 32 | id;
+	uintptr_t found = (uintptr_t)u64map_get(&b->children, key);
+	if (found)
+		return (uint32_t)(found - 1);
 	xgrow((void **)&t->nodes, &b->cap, t->n + 1, sizeof(*t->nodes));
-	t->n++;
+	uint32_t c = (uint32_t)t->n++;
+	u64map_put(&b->children, key, (void *)(uintptr_t)(c + 1));
 	struct fg_node *pn = &t->nodes[parent];
 	t->nodes[c] = (struct fg_node){
 		.parent = parent, .first_child = 0, .next_sibling = pn->first_child,

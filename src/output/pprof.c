@@ -29,7 +29,6 @@
 #include <zlib.h>
 
 #include "output/flamegraph.h"
-#include "util/hash.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"
 
@@ -90,24 +89,19 @@ struct strtab {
 	struct hmap index;
 };
 
-static bool st_eq(const void *ctx, uint32_t e)
-{
-	const void **c = (const void **)ctx;
-	const struct strtab *t = c[0];
-	return !strcmp(t->s[e], c[1]);
-}
-
+/* The string's index in the table, added when new. The map's keys are
+ * the table's own copies, which never move. */
 static int64_t st_id(struct strtab *t, const char *s)
 {
 	if (!s)
 		s = "";
-	const void *ctx[2] = { t, s };
-	uint32_t e = hmap_lookup(&t->index, hash_str64(s), st_eq, ctx, (uint32_t)t->n);
-	if (e == t->n) {
-		xgrow((void **)&t->s, &t->cap, t->n + 1, sizeof(*t->s));
-		t->s[t->n++] = xstrdup(s);
-	}
-	return e;
+	uintptr_t e = (uintptr_t)strmap_get(&t->index, s);
+	if (e)
+		return (int64_t)e - 1;
+	xgrow((void **)&t->s, &t->cap, t->n + 1, sizeof(*t->s));
+	t->s[t->n] = xstrdup(s);
+	strmap_put(&t->index, t->s[t->n], (void *)(uintptr_t)(t->n + 1));
+	return (int64_t)t->n++;
 }
 
 static void st_free(struct strtab *t)

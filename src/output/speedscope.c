@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "output/flamegraph.h"
 #include "util/xalloc.h"
@@ -91,6 +92,26 @@ int export_speedscope(FILE *f, const struct profile *p, const char *name)
 		}
 	}
 	fputs("]},\n\"profiles\":[", f);
+	/* stacks grouped by domain (a counting sort, order kept), so each
+	 * domain's profile reads its own stacks, not all of them */
+	size_t *dstart = xcalloc(p->ndomains + 1, sizeof(*dstart));
+	uint32_t *by_dom = xmalloc((p->nstacks ? p->nstacks : 1) * sizeof(*by_dom));
+	uint32_t *sdom = xmalloc((p->nstacks ? p->nstacks : 1) * sizeof(*sdom));
+	for (size_t i = 0; i < p->nstacks; i++) {
+		const struct profile_domain *pd = profile_domain_by_id(p, p->stacks[i].domain);
+		sdom[i] = pd ? (uint32_t)(pd - p->domains) : (uint32_t)p->ndomains;
+		if (pd)
+			dstart[sdom[i] + 1]++;
+	}
+	for (size_t d = 0; d < p->ndomains; d++)
+		dstart[d + 1] += dstart[d];
+	size_t *fill = xmalloc((p->ndomains + 1) * sizeof(*fill));
+	memcpy(fill, dstart, (p->ndomains + 1) * sizeof(*fill));
+	for (size_t i = 0; i < p->nstacks; i++)
+		if (sdom[i] < p->ndomains)
+			by_dom[fill[sdom[i]]++] = (uint32_t)i;
+	free(fill);
+	free(sdom);
 	int nprof = 0;
 	for (size_t d = 0; d < p->ndomains; d++) {
 		const struct profile_domain *pd = &p->domains[d];
@@ -100,10 +121,9 @@ int export_speedscope(FILE *f, const struct profile *p, const char *name)
 		fg_json_str(f, pd->name);
 		fprintf(f, ",\"unit\":\"none\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[", pd->samples);
 		bool first = true;
-		for (size_t i = 0; i < p->nstacks; i++) {
+		for (size_t k = dstart[d]; k < dstart[d + 1]; k++) {
+			size_t i = by_dom[k];
 			const struct profile_stack *s = &p->stacks[i];
-			if (s->domain != pd->id)
-				continue;
 			fprintf(f, "%s[%" PRIu32, first ? "\n" : ",\n", stack_proc[i]);
 			for (uint32_t j = 0; j < s->nframes; j++)
 				fprintf(f, ",%" PRIu32, sym_frame[s->frames[j]] - 1);
@@ -112,11 +132,10 @@ int export_speedscope(FILE *f, const struct profile *p, const char *name)
 		}
 		fputs("],\n\"weights\":[", f);
 		first = true;
-		for (size_t i = 0; i < p->nstacks; i++)
-			if (p->stacks[i].domain == pd->id) {
-				fprintf(f, first ? "%" PRIu64 : ",%" PRIu64, p->stacks[i].count);
-				first = false;
-			}
+		for (size_t k = dstart[d]; k < dstart[d + 1]; k++) {
+			fprintf(f, first ? "%" PRIu64 : ",%" PRIu64, p->stacks[by_dom[k]].count);
+			first = false;
+		}
 		fputs("]}", f);
 	}
 	if (!nprof)
@@ -127,6 +146,8 @@ int export_speedscope(FILE *f, const struct profile *p, const char *name)
 	fputs(",\"activeProfileIndex\":0,\"exporter\":\"domprof " DOMPROF_VERSION "\"}\n", f);
 	free(sym_frame);
 	free(stack_proc);
+	free(dstart);
+	free(by_dom);
 	free(pt.key);
 	free(pt.val);
 	fflush(f);

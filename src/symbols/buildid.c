@@ -14,6 +14,7 @@
 #include <libelf.h>
 
 #include "symbols/buildid.h"
+#include "util/file.h"
 
 static int find_note(Elf_Data *data, uint8_t out[20], uint8_t *len)
 {
@@ -36,9 +37,9 @@ static int find_note(Elf_Data *data, uint8_t out[20], uint8_t *len)
 int sym_read_build_id(const char *path, uint8_t out[20], uint8_t *len)
 {
 	*len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = file_open_regular(path, NULL);   /* never blocks on a FIFO */
 	if (fd < 0)
-		return -errno;
+		return fd;
 	elf_version(EV_CURRENT);
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	int ret = -ENOEXEC;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "util/file.h"
 #include "util/xalloc.h"
 
 void elf_info_release(struct elf_info *info)
@@ -193,9 +194,10 @@ int elf_load(const char *path, const void *buf, size_t len,
 		/* ELF_C_READ_MMAP semantics: libelf only reads the buffer */
 		e = elf_memory((char *)buf, len);
 	} else {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		/* a mapped path or debug file may name a FIFO or device */
+		fd = file_open_regular(path, NULL);
 		if (fd < 0)
-			return -errno;
+			return fd;
 		e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	}
 	int ret = -EINVAL;
@@ -210,9 +212,13 @@ int elf_load(const char *path, const void *buf, size_t len,
 
 static bool file_crc(const char *path, uint32_t *crc)
 {
-	FILE *f = fopen(path, "rbe");
-	if (!f)
+	int fd = file_open_regular(path, NULL);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return false;
+	}
 	uLong c = crc32(0L, Z_NULL, 0);
 	unsigned char buf[65536];
 	size_t n;

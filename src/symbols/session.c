@@ -18,7 +18,7 @@
  */
 #include "symbols/symbols.h"
 #include "symbols/internal.h"
-#include "util/hash.h"
+#include "util/hmap.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -33,10 +33,34 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "util/file.h"
 #include "util/xalloc.h"
 
 #define KERNEL_HALF 0xffff800000000000ull
 #define UNKNOWN "[unknown]"
+
+/* Bounds on what embedded symbol tables may decompress to, charged when a
+ * table is first used (docs/symbols.md, "Limits"). A real domain needs one
+ * kernel table (a kallsyms is 5-15 MB of text, System.map alike) and the
+ * binaries its samples hit (a few MB each; the agent ships at most 256 MiB
+ * per file): 256 MiB per domain is ten times a large real need. 512 MiB
+ * per file bounds what one report holds for every domain together. A
+ * table over the limit is refused: its samples keep their image name.
+ * DOMPROF_MAX_SYMTAB=PER_DOMAIN[:PER_FILE] (bytes, K/M/G suffixes)
+ * changes them. */
+#define SYMTAB_DOMAIN_MAX (256ull << 20)
+#define SYMTAB_FILE_MAX (512ull << 20)
+/* Distinct warnings kept; a file with 20,000 domains lacking kernel
+ * tables would otherwise print 20,000 lines. Further ones are counted. */
+#define MAX_WARNINGS 100
+/* Entries of all processes' mapping lists together (8 bytes each), as
+ * inserted or copied: a fork shares its parent's list, but a crafted file
+ * can fork a process with thousands of mappings and map again in each
+ * child, copying the list each time. A real system-wide recording holds
+ * a few million (thousands of processes, hundreds of mappings each). */
+#define MAX_MAP_ENTRIES (16u << 20)
+/* This machine's /proc/kallsyms, /proc/modules or a perf map. */
+#define LOCAL_TEXT_MAX (256u << 20)
 
 enum img_kind {
 	IMG_ELF,      /* a file (or embedded ELF): link-time addresses, placed by map */
@@ -83,17 +107,7 @@ struct blob {
 	size_t size;                /* uncompressed size */
 	uint8_t *z;                 /* the zstd frame, or NULL */
 	size_t zsize;
-};
-
-/*
- * Open-addressing map to non-NULL pointers, used two ways: u64 -> pointer
- * (procs by domain<<32|pid, asids), and string -> pointer (images by key,
- * pseudo images and modules by name), where key is the string's hash and
- * str the string itself (it must outlive the map: a pool string).
- */
-struct hmap {
-	struct { uint64_t key; const char *str; void *val; } *v;
-	size_t cap, n;
+	uint8_t admit;              /* 0 not asked yet, 1 within the limits, 2 refused */
 };
 
 struct kmod {
@@ -110,6 +124,11 @@ struct sym_domain {
 	uint64_t kaslr;
 	struct blob *blobs;
 	size_t nblobs, cblobs;
+	/* blob lookups, index+1 of the first blob of each: a file may carry
+	 * tens of thousands of tables and as many images to match */
+	size_t first_kind[8];       /* by kind (kinds < 8) */
+	struct hmap blobidx;        /* "kind|lowercase name" -> index+1 */
+	struct hmap perfmapidx;     /* perf map tables by pid -> index+1 */
 	bool kernel_done;
 	struct sym_image *kimg;
 	struct sym_map *kmap;
@@ -120,20 +139,28 @@ struct sym_domain {
 	struct hmap asids;        /* guest cr3 -> map */
 	struct sym_map *last_asid_map;
 	uint64_t last_asid;
+	uint64_t symtab_used;       /* bytes decompressed for its tables (admitted) */
+	bool symtab_refused;        /* a table of it was over the limits */
 };
 
 struct proc {
 	struct sym_map **maps;      /* sorted by start, not overlapping */
 	size_t n, cap;
+	size_t *shared;             /* when maps is shared with forks: the number
+				     * of processes holding it (copied on change);
+				     * NULL when this process owns it alone */
 	const char *comm;
 	uint8_t perfmap_state;      /* 0 unchecked, 1 none, 2 present */
 	struct sym_map *perfmap;
 };
 
+static void proc_drop_maps(struct proc *p);
+
 struct sym_session {
 	struct sym_pool pool;
-	struct sym_domain **doms;
+	struct sym_domain **doms;   /* in order of first appearance */
 	size_t ndoms, cdoms;
+	struct hmap domidx;         /* domain id -> sym_domain */
 	struct sym_domain *last_dom;
 	struct hmap procs;
 	struct proc *last_proc;
@@ -148,75 +175,73 @@ struct sym_session {
 	size_t own_vdso_size;
 	bool own_vdso_done;
 	const char *debug_dir;      /* root of separate debug files */
+	struct hmap warnidx;        /* warning text -> 1, to keep each once */
+	uint64_t symtab_domain_max, symtab_file_max, symtab_used;
+	uint64_t refused_tables, refused_bytes;
+	size_t refused_warn;        /* index+1 in warn[] of the refusal summary */
+	char refused_line[320];
+	uint64_t map_entries;       /* mapping-list entries made so far */
+	uint64_t warn_more;         /* distinct warnings past MAX_WARNINGS */
+	bool more_warn;
+	char more_line[64];
 };
 
-/* ---- small containers ---- */
-
-static bool hmap_match(const struct hmap *m, size_t i, uint64_t key, const char *str)
-{
-	return m->v[i].key == key && (!str || !strcmp(m->v[i].str, str));
-}
-
-static void *hmap_get(const struct hmap *m, uint64_t key, const char *str)
-{
-	if (!m->cap)
-		return NULL;
-	for (size_t i = hash_mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->v[i].val)
-			return NULL;
-		if (hmap_match(m, i, key, str))
-			return m->v[i].val;
-	}
-}
-
-static void hmap_put(struct hmap *m, uint64_t key, const char *str, void *val)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		struct hmap nm = { 0 };
-		nm.cap = m->cap ? m->cap * 2 : 32;
-		nm.v = xcalloc(nm.cap, sizeof(*nm.v));
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->v[i].val)
-				hmap_put(&nm, m->v[i].key, m->v[i].str, m->v[i].val);
-		free(m->v);
-		*m = nm;
-	}
-	size_t i = hash_mix64(key) & (m->cap - 1);
-	while (m->v[i].val && !hmap_match(m, i, key, str))
-		i = (i + 1) & (m->cap - 1);
-	if (!m->v[i].val)
-		m->n++;
-	m->v[i].key = key;
-	m->v[i].str = str;
-	m->v[i].val = val;
-}
-
-static void *u64map_get(const struct hmap *m, uint64_t key)
-{
-	return hmap_get(m, key, NULL);
-}
-
-static void u64map_put(struct hmap *m, uint64_t key, void *val)
-{
-	hmap_put(m, key, NULL, val);
-}
-
-static void *strmap_get(const struct hmap *m, const char *key)
-{
-	return hmap_get(m, hash_str64(key), key);
-}
-
-static void strmap_put(struct hmap *m, const char *key, void *val)
-{
-	hmap_put(m, hash_str64(key), key, val);
-}
-
 /* ---- session ---- */
+
+/* "123", "64K", "256M", "1G" -> bytes; false when not a size. */
+static bool parse_size(const char *p, const char **end, uint64_t *out)
+{
+	char *e;
+	errno = 0;
+	unsigned long long v = strtoull(p, &e, 10);
+	if (e == p || errno || *p == '-')
+		return false;
+	unsigned shift = 0;
+	switch (*e) {
+	case 'k': case 'K': shift = 10; e++; break;
+	case 'm': case 'M': shift = 20; e++; break;
+	case 'g': case 'G': shift = 30; e++; break;
+	default: break;
+	}
+	if (shift && v > (UINT64_MAX >> shift))
+		return false;
+	*out = (uint64_t)v << shift;
+	*end = e;
+	return true;
+}
+
+static void warn(struct sym_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The decompression limits, from DOMPROF_MAX_SYMTAB=PER_DOMAIN[:PER_FILE]
+ * when set (a single value bounds both). */
+static void symtab_limits(struct sym_session *s)
+{
+	s->symtab_domain_max = SYMTAB_DOMAIN_MAX;
+	s->symtab_file_max = SYMTAB_FILE_MAX;
+	const char *env = getenv("DOMPROF_MAX_SYMTAB");
+	if (!env || !*env)
+		return;
+	uint64_t dom, file;
+	const char *e;
+	bool ok = parse_size(env, &e, &dom);
+	file = dom;
+	if (ok && *e == ':')
+		ok = parse_size(e + 1, &e, &file);
+	if (ok && !*e) {
+		s->symtab_domain_max = dom;
+		s->symtab_file_max = file;
+	} else {
+		warn(s, "DOMPROF_MAX_SYMTAB='%.64s' is not PER_DOMAIN[:PER_FILE] (bytes, K/M/G): "
+		     "using %llu MiB per domain, %llu MiB per file", env,
+		     SYMTAB_DOMAIN_MAX >> 20, SYMTAB_FILE_MAX >> 20);
+	}
+}
 
 struct sym_session *sym_session_new(void)
 {
 	struct sym_session *s = xcalloc(1, sizeof(struct sym_session));
 	s->debug_dir = "/usr/lib/debug";
+	symtab_limits(s);
 	return s;
 }
 
@@ -230,7 +255,6 @@ void sym_set_debug_dir(struct sym_session *s, const char *dir)
 	}
 }
 
-static void warn(struct sym_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(struct sym_session *s, const char *fmt, ...)
 {
 	char buf[512];
@@ -238,12 +262,30 @@ static void warn(struct sym_session *s, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	for (size_t i = 0; i < s->nwarn; i++)
-		if (!strcmp(s->warn[i], buf))
-			return;
+	/* a file with many domains gives many warnings: each kept once,
+	 * found by hash, not by comparing with every earlier one */
+	if (strmap_get(&s->warnidx, buf))
+		return;
+	if (s->nwarn >= MAX_WARNINGS) {
+		/* past the cap, one line counts the rest (each still once) */
+		const char *seen = pool_strdup(&s->pool, buf);
+		strmap_put(&s->warnidx, seen, (void *)seen);
+		s->warn_more++;
+		snprintf(s->more_line, sizeof(s->more_line),
+			 "%" PRIu64 " more symbol warnings not shown", s->warn_more);
+		if (!s->more_warn) {
+			if (s->nwarn == s->cwarn)
+				xgrow((void **)&s->warn, &s->cwarn, s->nwarn + 1, sizeof(*s->warn));
+			s->warn[s->nwarn++] = s->more_line;
+			s->more_warn = true;
+		}
+		return;
+	}
 	if (s->nwarn == s->cwarn)
 		xgrow((void **)&s->warn, &s->cwarn, s->nwarn + 1, sizeof(*s->warn));
-	s->warn[s->nwarn++] = pool_strdup(&s->pool, buf);
+	const char *w = pool_strdup(&s->pool, buf);
+	s->warn[s->nwarn++] = w;
+	strmap_put(&s->warnidx, w, (void *)w);
 }
 
 size_t sym_warnings(const struct sym_session *s, const char *const **out)
@@ -263,6 +305,8 @@ void sym_session_free(struct sym_session *s)
 			free(d->blobs[j].z);
 		}
 		free(d->blobs);
+		hmap_release(&d->blobidx);
+		hmap_release(&d->perfmapidx);
 		free(d->mods);
 		free(d->modidx.v);
 		free(d->pseudo.v);
@@ -270,10 +314,12 @@ void sym_session_free(struct sym_session *s)
 		free(d);
 	}
 	free(s->doms);
+	free(s->domidx.v);
+	free(s->warnidx.v);
 	for (size_t i = 0; i < s->procs.cap; i++) {
 		struct proc *p = s->procs.v[i].val;
 		if (p) {
-			free(p->maps);
+			proc_drop_maps(p);
 			free(p);
 		}
 	}
@@ -299,10 +345,10 @@ static struct sym_domain *get_domain(struct sym_session *s, uint32_t id)
 {
 	if (s->last_dom && s->last_dom->id == id)
 		return s->last_dom;
-	for (size_t i = 0; i < s->ndoms; i++)
-		if (s->doms[i]->id == id)
-			return s->last_dom = s->doms[i];
-	struct sym_domain *d = xcalloc(1, sizeof(*d));
+	struct sym_domain *d = u64map_get(&s->domidx, id);
+	if (d)
+		return s->last_dom = d;
+	d = xcalloc(1, sizeof(*d));
 	d->id = id;
 	/* a domain without a DOMAIN record: the host if 0, else host-like */
 	d->kind = id == DP_HOST_DOMAIN ? DP_DOMAIN_HOST : DP_DOMAIN_ACTIVE;
@@ -310,6 +356,7 @@ static struct sym_domain *get_domain(struct sym_session *s, uint32_t id)
 	if (s->ndoms == s->cdoms)
 		xgrow((void **)&s->doms, &s->cdoms, s->ndoms + 1, sizeof(*s->doms));
 	s->doms[s->ndoms++] = d;
+	u64map_put(&s->domidx, id, d);
 	return s->last_dom = d;
 }
 
@@ -372,6 +419,46 @@ static struct sym_map *pseudo_map(struct sym_session *s, struct sym_domain *d, c
 
 /* ---- embedded symbol tables ---- */
 
+/* The blob index key of (kind, name): names match without case. The
+ * caller frees it. */
+static char *blob_key(uint32_t kind, const char *name)
+{
+	size_t n = strlen(name);
+	char *k = xmalloc(n + 16);
+	int o = snprintf(k, 16, "%" PRIu32 "|", kind);
+	for (size_t i = 0; i <= n; i++)
+		k[o + i] = (char)tolower((unsigned char)name[i]);
+	return k;
+}
+
+/* The pid a perf map table is for: the number after "perf-" in its name
+ * (or at its start when there is none); false when there is none. */
+static bool perfmap_pid(const char *name, uint64_t *pid)
+{
+	const char *q = strstr(name, "perf-");
+	q = q ? q + 5 : name;
+	char *endp;
+	unsigned long v = strtoul(q, &endp, 10);
+	*pid = v;
+	return endp != q && v <= UINT32_MAX;
+}
+
+static void index_blob(struct sym_session *s, struct sym_domain *d, size_t at)
+{
+	const struct blob *b = &d->blobs[at];
+	void *val = (void *)(uintptr_t)(at + 1);
+	if (b->kind < 8 && !d->first_kind[b->kind])
+		d->first_kind[b->kind] = at + 1;
+	char *k = blob_key(b->kind, b->name);
+	if (!strmap_get(&d->blobidx, k))
+		strmap_put(&d->blobidx, pool_strdup(&s->pool, k), val);
+	free(k);
+	uint64_t pid;
+	if (b->kind == DP_SYMTAB_PERFMAP && perfmap_pid(b->name, &pid) &&
+	    !u64map_get(&d->perfmapidx, pid))
+		u64map_put(&d->perfmapidx, pid, val);
+}
+
 static void add_symtab(struct sym_session *s, uint32_t domain, const struct dp_symtab *st,
 		       uint32_t compression, const uint8_t *stored, size_t stored_size)
 {
@@ -382,6 +469,7 @@ static void add_symtab(struct sym_session *s, uint32_t domain, const struct dp_s
 	b->kind = st->kind;
 	b->name = pool_strdup(&s->pool, st->name ? st->name : "");
 	b->z = NULL;
+	b->admit = 0;
 	b->zsize = 0;
 	if (!st->data && compression == 1 && stored && stored_size && st->size) {
 		/* the reader left it compressed (DP_READ_SYMTAB_STORED) */
@@ -390,13 +478,14 @@ static void add_symtab(struct sym_session *s, uint32_t domain, const struct dp_s
 		b->z = xmalloc(stored_size);
 		memcpy(b->z, stored, stored_size);
 		b->zsize = stored_size;
-		return;
+	} else {
+		b->size = st->data ? st->size : 0;
+		b->data = xmalloc(b->size + 1);
+		if (b->size)
+			memcpy(b->data, st->data, b->size);
+		b->data[b->size] = '\0';
 	}
-	b->size = st->data ? st->size : 0;
-	b->data = xmalloc(b->size + 1);
-	if (b->size)
-		memcpy(b->data, st->data, b->size);
-	b->data[b->size] = '\0';
+	index_blob(s, d, d->nblobs - 1);
 }
 
 void sym_add_symtab(struct sym_session *s, uint32_t domain, const struct dp_symtab *st)
@@ -412,10 +501,71 @@ void sym_add_symtab_rec(struct sym_session *s, const struct dp_record *rec)
 			   rec->symtab_stored, rec->symtab_stored_size);
 }
 
-/* The plain bytes of a blob, decompressed on first use (NUL-terminated).
- * A blob that does not decompress becomes empty, with a warning. */
-static const uint8_t *blob_data(struct sym_session *s, const struct sym_domain *d, struct blob *b)
+/* "12288 MiB", "64 KiB", "100 bytes" (rounded up), into buf[32]. */
+static const char *size_str(uint64_t n, char *buf)
 {
+	if (n >= (1u << 20))
+		snprintf(buf, 32, "%" PRIu64 " MiB", (n >> 20) + !!(n & ((1u << 20) - 1)));
+	else if (n >= 1024)
+		snprintf(buf, 32, "%" PRIu64 " KiB", (n >> 10) + !!(n & 1023));
+	else
+		snprintf(buf, 32, "%" PRIu64 " bytes", n);
+	return buf;
+}
+
+/*
+ * May blob b of domain d be decompressed? Asked once per blob, when it is
+ * first needed; its size is charged to the domain's and the file's
+ * budgets. A refused table stays compressed and unused, and is counted in
+ * one summary warning (updated in place, so it stays one line).
+ */
+static bool blob_admit(struct sym_session *s, struct sym_domain *d, struct blob *b)
+{
+	if (b->admit)
+		return b->admit == 1;
+	if (!b->z) {
+		b->admit = 1;        /* stored plain: already in memory, nothing to expand */
+		return true;
+	}
+	uint64_t n = b->size;
+	if (n <= s->symtab_domain_max - d->symtab_used &&
+	    n <= s->symtab_file_max - s->symtab_used) {
+		d->symtab_used += n;
+		s->symtab_used += n;
+		b->admit = 1;
+		return true;
+	}
+	b->admit = 2;
+	d->symtab_refused = true;
+	/* the stored copy is not needed any more */
+	free(b->z);
+	b->z = NULL;
+	b->zsize = 0;
+	s->refused_tables++;
+	s->refused_bytes += n;
+	char all[32], dom[32], file[32];
+	snprintf(s->refused_line, sizeof(s->refused_line),
+		 "%" PRIu64 " embedded symbol table(s) refused, %s uncompressed in all "
+		 "(limits: %s per domain, %s per file; DOMPROF_MAX_SYMTAB raises them): "
+		 "their samples are named by image only", s->refused_tables,
+		 size_str(s->refused_bytes, all), size_str(s->symtab_domain_max, dom),
+		 size_str(s->symtab_file_max, file));
+	if (!s->refused_warn) {
+		if (s->nwarn == s->cwarn)
+			xgrow((void **)&s->warn, &s->cwarn, s->nwarn + 1, sizeof(*s->warn));
+		s->warn[s->nwarn++] = s->refused_line;
+		s->refused_warn = s->nwarn;
+	}
+	return false;
+}
+
+/* The plain bytes of a blob, decompressed on first use (NUL-terminated),
+ * or NULL when the limits refuse it (blob_admit). A blob that does not
+ * decompress becomes empty, with a warning. */
+static const uint8_t *blob_data(struct sym_session *s, struct sym_domain *d, struct blob *b)
+{
+	if (!blob_admit(s, d, b))
+		return NULL;
 	if (b->data)
 		return b->data;
 	uint8_t *buf = xmalloc(b->size + 1);
@@ -446,12 +596,18 @@ static struct ktext blob_text(const struct blob *b)
 	return t;
 }
 
+/* The first blob of a kind (name NULL) or of a kind and name (any case). */
 static struct blob *find_blob(const struct sym_domain *d, uint32_t kind, const char *name)
 {
-	for (size_t i = 0; i < d->nblobs; i++)
-		if (d->blobs[i].kind == kind && (!name || !strcasecmp(d->blobs[i].name, name)))
-			return &d->blobs[i];
-	return NULL;
+	uintptr_t at;
+	if (!name) {
+		at = kind < 8 ? d->first_kind[kind] : 0;
+	} else {
+		char *k = blob_key(kind, name);
+		at = (uintptr_t)strmap_get(&d->blobidx, k);
+		free(k);
+	}
+	return at ? &d->blobs[at - 1] : NULL;
 }
 
 static bool is_vmlinux_name(const char *name)
@@ -480,6 +636,53 @@ static struct proc *get_proc(struct sym_session *s, uint32_t domain, uint32_t pi
 	return p;
 }
 
+/* Charge n more mapping-list entries (see MAX_MAP_ENTRIES); false, with
+ * one warning, when the budget is spent. */
+static bool map_budget(struct sym_session *s, size_t n)
+{
+	if (n <= MAX_MAP_ENTRIES - s->map_entries) {
+		s->map_entries += n;
+		return true;
+	}
+	warn(s, "mapping records dropped: the recording needs more than %u M mapping entries "
+	     "(forks of large processes that map again?); some user samples may be [unknown]",
+	     MAX_MAP_ENTRIES >> 20);
+	return false;
+}
+
+/* Let go of p's mapping list (shared or not); p has none after. */
+static void proc_drop_maps(struct proc *p)
+{
+	if (!p->shared || --*p->shared == 0) {
+		free(p->maps);
+		free(p->shared);
+	}
+	p->maps = NULL;
+	p->n = p->cap = 0;
+	p->shared = NULL;
+}
+
+/* Before changing p's list: a list shared with forks is copied first,
+ * within the session's budget of list entries. False when over it. */
+static bool proc_own_maps(struct sym_session *s, struct proc *p)
+{
+	if (!p->shared)
+		return true;
+	if (*p->shared == 1) {
+		free(p->shared);
+	} else {
+		if (!map_budget(s, p->n))
+			return false;
+		struct sym_map **own = xmalloc((p->cap ? p->cap : 1) * sizeof(*own));
+		if (p->n)
+			memcpy(own, p->maps, p->n * sizeof(*own));
+		--*p->shared;
+		p->maps = own;
+	}
+	p->shared = NULL;
+	return true;
+}
+
 void sym_add_task(struct sym_session *s, uint32_t domain, const struct dp_task *t)
 {
 	if (!t)
@@ -499,15 +702,24 @@ void sym_add_task(struct sym_session *s, uint32_t domain, const struct dp_task *
 			break;       /* a new thread shares its process's maps */
 		struct proc *parent = get_proc(s, domain, t->ppid, false);
 		struct proc *c = get_proc(s, domain, t->pid, true);
-		c->n = 0;        /* a reused pid starts over */
+		proc_drop_maps(c);   /* a reused pid starts over */
 		c->perfmap_state = 0;
 		c->perfmap = NULL;
 		if (parent) {
-			if (parent->n > c->cap)
-				xgrow((void **)&c->maps, &c->cap, parent->n, sizeof(*c->maps));
-			if (parent->n)
-				memcpy(c->maps, parent->maps, parent->n * sizeof(*c->maps));
-			c->n = parent->n;
+			/* the child shares the parent's list until either maps
+			 * something: a crafted file may fork a process with
+			 * thousands of mappings a hundred thousand times */
+			if (parent->n) {
+				if (!parent->shared) {
+					parent->shared = xmalloc(sizeof(*parent->shared));
+					*parent->shared = 1;
+				}
+				++*parent->shared;
+				c->maps = parent->maps;
+				c->n = parent->n;
+				c->cap = parent->cap;
+				c->shared = parent->shared;
+			}
 			c->comm = parent->comm;
 		}
 		if (t->comm && *t->comm)
@@ -641,6 +853,8 @@ void sym_add_mmap(struct sym_session *s, uint32_t domain, const struct dp_mmap *
 
 	/* replace what the new mapping overlaps; trim partial overlaps into
 	 * new map objects so maps handed out earlier never change */
+	if (!proc_own_maps(s, p))
+		return;
 	size_t lo = 0, hi = p->n;
 	while (lo < hi) {    /* first map with end > start */
 		size_t mid = lo + (hi - lo) / 2;
@@ -666,6 +880,8 @@ void sym_add_mmap(struct sym_session *s, uint32_t domain, const struct dp_mmap *
 	}
 	size_t add = 1 + (left != NULL) + (right != NULL);
 	size_t newn = p->n - (last - first) + add;
+	if (newn > p->n && !map_budget(s, newn - p->n))
+		return;
 	if (newn > p->cap)
 		xgrow((void **)&p->maps, &p->cap, newn, sizeof(*p->maps));
 	memmove(p->maps + first + add, p->maps + last, (p->n - last) * sizeof(*p->maps));
@@ -727,22 +943,23 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
 	img->info_done = true;
 	img->src_path = img->path;
 	struct sym_domain *d = img->dom;
+	bool refused = false;       /* its embedded ELF is over the limits */
 	if (img->buildid_len) {
 		char hex[41];
 		buildid_hex(img->buildid, img->buildid_len, hex);
 		struct blob *b = find_blob(d, DP_SYMTAB_ELF, hex);
-		if (b) {
-			img->blob = blob_data(s, d, b);
+		if (b && (img->blob = blob_data(s, d, b)))
 			img->blob_size = b->size;
-		}
+		refused = b && !img->blob;
 	}
 	if (!img->blob && img->is_vdso) {
 		struct blob *b = find_blob(d, DP_SYMTAB_ELF, "[vdso]");
 		if (!b)
 			b = find_blob(d, DP_SYMTAB_ELF, "vdso");
 		if (b) {
-			img->blob = blob_data(s, d, b);
-			img->blob_size = b->size;
+			if ((img->blob = blob_data(s, d, b)))
+				img->blob_size = b->size;
+			refused = !img->blob;
 		} else if (d->kind == DP_DOMAIN_HOST) {
 			own_vdso(s);
 			img->blob = s->own_vdso;
@@ -752,7 +969,7 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
 	int r;
 	if (img->blob)
 		r = elf_load(NULL, img->blob, img->blob_size, &img->info, NULL, 0);
-	else if (img->is_vdso || d->kind == DP_DOMAIN_PASSIVE)
+	else if (img->is_vdso || d->kind == DP_DOMAIN_PASSIVE || refused)
 		r = -ENOENT;   /* a guest's files are not on this machine */
 	else
 		r = elf_load(img->path, NULL, 0, &img->info, NULL, 0);
@@ -760,9 +977,9 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
 		if (img->blob)
 			warn(s, "domain %s: embedded ELF for %s is not valid, its samples are [unknown]",
 			     d->name, img->path);
-		else if (!img->is_vdso)
+		else if (!img->is_vdso && !refused)
 			warn(s, "%s: %s, its samples are [unknown]", img->path,
-			     r == -EINVAL || r >= 0 ? "not an ELF file" : strerror(-r));
+			     r == -EINVAL || r >= 0 ? "not an ELF file" : file_strerror(r));
 		return;
 	}
 	if (img->blob || same_buildid(img, &img->info)) {
@@ -796,18 +1013,8 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
  * when there is no "perf-"). */
 static struct blob *perfmap_blob(struct sym_domain *d, uint32_t pid)
 {
-	for (size_t i = 0; i < d->nblobs; i++) {
-		struct blob *c = &d->blobs[i];
-		if (c->kind != DP_SYMTAB_PERFMAP)
-			continue;
-		const char *q = strstr(c->name, "perf-");
-		q = q ? q + 5 : c->name;
-		char *endp;
-		unsigned long v = strtoul(q, &endp, 10);
-		if (endp != q && v == pid)
-			return c;
-	}
-	return NULL;
+	uintptr_t at = (uintptr_t)u64map_get(&d->perfmapidx, pid);
+	return at ? &d->blobs[at - 1] : NULL;
 }
 
 static void load_symbols(struct sym_session *s, struct sym_image *img)
@@ -820,20 +1027,17 @@ static void load_symbols(struct sym_session *s, struct sym_image *img)
 		struct blob *b = perfmap_blob(d, img->pid);
 		if (b) {
 			const char *text = (const char *)blob_data(s, d, b);
-			perfmap_parse(text, b->size, &img->tab);
+			if (text)
+				perfmap_parse(text, b->size, &img->tab);
 		} else {
-			FILE *f = fopen(img->path, "re");
-			if (f) {
-				char *buf = NULL;
-				size_t cap = 0, len = 0, n;
-				do {
-					xgrow((void **)&buf, &cap, len + 65536, 1);
-					n = fread(buf + len, 1, cap - len, f);
-					len += n;
-				} while (n > 0);
-				fclose(f);
+			char *buf;
+			size_t len;
+			int r = file_read_all(img->path, LOCAL_TEXT_MAX, &buf, &len);
+			if (r == 0) {
 				perfmap_parse(buf, len, &img->tab);
 				free(buf);
+			} else if (r != -ENOENT) {
+				warn(s, "%s: %s, JIT samples are [unknown]", img->path, file_strerror(r));
 			}
 		}
 		symtab_finish(&img->tab, 0);
@@ -924,21 +1128,11 @@ static void kmod_range(void *ctx, const struct kmod_range *r)
 	m->end = r->start + r->size < r->start ? UINT64_MAX : r->start + r->size;
 }
 
-static char *read_file(const char *path, size_t *len)
+/* This machine's /proc/kallsyms or /proc/modules (regular, size 0). */
+static char *read_file(struct sym_session *s, const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	char *buf = NULL;
-	size_t cap = 0, n;
-	*len = 0;
-	do {
-		xgrow((void **)&buf, &cap, *len + 65536, 1);
-		n = fread(buf + *len, 1, cap - *len, f);
-		*len += n;
-	} while (n > 0);
-	fclose(f);
-	return buf;
+	char *buf;
+	return file_read_all(path, LOCAL_TEXT_MAX, &buf, len) == 0 ? buf : NULL;
 }
 
 static int cmp_kmod(const void *a, const void *b)
@@ -961,7 +1155,7 @@ static void kparse_block(void *ctx, const char *block, size_t len, uint64_t base
 
 /* Parse an embedded kallsyms/System.map: core symbols into a compact
  * table over the (possibly compressed) blob, modules into their tables. */
-static void parse_ksyms_blob(struct sym_session *s, struct sym_domain *d, const struct blob *b,
+static void parse_ksyms_blob(struct sym_session *s, struct sym_domain *d, struct blob *b,
 			     uint64_t bias, struct ksym_sink *sink, const char *what)
 {
 	struct ktext src = blob_text(b);
@@ -995,14 +1189,23 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	d->kimg = new_image(s, d, IMG_ABS, kname, kname);
 	struct kctx kc = { s, d };
 	struct ksym_sink sink = { .kernel = &d->kimg->tab, .ctx = &kc, .module = kmod_table };
-	const struct blob *ks = find_blob(d, DP_SYMTAB_KALLSYMS, NULL);
+	struct blob *ks = find_blob(d, DP_SYMTAB_KALLSYMS, NULL);
 	if (!ks)
 		ks = find_blob(d, DP_SYMTAB_KALLSYMS_DELTA, NULL);
-	const struct blob *sm = find_blob(d, DP_SYMTAB_SYSMAP, NULL);
+	struct blob *sm = find_blob(d, DP_SYMTAB_SYSMAP, NULL);
 	struct blob *vm = NULL;
 	for (size_t i = 0; i < d->nblobs && !vm; i++)
 		if (d->blobs[i].kind == DP_SYMTAB_ELF && is_vmlinux_name(d->blobs[i].name))
 			vm = &d->blobs[i];
+	/* only the table used is charged to the limits; a refused one is
+	 * not replaced by this machine's kallsyms (it would name the
+	 * samples wrongly), its kernel samples are [unknown] */
+	if (ks && !blob_admit(s, d, ks))
+		ks = NULL;
+	if (!ks && vm && !blob_admit(s, d, vm))
+		vm = NULL;
+	if (!ks && !vm && sm && !blob_admit(s, d, sm))
+		sm = NULL;
 	const char *what = "kallsyms";
 	if (ks) {
 		/* The recorder stores offset 0 for a kallsyms of the same boot
@@ -1020,15 +1223,17 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	} else if (sm) {
 		what = "System.map";
 		parse_ksyms_blob(s, d, sm, d->kaslr, &sink, what);
+	} else if (d->symtab_refused) {
+		/* said once for all domains by the refusal summary */
 	} else if (d->id == DP_HOST_DOMAIN && d->kind == DP_DOMAIN_HOST) {
 		size_t len;
-		char *buf = read_file("/proc/kallsyms", &len);
+		char *buf = read_file(s, "/proc/kallsyms", &len);
 		if (buf) {
 			warn(s, "no kallsyms in the recording: using this machine's /proc/kallsyms "
 			     "(wrong if the kernel was rebooted since)");
 			ksyms_parse(buf, len, 0, &sink);
 			free(buf);
-			if (!find_blob(d, DP_SYMTAB_MODULES, NULL) && (buf = read_file("/proc/modules", &len))) {
+			if (!find_blob(d, DP_SYMTAB_MODULES, NULL) && (buf = read_file(s, "/proc/modules", &len))) {
 				kmodules_parse(buf, len, kmod_range, &kc);
 				free(buf);
 			}
@@ -1048,7 +1253,8 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	for (size_t i = 0; i < d->nblobs; i++)
 		if (d->blobs[i].kind == DP_SYMTAB_MODULES) {
 			const char *text = (const char *)blob_data(s, d, &d->blobs[i]);
-			kmodules_parse(text, d->blobs[i].size, kmod_range, &kc);
+			if (text)
+				kmodules_parse(text, d->blobs[i].size, kmod_range, &kc);
 		}
 	symtab_finish(&d->kimg->tab, 4096);
 

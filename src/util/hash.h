@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Small hash functions for the hash index (util/hmap.h) and its users.
- * Not for anything stored in a file: they are fast, not stable across
- * versions.
+ * Small hash functions shared by the open-addressing tables: the general
+ * map (util/hmap.c), the flame-graph builder (output/flamegraph.c) and the
+ * pprof string table (output/pprof.c). Not for anything stored in
+ * a file: they are fast, not stable across versions.
  */
 #ifndef DOMPROF_UTIL_HASH_H
 #define DOMPROF_UTIL_HASH_H

@@ -1,61 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The one hash table of domprof: an open-addressing index from a 64-bit
- * hash to the number of an entry the caller keeps in its own array. The
- * table never sees keys, so one implementation serves string tables,
- * (pid, address) tables and tree children alike; equality is the
- * caller's `eq` callback. Linear probing, at most half full, so a lookup
- * ends at an empty slot after a few probes whatever the hash quality.
+ * The one open-addressing map of the project, for lookups by id or name
+ * that a crafted file can make numerous (domains, processes, events,
+ * images, warnings): a file with 20,000 domains must not cost 20,000
+ * compares per record. Keys are either a u64 (u64map_*: domain ids,
+ * pid keys, guest cr3s) or a string (strmap_*: the string's hash_str64
+ * plus the string itself, compared on a hash match, so colliding names
+ * stay apart). Values are non-NULL pointers; to map to an array index,
+ * store (void *)(uintptr_t)(index + 1).
  *
- * Ownership: the struct is held by value (zero-initialised = empty);
- * hmap_release frees its arrays. Entries are never removed. Not
- * thread-safe.
+ * A zeroed struct hmap is an empty map. Strings used as keys are not
+ * copied: they must outlive the map. hmap_release frees the table only.
+ * Iterate with `for (i < m->cap) if (m->v[i].val)`. Load factor <= 1/2.
  */
 #ifndef DOMPROF_UTIL_HMAP_H
 #define DOMPROF_UTIL_HMAP_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define HMAP_NONE UINT32_MAX
-
 struct hmap {
-	uint64_t *hash;
-	uint32_t *val;          /* entry number + 1; 0 = empty slot */
-	size_t cap, n;          /* cap is 0 or a power of two */
+	struct { uint64_t key; const char *str; void *val; } *v;
+	size_t cap, n;
 };
 
-/* Double the slots (1024 at first) and re-place every entry. */
-void hmap_grow(struct hmap *m);
+/* General form: str NULL compares the key only. */
+void *hmap_get(const struct hmap *m, uint64_t key, const char *str);
+void hmap_put(struct hmap *m, uint64_t key, const char *str, void *val);
 void hmap_release(struct hmap *m);
 
-/*
- * The entry with hash h for which eq(ctx, entry) is true (eq NULL: the
- * hash alone decides). When there is none: with add == HMAP_NONE returns
- * HMAP_NONE; otherwise records `add` (the number the caller's new entry
- * will have, usually its array's length) under h and returns it, and the
- * caller creates that entry. Compare the result with `add` to know which
- * happened. Inline so that a constant eq is inlined too.
- */
-static inline uint32_t hmap_lookup(struct hmap *m, uint64_t h,
-				   bool (*eq)(const void *ctx, uint32_t entry),
-				   const void *ctx, uint32_t add)
-{
-	if (add != HMAP_NONE && (m->n + 1) * 2 > m->cap)
-		hmap_grow(m);
-	if (!m->cap)
-		return HMAP_NONE;
-	size_t mask = m->cap - 1, j = h & mask;
-	for (; m->val[j]; j = (j + 1) & mask)
-		if (m->hash[j] == h && (!eq || eq(ctx, m->val[j] - 1)))
-			return m->val[j] - 1;
-	if (add == HMAP_NONE)
-		return HMAP_NONE;
-	m->hash[j] = h;
-	m->val[j] = add + 1;
-	m->n++;
-	return add;
-}
+void *u64map_get(const struct hmap *m, uint64_t key);
+void u64map_put(struct hmap *m, uint64_t key, void *val);
+void *strmap_get(const struct hmap *m, const char *key);
+void strmap_put(struct hmap *m, const char *key, void *val);
 
 #endif

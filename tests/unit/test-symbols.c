@@ -277,6 +277,19 @@ static void test_maps_tasks(void)
 	CHECK_STR(sym_image_name(sym_map_image(m)), "newexe");
 	m = sym_find_map(s, 0, 10, DP_MODE_USER, false, 0, 0x2500);
 	CHECK_STR(sym_image_name(sym_map_image(m)), "b.so");
+	/* the list a fork shares is copied when the parent changes it too */
+	struct dp_task f2 = { .kind = DP_TASK_FORK, .pid = 12, .tid = 12, .ppid = 10, .ptid = 10 };
+	sym_add_task(s, 0, &f2);
+	struct dp_mmap pb = { .pid = 10, .start = 0x2000, .len = 0x1000, .path = "/x/parent.so" };
+	sym_add_mmap(s, 0, &pb);
+	m = sym_find_map(s, 0, 10, DP_MODE_USER, false, 0, 0x2500);
+	CHECK_STR(sym_image_name(sym_map_image(m)), "parent.so");
+	m = sym_find_map(s, 0, 12, DP_MODE_USER, false, 0, 0x2500);
+	CHECK_STR(sym_image_name(sym_map_image(m)), "b.so");
+	sym_add_task(s, 0, &f2);    /* pid 12 reused: forked again, now sees parent.so */
+	m = sym_find_map(s, 0, 12, DP_MODE_USER, false, 0, 0x2500);
+	CHECK_STR(sym_image_name(sym_map_image(m)), "parent.so");
+	sym_add_mmap(s, 0, &b);     /* restore b.so in the parent for what follows */
 	/* a thread "fork" does not reset anything */
 	struct dp_task th = { .kind = DP_TASK_FORK, .pid = 10, .tid = 13, .ppid = 10, .ptid = 10 };
 	sym_add_task(s, 0, &th);

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests of src/util/file.c and src/util/hmap.c: the safe open refuses
+ * a FIFO (without blocking: a writer-less FIFO would hang a plain open), a
+ * directory and a device; whole-file reads are exact, bounded, and read
+ * /proc files that report size 0 to their end. The map keeps 100,000 ids
+ * apart, and string keys whose hashes collide stay apart.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unit.h"
+#include "util/file.h"
+#include "util/hmap.h"
+
+static void test_file(void)
+{
+	char dir[] = "/tmp/domprof-util-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char fifo[256], reg[256];
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(reg, sizeof(reg), "%s/reg", dir);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	alarm(20);    /* a blocking open would hang here */
+	CHECK(file_open_regular(fifo, NULL) == FILE_ERR_NOT_REGULAR);
+	char *d;
+	size_t n;
+	CHECK(file_read_all(fifo, 100, &d, &n) == FILE_ERR_NOT_REGULAR && !d);
+	CHECK(file_open_regular(dir, NULL) == FILE_ERR_NOT_REGULAR);
+	CHECK(file_open_regular("/dev/null", NULL) == FILE_ERR_NOT_REGULAR);
+	CHECK(file_open_regular("/nonexistent/x", NULL) == -ENOENT);
+	CHECK_STR(file_strerror(FILE_ERR_NOT_REGULAR), "not a regular file");
+	alarm(0);
+
+	FILE *f = fopen(reg, "w");
+	fputs("0123456789", f);
+	fclose(f);
+	uint64_t size = 0;
+	int fd = file_open_regular(reg, &size);
+	CHECK(fd >= 0 && size == 10);
+	CHECK(fd >= 0 && !(fcntl(fd, F_GETFL) & O_NONBLOCK));   /* reads block as usual */
+	if (fd >= 0)
+		close(fd);
+	CHECK(file_read_all(reg, 10, &d, &n) == 0 && n == 10 && !strcmp(d, "0123456789"));
+	free(d);
+	CHECK(file_read_all(reg, 9, &d, &n) == -EFBIG && !d);
+	/* regular, size 0, content anyway */
+	CHECK(file_read_all("/proc/self/status", 1 << 20, &d, &n) == 0 && n > 0 &&
+	      strstr(d, "Name:") != NULL);
+	free(d);
+	CHECK(file_read_all("/proc/self/status", 8, &d, &n) == -EFBIG);
+	unlink(fifo);
+	unlink(reg);
+	rmdir(dir);
+}
+
+static void test_hmap(void)
+{
+	struct hmap m = { 0 };
+	static int vals[100000];
+	for (uint64_t i = 0; i < 100000; i++)
+		u64map_put(&m, i << 32, &vals[i]);     /* ids differing in high bits only */
+	int ok = 1;
+	for (uint64_t i = 0; i < 100000; i++)
+		ok &= u64map_get(&m, i << 32) == &vals[i];
+	CHECK(ok);
+	CHECK(m.n == 100000 && u64map_get(&m, 7) == NULL);
+	u64map_put(&m, 0, &vals[5]);    /* replaces */
+	CHECK(m.n == 100000 && u64map_get(&m, 0) == &vals[5]);
+	hmap_release(&m);
+	CHECK(m.cap == 0 && u64map_get(&m, 0) == NULL);
+
+	/* one hash, two strings: compared on a match, kept apart */
+	struct hmap s = { 0 };
+	hmap_put(&s, 42, "alpha", &vals[1]);
+	hmap_put(&s, 42, "beta", &vals[2]);
+	CHECK(hmap_get(&s, 42, "alpha") == &vals[1]);
+	CHECK(hmap_get(&s, 42, "beta") == &vals[2]);
+	CHECK(hmap_get(&s, 42, "gamma") == NULL);
+	strmap_put(&s, "d1", &vals[3]);
+	CHECK(strmap_get(&s, "d1") == &vals[3] && strmap_get(&s, "d2") == NULL);
+	hmap_release(&s);
+}
+
+int main(void)
+{
+	test_file();
+	test_hmap();
+	return unit_done();
+}
