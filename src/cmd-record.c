@@ -35,6 +35,7 @@
 #include "collect/sideband.h"
 #include "commands.h"
 #include "format/format.h"
+#include "util/clock.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
@@ -124,13 +125,6 @@ struct rec {
 	int child_status;
 	bool child_done;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static long read_sysctl(const char *path, long dflt)
 {
@@ -605,7 +599,7 @@ static int write_meta(struct rec *r)
 	}
 	size_t kbytes;
 	if (!ret)
-		ret = sideband_write_kernel(r->sb, r->w, now_ns(), &kbytes);
+		ret = sideband_write_kernel(r->sb, r->w, mono_ns(), &kbytes);
 	return ret;
 }
 
@@ -850,7 +844,7 @@ int cmd_record(int argc, char **argv)
 	}
 
 	/* Start sampling. */
-	uint64_t t_start = now_ns();
+	uint64_t t_start = mono_ns();
 	if (r->child) {
 		int e = 0;
 		if (write(go_fd, "g", 1) != 1)
@@ -877,9 +871,9 @@ int cmd_record(int argc, char **argv)
 		}
 		unsigned nproc = 0;
 		if (r->all)
-			werr = sideband_snapshot(r->sb, r->w, -1, now_ns(), &nproc);
+			werr = sideband_snapshot(r->sb, r->w, -1, mono_ns(), &nproc);
 		for (size_t i = 0; !werr && i < r->npids; i++)
-			werr = sideband_snapshot(r->sb, r->w, r->pids[i], now_ns(), &nproc);
+			werr = sideband_snapshot(r->sb, r->w, r->pids[i], mono_ns(), &nproc);
 		if (werr < 0) {
 			fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-werr));
 			goto fail_start;
@@ -894,7 +888,7 @@ int cmd_record(int argc, char **argv)
 	while (!werr) {
 		int timeout = r->ndomains ? 10 : 100;
 		if (deadline) {
-			uint64_t t = now_ns();
+			uint64_t t = mono_ns();
 			uint64_t left = t < deadline ? (deadline - t + 999999) / 1000000 : 0;
 			if (left < (uint64_t)timeout)
 				timeout = (int)left;
@@ -920,7 +914,7 @@ int cmd_record(int argc, char **argv)
 			r->child_done = true;
 			break;
 		}
-		uint64_t t = now_ns();
+		uint64_t t = mono_ns();
 		if (deadline && t >= deadline)
 			break;
 		if (r->npids && t >= next_pid_check) {
@@ -941,7 +935,7 @@ int cmd_record(int argc, char **argv)
 	stop_domains(r);
 	if ((werr = drain_domains(r)) < 0)
 		goto fail_run;
-	uint64_t t_end = now_ns();
+	uint64_t t_end = mono_ns();
 	uint64_t lost, dsamples = 0;
 	for (size_t i = 0; r->ps && i < perf_source_ncpus(r->ps); i++) {
 		struct dp_lost l = { perf_source_lost(r->ps, (int)i), DP_LOST_RING,

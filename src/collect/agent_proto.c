@@ -26,17 +26,11 @@
 
 #include "collect/agent_proto.h"
 #include "format/format.h"
+#include "util/clock.h"
 #include "util/le.h"
 #include "util/sha256.h"
 #include "util/xalloc.h"
 
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int write_all(int fd, const void *p, size_t n)
 {
@@ -105,7 +99,7 @@ static int read_full(int fd, void *p, size_t n, int64_t deadline)
 	while (n) {
 		int t = -1;
 		if (deadline >= 0) {
-			int64_t left = deadline - now_ms();
+			int64_t left = deadline - mono_ms();
 			if (left <= 0)
 				return -ETIMEDOUT;
 			t = left > 1000000 ? 1000000 : (int)left;
@@ -211,7 +205,7 @@ static int unzstd(const uint8_t *raw, size_t n, size_t max, uint8_t **buf, size_
 int ap_recv_max(int fd, uint16_t *type, uint16_t *flags, uint8_t **buf, size_t *cap,
 		size_t *len, size_t max, int timeout_ms, bool resync)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int64_t deadline = timeout_ms < 0 ? -1 : mono_ms() + timeout_ms;
 	uint8_t h[AP_HDR];
 	if (max > AP_MAX_FRAME)
 		max = AP_MAX_FRAME;

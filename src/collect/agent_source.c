@@ -26,6 +26,7 @@
 
 #include "collect/agent_proto.h"
 #include "collect/agent_source.h"
+#include "util/clock.h"
 #include "util/sat.h"
 #include "util/sha256.h"
 #include "util/xalloc.h"
@@ -82,13 +83,6 @@ struct agent_source {
 };
 
 
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Take the trailing ",key=FILE" and ",max-bytes=SIZE" options off addr
  * (in place). Options are recognised from the end, so a unix socket path
@@ -302,7 +296,7 @@ static void settle_lost_locked(struct agent_source *s)
 	uint64_t cpus = s->hello.ncpus ? s->hello.ncpus : 1;
 	if (cpus > NCPUS_CAP)
 		cpus = NCPUS_CAP;
-	uint64_t secs = (uint64_t)((now_ms() - s->started_ms) / 1000) + 5;
+	uint64_t secs = (uint64_t)((mono_ms() - s->started_ms) / 1000) + 5;
 	uint64_t plausible = (uint64_t)s->hz * cpus * secs;
 	if (plausible > LOST_CAP)
 		plausible = LOST_CAP;
@@ -456,13 +450,13 @@ static void *receiver(void *arg)
 		}
 		if (ws && !sent_stop) {
 			sent_stop = true;
-			stop_at = now_ms();
+			stop_at = mono_ms();
 			if (ap_send(s->fd, AP_STOP, 0, NULL, 0) < 0) {
 				finish(s, true, "%s: agent connection lost before stop", s->spec.name);
 				break;
 			}
 		}
-		if (sent_stop && now_ms() - stop_at > s->collect_timeout_ms) {
+		if (sent_stop && mono_ms() - stop_at > s->collect_timeout_ms) {
 			finish(s, true, "%s: agent did not send its records within %g s (%" PRIu64 " samples received)",
 			       s->spec.name, s->collect_timeout_ms / 1000.0, rx);
 			break;
@@ -656,7 +650,7 @@ struct agent_source *agent_source_start(const char *spec, uint32_t domain_id,
 	/* a TCG guest starting its recorder takes a few seconds */
 	if (expect(s, AP_STARTED, &buf, &cap, &len, 60000, "START", err, errlen) < 0)
 		goto fail;
-	s->started_ms = now_ms();
+	s->started_ms = mono_ms();
 	s->hz = st.hz;
 	free(buf);
 	buf = NULL;

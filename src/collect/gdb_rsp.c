@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "collect/gdb_rsp.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 
 static int hexval(int c)
@@ -409,13 +410,6 @@ int rsp_parse_threads(const char *p, size_t len, char (*tids)[RSP_MAX_TID],
 
 /* ---- Connection ------------------------------------------------------ */
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void rsp_init(struct rsp_conn *c, int fd, int timeout_ms)
 {
 	c->fd = fd;
@@ -503,7 +497,7 @@ int rsp_connect_tcp(const char *host, const char *port, int timeout_ms)
 int rsp_write(struct rsp_conn *c, const void *buf, size_t len)
 {
 	const char *p = buf;
-	int64_t deadline = now_ms() + c->timeout_ms;
+	int64_t deadline = mono_ms() + c->timeout_ms;
 
 	if (c->fd < 0)
 		return -EPIPE;
@@ -519,7 +513,7 @@ int rsp_write(struct rsp_conn *c, const void *buf, size_t len)
 			continue;
 		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
 			return errno == ECONNRESET ? -EPIPE : -errno;
-		int left = (int)(deadline - now_ms());
+		int left = (int)(deadline - mono_ms());
 		if (left <= 0)
 			return -ETIMEDOUT;
 		struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
@@ -540,7 +534,7 @@ int rsp_send(struct rsp_conn *c, const char *payload)
 
 int rsp_recv(struct rsp_conn *c, int timeout_ms)
 {
-	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : c->timeout_ms);
+	int64_t deadline = mono_ms() + (timeout_ms > 0 ? timeout_ms : c->timeout_ms);
 
 	if (c->fd < 0)
 		return -EPIPE;
@@ -560,7 +554,7 @@ int rsp_recv(struct rsp_conn *c, int timeout_ms)
 		}
 		if (c->rlen >= sizeof(c->rbuf))
 			return -EMSGSIZE;
-		int left = (int)(deadline - now_ms());
+		int left = (int)(deadline - mono_ms());
 		if (left <= 0)
 			return -ETIMEDOUT;
 		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };

@@ -33,6 +33,7 @@
 #include "collect/gdb_rsp.h"
 #include "collect/gdb_source.h"
 #include "collect/kaslr.h"
+#include "util/clock.h"
 #include "util/file.h"
 #include "util/xalloc.h"
 
@@ -280,13 +281,6 @@ int gdb_check_loopback(const char *host, const char *port, char *err, size_t err
 }
 
 /* ---- Helpers ---------------------------------------------------------- */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* A symbol file the user named: bounded, and never a FIFO or device. */
 static int read_whole_file(const char *path, uint8_t **data, size_t *len)
@@ -661,7 +655,7 @@ static const char *end_cause(int e)
 static bool past_grace(struct gdb_source *s)
 {
 	pthread_mutex_lock(&s->lock);
-	bool past = s->stop_req && now_ns() >= s->stop_req_ns + GDB_STOP_GRACE_MS * 1000000ull;
+	bool past = s->stop_req && mono_ns() >= s->stop_req_ns + GDB_STOP_GRACE_MS * 1000000ull;
 	pthread_mutex_unlock(&s->lock);
 	return past;
 }
@@ -685,10 +679,10 @@ static int recv_patient(struct gdb_source *s)
 static int detach_vm(struct gdb_source *s)
 {
 	struct rsp_conn *c = s->conn;
-	uint64_t end = now_ns() + GDB_TIMEOUT_MS * 1000000ull;
+	uint64_t end = mono_ns() + GDB_TIMEOUT_MS * 1000000ull;
 	int r = rsp_send(c, s->detach);
 	for (int i = 0; r == 0 && i < 64; i++) {
-		uint64_t t = now_ns();
+		uint64_t t = mono_ns();
 		if (t >= end) {
 			r = -ETIMEDOUT;
 			break;
@@ -805,7 +799,7 @@ static void *sampler_main(void *arg)
 	struct dp_sample *v = xcalloc(s->nvcpu, sizeof(*v));
 	bool held = true;       /* the VM is stopped by us (since connect) */
 	int r = resume_vm(s, 0);
-	uint64_t next = now_ns() + period;
+	uint64_t next = mono_ns() + period;
 
 	if (r < 0)
 		goto out;
@@ -813,7 +807,7 @@ static void *sampler_main(void *arg)
 	for (;;) {
 		pthread_mutex_lock(&s->lock);
 		while (!s->stop_req) {
-			uint64_t n = now_ns();
+			uint64_t n = mono_ns();
 			if (n >= next)
 				break;
 			struct timespec ts = { .tv_sec = next / 1000000000ull, .tv_nsec = next % 1000000000ull };
@@ -824,11 +818,11 @@ static void *sampler_main(void *arg)
 		if (stop)
 			break;
 
-		uint64_t t0 = now_ns();
+		uint64_t t0 = mono_ns();
 		if ((r = interrupt_vm(s, s->pipeline)) < 0)
 			goto out;
 		held = true;
-		uint64_t t = now_ns();
+		uint64_t t = mono_ns();
 		atomic_fetch_add(&s->intr_ns, t - t0);
 		int rr = read_vcpus(s, v, t, !s->pipeline);
 		if (rr < 0 && (rr == -ETIMEDOUT || rr == -EPIPE || rr == -EMSGSIZE || rr == -EBADMSG)) {
@@ -842,7 +836,7 @@ static void *sampler_main(void *arg)
 		held = false;
 		s->stop_owed = false;
 		s->owed = 0;
-		atomic_fetch_add(&s->stop_ns, now_ns() - t0);
+		atomic_fetch_add(&s->stop_ns, mono_ns() - t0);
 		atomic_fetch_add(&s->ticks, 1);
 		if (rr < 0) {
 			/* A reply we could not decode: the stub is not speaking
@@ -858,7 +852,7 @@ static void *sampler_main(void *arg)
 		 * the samples at 1000 Hz. Ticks further overdue are skipped
 		 * and counted as lost. */
 		enum { CATCH_UP = 8 };
-		uint64_t now = now_ns(), lost = 0;
+		uint64_t now = mono_ns(), lost = 0;
 		next += period;
 		if (now >= next + CATCH_UP * period) {
 			uint64_t missed = (now - next) / period;
@@ -1294,7 +1288,7 @@ void gdb_source_stop(struct gdb_source *s)
 	s->stopped = true;
 	pthread_mutex_lock(&s->lock);
 	s->stop_req = true;
-	s->stop_req_ns = now_ns();
+	s->stop_req_ns = mono_ns();
 	pthread_cond_signal(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 	if (s->thread_started)

@@ -8,6 +8,7 @@
  */
 #include "format/format.h"
 #include "format/wire.h"
+#include "util/clock.h"
 #include "util/crc32c.h"
 #include "util/sat.h"
 #include "util/xalloc.h"
@@ -36,13 +37,6 @@ struct dp_writer {
 	uint64_t samples;       /* SAMPLE records written, for STATS */
 	uint64_t lost;          /* sum of LOST counts written (saturating) */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int write_all(int fd, const void *p, size_t n)
 {
