@@ -22,6 +22,7 @@
 
 #include "analysis/profile.h"
 #include "symbols/symbols.h"
+#include "util/addrspace.h"
 #include "util/hmap.h"
 #include "util/sat.h"
 #include "util/xalloc.h"
@@ -34,8 +35,6 @@
 #define CTX_GUEST_KERNEL ((uint64_t)-2176)
 #define CTX_GUEST_USER   ((uint64_t)-2560)
 #define CTX_MAX          ((uint64_t)-4095)
-
-#define KERNEL_HALF 0xffff800000000000ull
 
 static inline uint64_t mix(uint64_t h, uint64_t x)
 {
@@ -312,9 +311,9 @@ static void key_chain_maps(struct loader *L, struct key *k, const struct dp_samp
 			/* Without markers, the half of the address space tells
 			 * kernel frames from user frames of the same chain. */
 			if (cur == DP_MODE_KERNEL || cur == DP_MODE_USER)
-				fm = ip >= KERNEL_HALF ? DP_MODE_KERNEL : DP_MODE_USER;
+				fm = ip >= KERNEL_ADDR_START ? DP_MODE_KERNEL : DP_MODE_USER;
 			else if (cur == DP_MODE_GUEST_KERNEL || cur == DP_MODE_GUEST_USER)
-				fm = ip >= KERNEL_HALF ? DP_MODE_GUEST_KERNEL : DP_MODE_GUEST_USER;
+				fm = ip >= KERNEL_ADDR_START ? DP_MODE_GUEST_KERNEL : DP_MODE_GUEST_USER;
 		}
 		md[i] = fm;
 		/* A return address: the call is just before it. */

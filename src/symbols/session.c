@@ -18,6 +18,7 @@
  */
 #include "symbols/symbols.h"
 #include "symbols/internal.h"
+#include "util/addrspace.h"
 #include "util/hmap.h"
 
 #include <ctype.h>
@@ -36,7 +37,6 @@
 #include "util/file.h"
 #include "util/xalloc.h"
 
-#define KERNEL_HALF 0xffff800000000000ull
 #define UNKNOWN "[unknown]"
 
 /* Bounds on what embedded symbol tables may decompress to, charged when a
@@ -1351,7 +1351,7 @@ const struct sym_map *sym_find_map(struct sym_session *s, uint32_t domain,
 				   uint64_t asid, uint64_t ip)
 {
 	struct sym_domain *d = get_domain(s, domain);
-	bool khalf = ip >= KERNEL_HALF;
+	bool khalf = ip >= KERNEL_ADDR_START;
 	if (mode == DP_MODE_HYPERVISOR)
 		return pseudo_map(s, d, "[hypervisor]");
 	if (d->kind == DP_DOMAIN_PASSIVE) {
