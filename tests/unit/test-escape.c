@@ -108,7 +108,8 @@ static void test_filter_args(void)
 	CHECK(filter_args_set(&fb, "pid", "4294967296", err, sizeof(err)) == -EINVAL);
 	CHECK(filter_args_set(&fb, "pid", "", err, sizeof(err)) == -EINVAL);
 	CHECK(filter_args_set(&fb, "mode", "guest", err, sizeof(err)) == -EINVAL);
-	CHECK_STR(err, "--mode takes user or kernel, not 'guest'");
+	CHECK_STR(err, "--mode takes user, kernel or all, not 'guest'");
+	CHECK(filter_args_set(&fb, "mode", "all", err, sizeof(err)) == 0);  /* all = no filter */
 	CHECK(filter_args_set(&fb, "colour", "red", err, sizeof(err)) == -EINVAL);
 	CHECK(!fb.flt.has_pid && !fb.flt.mode && filter_args_desc(&fb) == NULL);
 
