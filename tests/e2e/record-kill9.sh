@@ -39,7 +39,9 @@ readers() {
 }
 
 # 2 recorded first: the control is the base of 3 and 4 and the diff baseline.
-"$DOMPROF" record -f -o "$OUT/full.data" -- "$WL/threefuncs" 40 >/dev/null 2>"$OUT/full.err" || {
+# a fixed duration, not a fixed amount of work: chunks are flushed every
+# 250 ms, so 1.5 s give at least 4 of them on any machine
+"$DOMPROF" record -f -d 1.5 -o "$OUT/full.data" -- "$WL/threefuncs" 100000 >/dev/null 2>"$OUT/full.err" || {
 	cat "$OUT/full.err"
 	grep -qi 'perf_event_paranoid\|not permitted' "$OUT/full.err" && { echo "perf_event_open refused"; exit 77; }
 	fail "record failed"
