@@ -219,25 +219,52 @@ static void discard_output(struct rec *r)
 		rename(r->old_path, r->output);
 }
 
+/*
+ * Create the output without ever writing through a name someone else
+ * planted (root records into /tmp, and so does the agent): a new file is
+ * created with O_EXCL|O_NOFOLLOW, an existing regular file is moved to
+ * FILE.old, or with -f unlinked, before that (never truncated: it may be
+ * a hard link to another file). A symbolic link is followed only when
+ * it is ours or root's, as fs.protected_symlinks does in sticky
+ * directories; a device or fifo (-o /dev/null) is opened as it is.
+ */
 static int open_output(struct rec *r)
 {
 	struct stat st;
 	r->fd = -1;
-	bool exists = stat(r->output, &st) == 0;
-	r->output_regular = !exists || S_ISREG(st.st_mode);
-	if (!r->force && exists && S_ISREG(st.st_mode)) {
-		snprintf(r->old_path, sizeof(r->old_path), "%s.old", r->output);
-		if (rename(r->output, r->old_path) < 0) {
-			fprintf(stderr, "domprof record: cannot move '%s' to '%s': %s\n",
-				r->output, r->old_path, strerror(errno));
+	bool exists = lstat(r->output, &st) == 0;
+	if (exists && S_ISLNK(st.st_mode)) {
+		if (st.st_uid != 0 && st.st_uid != geteuid()) {
+			fprintf(stderr, "domprof record: output '%s' is a symbolic link owned by uid %u; "
+				"not followed (remove it or choose another -o)\n", r->output, (unsigned)st.st_uid);
 			return -1;
 		}
-		r->moved_old = true;
+		r->output_regular = stat(r->output, &st) < 0 || S_ISREG(st.st_mode);
+		r->fd = open(r->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	} else if (exists && !S_ISREG(st.st_mode)) {
+		r->output_regular = false;
+		r->fd = open(r->output, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	} else {
+		r->output_regular = true;
+		if (exists && !r->force) {
+			snprintf(r->old_path, sizeof(r->old_path), "%s.old", r->output);
+			if (rename(r->output, r->old_path) < 0) {
+				fprintf(stderr, "domprof record: cannot move '%s' to '%s': %s\n",
+					r->output, r->old_path, strerror(errno));
+				return -1;
+			}
+			r->moved_old = true;
+		} else if (exists && unlink(r->output) < 0 && errno != ENOENT) {
+			fprintf(stderr, "domprof record: cannot replace '%s': %s\n", r->output, strerror(errno));
+			return -1;
+		}
+		r->fd = open(r->output, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	}
-	r->fd = open(r->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (r->fd < 0) {
-		fprintf(stderr, "domprof record: cannot create output '%s': %s\n", r->output,
-			strerror(errno));
+		int e = errno;
+		fprintf(stderr, "domprof record: cannot create output '%s': %s%s\n", r->output, strerror(e),
+			e == EEXIST || e == ELOOP ? " (it appeared while starting; not overwritten)" : "");
+		r->output_regular = false; /* not ours: never removed */
 		if (r->moved_old)
 			rename(r->old_path, r->output);
 		return -1;
