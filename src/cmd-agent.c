@@ -762,7 +762,7 @@ int cmd_agent(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	say("listening on %s", a->listen);
+	say("listening on %s (files in %s)", a->listen, a->wd.path);
 
 	while (!g_quit) {
 		int fd;

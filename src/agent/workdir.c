@@ -22,24 +22,29 @@
  * rename its entries (not group/other-writable, or sticky). */
 static int check_one(int fd, const char *dir, const char *upto, char *why, size_t whylen)
 {
+	char who[PATH_MAX + 64]; /* "--dir /x" or "--dir /x/y: /x" */
+	if (!strcmp(dir, upto))
+		snprintf(who, sizeof(who), "--dir %s", dir);
+	else
+		snprintf(who, sizeof(who), "--dir %s: %s", dir, upto);
 	struct stat st;
 	if (fstat(fd, &st) < 0) {
 		int e = errno;
-		snprintf(why, whylen, "--dir %s: %s: %s", dir, upto, strerror(e));
+		snprintf(why, whylen, "%s: %s", who, strerror(e));
 		return -e;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		snprintf(why, whylen, "--dir %s: %s is not a directory", dir, upto);
+		snprintf(why, whylen, "%s is not a directory", who);
 		return -ENOTDIR;
 	}
 	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		snprintf(why, whylen, "--dir %s: %s is owned by uid %u, neither root nor the agent's user",
-			 dir, upto, (unsigned)st.st_uid);
+		snprintf(why, whylen, "%s is owned by uid %u, neither root nor the agent's user", who,
+			 (unsigned)st.st_uid);
 		return -EPERM;
 	}
 	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
-		snprintf(why, whylen, "--dir %s: %s is writable by other users and not sticky (mode %04o)",
-			 dir, upto, (unsigned)(st.st_mode & 07777));
+		snprintf(why, whylen, "%s is writable by other users and not sticky (mode %04o)", who,
+			 (unsigned)(st.st_mode & 07777));
 		return -EPERM;
 	}
 	return 0;
