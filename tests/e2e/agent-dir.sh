@@ -12,7 +12,10 @@
 #  - the agent's private directory was mode 0700 and is gone after exit;
 #  - a --dir writable by others without the sticky bit, or owned by
 #    nobody, is refused with one line and a non-zero exit; a sticky
-#    world-writable --dir is accepted.
+#    world-writable --dir is accepted;
+#  - record itself (what the agent runs, and what root runs in /tmp):
+#    `record -f -o STICKY/out.data` where nobody planted a link refuses
+#    it and leaves the target alone; a fresh name still works.
 set -u
 TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
@@ -100,4 +103,15 @@ for d in open:'not sticky' theirs:'owned by uid'; do
 done
 start_agent agent3.log --dir "$OUT/sticky" || fail "a sticky --dir was refused: $(tail -n 1 "$OUT/agent3.log")"
 kill $APID; wait $APID 2>/dev/null
+# 3. record's own output rule, in a sticky directory nobody can write
+target2=$OUT/root-owned2
+echo "another root file $$" >"$target2"; chmod 644 "$target2"
+sum2=$(sha256sum <"$target2")
+as_nobody ln -s "$target2" "$OUT/sticky/out.data" || fail "nobody cannot plant a link in the sticky dir"
+"$DOMPROF" record -f -o "$OUT/sticky/out.data" -- true 2>"$OUT/rec-link.err"; rc=$?
+echo "record -f -o <nobody's link>: exit $rc: $(tail -n 1 "$OUT/rec-link.err")"
+[ "$(sha256sum <"$target2")" = "$sum2" ] || fail "record -f wrote through nobody's link"
+[ $rc -ne 0 ] && grep -q 'symbolic link owned by uid' "$OUT/rec-link.err" || fail "record accepted nobody's link (exit $rc)"
+"$DOMPROF" record -o "$OUT/sticky/fresh.data" -- true 2>"$OUT/rec-fresh.err" ||
+	fail "record to a fresh name failed: $(tail -n 1 "$OUT/rec-fresh.err")"
 echo "agent-dir: ok"
