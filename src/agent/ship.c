@@ -179,20 +179,24 @@ static int open_walk(const char *path)
 	return dfd; /* "/" itself is no file to ship, but read_fd says so */
 }
 
-static int open_nofollow(const char *path)
+int ship_open_path(const char *path, bool walk_only)
 {
 #ifdef SYS_openat2
-	struct open_how how = {
-		.flags = OPEN_FLAGS,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	if (fd >= 0)
-		return (int)fd;
-	if (errno == ELOOP)
-		return SHIP_SYMLINK;
-	if (errno != ENOSYS && errno != EPERM && errno != E2BIG)
-		return -errno;
+	static bool no_openat2; /* ENOSYS once: do not ask again */
+	if (!walk_only && !no_openat2) {
+		struct open_how how = {
+			.flags = OPEN_FLAGS,
+			.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+		long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+		if (fd >= 0)
+			return (int)fd;
+		if (errno == ELOOP)
+			return SHIP_SYMLINK;
+		if (errno != ENOSYS && errno != EPERM && errno != E2BIG)
+			return -errno;
+		no_openat2 = true;
+	}
 #endif
 	return open_walk(path);
 }
@@ -288,7 +292,7 @@ int ship_read(const struct ship *s, size_t i, uint8_t **data, size_t *len, enum 
 	}
 	if (deleted_path(f->path))
 		return SHIP_DELETED;
-	int fd = open_nofollow(f->path);
+	int fd = ship_open_path(f->path, false);
 	if (fd < 0)
 		return fd;
 	int r = read_fd(fd, f, true, data, len);

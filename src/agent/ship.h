@@ -80,6 +80,12 @@ const struct ship_file *ship_file_at(const struct ship *s, size_t i);
  */
 int ship_read(const struct ship *s, size_t i, uint8_t **data, size_t *len, enum ship_via *via);
 
+/* The path step alone (exposed for the unit test): an fd opened
+ * read-only, non-blocking, without following any symbolic link, or
+ * SHIP_SYMLINK / -errno. walk_only skips openat2 and uses the O_NOFOLLOW
+ * walk that serves kernels (or seccomp filters) without it. */
+int ship_open_path(const char *path, bool walk_only);
+
 /* One phrase for a ship_read code ("reached through a symbolic link
  * (the mapping had none)", or strerror). Static storage. */
 const char *ship_strerror(int code);

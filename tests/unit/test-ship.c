@@ -190,6 +190,27 @@ static void test_paths(void)
 	s = one(gone, 0x400000, 0x1000, "missing", true);
 	CHECK(read_one(s, &via, &len, &data) == -ENOENT);
 	ship_free(s);
+	/* both ways of opening a path: openat2 and the O_NOFOLLOW walk */
+	for (int walk = 0; walk < 2; walk++) {
+		snprintf(a, sizeof(a), "%s/real/prog", dir);
+		int fd = ship_open_path(a, walk);
+		CHECK(fd >= 0);
+		if (fd >= 0)
+			close(fd);
+		snprintf(a, sizeof(a), "%s/linkdir/prog", dir);
+		CHECK(ship_open_path(a, walk) == SHIP_SYMLINK);
+		snprintf(a, sizeof(a), "%s/swapped", dir);
+		CHECK(ship_open_path(a, walk) == SHIP_SYMLINK);
+		snprintf(a, sizeof(a), "%s/missing", dir);
+		CHECK(ship_open_path(a, walk) == -ENOENT);
+		snprintf(a, sizeof(a), "%s/fifo", dir);
+		fd = ship_open_path(a, walk); /* must not block */
+		CHECK(fd >= 0);
+		if (fd >= 0)
+			close(fd);
+		if (walk)
+			CHECK(ship_open_path("relative/path", walk) == -EINVAL);
+	}
 	CHECK(strstr(ship_strerror(SHIP_SYMLINK), "symbolic link") != NULL);
 	CHECK(!strcmp(ship_strerror(-ENOENT), strerror(ENOENT)));
 }
