@@ -318,6 +318,7 @@ static int on_item(void *ctx, const struct perf_item *it)
 	case PERF_ITEM_MMAP: {
 		struct dp_mmap m = it->u.mmap;
 		sideband_fill_buildid(r->sb, &m);
+		sideband_fill_ident(&m);
 		ret = dp_write_mmap(r->w, DP_HOST_DOMAIN, &m);
 		break;
 	}

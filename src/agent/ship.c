@@ -105,10 +105,14 @@ void ship_mmap(struct ship *s, const struct dp_mmap *m)
 		return;
 	uint8_t bl = m->buildid_len > 20 ? 20 : m->buildid_len;
 	size_t f;
-	for (f = 0; f < s->nfiles; f++)
-		if (!strcmp(s->files[f].path, m->path) && s->files[f].bidlen == bl &&
-		    !memcmp(s->files[f].bid, m->buildid, bl))
+	for (f = 0; f < s->nfiles; f++) {
+		const struct ship_file *o = &s->files[f];
+		if (!strcmp(o->path, m->path) && o->bidlen == bl && !memcmp(o->bid, m->buildid, bl) &&
+		    o->has_ident == m->has_ident &&
+		    (!m->has_ident || (o->dev == m->dev && o->ino == m->ino && o->size == m->size &&
+				       o->mtime_ns == m->mtime_ns)))
 			break;
+	}
 	if (f == s->nfiles) {
 		xgrow((void **)&s->files, &s->fcap, s->nfiles + 1, sizeof(*s->files));
 		struct ship_file *nf = &s->files[s->nfiles++];
@@ -116,6 +120,11 @@ void ship_mmap(struct ship *s, const struct dp_mmap *m)
 		nf->path = xstrdup(m->path);
 		nf->bidlen = bl;
 		memcpy(nf->bid, m->buildid, bl);
+		nf->has_ident = m->has_ident;
+		nf->dev = m->dev;
+		nf->ino = m->ino;
+		nf->size = m->size;
+		nf->mtime_ns = m->mtime_ns;
 	}
 	proc_add(proc_get(s, m->pid, true), m->start, m->start + m->len, f);
 }
@@ -213,7 +222,11 @@ static int read_fd(int fd, const struct ship_file *f, bool by_path, uint8_t **da
 		ret = SHIP_NOT_REGULAR;
 	else if (st.st_size <= 0 || (uint64_t)st.st_size > SHIP_MAX_BYTES)
 		ret = st.st_size <= 0 ? SHIP_BUILDID_DIFF : SHIP_TOO_BIG;
-	else if (by_path && !(st.st_mode & S_IROTH))
+	else if (f->has_ident && ((uint64_t)st.st_dev != f->dev || (uint64_t)st.st_ino != f->ino ||
+				  (uint64_t)st.st_size != f->size ||
+				  (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec != f->mtime_ns))
+		ret = SHIP_IDENT_DIFF;
+	else if (by_path && !f->has_ident && !(st.st_mode & S_IROTH))
 		ret = SHIP_NOT_PUBLIC;
 	if (ret) {
 		close(fd);
@@ -309,8 +322,10 @@ const char *ship_strerror(int code)
 	case SHIP_NOT_REGULAR: return "not a regular file";
 	case SHIP_TOO_BIG: return "larger than 256 MiB";
 	case SHIP_BUILDID_DIFF: return "its build-id is not the one recorded when it was mapped";
-	case SHIP_NOT_PUBLIC: return "the process that mapped it is gone and the file is not readable by all users";
+	case SHIP_NOT_PUBLIC: return "the process that mapped it is gone, its identity was not recorded, "
+				     "and the file is not readable by all users";
 	case SHIP_DELETED: return "deleted, and no process maps it any more";
+	case SHIP_IDENT_DIFF: return "not the file that was mapped (device, inode, size or mtime differ)";
 	default: return strerror(code < 0 ? -code : code);
 	}
 }

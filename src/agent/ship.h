@@ -21,6 +21,10 @@
  * Either way it must be a regular file of at most SHIP_MAX_BYTES, and the
  * build-id of the very bytes read must equal the one recorded when it
  * was mapped; a file whose mapping has no build-id is never shipped.
+ * When the recorder also recorded the mapped file's identity (device,
+ * inode, size, mtime: MMAP records of format 1.1), the opened file must
+ * have that identity too, and then a path may reach a file that is not
+ * readable by all (it is the very file that was mapped).
  * Only files mapped executable (MMAP records) can be hit, so nothing
  * else (no data file, no file no sampled process mapped) is ever read.
  */
@@ -43,6 +47,7 @@
 #define SHIP_BUILDID_DIFF  (-3005) /* the bytes read have another (or no) build-id */
 #define SHIP_NOT_PUBLIC    (-3006) /* reached by path, and not readable by all */
 #define SHIP_DELETED       (-3007) /* "(deleted)" path and no live mapping */
+#define SHIP_IDENT_DIFF    (-3008) /* device, inode, size or mtime differ from the recorded */
 
 /* One file as mapped: path and build-id from its MMAP record. */
 struct ship_file {
@@ -50,6 +55,8 @@ struct ship_file {
 	uint8_t bid[20];
 	uint8_t bidlen;         /* 0: none was recorded */
 	bool hit;               /* a sample's ip or call chain fell in it */
+	bool has_ident;         /* identity recorded at mmap time (format 1.1) */
+	uint64_t dev, ino, size, mtime_ns;
 };
 
 /* How ship_read reached the file. */

@@ -19,7 +19,7 @@
 
 #define DP_MAGIC "DOMPROF\n"
 #define DP_VERSION_MAJOR 1
-#define DP_VERSION_MINOR 0
+#define DP_VERSION_MINOR 1  /* 1.1: MMAP may carry the mapped file's identity */
 #define DP_HOST_DOMAIN 0u
 
 /* Record tags (u16 on disk). New tags may be added in minor versions;
@@ -115,6 +115,13 @@ struct dp_mmap {
 	uint8_t buildid_len;    /* 0..20 */
 	uint8_t buildid[20];
 	const char *path;
+	/* The mapped file's identity as the recorder saw it through
+	 * /proc/PID/map_files right after the mapping (format 1.1; absent in
+	 * older files and when the recorder could not look). */
+	bool has_ident;
+	uint64_t dev, ino;      /* st_dev, st_ino */
+	uint64_t size;          /* st_size */
+	uint64_t mtime_ns;      /* st_mtim as ns since the epoch */
 };
 
 #define DP_MAX_CALLCHAIN 1024u

@@ -15,7 +15,10 @@
 #  - tfC is shipped through its live mapping, byte for byte the file
 #    nobody ran; tfB (path intact, exited) is shipped by path, byte for
 #    byte; their functions are named in `report --domain self` (the
-#    controls: the agent does ship what was really mapped).
+#    controls: the agent does ship what was really mapped);
+#  - tfD, mode 0700 (not readable by all), exited, path intact, is
+#    shipped by path: the recorder recorded its identity (device, inode,
+#    size, mtime) through /proc/PID/map_files and the file still has it.
 set -u
 TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
@@ -46,7 +49,7 @@ as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 W=$(mktemp -d /tmp/agent-files-nobody.XXXXXX); chmod 755 "$W"; chown nobody:nogroup "$W"
 bid=$(readelf -n "$WL/threefuncs" | sed -n 's/.*Build ID: *//p')
 [ ${#bid} -eq 40 ] || { echo "threefuncs has no 20-byte build-id"; exit 77; }
-for t in A:a1 B:b2 C:c3; do
+for t in A:a1 B:b2 C:c3 D:d4; do
 	n=tf${t%%:*}
 	# the same code with another build-id: the last byte of the note
 	python3 - "$WL/threefuncs" "$W/$n" "$bid" "${t#*:}" <<'EOF'
@@ -59,7 +62,8 @@ EOF
 	chmod 755 "$W/$n"; chown nobody:nogroup "$W/$n"
 done
 bidof() { readelf -n "$1" | sed -n 's/.*Build ID: *//p'; }
-bA=$(bidof "$W/tfA"); bB=$(bidof "$W/tfB"); bC=$(bidof "$W/tfC")
+chmod 700 "$W/tfD"
+bA=$(bidof "$W/tfA"); bB=$(bidof "$W/tfB"); bC=$(bidof "$W/tfC"); bD=$(bidof "$W/tfD")
 [ "$bA" != "$bB" ] && [ "$bB" != "$bC" ] && [ "$bA" != "$bC" ] || fail "the copies' build-ids are not distinct"
 MARK="DOMPROF-AGENT-SECRET-$$-$RANDOM$RANDOM"
 for n in tfA tfC; do
@@ -67,7 +71,7 @@ for n in tfA tfC; do
 	chmod 600 "$OUT/secrets/$n"
 done
 [ "$(bidof "$OUT/secrets/tfA")" = "$bA" ] || fail "the secret does not carry tfA's build-id"
-cp "$W/tfA" "$OUT/tfA.orig"; cp "$W/tfB" "$OUT/tfB.orig"; cp "$W/tfC" "$OUT/tfC.orig"
+for n in tfA tfB tfC tfD; do cp "$W/$n" "$OUT/$n.orig"; done
 
 # the agent (root) on a free loopback port
 for try in 1 2 3 4 5; do
@@ -92,7 +96,8 @@ grep -q 'recording at' "$OUT/record.err" || fail "the agent did not start record
 setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/tfC" 100000 >/dev/null 2>&1 & cpid=$!; pids+=($cpid)
 as_nobody "$W/tfA" 30 >/dev/null & a=$!
 as_nobody "$W/tfB" 30 >/dev/null & b=$!
-wait $a $b
+as_nobody "$W/tfD" 30 >/dev/null & d=$!
+wait $a $b $d
 as_nobody ln -s "$OUT/secrets/tfA" "$W/tfA.new" && as_nobody mv -T "$W/tfA.new" "$W/tfA" ||
 	fail "nobody could not swap tfA"
 as_nobody ln -s "$OUT/secrets/tfC" "$W/tfC.new" && as_nobody mv -T "$W/tfC.new" "$W/tfC" ||
@@ -113,7 +118,7 @@ grep MARKER-FOUND "$OUT/blobs.txt" && fail "the root-only secret was shipped to 
 grep -q "not shipped: $W/tfA: its path now goes through a symbolic link" "$OUT/agent.log" ||
 	fail "the agent did not say why tfA was not shipped"
 grep -q "^dom=1 kind=4 name=$bA " "$OUT/blobs.txt" && fail "something was shipped under tfA's build-id"
-for n in tfB:$bB tfC:$bC; do
+for n in tfB:$bB tfC:$bC tfD:$bD; do
 	f=$(sed -n "s/^dom=1 kind=4 name=${n#*:} .* file=\([^ ]*\).*/\1/p" "$OUT/blobs.txt" | head -n 1)
 	[ -n "$f" ] || fail "${n%%:*} (${n#*:}) was not shipped"
 	cmp -s "$OUT/blobs/$f" "$OUT/${n%%:*}.orig" || fail "the blob shipped for ${n%%:*} is not the file nobody ran"
@@ -123,4 +128,5 @@ for n in tfB:$bB tfC:$bC; do
 done
 grep -q "sent $W/tfB (.*by path)" "$OUT/agent.log" || fail "tfB was not shipped by path"
 grep -q "sent $W/tfC (.*through its mapping)" "$OUT/agent.log" || fail "tfC was not shipped through its mapping"
+grep -q "sent $W/tfD (.*by path)" "$OUT/agent.log" || fail "tfD (0700, identity recorded) was not shipped by path"
 echo "agent-files: ok"

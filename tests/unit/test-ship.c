@@ -65,12 +65,21 @@ static uint32_t dead_pid(void)
 	return (uint32_t)p;
 }
 
-/* A set with one hit file mapped by pid at [start, start+len). */
-static struct ship *one(uint32_t pid, uint64_t start, uint64_t len, const char *name, bool with_bid)
+/* A set with one hit file mapped by pid at [start, start+len), with the
+ * identity of `st` recorded when st is not NULL. */
+static struct ship *one_id(uint32_t pid, uint64_t start, uint64_t len, const char *name, bool with_bid,
+			   const struct stat *st)
 {
 	char p[256];
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
 	struct dp_mmap m = { .pid = pid, .start = start, .len = len, .path = p };
+	if (st) {
+		m.has_ident = true;
+		m.dev = st->st_dev;
+		m.ino = st->st_ino;
+		m.size = (uint64_t)st->st_size;
+		m.mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
+	}
 	if (with_bid) {
 		m.buildid_len = bidlen;
 		memcpy(m.buildid, bid, bidlen);
@@ -80,6 +89,11 @@ static struct ship *one(uint32_t pid, uint64_t start, uint64_t len, const char *
 	ship_ip(s, pid, start + 16);
 	CHECK(ship_nfiles(s) == 1 && ship_file_at(s, 0)->hit);
 	return s;
+}
+
+static struct ship *one(uint32_t pid, uint64_t start, uint64_t len, const char *name, bool with_bid)
+{
+	return one_id(pid, start, len, name, with_bid, NULL);
 }
 
 static int read_one(struct ship *s, enum ship_via *via, size_t *len, uint8_t **data)
@@ -163,6 +177,30 @@ static void test_paths(void)
 	s = one(gone, 0x400000, 0x1000, "secret", true);
 	CHECK(read_one(s, &via, &len, &data) == SHIP_NOT_PUBLIC);
 	ship_free(s);
+
+	/* the identity recorded at mmap time (format 1.1): a root-only file
+	 * by path is then shipped when it is that very file, and a copy of
+	 * the same bytes (another inode) or a touched file is refused */
+	struct stat st;
+	put("private", exe, exelen, 0700);
+	snprintf(a, sizeof(a), "%s/private", dir);
+	CHECK(stat(a, &st) == 0);
+	s = one_id(gone, 0x400000, 0x1000, "private", true, &st);
+	CHECK(read_one(s, &via, &len, &data) == 0 && via == SHIP_VIA_PATH && len == exelen);
+	free(data);
+	put("private", exe, exelen, 0700); /* replaced: same bytes, new inode */
+	CHECK(read_one(s, &via, &len, &data) == SHIP_IDENT_DIFF);
+	ship_free(s);
+	CHECK(stat(a, &st) == 0);
+	s = one_id(gone, 0x400000, 0x1000, "private", true, &st);
+	struct timespec ts[2] = { { 0, UTIME_OMIT }, { 12345, 0 } };
+	CHECK(utimensat(AT_FDCWD, a, ts, 0) == 0);
+	CHECK(read_one(s, &via, &len, &data) == SHIP_IDENT_DIFF);
+	ship_free(s);
+	s = one_id(gone, 0x400000, 0x1000, "secret", true, &st); /* a hard link's view */
+	CHECK(read_one(s, &via, &len, &data) == SHIP_IDENT_DIFF);
+	ship_free(s);
+	unlink(a);
 
 	/* no build-id recorded; another build-id recorded; not an ELF */
 	s = one(gone, 0x400000, 0x1000, "prog", false);
