@@ -5,12 +5,14 @@
  * record --domain NAME=agent:ADDRESS`) at a time, and understands only
  * the requests of collect/agent_proto.h: HELLO, START, STOP, COLLECT.
  *
- * START runs this very binary as `record -a -F HZ [-g] -o DIR/agent.data`
- * (the whole guest, cpu-clock); STOP sends it SIGINT, so the recorder
+ * START runs this very binary as `record -a -F HZ [-g] -o PRIV/agent.data`
+ * (the whole guest, cpu-clock; PRIV is the 0700 directory the agent made
+ * under --dir, agent/workdir.h); STOP sends it SIGINT, so the recorder
  * finishes its file as after Ctrl-C; COLLECT reads that file and sends
  * the guest's records (tasks, maps, samples, its kallsyms) as raw
- * records, then the ELF files of the guest binaries that samples hit, as
- * SYMTAB blobs named by build-id. The agent never runs anything else and
+ * records, then the ELF files of the guest binaries that samples hit and
+ * that pass agent/ship.h's identity checks, as SYMTAB blobs named by
+ * build-id. The agent never runs anything else and
  * no request carries a path or a command (see docs/active.md).
  */
 #include <errno.h>
