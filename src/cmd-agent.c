@@ -5,12 +5,14 @@
  * record --domain NAME=agent:ADDRESS`) at a time, and understands only
  * the requests of collect/agent_proto.h: HELLO, START, STOP, COLLECT.
  *
- * START runs this very binary as `record -a -F HZ [-g] -o DIR/agent.data`
- * (the whole guest, cpu-clock); STOP sends it SIGINT, so the recorder
+ * START runs this very binary as `record -a -F HZ [-g] -o PRIV/agent.data`
+ * (the whole guest, cpu-clock; PRIV is the 0700 directory the agent made
+ * under --dir, agent/workdir.h); STOP sends it SIGINT, so the recorder
  * finishes its file as after Ctrl-C; COLLECT reads that file and sends
  * the guest's records (tasks, maps, samples, its kallsyms) as raw
- * records, then the ELF files of the guest binaries that samples hit, as
- * SYMTAB blobs named by build-id. The agent never runs anything else and
+ * records, then the ELF files of the guest binaries that samples hit and
+ * that pass agent/ship.h's identity checks, as SYMTAB blobs named by
+ * build-id. The agent never runs anything else and
  * no request carries a path or a command (see docs/active.md).
  */
 #include <errno.h>
@@ -38,6 +40,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include "agent/ship.h"
+#include "agent/workdir.h"
 #include "collect/agent_proto.h"
 #include "commands.h"
 #include "format/format.h"
@@ -65,7 +69,10 @@ const char usage_agent[] =
 	"                    --domain NAME=agent:ADDRESS,key=FILE\n"
 	"  --insecure        allow a TCP address that is not loopback without a key\n"
 	"                    (anyone who reaches it controls the agent)\n"
-	"  --dir DIR         where the recording is kept while it runs (default /tmp)\n"
+	"  --dir DIR         where the agent makes its private directory (mode 0700) for\n"
+	"                    the recording (default /tmp); refused when it or a directory\n"
+	"                    above it is writable by other users and not sticky, or owned\n"
+	"                    by another user\n"
 	"  --idle-timeout SEC  close a controller that sends nothing for SEC seconds\n"
 	"                    while no recording runs (default 30)\n"
 	"  --once            exit after the first controller disconnects\n"
@@ -75,7 +82,6 @@ const char usage_agent[] =
 	"Without --key-file a TCP address must be loopback (or --insecure); a unix\n"
 	"socket is created mode 0600 (only this user connects). See docs/active.md.\n";
 
-#define AGENT_MAX_ELF (256u << 20)   /* skip larger binaries */
 #define AGENT_BATCH (256u << 10)     /* raw records per RECORD frame */
 
 enum lkind { L_TCP, L_UNIX, L_DEV };
@@ -90,7 +96,8 @@ struct agent {
 	bool insecure;
 	int idle_ms;
 	int lfd;                 /* listening socket, or -1 for a device */
-	char data[4096], log[4096];
+	struct workdir wd;       /* private dir: the recording and its log */
+	char data[4200], log[4200];
 	/* session */
 	pid_t child;
 	bool recording, stopped;
@@ -289,9 +296,15 @@ static int start_recording(struct agent *a, const struct ap_start *st, char *why
 	char hz[16];
 	int rp[2];
 	snprintf(hz, sizeof(hz), "%u", st->hz);
-	unlink(a->data);
+	unlink(a->data); /* in the private dir: nobody else can put one back */
+	int lfd = workdir_create_file(&a->wd, "agent-record.log", O_WRONLY);
+	if (lfd < 0) {
+		snprintf(why, whylen, "cannot create %.400s: %s", a->log, strerror(-lfd));
+		return -1;
+	}
 	if (pipe2(rp, O_CLOEXEC) < 0) {
 		snprintf(why, whylen, "pipe: %s", strerror(errno));
+		close(lfd);
 		return -1;
 	}
 	fflush(NULL);
@@ -300,14 +313,12 @@ static int start_recording(struct agent *a, const struct ap_start *st, char *why
 		snprintf(why, whylen, "fork: %s", strerror(errno));
 		close(rp[0]);
 		close(rp[1]);
+		close(lfd);
 		return -1;
 	}
 	if (pid == 0) {
-		int fd = open(a->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
+		dup2(lfd, 1);
+		dup2(lfd, 2);
 		int nfd = open("/dev/null", O_RDONLY);
 		if (nfd >= 0)
 			dup2(nfd, 0);
@@ -337,6 +348,7 @@ static int start_recording(struct agent *a, const struct ap_start *st, char *why
 		_exit(127);
 	}
 	close(rp[1]);
+	close(lfd);
 	a->child = pid;
 	uint64_t hdr = 0;
 	int ret = -1;
@@ -397,134 +409,6 @@ static int stop_recording(struct agent *a, char *msg, size_t msglen)
 
 /* ---- collect: the guest's records and the binaries that were hit ---- */
 
-struct afile {
-	char *path;
-	uint8_t bid[20];
-	uint8_t bidlen;
-	bool hit;
-};
-
-struct amap {
-	uint64_t start, end;
-	size_t file;
-};
-
-struct aproc {
-	uint32_t pid;
-	struct amap *maps;
-	size_t n, cap;
-};
-
-struct hits {
-	struct afile *files;
-	size_t nfiles, fcap;
-	struct aproc *procs;
-	size_t nprocs, pcap;
-};
-
-static struct aproc *proc_get(struct hits *h, uint32_t pid, bool create)
-{
-	for (size_t i = 0; i < h->nprocs; i++)
-		if (h->procs[i].pid == pid)
-			return &h->procs[i];
-	if (!create)
-		return NULL;
-	xgrow((void **)&h->procs, &h->pcap, h->nprocs + 1, sizeof(*h->procs));
-	struct aproc *p = &h->procs[h->nprocs++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	return p;
-}
-
-static void proc_add(struct aproc *p, uint64_t start, uint64_t end, size_t file)
-{
-	xgrow((void **)&p->maps, &p->cap, p->n + 1, sizeof(*p->maps));
-	p->maps[p->n++] = (struct amap){ start, end, file };
-}
-
-static void hits_mmap(struct hits *h, const struct dp_mmap *m)
-{
-	if (m->pid == (uint32_t)-1 || !m->path || (m->path[0] != '/' && strcmp(m->path, "[vdso]")))
-		return;
-	size_t f;
-	for (f = 0; f < h->nfiles; f++)
-		if (!strcmp(h->files[f].path, m->path) && h->files[f].bidlen == m->buildid_len &&
-		    !memcmp(h->files[f].bid, m->buildid, m->buildid_len))
-			break;
-	if (f == h->nfiles) {
-		xgrow((void **)&h->files, &h->fcap, h->nfiles + 1, sizeof(*h->files));
-		struct afile *nf = &h->files[h->nfiles++];
-		memset(nf, 0, sizeof(*nf));
-		nf->path = xstrdup(m->path);
-		nf->bidlen = m->buildid_len > 20 ? 20 : m->buildid_len;
-		memcpy(nf->bid, m->buildid, nf->bidlen);
-	}
-	proc_add(proc_get(h, m->pid, true), m->start, m->start + m->len, f);
-}
-
-static void hits_fork(struct hits *h, const struct dp_task *t)
-{
-	if (t->pid == t->ppid)
-		return; /* a new thread shares its process's maps */
-	struct aproc *parent = proc_get(h, t->ppid, false);
-	if (!parent || proc_get(h, t->pid, false))
-		return;
-	size_t pi = (size_t)(parent - h->procs);
-	struct aproc *child = proc_get(h, t->pid, true);
-	parent = &h->procs[pi]; /* the array may have moved */
-	for (size_t i = 0; i < parent->n; i++)
-		proc_add(child, parent->maps[i].start, parent->maps[i].end, parent->maps[i].file);
-}
-
-static void hits_ip(struct hits *h, uint32_t pid, uint64_t ip)
-{
-	struct aproc *p = proc_get(h, pid, false);
-	if (!p)
-		return;
-	for (size_t i = p->n; i-- > 0;) /* the newest mapping wins */
-		if (ip >= p->maps[i].start && ip < p->maps[i].end) {
-			h->files[p->maps[i].file].hit = true;
-			return;
-		}
-}
-
-static void hits_free(struct hits *h)
-{
-	for (size_t i = 0; i < h->nfiles; i++)
-		free(h->files[i].path);
-	for (size_t i = 0; i < h->nprocs; i++)
-		free(h->procs[i].maps);
-	free(h->files);
-	free(h->procs);
-}
-
-static int read_file(const char *path, uint8_t **data, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-	    (uint64_t)st.st_size > AGENT_MAX_ELF) {
-		close(fd);
-		return -EFBIG;
-	}
-	uint8_t *b = xmalloc((size_t)st.st_size);
-	size_t n = 0;
-	while (n < (size_t)st.st_size) {
-		ssize_t r = read(fd, b + n, (size_t)st.st_size - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	*data = b;
-	*len = n;
-	return 0;
-}
-
 /* Our own vDSO: the guest kernel gives every process the same one. */
 static int own_vdso(uint8_t **data, size_t *len)
 {
@@ -576,6 +460,65 @@ static int batch_add(struct batch *bt, const void *raw, size_t len)
 	return 0;
 }
 
+/*
+ * Send the ELF files samples hit, each named by its build-id, and the
+ * vDSO. ship_read (agent/ship.h) decides what may be read: only the file
+ * that was mapped, checked by build-id, never through a symbolic link.
+ * Returns 0 or a negative errno from sending; counts what was sent and
+ * what was refused.
+ */
+static int ship_symbols(int fd, const struct ship *sh, unsigned *nsym, uint64_t *symbytes,
+			unsigned *nrefused)
+{
+	bool vdso_sent = false;
+	bool *sent = xcalloc(ship_nfiles(sh) + 1, sizeof(bool));
+	int ret = 0;
+	for (size_t i = 0; !ret && i < ship_nfiles(sh); i++) {
+		const struct ship_file *f = ship_file_at(sh, i);
+		if (!f->hit)
+			continue;
+		uint8_t *data = NULL;
+		size_t len = 0;
+		char name[48];
+		const char *how = "";
+		if (!strcmp(f->path, "[vdso]")) {
+			if (vdso_sent || own_vdso(&data, &len) < 0)
+				continue;
+			vdso_sent = true;
+			snprintf(name, sizeof(name), "[vdso]");
+		} else {
+			for (unsigned k = 0; k < f->bidlen; k++)
+				sprintf(name + 2 * k, "%02x", f->bid[k]);
+			bool dup = false; /* the same build-id sent under another path */
+			for (size_t j = 0; j < i && !dup; j++) {
+				const struct ship_file *g = ship_file_at(sh, j);
+				dup = sent[j] && g->bidlen == f->bidlen && !memcmp(g->bid, f->bid, f->bidlen);
+			}
+			if (dup)
+				continue;
+			enum ship_via via;
+			int r = ship_read(sh, i, &data, &len, &via);
+			if (r < 0) {
+				say("not shipped: %s: %s; its samples stay [unknown]", f->path, ship_strerror(r));
+				(*nrefused)++;
+				continue;
+			}
+			how = via == SHIP_VIA_MAP_FILES ? ", through its mapping" : ", by path";
+		}
+		size_t plen;
+		uint8_t *p = ap_symtab_encode(DP_SYMTAB_ELF, name, data, len, &plen);
+		ret = ap_send(fd, AP_SYMTAB, AP_F_ZSTD, p, plen);
+		free(p);
+		free(data);
+		sent[i] = true;
+		(*nsym)++;
+		*symbytes += len;
+		say("sent %s (%s, %zu bytes%s)", f->path, name, len, how);
+	}
+	free(sent);
+	return ret;
+}
+
 static int collect(struct agent *a, int fd, char *why, size_t whylen)
 {
 	int err = 0;
@@ -585,8 +528,7 @@ static int collect(struct agent *a, int fd, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot read the guest's recording: %s", msg);
 		return -1;
 	}
-	struct hits h;
-	memset(&h, 0, sizeof(h));
+	struct ship *sh = ship_new();
 	struct batch bt = { .fd = fd };
 	struct ap_end end = { 0 };
 	struct dp_record rec;
@@ -596,19 +538,19 @@ static int collect(struct agent *a, int fd, char *why, size_t whylen)
 			continue;
 		switch (rec.type) {
 		case DP_REC_MMAP:
-			hits_mmap(&h, &rec.u.mmap);
+			ship_mmap(sh, &rec.u.mmap);
 			break;
 		case DP_REC_TASK:
 			if (rec.u.task.kind == DP_TASK_FORK)
-				hits_fork(&h, &rec.u.task);
+				ship_fork(sh, &rec.u.task);
 			break;
 		case DP_REC_SAMPLE:
 			end.samples++;
 			if (rec.u.sample.mode == DP_MODE_USER)
-				hits_ip(&h, rec.u.sample.pid, rec.u.sample.ip);
+				ship_ip(sh, rec.u.sample.pid, rec.u.sample.ip);
 			for (uint32_t i = 0; i < rec.u.sample.nr_callchain; i++)
 				if (rec.u.sample.callchain[i] < 0x800000000000ull)
-					hits_ip(&h, rec.u.sample.pid, rec.u.sample.callchain[i]);
+					ship_ip(sh, rec.u.sample.pid, rec.u.sample.callchain[i]);
 			break;
 		case DP_REC_LOST:
 			end.lost += rec.u.lost.count;
@@ -629,42 +571,11 @@ static int collect(struct agent *a, int fd, char *why, size_t whylen)
 	if (ndamage)
 		say("the guest's recording had %zu damaged part(s); sent what was readable", ndamage);
 
-	/* The binaries that samples hit, by build-id; the vDSO by name. */
-	unsigned nsym = 0;
+	unsigned nsym = 0, nrefused = 0;
 	uint64_t symbytes = 0;
-	bool vdso_sent = false;
-	for (size_t i = 0; !ret && i < h.nfiles; i++) {
-		struct afile *f = &h.files[i];
-		if (!f->hit)
-			continue;
-		uint8_t *data = NULL;
-		size_t len = 0;
-		char name[48];
-		if (!strcmp(f->path, "[vdso]")) {
-			if (vdso_sent || own_vdso(&data, &len) < 0)
-				continue;
-			vdso_sent = true;
-			snprintf(name, sizeof(name), "[vdso]");
-		} else {
-			if (!f->bidlen)
-				continue; /* without a build-id the host cannot match it */
-			if (read_file(f->path, &data, &len) < 0) {
-				say("cannot read %s for its symbols; its samples stay [unknown]", f->path);
-				continue;
-			}
-			for (unsigned k = 0; k < f->bidlen; k++)
-				sprintf(name + 2 * k, "%02x", f->bid[k]);
-		}
-		size_t plen;
-		uint8_t *p = ap_symtab_encode(DP_SYMTAB_ELF, name, data, len, &plen);
-		ret = ap_send(fd, AP_SYMTAB, AP_F_ZSTD, p, plen);
-		free(p);
-		free(data);
-		nsym++;
-		symbytes += len;
-		say("sent %s (%s, %zu bytes)", f->path, name, len);
-	}
-	hits_free(&h);
+	if (!ret)
+		ret = ship_symbols(fd, sh, &nsym, &symbytes, &nrefused);
+	ship_free(sh);
 	if (!ret && end.lost) {
 		uint8_t l[8];
 		memcpy(l, &end.lost, 8);
@@ -677,7 +588,8 @@ static int collect(struct agent *a, int fd, char *why, size_t whylen)
 	uint8_t e[24];
 	ap_end_encode(&end, e);
 	say("sent %" PRIu64 " records (%" PRIu64 " samples, %" PRIu64 " lost) and %u symbol files "
-	    "(%" PRIu64 " bytes)", end.records, end.samples, end.lost, nsym, symbytes);
+	    "(%" PRIu64 " bytes); %u hit binaries not shipped", end.records, end.samples, end.lost, nsym,
+	    symbytes, nrefused);
 	return ap_send(fd, AP_END, 0, e, sizeof(e)) < 0 ? -2 : 0;
 }
 
@@ -969,8 +881,6 @@ int cmd_agent(int argc, char **argv)
 		return usage_error("agent", "unexpected argument '%s'", argv[optind]);
 	if (!a->listen)
 		return usage_error("agent", "--listen ADDRESS is required (the agent opens nothing by default)");
-	snprintf(a->data, sizeof(a->data), "%s/agent.data", a->dir);
-	snprintf(a->log, sizeof(a->log), "%s/agent-record.log", a->dir);
 	char err[4600];
 	if (a->key_file && a->insecure)
 		return usage_error("agent", "--insecure and --key-file contradict each other");
@@ -984,8 +894,16 @@ int cmd_agent(int argc, char **argv)
 			say("created key file %s; give the host a copy (mode 0600) as "
 			    "--domain NAME=agent:ADDRESS,key=FILE", a->key_file);
 	}
+	/* Every file the agent creates is in a directory of its own. */
+	if (workdir_create(&a->wd, a->dir, err, sizeof(err)) < 0) {
+		fprintf(stderr, "domprof agent: %s\n", err);
+		return 1;
+	}
+	snprintf(a->data, sizeof(a->data), "%.4000s/agent.data", a->wd.path);
+	snprintf(a->log, sizeof(a->log), "%.4000s/agent-record.log", a->wd.path);
 	if (open_listen(a, err, sizeof(err)) < 0) {
 		fprintf(stderr, "domprof agent: %s\n", err);
+		workdir_remove(&a->wd);
 		return 1;
 	}
 	struct sigaction sa;
@@ -994,7 +912,7 @@ int cmd_agent(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	say("listening on %s%s", a->listen, a->key_file ? " (key required)" : "");
+	say("listening on %s%s (files in %s)", a->listen, a->key_file ? " (key required)" : "", a->wd.path);
 
 	while (!g_quit) {
 		int fd;
@@ -1026,6 +944,7 @@ int cmd_agent(int argc, char **argv)
 		unlink(a->listen + 5);
 	free(a->buf);
 	memset(&a->key, 0, sizeof(a->key));
+	workdir_remove(&a->wd);
 	say("exiting");
 	return 0;
 }

@@ -218,6 +218,13 @@ static void report_outfile(const struct rec *r, int err)
 	fprintf(stderr, "domprof record: %s\n", outfile_strerror(&r->of, r->output, err, msg, sizeof(msg)));
 }
 
+/*
+ * Create the output by the rule of util/outfile.h: a temporary file made
+ * with O_EXCL|O_NOFOLLOW and renamed into place (never writing through a
+ * name someone else planted: root records into /tmp, and so does the
+ * agent), a symbolic link followed only when it is ours or root's, a
+ * device or fifo (-o /dev/null) written as it is.
+ */
 static int open_output(struct rec *r)
 {
 	int flags = OUTFILE_IN_PLACE | (r->force ? OUTFILE_FORCE : 0);
@@ -294,6 +301,7 @@ static int on_item(void *ctx, const struct perf_item *it)
 	case PERF_ITEM_MMAP: {
 		struct dp_mmap m = it->u.mmap;
 		sideband_fill_buildid(r->sb, &m);
+		sideband_fill_ident(&m);
 		ret = dp_write_mmap(r->w, DP_HOST_DOMAIN, &m);
 		break;
 	}

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "collect/sideband.h"
 #include "symbols/buildid.h"
@@ -87,6 +88,23 @@ void sideband_fill_buildid(struct sideband *sb, struct dp_mmap *m)
 	}
 	m->buildid_len = e->len;
 	memcpy(m->buildid, e->id, e->len);
+}
+
+void sideband_fill_ident(struct dp_mmap *m)
+{
+	if (m->pid == (uint32_t)-1 || !m->path || m->path[0] != '/' || m->path[1] == '/')
+		return;
+	char mf[96];
+	struct stat st;
+	snprintf(mf, sizeof(mf), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, m->pid, m->start,
+		 m->start + m->len);
+	if (stat(mf, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	m->has_ident = true;
+	m->dev = (uint64_t)st.st_dev;
+	m->ino = (uint64_t)st.st_ino;
+	m->size = (uint64_t)st.st_size;
+	m->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
 }
 
 /* Read a whole /proc text file. Returns malloc'd bytes (NUL-terminated) or NULL. */
@@ -178,6 +196,7 @@ static int snap_maps(struct sideband *sb, struct dp_writer *w, pid_t pid, uint64
 			.pgoff = off, .time = time, .path = name,
 		};
 		sideband_fill_buildid(sb, &m);
+		sideband_fill_ident(&m);
 		ret = dp_write_mmap(w, DP_HOST_DOMAIN, &m);
 	}
 	free(line);

@@ -30,6 +30,12 @@ void sideband_free(struct sideband *sb);
  * path names a file (not "[vdso]", "//anon", "... (deleted)"). */
 void sideband_fill_buildid(struct sideband *sb, struct dp_mmap *m);
 
+/* Fill m's identity (has_ident, dev, ino, size, mtime_ns) from the mapped
+ * file itself, /proc/PID/map_files/START-END, while the process still
+ * has the mapping (needs root; otherwise has_ident stays false). The
+ * agent ships a file only if it still has this identity. */
+void sideband_fill_ident(struct dp_mmap *m);
+
 /* Snapshot one process (pid > 0) or every process (pid == -1). time is
  * the CLOCK_MONOTONIC time stamped on the records. *nproc (if not NULL)
  * is increased by the number of processes written. */

@@ -20,8 +20,9 @@
 #define DP_MAGIC "DOMPROF\n"
 #define DP_VERSION_MAJOR 1
 /* Minor 1: chunk seq is meaningful (readers check it for gaps, repeats and
- * order) and STATS carries the writer's record totals. Files of minor 0
- * are read as before, without the sequence check. */
+ * order), STATS carries the writer's record totals, and MMAP may carry the
+ * mapped file's identity. Files of minor 0 are read as before, without the
+ * sequence check. */
 #define DP_VERSION_MINOR 1
 #define DP_HOST_DOMAIN 0u
 
@@ -118,6 +119,13 @@ struct dp_mmap {
 	uint8_t buildid_len;    /* 0..20 */
 	uint8_t buildid[20];
 	const char *path;
+	/* The mapped file's identity as the recorder saw it through
+	 * /proc/PID/map_files right after the mapping (format 1.1; absent in
+	 * older files and when the recorder could not look). */
+	bool has_ident;
+	uint64_t dev, ino;      /* st_dev, st_ino */
+	uint64_t size;          /* st_size */
+	uint64_t mtime_ns;      /* st_mtim as ns since the epoch */
 };
 
 #define DP_MAX_CALLCHAIN 1024u

@@ -626,7 +626,16 @@ static bool decode(struct dp_reader *r, struct dp_record *rec, const uint8_t *p,
 		m->time = get64(b + 32);
 		memcpy(m->buildid, b + 40, 20);
 		q = b + 64;
-		return (m->path = get_str(&q, end)) != NULL;
+		if (!(m->path = get_str(&q, end)))
+			return false;
+		/* 1.1 identity block at the next 8-byte boundary, if there */
+		size_t at = align8((uint32_t)(q - p));
+		m->has_ident = len >= at + DP_MMAP_IDENT && (get32(p + at) & 1);
+		m->dev = m->has_ident ? get64(p + at + 8) : 0;
+		m->ino = m->has_ident ? get64(p + at + 16) : 0;
+		m->size = m->has_ident ? get64(p + at + 24) : 0;
+		m->mtime_ns = m->has_ident ? get64(p + at + 32) : 0;
+		return true;
 	}
 	case DP_REC_LOST:
 		if (len < 24)

@@ -365,7 +365,8 @@ int dp_write_task(struct dp_writer *w, uint32_t domain, const struct dp_task *t)
 
 int dp_write_mmap(struct dp_writer *w, uint32_t domain, const struct dp_mmap *m)
 {
-	size_t n = align8((uint32_t)(DP_REC_HDR + 64 + str_size(m->path)));
+	size_t head = align8((uint32_t)(DP_REC_HDR + 64 + str_size(m->path)));
+	size_t n = head + (m->has_ident ? DP_MMAP_IDENT : 0);
 	uint8_t *p = reserve_in(w, domain, n);
 	if (!p)
 		return w->err;
@@ -380,6 +381,13 @@ int dp_write_mmap(struct dp_writer *w, uint32_t domain, const struct dp_mmap *m)
 	put64(p + 40, m->time);
 	memcpy(p + 48, m->buildid, bl);
 	put_str(p + 72, m->path);
+	if (m->has_ident) { /* 1.1: appended at the next 8-byte boundary */
+		put32(p + head, 1);
+		put64(p + head + 8, m->dev);
+		put64(p + head + 16, m->ino);
+		put64(p + head + 24, m->size);
+		put64(p + head + 32, m->mtime_ns);
+	}
 	return after_record(w);
 }
 

@@ -34,18 +34,12 @@ static int find_note(Elf_Data *data, uint8_t out[20], uint8_t *len)
 	return -ENOENT;
 }
 
-int sym_read_build_id(const char *path, uint8_t out[20], uint8_t *len)
+/* The build-id note of an open Elf handle: program headers first. */
+static int elf_build_id(Elf *e, uint8_t out[20], uint8_t *len)
 {
-	*len = 0;
-	int fd = file_open_regular(path, NULL);   /* never blocks on a FIFO */
-	if (fd < 0)
-		return fd;
-	elf_version(EV_CURRENT);
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int ret = -ENOEXEC;
 	if (!e || elf_kind(e) != ELF_K_ELF)
-		goto out;
-	ret = -ENOENT;
+		return -ENOEXEC;
+	int ret = -ENOENT;
 	size_t nph = 0;
 	if (elf_getphdrnum(e, &nph) == 0) {
 		for (size_t i = 0; i < nph && ret; i++) {
@@ -66,9 +60,33 @@ int sym_read_build_id(const char *path, uint8_t out[20], uint8_t *len)
 		if (d)
 			ret = find_note(d, out, len);
 	}
-out:
+	return ret;
+}
+
+int sym_read_build_id(const char *path, uint8_t out[20], uint8_t *len)
+{
+	*len = 0;
+	int fd = file_open_regular(path, NULL);   /* never blocks on a FIFO */
+	if (fd < 0)
+		return fd;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	int ret = elf_build_id(e, out, len);
 	if (e)
 		elf_end(e);
 	close(fd);
+	return ret;
+}
+
+int sym_build_id_mem(const void *buf, size_t size, uint8_t out[20], uint8_t *len)
+{
+	*len = 0;
+	elf_version(EV_CURRENT);
+	/* elf_memory takes a non-const image: libelf converts in place
+	 * only for a foreign byte order, never for a native ELF. */
+	Elf *e = elf_memory((char *)buf, size);
+	int ret = elf_build_id(e, out, len);
+	if (e)
+		elf_end(e);
 	return ret;
 }

@@ -7,6 +7,7 @@
 #ifndef DOMPROF_SYMBOLS_BUILDID_H
 #define DOMPROF_SYMBOLS_BUILDID_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -16,5 +17,12 @@
  * than 20 bytes are truncated to 20 (the largest perf and domprof keep).
  */
 int sym_read_build_id(const char *path, uint8_t out[20], uint8_t *len);
+
+/*
+ * The same for an ELF image in memory, buf[0..size) (borrowed, only
+ * read): the agent checks the very bytes it is about to ship. Returns 0,
+ * -ENOENT (no note) or -ENOEXEC (not ELF).
+ */
+int sym_build_id_mem(const void *buf, size_t size, uint8_t out[20], uint8_t *len);
 
 #endif

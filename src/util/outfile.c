@@ -16,8 +16,11 @@
 
 #define MAX_LINKS 40 /* as the kernel's own limit on a path walk */
 
-/* Follow `in` through its symlinks, dangling or not, into out. */
-static int resolve(const char *in, char *out, size_t len)
+/* Follow `in` through its symlinks, dangling or not, into out. A link
+ * owned by another user than us or root is not followed (-EPERM, its
+ * owner in *owner), as fs.protected_symlinks does in sticky directories:
+ * a link planted in /tmp must not make root overwrite its target. */
+static int resolve(const char *in, char *out, size_t len, uid_t *owner)
 {
 	if (strlen(in) >= len)
 		return -ENAMETOOLONG;
@@ -26,6 +29,10 @@ static int resolve(const char *in, char *out, size_t len)
 		struct stat st;
 		if (lstat(out, &st) < 0 || !S_ISLNK(st.st_mode))
 			return 0;
+		if (st.st_uid != 0 && st.st_uid != geteuid()) {
+			*owner = st.st_uid;
+			return -EPERM;
+		}
 		char target[PATH_MAX];
 		ssize_t n = readlink(out, target, sizeof(target) - 1);
 		if (n < 0)
@@ -123,7 +130,7 @@ int outfile_open(struct outfile *of, const char *path, unsigned flags)
 	memset(of, 0, sizeof(*of));
 	of->fd = -1;
 	of->flags = flags;
-	int r = resolve(path, of->path, sizeof(of->path));
+	int r = resolve(path, of->path, sizeof(of->path), &of->link_owner);
 	if (r < 0)
 		return fail(of, OUTFILE_ST_RESOLVE, r);
 
@@ -242,7 +249,12 @@ const char *outfile_strerror(const struct outfile *of, const char *given, int er
 		snprintf(link, sizeof(link), " (a link to '%s')", of->path);
 	switch (of->stage) {
 	case OUTFILE_ST_RESOLVE:
-		snprintf(buf, len, "cannot follow the link '%s': %s", given, strerror(-err));
+		if (err == -EPERM)
+			snprintf(buf, len, "'%s' is or passes through a symbolic link owned by uid %u; "
+				 "not followed (remove it or choose another output)", given,
+				 (unsigned)of->link_owner);
+		else
+			snprintf(buf, len, "cannot follow the link '%s': %s", given, strerror(-err));
 		break;
 	case OUTFILE_ST_BUSY:
 		if (err != -EBUSY)

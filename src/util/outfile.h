@@ -10,7 +10,9 @@
  *    (outfile_discard) leaves the directory as it was.
  *  - FILE given as a symbolic link (even a dangling one) is followed: the
  *    file written is the link's target; the link itself is never removed
- *    or replaced.
+ *    or replaced. A link owned by another user than the caller or root is
+ *    not followed (-EPERM at OUTFILE_ST_RESOLVE), as fs.protected_symlinks
+ *    does in sticky directories.
  *  - An existing regular FILE is renamed to FILE.old at the commit, unless
  *    `force`; then it is replaced.
  *  - An existing FILE that is not a regular file (a device or fifo, as in
@@ -69,6 +71,7 @@ struct outfile {
 	/* Set on failure: */
 	enum outfile_stage stage;
 	pid_t holder;           /* OUTFILE_ST_BUSY: the locking pid, 0 if unknown */
+	uid_t link_owner;       /* OUTFILE_ST_RESOLVE, -EPERM: the link's owner */
 };
 
 /*

@@ -110,6 +110,11 @@ static void roundtrip(size_t n, size_t chunk, int zlevel)
 				e->path[k] = (char)('a' + rnd() % 26);
 			e->path[plen] = 0;
 			m->path = e->path;
+			m->has_ident = rnd() % 2; /* 1.1 identity block, or the 1.0 layout */
+			m->dev = m->has_ident ? adv64() : 0;
+			m->ino = m->has_ident ? adv64() : 0;
+			m->size = m->has_ident ? adv64() : 0;
+			m->mtime_ns = m->has_ident ? adv64() : 0;
 			CHECK(dp_write_mmap(w, e->domain, m) == 0);
 		} else {
 			e->type = DP_REC_TASK;
@@ -161,7 +166,9 @@ static void roundtrip(size_t n, size_t chunk, int zlevel)
 			if (a->pid != b->pid || a->start != b->start || a->len != b->len ||
 			    a->pgoff != b->pgoff || a->time != b->time ||
 			    a->buildid_len != b->buildid_len ||
-			    memcmp(a->buildid, b->buildid, b->buildid_len) || strcmp(a->path, b->path))
+			    memcmp(a->buildid, b->buildid, b->buildid_len) || strcmp(a->path, b->path) ||
+			    a->has_ident != b->has_ident || a->dev != b->dev || a->ino != b->ino ||
+			    a->size != b->size || a->mtime_ns != b->mtime_ns)
 				bad++;
 		} else {
 			const struct dp_task *a = &rec.u.task, *b = &e->t;
