@@ -25,9 +25,10 @@
 #   need_workload W...  fails when $WL/W is not built
 #   need_root [WHY]     skips unless root: "needs root (WHY)"
 #   wait_for FILE PATTERN SECONDS [PID]
-#                       polls FILE for the grep pattern every 0.1 s, at
-#                       most SECONDS (an integer); returns 1 on timeout or
-#                       as soon as PID (if given) has ended
+#                       polls FILE for the grep pattern (binary files
+#                       too: a guest console) every 0.1 s for SECONDS
+#                       (an integer; at most one more); returns 1 on
+#                       timeout or as soon as PID (if given) has ended
 #   bg_pids+=($!)       background processes killed (TERM, KILL after 5 s)
 #                       and reaped when the script exits
 #   at_exit CMD         run CMD (one eval'd string) at exit, after bg_pids
@@ -75,13 +76,13 @@ need_root() {
 }
 
 wait_for() {
-	local file=$1 pat=$2 secs=$3 pid=${4:-} i
-	for ((i = 0; i < secs * 10; i++)); do
-		grep -q -- "$pat" "$file" 2>/dev/null && return 0
+	local file=$1 pat=$2 end=$((SECONDS + $3 + 1)) pid=${4:-}   # at least $3 s
+	while [ "$SECONDS" -lt "$end" ]; do
+		grep -qa -- "$pat" "$file" 2>/dev/null && return 0
 		[ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null && break
 		sleep 0.1
 	done
-	grep -q -- "$pat" "$file" 2>/dev/null
+	grep -qa -- "$pat" "$file" 2>/dev/null
 }
 
 # test_out NAME: OUT=${TEST_OUT:-$TOP/build/test-out}/NAME, fresh.
