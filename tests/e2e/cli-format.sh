@@ -29,7 +29,7 @@ echo "not a profile at all, just some text, long enough to be read as a header" 
 expect 1 "not domprof" -- "$D" dump "$T/text.data"; one_line "not domprof"
 grep -q "not a domprof file" "$T/err" || fail_later "not-domprof message"
 
-build/fuzz/mkseed "$T" || { echo "mkseed failed"; exit 1; }
+"$TT" mkseed "$T" || fail "mkseed failed"
 f="$T/seed-0.data"
 expect 0 "info" -- "$D" info "$f"
 grep -q "damage:      none" "$T/out" || { fail_later "clean file shows damage"; cat "$T/out"; }

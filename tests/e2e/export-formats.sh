@@ -15,13 +15,13 @@
 source "$(dirname "$0")/../lib/common.bash"
 cd "$TOP"
 D="$DOMPROF"; T="$OUT"
-G=build/flamegraph/gen-profile
-[ -x "$G" ] || make -s "$G" >/dev/null || fail "cannot build $G"
+G=("$TT" gen-profile)
+[ -x "$TT" ] || make -s build/san/test-tool >/dev/null || fail "cannot build $TT"
 
 "$D" record -F 1000 -g -o "$T/t.data" -- build/workloads/threefuncs 100 >"$T/record.out" 2>"$T/record.err" ||
 	{ cat "$T/record.err"; fail "record"; }
-"$G" "$T/multi.data" 20000 || fail "gen-profile"
-"$G" "$T/empty.data" 0 || fail "gen-profile empty"
+"${G[@]}" "$T/multi.data" 20000 || fail "gen-profile"
+"${G[@]}" "$T/empty.data" 0 || fail "gen-profile empty"
 
 for in in t multi; do
 	for f in folded speedscope json; do

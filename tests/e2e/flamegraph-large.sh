@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # A flame graph of a large profile stays small and fast: a synthetic
 # recording of 1,000,000 samples with several hundred thousand distinct
-# stacks in two domains (build/flamegraph/gen-profile) becomes a page
+# stacks in two domains (test-tool gen-profile) becomes a page
 # whose root holds every sample, whose data keeps only frames at least
 # 0.01% wide, and which headless Chromium loads without errors.
 # The page's own render time is printed and saved to
@@ -13,11 +13,11 @@ cd "$TOP"
 T="$OUT"
 # the release binary: this test is about the page, not about sanitizers
 D="$DOMPROF_TOP/build/domprof"; [ -x "$D" ] || D="$DOMPROF"
-G=build/flamegraph/gen-profile
-[ -x "$G" ] || make -s "$G" >/dev/null || fail "cannot build $G"
+G=("$TT" gen-profile)
+[ -x "$TT" ] || make -s build/san/test-tool >/dev/null || fail "cannot build $TT"
 N=1000000
 s=$(date +%s%N)
-"$G" "$T/big.data" $N || fail "gen-profile"
+"${G[@]}" "$T/big.data" $N || fail "gen-profile"
 s2=$(date +%s%N)
 "$D" flamegraph -i "$T/big.data" -o "$T/big.html" 2>"$T/fg.err" || { cat "$T/fg.err"; fail "flamegraph"; }
 s3=$(date +%s%N)

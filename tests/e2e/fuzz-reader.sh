@@ -7,6 +7,6 @@ cd "$TOP"
 [ -x build/fuzz/fuzz-reader ] || skip "fuzzer not built (make fuzz needs clang)"
 corpus="$OUT/corpus"
 mkdir -p "$corpus"
-build/fuzz/mkseed "$corpus"
+"$TT" mkseed "$corpus"
 build/fuzz/fuzz-reader -max_total_time="${FUZZ_SECONDS:-20}" -max_len=8192 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5
