@@ -17,8 +17,9 @@
 #                       TEST_NO_OUT=1 before sourcing and calls test_out.
 #   fail MSG...         "FAIL: MSG" on stderr, then fail_hook if the script
 #                       defines one (e.g. to print its daemons' logs), exit 1
-#   fail_later MSG...   "FAIL: MSG", sets FAILED=1 and goes on (tests whose
-#                       every case reports); `exit_failed` exits 1 if set
+#   fail_later MSG...   "FAIL: MSG" on stdout, sets FAILED=1 and goes on
+#                       (tests whose every case reports; they end with
+#                       `exit $FAILED`)
 #   skip MSG...         "SKIP: MSG" as the last line, exit 77
 #   note MSG...         "$NOTE_PREFIX MSG" (default "--- "); silent when
 #                       NOTE_QUIET is set
@@ -60,7 +61,6 @@ fail() {
 	exit 1
 }
 fail_later() { echo "FAIL: $*"; FAILED=1; }
-exit_failed() { [ "$FAILED" = 0 ] || exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 note() { [ -n "${NOTE_QUIET:-}" ] || echo "$NOTE_PREFIX$*"; }
 
