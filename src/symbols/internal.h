@@ -137,6 +137,10 @@ struct ksym_sink {
 /* Parse "addr type name [mod]" lines; text symbols (t T w W) only.
  * bias is added to every address (KASLR for System.map). */
 void ksyms_parse(const char *text, size_t len, uint64_t bias, struct ksym_sink *sink);
+/* Length of a kallsyms name starting at p: up to a blank, '\r', '\n' or
+ * end. The one rule for where a name ends (kallsyms_next and ktab.c,
+ * which finds names again by their offset in the text). */
+size_t kallsyms_name_len(const char *p, const char *end);
 
 /* ---- compact kernel table (ktab.c) ---- */
 

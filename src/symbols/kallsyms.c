@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * Parsers for the text symbol sources: /proc/kallsyms and System.map
- * ("addr type name" with an optional "\t[module]"), /proc/modules, and
+ * ("addr type name" with an optional "\t[module]": kallsyms_next, the one
+ * line parser of the project, see kallsyms.h), /proc/modules, and
  * perf's JIT maps (/tmp/perf-PID.map, "START SIZE name" in hex). The
  * input is an embedded blob from a recording, i.e. untrusted: every line
  * is bounded by the buffer length (no NUL needed), malformed lines are
  * counted and skipped.
  */
 #include "symbols/internal.h"
+#include "symbols/kallsyms.h"
 
 #include <string.h>
 
@@ -48,12 +50,43 @@ static const char *skip_blank(const char *p, const char *end)
 	return p;
 }
 
-void ksyms_parse(const char *text, size_t len, uint64_t bias, struct ksym_sink *sink)
+size_t kallsyms_name_len(const char *p, const char *end)
 {
-	const char *p = text, *end = text + len;
-	struct sym_table *last_mod = NULL;
-	const char *last_name = NULL;
-	size_t last_len = 0;
+	const char *q = p;
+	while (q < end && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
+		q++;
+	return (size_t)(q - p);
+}
+
+/* The fields after a parsed address: "TYPE NAME [MODULE]". False when one
+ * is missing. */
+static bool parse_fields(const char *q, const char *le, struct kallsyms_line *out)
+{
+	q = skip_blank(q, le);
+	if (q == le)
+		return false;
+	out->type = *q++;
+	if (q == le || (*q != ' ' && *q != '\t'))
+		return false;
+	q = skip_blank(q, le);
+	out->name = q;
+	out->namelen = kallsyms_name_len(q, le);
+	if (!out->namelen)
+		return false;
+	q = skip_blank(q + out->namelen, le);
+	if (q < le && *q == '[') {
+		const char *m = q + 1, *me = memchr(m, ']', (size_t)(le - m));
+		if (me && me > m) {
+			out->mod = m;
+			out->modlen = (size_t)(me - m);
+		}
+	}
+	return true;
+}
+
+int kallsyms_next(const char **pp, const char *end, unsigned flags, struct kallsyms_line *out)
+{
+	const char *p = *pp;
 	while (p < end) {
 		const char *le = line_end(p, end);
 		const char *q = skip_blank(p, le);
@@ -62,81 +95,75 @@ void ksyms_parse(const char *text, size_t len, uint64_t bias, struct ksym_sink *
 			p = next;
 			continue;
 		}
-		sink->lines++;
-		uint64_t addr;
-		bool neg = sink->delta && *q == '-';
-		if (neg)
+		*pp = next;
+		memset(out, 0, sizeof(*out));
+		out->line = p;
+		out->linelen = (size_t)(le - p);
+		out->neg = (flags & KALLSYMS_DELTA) && *q == '-';
+		if (out->neg)
 			q++;
-		if (!parse_hex(&q, le, &addr) || q == le || (*q != ' ' && *q != '\t')) {
+		if (!parse_hex(&q, le, &out->addr) || q == le || (*q != ' ' && *q != '\t')) {
+			out->neg = false;
+			out->addr = 0;
+			return KALLSYMS_BAD;
+		}
+		out->addr_end = q;
+		return parse_fields(q, le, out) ? KALLSYMS_LINE : KALLSYMS_BAD;
+	}
+	*pp = end;
+	return KALLSYMS_END;
+}
+
+void ksyms_parse(const char *text, size_t len, uint64_t bias, struct ksym_sink *sink)
+{
+	const char *p = text, *end = text + len;
+	struct sym_table *last_mod = NULL;
+	const char *last_name = NULL;
+	size_t last_len = 0;
+	struct kallsyms_line l;
+	int r;
+	while ((r = kallsyms_next(&p, end, sink->delta ? KALLSYMS_DELTA : 0, &l)) != KALLSYMS_END) {
+		sink->lines++;
+		if (!l.addr_end) {
 			sink->bad_lines++;
-			p = next;
 			continue;
 		}
+		uint64_t addr = l.addr;
 		if (sink->delta) {
-			addr = neg ? sink->prev - addr : sink->prev + addr;
+			/* a malformed line after its address still moves the base:
+			 * the writer took its address too */
+			addr = l.neg ? sink->prev - addr : sink->prev + addr;
 			sink->prev = addr;
 		}
-		q = skip_blank(q, le);
-		if (q == le) {
+		if (r == KALLSYMS_BAD) {
 			sink->bad_lines++;
-			p = next;
 			continue;
 		}
-		char type = *q++;
-		if (q == le || (*q != ' ' && *q != '\t')) {
-			sink->bad_lines++;
-			p = next;
+		char type = l.type;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
-		}
-		q = skip_blank(q, le);
-		const char *name = q;
-		while (q < le && *q != ' ' && *q != '\t' && *q != '\r')
-			q++;
-		size_t nlen = (size_t)(q - name);
-		if (!nlen) {
-			sink->bad_lines++;
-			p = next;
-			continue;
-		}
-		const char *mod = NULL;
-		size_t modlen = 0;
-		q = skip_blank(q, le);
-		if (q < le && *q == '[') {
-			const char *m = q + 1, *me = memchr(m, ']', (size_t)(le - m));
-			if (me && me > m) {
-				mod = m;
-				modlen = (size_t)(me - m);
-			}
-		}
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W') {
-			p = next;
-			continue;
-		}
 		if (addr == 0) {
 			/* kptr_restrict hides addresses as zeros: useless, not malformed */
 			sink->zero_addrs++;
-			p = next;
 			continue;
 		}
 		unsigned prio = type == 'T' ? 3 : type == 'W' || type == 'w' ? 2 : 1;
-		if (!mod && sink->core) {
-			ktab_add(sink->core, addr + bias, sink->base + (uint64_t)(name - text),
-				 name, nlen, prio);
-			p = next;
+		if (!l.mod && sink->core) {
+			ktab_add(sink->core, addr + bias, sink->base + (uint64_t)(l.name - text),
+				 l.name, l.namelen, prio);
 			continue;
 		}
 		struct sym_table *t = sink->kernel;
-		if (mod) {
-			if (!(last_mod && last_len == modlen && !memcmp(last_name, mod, modlen))) {
-				last_mod = sink->module ? sink->module(sink->ctx, mod, modlen) : NULL;
-				last_name = mod;
-				last_len = modlen;
+		if (l.mod) {
+			if (!(last_mod && last_len == l.modlen && !memcmp(last_name, l.mod, l.modlen))) {
+				last_mod = sink->module ? sink->module(sink->ctx, l.mod, l.modlen) : NULL;
+				last_name = l.mod;
+				last_len = l.modlen;
 			}
 			t = last_mod;
 		}
 		if (t)
-			symtab_add(t, addr + bias, 0, 0, name, nlen, prio);
-		p = next;
+			symtab_add(t, addr + bias, 0, 0, l.name, l.namelen, prio);
 	}
 }
 
