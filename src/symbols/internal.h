@@ -12,7 +12,8 @@
  *   maps.c     per-process mapping lists (fork sharing), JIT perf maps
  *   image.c    ELF images: choosing the source, build-id, debug files, placement
  *   kernel.c   a domain's kernel image and its modules
- *   kallsyms.c text parsers: kallsyms/System.map lines, /proc/modules, perf maps
+ *   kallsyms.c the one kallsyms/System.map line parser (kallsyms.h)
+ *   textsyms.c text loaders: kallsyms/System.map, /proc/modules, perf maps
  *   ktab.c     the compact core-kernel table over (compressed) kallsyms text
  *   symtab.c   sorted symbol tables and the string pool
  *   elf.c      reading ELF files (libelf), separate debug files
@@ -117,7 +118,14 @@ int elf_load(const char *path, const void *buf, size_t len,
 int elf_load_debug(const char *debug_dir, const char *path, const struct elf_info *info,
 		   struct sym_table *t, char **found);
 
-/* ---- kallsyms-style text (kallsyms.c) ---- */
+/* ---- text sources (kallsyms.c: the line parser, textsyms.c: loaders) ---- */
+
+/* Bounded helpers of the text parsers: the end of the line at p (its
+ * '\n' or end); 1-16 hex digits (optional 0x) at *pp, advancing it;
+ * p past spaces and tabs. */
+const char *text_line_end(const char *p, const char *end);
+bool text_parse_hex(const char **pp, const char *end, uint64_t *out);
+const char *text_skip_blank(const char *p, const char *end);
 
 struct ktab;
 
