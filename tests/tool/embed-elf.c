@@ -14,11 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/format.h"
+#include "symbols/vdso.h"
 #include "test-tool.h"
 #include "util/xalloc.h"
 
@@ -74,21 +74,6 @@ static unsigned elf_buildid(const uint8_t *b, size_t len, uint8_t id[20])
 			o += 12 + n4 + d4;
 		}
 	}
-	return 0;
-}
-
-/* This process's vDSO image: its ELF headers give its size. */
-static int own_vdso(const uint8_t **out, size_t *len)
-{
-	const uint8_t *v = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
-	if (!v)
-		return -ENOENT;
-	const Elf64_Ehdr *eh = (const void *)v;
-	size_t end = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-	if (end < sizeof(*eh) || end > (1u << 20))
-		return -EINVAL;
-	*out = v;
-	*len = end;
 	return 0;
 }
 
@@ -162,11 +147,12 @@ static int embed_elf(const char *in, const char *out)
 		}
 		free(data);
 	}
-	const uint8_t *vd;
+	uint8_t *vd;
 	size_t vlen;
-	if (!rc && own_vdso(&vd, &vlen) == 0) {
+	if (!rc && vdso_copy(&vd, &vlen) == 0) {
 		struct dp_symtab st = { .kind = DP_SYMTAB_ELF, .name = "[vdso]", .data = vd, .size = vlen };
 		rc = dp_write_symtab(w, DP_HOST_DOMAIN, &st);
+		free(vd);
 	}
 	dp_reader_rewind(r);
 	while (!rc && dp_reader_next(r, &rec) == 1)
