@@ -15,28 +15,16 @@
 #     the agent's domain (its address in the file carries no key);
 #  5. a unix socket is created mode 0600: nobody cannot connect.
 source "$(dirname "$0")/../lib/common.bash"
+source "$(dirname "$0")/lib/agent.bash"
 mkdir -p "$OUT/agdir"
 PUB=$(mktemp -d /tmp/agent-auth.XXXXXX); chmod 755 "$PUB"
 at_exit 'rm -rf "$PUB"'
 fail_hook() { for f in "$OUT"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 15 "$f"; }; done; }
-need_root "the agent runs as root, the attacker as nobody"
+need_attacker
 [ -x "$WL/threefuncs" ] || skip "workloads not built (make workloads)"
-id nobody >/dev/null 2>&1 || skip "needs a user nobody"
 PY=/usr/bin/python3
 [ -x $PY ] || skip "needs /usr/bin/python3 (the attacker, nobody, cannot use another)"
-NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 
-# start_agent LOG ARGS...: an agent on a free loopback port; sets PORT, APID.
-start_agent() {
-	local log=$1 try; shift
-	for try in 1 2 3 4 5; do
-		PORT=$((20000 + RANDOM % 20000))
-		"$DOMPROF" agent --listen "tcp:127.0.0.1:$PORT" --dir "$OUT/agdir" "$@" >"$OUT/$log" 2>&1 &
-		APID=$!; bg_pids+=($APID)
-		wait_for "$OUT/$log" 'listening on' 5 $APID && return 0
-	done
-	fail "the agent did not start: $(tail -n 1 "$OUT/$log")"
-}
 
 # 1. no key, not loopback
 for addr in "tcp:0.0.0.0" "tcp:[::]"; do
@@ -61,7 +49,7 @@ kill $ipid; wait $ipid 2>/dev/null
 
 # 2. the key file
 KEY=$OUT/agent.key
-start_agent agent.log --key-file "$KEY"
+start_agent agent.log --dir "$OUT/agdir" --key-file "$KEY" || fail "the agent did not start: $(tail -n 1 "$OUT/agent.log")"
 head -n 2 "$OUT/agent.log"
 grep -q 'created key file' "$OUT/agent.log" || fail "the agent did not say it created the key"
 [ "$(stat -c '%a %U' "$KEY")" = "600 root" ] || fail "key file is $(stat -c '%a %U' "$KEY"), not 600 root"

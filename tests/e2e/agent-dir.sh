@@ -16,45 +16,14 @@
 #  - record itself (what the agent runs, and what root runs in /tmp):
 #    `record -f -o STICKY/out.data` where nobody planted a link refuses
 #    it and leaves the target alone; a fresh name still works.
-set -u
-TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
-OUT=${TEST_OUT:-/tmp}/agent-dir
-WL=$TOP/build/workloads
-pids=()
-old_ps=
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	[ -n "$old_ps" ] && sysctl -q -w fs.protected_symlinks="$old_ps"
-	for l in /tmp/agent-record.log /tmp/agent.data; do [ -L "$l" ] && rm -f "$l"; done
-	return 0
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; for f in "$OUT"/agent*.log "$OUT"/record.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 15 "$f"; }; done; exit 1; }
-[ -x "$WL/threefuncs" ] || { echo "workloads not built (make workloads)"; exit 77; }
-[ "$(id -u)" -eq 0 ] || { echo "needs root (the agent runs as root; the attacker is nobody)"; exit 77; }
-id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null || { echo "needs user nobody and setpriv"; exit 77; }
-old_ps=$(cat /proc/sys/fs/protected_symlinks 2>/dev/null) && sysctl -q -w fs.protected_symlinks=0 2>/dev/null ||
-	{ old_ps=; echo "cannot set fs.protected_symlinks=0 (needed to reproduce the attack)"; exit 77; }
-rm -rf "$OUT"; mkdir -p "$OUT"; chmod 755 "$OUT"
-as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
-
-# start_agent LOG [ARGS]: an agent on a free loopback port; sets PORT and APID
-start_agent() {
-	local log=$1 try; shift
-	for try in 1 2 3 4 5; do
-		PORT=$((20000 + RANDOM % 20000))
-		"$DOMPROF" agent --listen "tcp:127.0.0.1:$PORT" --once "$@" >"$OUT/$log" 2>&1 &
-		APID=$!; pids+=($APID)
-		for _ in $(seq 50); do
-			grep -q 'listening on' "$OUT/$log" && return 0
-			kill -0 $APID 2>/dev/null || break
-			sleep 0.1
-		done
-	done
-	return 1
-}
+source "$(dirname "$0")/../lib/common.bash"
+source "$(dirname "$0")/lib/agent.bash"
+at_exit 'for l in /tmp/agent-record.log /tmp/agent.data; do [ -L "$l" ] && rm -f "$l"; done'
+fail_hook() { for f in "$OUT"/agent*.log "$OUT"/record.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 15 "$f"; }; done; }
+[ -x "$WL/threefuncs" ] || skip "workloads not built (make workloads)"
+need_attacker
+no_protected_symlinks
+chmod 755 "$OUT"
 
 # 1. planted links at the old fixed names, then a session with --dir /tmp
 target=$OUT/root-owned
@@ -64,10 +33,10 @@ for l in /tmp/agent-record.log /tmp/agent.data; do
 	rm -f "$l"
 	as_nobody ln -s "$target" "$l" || fail "nobody cannot plant $l"
 done
-start_agent agent.log || fail "the agent did not start: $(tail -n 1 "$OUT/agent.log")"
+start_agent agent.log --once || fail "the agent did not start: $(tail -n 1 "$OUT/agent.log")"
 priv=$(sed -n 's/.*listening on .* (files in \(.*\))$/\1/p' "$OUT/agent.log")
 echo "private directory: ${priv:-none said}"
-"$WL/threefuncs" 100000 >/dev/null 2>&1 & wl=$!; pids+=($wl)
+"$WL/threefuncs" 100000 >/dev/null 2>&1 & wl=$!; bg_pids+=($wl)
 "$DOMPROF" record -f -a -F 500 -d 1 -o "$OUT/h.data" --domain "self=agent:127.0.0.1:$PORT" 2>"$OUT/record.err"
 rc=$?
 kill $wl
@@ -83,7 +52,7 @@ done
 [ ! -e "$priv" ] || fail "the private directory $priv is left after the agent exited"
 
 # the private directory while an agent runs: ours, 0700, and nothing in /tmp
-start_agent agent2.log || fail "the second agent did not start"
+start_agent agent2.log --once || fail "the second agent did not start"
 priv=$(sed -n 's/.*listening on .* (files in \(.*\))$/\1/p' "$OUT/agent2.log")
 [ "$(stat -c '%a %U' "$priv" 2>/dev/null)" = "700 root" ] || fail "private directory $priv: $(stat -c '%a %U' "$priv" 2>&1)"
 kill $APID; wait $APID 2>/dev/null
@@ -101,7 +70,7 @@ for d in open:'not sticky' theirs:'owned by uid'; do
 	[ "$(wc -l <"$OUT/refused.out")" -eq 1 ] && grep -q "${d#*:}" "$OUT/refused.out" ||
 		fail "--dir ${d%%:*}: expected one line saying '${d#*:}'"
 done
-start_agent agent3.log --dir "$OUT/sticky" || fail "a sticky --dir was refused: $(tail -n 1 "$OUT/agent3.log")"
+start_agent agent3.log --once --dir "$OUT/sticky" || fail "a sticky --dir was refused: $(tail -n 1 "$OUT/agent3.log")"
 kill $APID; wait $APID 2>/dev/null
 # 3. record's own output rule, in a sticky directory nobody can write
 target2=$OUT/root-owned2

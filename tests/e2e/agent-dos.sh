@@ -20,29 +20,17 @@
 #     most rate x CPUs x (seconds + 5) and says so; `info` shows a sane
 #     lost share and `report --domain host` none of it.
 source "$(dirname "$0")/../lib/common.bash"
+source "$(dirname "$0")/lib/agent.bash"
 mkdir -p "$OUT/agdir"
 # the attacker (nobody) reads its inputs from here
 PUB=$(mktemp -d /tmp/agent-dos.XXXXXX); chmod 755 "$PUB"
 at_exit 'rm -rf "$PUB"'
 fail_hook() { for f in "$OUT"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 15 "$f"; }; done; }
-need_root "the agent runs as root, the attacker as nobody"
+need_attacker
 command -v zstd >/dev/null || skip "needs the zstd command"
-id nobody >/dev/null 2>&1 || skip "needs a user nobody"
 PY=/usr/bin/python3
 [ -x $PY ] || skip "needs /usr/bin/python3 (the attacker, nobody, cannot use another)"
-NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 
-# start_agent LOG ARGS...: an agent on a free loopback port; sets PORT, APID.
-start_agent() {
-	local log=$1 try; shift
-	for try in 1 2 3 4 5; do
-		PORT=$((20000 + RANDOM % 20000))
-		"$DOMPROF" agent --listen "tcp:127.0.0.1:$PORT" --dir "$OUT/agdir" "$@" >"$OUT/$log" 2>&1 &
-		APID=$!; bg_pids+=($APID)
-		wait_for "$OUT/$log" 'listening on' 5 $APID && return 0
-	done
-	fail "the agent did not start: $(tail -n 1 "$OUT/$log")"
-}
 
 # A tiny controller: ctl PORT hello|bomb FILE|silent MAXSECONDS. Prints what
 # the agent answered (HELLO_OK, ERROR text, closed).
@@ -91,7 +79,7 @@ for b in 1024:sized 1024:stream 100:sized 100:stream; do
 	echo "bomb ${b%%:*} MiB (${b#*:}): $(stat -c %s "$PUB/bomb-${b/:/-}.zst") bytes"
 done
 chmod 644 "$PUB"/*.zst
-start_agent agent1.log
+start_agent agent1.log --dir "$OUT/agdir" || fail "the agent did not start: $(tail -n 1 "$OUT/agent1.log")"
 echo "agent VmHWM at start: $(hwm $APID) kB"
 for b in 1024-sized 1024-stream 100-sized 100-stream; do
 	a=$(timeout 60 "${NOBODY[@]}" $PY "$PUB/ctl.py" "$PORT" bomb "$PUB/bomb-$b.zst" 2>&1)
@@ -111,7 +99,7 @@ fi
 
 # 2. a silent connection is timed out
 if want 2; then
-start_agent agent2.log --idle-timeout 2
+start_agent agent2.log --dir "$OUT/agdir" --idle-timeout 2 || fail "the agent did not start: $(tail -n 1 "$OUT/agent2.log")"
 timeout 30 "${NOBODY[@]}" $PY "$PUB/ctl.py" "$PORT" silent 25 >"$OUT/silent.txt" 2>&1 & spid=$!; bg_pids+=($spid)
 sleep 0.5
 a=$(timeout 30 $PY "$PUB/ctl.py" "$PORT" hello 2>&1)

@@ -19,36 +19,20 @@
 #  - tfD, mode 0700 (not readable by all), exited, path intact, is
 #    shipped by path: the recorder recorded its identity (device, inode,
 #    size, mtime) through /proc/PID/map_files and the file still has it.
-set -u
-TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
-OUT=${TEST_OUT:-/tmp}/agent-files
-WL=$TOP/build/workloads
-pids=()
-old_ps=
-W=
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	[ -n "$old_ps" ] && sysctl -q -w fs.protected_symlinks="$old_ps"
-	[ -n "$W" ] && rm -rf "$W"
-	return 0
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; for f in "$OUT"/agent.log "$OUT"/record.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 25 "$f"; }; done; exit 1; }
-[ -x "$WL/threefuncs" ] || { echo "workloads not built (make workloads)"; exit 77; }
-[ "$(id -u)" -eq 0 ] || { echo "needs root (the agent runs as root; the attacker is nobody)"; exit 77; }
-id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null || { echo "needs user nobody and setpriv"; exit 77; }
-command -v zstd >/dev/null && command -v python3 >/dev/null || { echo "needs zstd and python3"; exit 77; }
-old_ps=$(cat /proc/sys/fs/protected_symlinks 2>/dev/null) && sysctl -q -w fs.protected_symlinks=0 2>/dev/null ||
-	{ old_ps=; echo "cannot set fs.protected_symlinks=0 (needed to reproduce the attack)"; exit 77; }
-rm -rf "$OUT"; mkdir -p "$OUT/agdir" "$OUT/secrets"
-as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+source "$(dirname "$0")/../lib/common.bash"
+source "$(dirname "$0")/lib/agent.bash"
+fail_hook() { for f in "$OUT"/agent.log "$OUT"/record.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 25 "$f"; }; done; }
+[ -x "$WL/threefuncs" ] || skip "workloads not built (make workloads)"
+need_attacker
+command -v zstd >/dev/null && command -v python3 >/dev/null || skip "needs zstd and python3"
+no_protected_symlinks
+mkdir -p "$OUT/agdir" "$OUT/secrets"
 
 # nobody's directory (under /tmp: every user can reach it) and programs
 W=$(mktemp -d /tmp/agent-files-nobody.XXXXXX); chmod 755 "$W"; chown nobody:nogroup "$W"
+at_exit 'rm -rf "$W"'
 bid=$(readelf -n "$WL/threefuncs" | sed -n 's/.*Build ID: *//p')
-[ ${#bid} -eq 40 ] || { echo "threefuncs has no 20-byte build-id"; exit 77; }
+[ ${#bid} -eq 40 ] || skip "threefuncs has no 20-byte build-id"
 for t in A:a1 B:b2 C:c3 D:d4; do
 	n=tf${t%%:*}
 	# the same code with another build-id: the last byte of the note
@@ -74,26 +58,15 @@ done
 for n in tfA tfB tfC tfD; do cp "$W/$n" "$OUT/$n.orig"; done
 
 # the agent (root) on a free loopback port
-for try in 1 2 3 4 5; do
-	PORT=$((20000 + RANDOM % 20000))
-	"$DOMPROF" agent --listen "tcp:127.0.0.1:$PORT" --dir "$OUT/agdir" --once >"$OUT/agent.log" 2>&1 &
-	APID=$!; pids+=($APID)
-	for _ in $(seq 50); do
-		grep -q 'listening on' "$OUT/agent.log" && break 2
-		kill -0 $APID 2>/dev/null || break
-		sleep 0.1
-	done
-done
-grep -q 'listening on' "$OUT/agent.log" || fail "the agent did not start"
+start_agent agent.log --dir "$OUT/agdir" --once || fail "the agent did not start"
 
 "$DOMPROF" record -f -a -F 500 -o "$OUT/h.data" --domain "self=agent:127.0.0.1:$PORT" 2>"$OUT/record.err" &
-rpid=$!; pids+=($rpid)
-for _ in $(seq 600); do grep -q 'recording at' "$OUT/record.err" && break; sleep 0.1; done
-grep -q 'recording at' "$OUT/record.err" || fail "the agent did not start recording"
+rpid=$!; bg_pids+=($rpid)
+wait_for "$OUT/record.err" 'recording at' 60 || fail "the agent did not start recording"
 
 # nobody: tfC keeps running, tfA and tfB run and exit, then the swap
 # (setpriv directly, not as_nobody: $! must be the program itself)
-setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/tfC" 100000 >/dev/null 2>&1 & cpid=$!; pids+=($cpid)
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$W/tfC" 100000 >/dev/null 2>&1 & cpid=$!; bg_pids+=($cpid)
 as_nobody "$W/tfA" 30 >/dev/null & a=$!
 as_nobody "$W/tfB" 30 >/dev/null & b=$!
 as_nobody "$W/tfD" 30 >/dev/null & d=$!

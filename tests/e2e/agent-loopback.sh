@@ -15,30 +15,20 @@
 #  - an agent killed during the recording ends only its domain: the
 #    recorder says so and the host's samples are intact.
 source "$(dirname "$0")/../lib/common.bash"
+source "$(dirname "$0")/lib/agent.bash"
 mkdir -p "$OUT/agdir"
 fail_hook() { for f in "$OUT"/agent*.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }; done; }
 [ -x "$WL/threefuncs" ] || skip "workloads not built (make workloads)"
 [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ] || [ "$(id -u)" -eq 0 ] ||
 	skip "needs root or kernel.perf_event_paranoid <= 0 for record -a"
 
-# start_agent LOG: an agent on a free loopback port; sets PORT and APID.
-start_agent() {
-	local try
-	for try in 1 2 3 4 5; do
-		PORT=$((20000 + RANDOM % 20000))
-		"$DOMPROF" agent --listen "tcp:127.0.0.1:$PORT" --dir "$OUT/agdir" --once >"$OUT/$1" 2>&1 &
-		APID=$!; bg_pids+=($APID)
-		wait_for "$OUT/$1" 'listening on' 5 $APID && return 0
-	done
-	fail "the agent did not start: $(tail -n 1 "$OUT/$1")"
-}
 
 "$WL/threefuncs" 1500 >/dev/null & bg_pids+=($!)
 "$WL/threefuncs" 1500 >/dev/null & bg_pids+=($!)
 sleep 0.3
 
 # 1. record the host and the agent together; a second controller during it
-start_agent agent.log
+start_agent agent.log --dir "$OUT/agdir" --once || fail "the agent did not start: $(tail -n 1 "$OUT/agent.log")"
 "$DOMPROF" record -f -a -F 1000 -d 4 -o "$OUT/h.data" --domain "self=agent:127.0.0.1:$PORT" \
 	2>"$OUT/record.err" & rpid=$!
 # the second controller comes once the first is served (the agent's
@@ -90,7 +80,7 @@ echo "similarity host view vs agent view: $sim"
 awk -v s="$sim" 'BEGIN { exit !(s >= 0.6) }' || fail "similarity $sim < 0.6"
 
 # 2. only HELLO, START, STOP and COLLECT exist: anything else is refused
-start_agent agent2.log
+start_agent agent2.log --dir "$OUT/agdir" --once || fail "the agent did not start: $(tail -n 1 "$OUT/agent2.log")"
 python3 - "$PORT" >"$OUT/proto.txt" 2>&1 <<'EOF' || { cat "$OUT/proto.txt"; fail "unknown request was not refused"; }
 import socket, struct, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
@@ -116,7 +106,7 @@ cat "$OUT/proto.txt"
 wait $APID 2>/dev/null
 
 # 3. the agent dies during the recording: only its domain ends
-start_agent agent3.log
+start_agent agent3.log --dir "$OUT/agdir" --once || fail "the agent did not start: $(tail -n 1 "$OUT/agent3.log")"
 "$DOMPROF" record -f -a -F 500 -d 3 -o "$OUT/k.data" --domain "self=agent:127.0.0.1:$PORT" \
 	2>"$OUT/kill.err" & rpid=$!
 wait_for "$OUT/kill.err" 'recording at' 30
