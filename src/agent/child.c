@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/child.h"
+#include "format/raw.h"
 
 void agent_child_init(struct agent_child *c, const struct workdir *wd)
 {
@@ -163,7 +164,7 @@ int agent_child_start(struct agent_child *a, unsigned hzv, bool callchain, char 
 			}
 		}
 		uint64_t sz = file_size(a->data);
-		if (!hdr && sz >= 48)
+		if (!hdr && sz >= DP_FILE_HEADER_MIN)
 			hdr = sz;
 		else if (hdr && sz > hdr) {
 			usleep(300000);
@@ -193,7 +194,7 @@ int agent_child_stop(struct agent_child *a, char *msg, size_t msglen)
 	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		if (!msg[0])
 			snprintf(msg, msglen, "the guest's recorder ended abnormally (status 0x%x)", status);
-		return file_size(a->data) >= 48 ? 0 : -1;
+		return file_size(a->data) >= DP_FILE_HEADER_MIN ? 0 : -1;
 	}
 	return 0;
 }

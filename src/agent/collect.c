@@ -196,7 +196,7 @@ int agent_collect(const char *data, int fd, const struct agent_log *log, char *w
 	ship_free(sh);
 	if (!ret && end.lost) {
 		uint8_t l[8];
-		memcpy(l, &end.lost, 8);
+		ap_lost_encode(end.lost, l);
 		ret = ap_send(fd, AP_LOST, 0, l, 8);
 	}
 	if (ret < 0) {

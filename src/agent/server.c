@@ -164,9 +164,7 @@ static int auth_step(struct session *s, uint16_t type)
  * 0 to go on, -1 to close. */
 static int on_hello(struct session *s)
 {
-	uint32_t v = 0;
-	if (s->len >= 4)
-		memcpy(&v, s->buf, 4);
+	uint32_t v = ap_hello_req_decode(s->buf, s->len);
 	if (v != AP_VERSION) {
 		send_text(s->fd, AP_ERROR, "protocol version %u not supported (agent speaks %u)", v, AP_VERSION);
 		return -1;
