@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Flame graph / export fragment: embeds the page's script and style into
 # the binary as C strings (build/gen/flamegraph_assets.h, made with sed so
-# no extra tool is needed), and builds the synthetic large-profile
-# generator the flame graph tests use.
+# no extra tool is needed). The synthetic profiles the flame graph tests
+# use come from `build/san/test-tool gen-profile` (mk/testtool.mk).
 
 FG_ASSETS := build/gen/flamegraph_assets.h
 
@@ -20,10 +20,3 @@ $(FG_ASSETS): src/output/flamegraph.js src/output/flamegraph.css mk/flamegraph.m
 	   $(call fg_cstring,fg_css,src/output/flamegraph.css); } > $@.tmp && mv $@.tmp $@
 
 build/obj/src/output/flamegraph.o build/san/src/output/flamegraph.o: $(FG_ASSETS)
-
-# Synthetic profiles (many distinct stacks, several domains, empty files).
-build/flamegraph/gen-profile: tests/browser/gen-profile.c build/libdomprof.a
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< build/libdomprof.a $(LIBS)
-
-fixtures: build/flamegraph/gen-profile

@@ -147,7 +147,7 @@ struct profile {
 	uint64_t total_samples;         /* SAMPLE records read, before filtering */
 	uint64_t matched;               /* samples that passed the filter */
 	uint64_t lost;                  /* sum of LOST record counts */
-	uint64_t lost_by_source[5];     /* per enum dp_lost_source */
+	uint64_t lost_by_source[DP_LOST_SOURCES]; /* per enum dp_lost_source */
 	bool has_stats;
 	struct dp_stats stats;
 	char **warnings;                /* reader damage + symbol warnings, one line each */

@@ -5,17 +5,13 @@
  * candidate (see kaslr.h for why this works).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "collect/kaslr.h"
-#include "util/file.h"
+#include "symbols/kallsyms.h"
+#include "symbols/vmlinux.h"
 
 static bool is_kernel_image_addr(uint64_t a)
 {
@@ -27,45 +23,25 @@ int kaslr_image_from_symtext(const char *text, size_t len, struct kaslr_image *i
 	const char *p = text, *e = text + len;
 	bool have_text = false, have_end = false;
 	uint64_t maxaddr = 0;
+	struct kallsyms_line l;
+	int r;
 
 	memset(img, 0, sizeof(*img));
-	while (p < e) {
-		const char *nl = memchr(p, '\n', e - p);
-		const char *le = nl ? nl : e;
-		char line[256];
-		size_t ll = le - p;
-		if (ll >= sizeof(line))
-			ll = sizeof(line) - 1;
-		memcpy(line, p, ll);
-		line[ll] = 0;
-		p = nl ? nl + 1 : e;
-
-		char *s = line, *end;
-		uint64_t a = strtoull(s, &end, 16);
-		if (end == s || (*end != ' ' && *end != '\t'))
-			continue;
-		s = end + 1;
-		if (!*s || s[1] != ' ')
-			continue;
-		char type = *s;
-		s += 2;
-		size_t nlen = strcspn(s, " \t\r");
-		if (!nlen)
-			continue;
-		if (s[nlen] == ' ' || s[nlen] == '\t')
-			continue;   /* "[module]": not the core kernel */
-		s[nlen] = 0;
+	while ((r = kallsyms_next(&p, e, 0, &l)) != KALLSYMS_END) {
+		if (r != KALLSYMS_LINE || l.mod)
+			continue;   /* malformed, or "[module]": not the core kernel */
+		uint64_t a = l.addr;
 		img->nsyms++;
-		if (!strcmp(s, "_text")) {
+		if (kallsyms_name_is(&l, "_text")) {
 			img->text = a;
 			have_text = true;
-		} else if (!strcmp(s, "_etext")) {
+		} else if (kallsyms_name_is(&l, "_etext")) {
 			img->etext = a;
-		} else if (!strcmp(s, "_end")) {
+		} else if (kallsyms_name_is(&l, "_end")) {
 			img->end = a;
 			have_end = true;
 		}
-		if (is_kernel_image_addr(a) && type != 'a' && type != 'A' && a > maxaddr)
+		if (is_kernel_image_addr(a) && l.type != 'a' && l.type != 'A' && a > maxaddr)
 			maxaddr = a;
 	}
 	if (!img->nsyms)
@@ -77,76 +53,23 @@ int kaslr_image_from_symtext(const char *text, size_t len, struct kaslr_image *i
 	return 0;
 }
 
+/* The ELF reading is in src/symbols/vmlinux.c (only src/symbols/ uses libelf). */
 int kaslr_image_from_vmlinux(const char *path, struct kaslr_image *img)
 {
-	int ret = -ENOENT;
-	bool have_text = false;
+	struct vmlinux_text vt;
 
 	memset(img, 0, sizeof(*img));
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
-	int fd = file_open_regular(path, NULL);   /* a user-named vmlinux: no FIFO */
-	if (fd < 0)
-		return fd;
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		ret = -ENOEXEC;
-		goto out;
-	}
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		size_t n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Sym sym;
-			if (!gelf_getsym(d, (int)i, &sym))
-				break;
-			const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name || !*name)
-				continue;
-			img->nsyms++;
-			if (!strcmp(name, "_text")) {
-				img->text = sym.st_value;
-				have_text = true;
-			} else if (!strcmp(name, "_etext")) {
-				img->etext = sym.st_value;
-			} else if (!strcmp(name, "_end")) {
-				img->end = sym.st_value;
-			}
-		}
-	}
-	if (!have_text)
-		goto out;
+	int ret = elf_text_bytes(path, &vt, img->bytes, KASLR_MAX_BYTES);
+	img->text = vt.text;
+	img->etext = vt.etext;
+	img->end = vt.end;
+	img->nsyms = vt.nsyms;
+	img->nbytes = vt.nbytes;
+	if (ret < 0)
+		return ret;
 	if (!img->end)
 		img->end = img->etext ? img->etext : img->text + 1;
-	/* The bytes at _text, from the allocated section that holds it. */
-	scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    !(sh.sh_flags & SHF_ALLOC) || img->text < sh.sh_addr ||
-		    img->text >= sh.sh_addr + sh.sh_size)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		uint64_t off = img->text - sh.sh_addr;
-		if (!d || !d->d_buf || off >= d->d_size)
-			break;
-		size_t n = d->d_size - off;
-		img->nbytes = n < KASLR_MAX_BYTES ? n : KASLR_MAX_BYTES;
-		memcpy(img->bytes, (const uint8_t *)d->d_buf + off, img->nbytes);
-		break;
-	}
-	ret = 0;
-out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return ret;
+	return 0;
 }
 
 static uint64_t le(const uint8_t *p, unsigned n)

@@ -15,6 +15,7 @@
 
 #include "collect/sideband.h"
 #include "symbols/buildid.h"
+#include "symbols/kallsyms.h"
 #include "util/xalloc.h"
 
 struct bid_ent {
@@ -234,27 +235,26 @@ int sideband_snapshot(struct sideband *sb, struct dp_writer *w, pid_t pid,
 	return ret;
 }
 
-/* Address of symbol `name` in kallsyms text, 0 if absent. strstr over
- * the whole text instead of parsing ~200k lines. */
-static uint64_t ksym_addr(const char *ks, const char *name)
+/* Kernel text range from kallsyms: _stext (or _text) to _etext, each
+ * from its first core-kernel line (0 when absent). */
+static void kernel_range(const char *ks, size_t len, uint64_t *start, uint64_t *end)
 {
-	char pat[64];
-	snprintf(pat, sizeof(pat), " %s\n", name);
-	const char *hit = strstr(ks, pat);
-	if (!hit)
-		return 0;
-	while (hit > ks && hit[-1] != '\n')
-		hit--;
-	return strtoull(hit, NULL, 16);
-}
-
-/* Kernel text range from kallsyms: _stext (or _text) to _etext. */
-static void kernel_range(const char *ks, uint64_t *start, uint64_t *end)
-{
-	*start = ksym_addr(ks, "_stext");
-	if (!*start)
-		*start = ksym_addr(ks, "_text");
-	*end = ksym_addr(ks, "_etext");
+	const char *p = ks, *e = ks + len;
+	uint64_t stext = 0, text = 0;
+	struct kallsyms_line l;
+	int r;
+	*end = 0;
+	while ((r = kallsyms_next(&p, e, 0, &l)) != KALLSYMS_END) {
+		if (r != KALLSYMS_LINE || l.mod)
+			continue;
+		if (!stext && kallsyms_name_is(&l, "_stext"))
+			stext = l.addr;
+		else if (!text && kallsyms_name_is(&l, "_text"))
+			text = l.addr;
+		else if (!*end && kallsyms_name_is(&l, "_etext"))
+			*end = l.addr;
+	}
+	*start = stext ? stext : text;
 }
 
 /*
@@ -267,27 +267,25 @@ static void kernel_range(const char *ks, uint64_t *start, uint64_t *end)
  */
 static char *kallsyms_delta(const char *ks, size_t len, size_t *outlen)
 {
-	/* a line's delta is at most one char ('-') longer than its address */
+	/* a line's delta is at most one char ('-') longer than its address,
+	 * plus a '\n' the last line may lack */
 	char *out = xmalloc(2 * len + 64), *o = out;
 	const char *p = ks, *end = ks + len;
 	uint64_t prev = 0;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		char *q;
-		errno = 0;
-		uint64_t a = strtoull(p, &q, 16);
-		if (!errno && q > p && q < le && *q == ' ') {
-			if (a >= prev)
-				o += sprintf(o, "%" PRIx64, a - prev);
-			else
-				o += sprintf(o, "-%" PRIx64, prev - a);
-			memcpy(o, q, (size_t)(le - q));
-			o += le - q;
-			*o++ = '\n';
-			prev = a;
-		}
-		p = le + 1;
+	struct kallsyms_line l;
+	while (kallsyms_next(&p, end, 0, &l) != KALLSYMS_END) {
+		if (!l.addr_end)
+			continue;    /* no address: nothing to encode */
+		uint64_t a = l.addr;
+		if (a >= prev)
+			o += sprintf(o, "%" PRIx64, a - prev);
+		else
+			o += sprintf(o, "-%" PRIx64, prev - a);
+		const char *le = l.line + l.linelen;
+		memcpy(o, l.addr_end, (size_t)(le - l.addr_end));
+		o += le - l.addr_end;
+		*o++ = '\n';
+		prev = a;
 	}
 	*outlen = (size_t)(o - out);
 	return out;
@@ -302,7 +300,7 @@ int sideband_write_kernel(struct sideband *sb, struct dp_writer *w, uint64_t tim
 	char *ks = slurp("/proc/kallsyms", &len);
 	uint64_t s = 0, e = 0;
 	if (ks)
-		kernel_range(ks, &s, &e);
+		kernel_range(ks, len, &s, &e);
 	/* Without the right to see kernel addresses (kptr_restrict, no
 	 * CAP_SYSLOG) every address reads 0: such a table names nothing. */
 	if (ks && s) {

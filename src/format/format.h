@@ -69,6 +69,9 @@ enum dp_lost_source {
 	DP_LOST_AGENT = 3,     /* an active domain's agent lost records */
 	DP_LOST_WRITER = 4,    /* collector could not write (disk full) */
 };
+/* Sources this build names; a LOST record may carry any u32 (counted as
+ * "other" by readers). */
+#define DP_LOST_SOURCES 5u
 
 enum dp_symtab_kind {
 	DP_SYMTAB_KALLSYMS = 1,  /* /proc/kallsyms text */

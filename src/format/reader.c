@@ -828,5 +828,5 @@ const char *dp_lost_source_name(uint32_t src)
 {
 	static const char *const names[] = { "ring-overflow", "throttled", "vm-sampler",
 					     "agent", "writer" };
-	return src < 5 ? names[src] : "other";
+	return src < DP_LOST_SOURCES ? names[src] : "other";
 }

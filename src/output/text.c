@@ -20,7 +20,7 @@ double report_lost_pct(const struct profile *p)
 	return all > 0 ? 100.0 * (double)p->lost / all : 0.0;
 }
 
-static const char *lost_names[] = {
+static const char *const lost_names[DP_LOST_SOURCES] = {
 	"kernel ring overflow", "kernel throttling", "VM sampler missed ticks",
 	"agent", "writer",
 };
@@ -57,7 +57,7 @@ static void header(FILE *f, const struct report_view *v)
 		fprintf(f, "# WARNING: %" PRIu64 " samples were lost (%.2f%%):", p->lost,
 			report_lost_pct(p));
 		const char *sep = " ";
-		for (int i = 0; i < 5; i++)
+		for (unsigned i = 0; i < DP_LOST_SOURCES; i++)
 			if (p->lost_by_source[i]) {
 				fprintf(f, "%s%" PRIu64 " %s", sep, p->lost_by_source[i], lost_names[i]);
 				sep = ", ";

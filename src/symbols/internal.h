@@ -1,9 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Private types of src/symbols/: the sorted symbol table with its string
- * arena, the chunked string pool, and the loaders (ELF, kallsyms-style
- * text) that fill tables. Only the .c files of src/symbols/ include this; the public
- * contract is symbols.h.
+ * arena, the chunked string pool, the loaders (ELF, kallsyms-style
+ * text) that fill tables, and the session's containers shared by the
+ * files that implement symbols.h. Only the .c files of src/symbols/
+ * include this; the public contract is symbols.h.
+ *
+ * Where each concept lives:
+ *   session.c  the session and its domains, warnings, the lookups
+ *   blobs.c    embedded SYMTAB records: index, lazy decompression, limits
+ *   maps.c     per-process mapping lists (fork sharing), JIT perf maps
+ *   image.c    ELF images: choosing the source, build-id, debug files, placement
+ *   kernel.c   a domain's kernel image and its modules
+ *   kallsyms.c the one kallsyms/System.map line parser (kallsyms.h)
+ *   textsyms.c text loaders: kallsyms/System.map, /proc/modules, perf maps
+ *   ktab.c     the compact core-kernel table over (compressed) kallsyms text
+ *   symtab.c   sorted symbol tables and the string pool
+ *   elf.c      reading ELF files (libelf), separate debug files
+ *   vdso.c, vmlinux.c, buildid.c   small helpers exported to other modules
  *
  * A sym_table is built by appending (symtab_add), then frozen once by
  * symtab_finish, which sorts, removes aliases and fills missing sizes.
@@ -16,6 +30,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "util/hmap.h"
 
 /* Entry flags. PRIO bits rank aliases at one address while building. */
 #define SYM_F_PRIO_MASK  0x0fu
@@ -102,7 +118,14 @@ int elf_load(const char *path, const void *buf, size_t len,
 int elf_load_debug(const char *debug_dir, const char *path, const struct elf_info *info,
 		   struct sym_table *t, char **found);
 
-/* ---- kallsyms-style text (kernel.c) ---- */
+/* ---- text sources (kallsyms.c: the line parser, textsyms.c: loaders) ---- */
+
+/* Bounded helpers of the text parsers: the end of the line at p (its
+ * '\n' or end); 1-16 hex digits (optional 0x) at *pp, advancing it;
+ * p past spaces and tabs. */
+const char *text_line_end(const char *p, const char *end);
+bool text_parse_hex(const char **pp, const char *end, uint64_t *out);
+const char *text_skip_blank(const char *p, const char *end);
 
 struct ktab;
 
@@ -122,6 +145,10 @@ struct ksym_sink {
 /* Parse "addr type name [mod]" lines; text symbols (t T w W) only.
  * bias is added to every address (KASLR for System.map). */
 void ksyms_parse(const char *text, size_t len, uint64_t bias, struct ksym_sink *sink);
+/* Length of a kallsyms name starting at p: up to a blank, '\r', '\n' or
+ * end. The one rule for where a name ends (kallsyms_next and ktab.c,
+ * which finds names again by their offset in the text). */
+size_t kallsyms_name_len(const char *p, const char *end);
 
 /* ---- compact kernel table (ktab.c) ---- */
 
@@ -185,5 +212,201 @@ void kmodules_parse(const char *text, size_t len,
 
 /* Parse perf map text "START SIZE name" (hex) into t. */
 void perfmap_parse(const char *text, size_t len, struct sym_table *t);
+
+/* ---- the session's containers (session.c and the files it names) ---- */
+
+/*
+ * Maps are never freed or changed once returned (a replaced mapping is
+ * dropped from the process's list, not destroyed), so a map returned for
+ * an early sample stays valid after a later exec or munmap. The only
+ * field filled later is the placement (image address delta), computed on
+ * first use: that is why some functions cast away const on a map the
+ * session itself allocated. Everything below is owned by the session and
+ * freed by sym_session_free.
+ */
+
+#define SYM_UNKNOWN "[unknown]"
+/* This machine's /proc/kallsyms, /proc/modules or a perf map. */
+#define LOCAL_TEXT_MAX (256u << 20)
+
+enum img_kind {
+	IMG_ELF,      /* a file (or embedded ELF): link-time addresses, placed by map */
+	IMG_ABS,      /* absolute addresses: kernel, modules, perf maps */
+	IMG_PSEUDO,   /* no symbols at all */
+	IMG_PERFMAP,  /* absolute, table from a perf map */
+};
+
+struct sym_image {
+	const char *name, *path;
+	uint8_t kind;
+	bool is_vdso;
+	bool info_done, syms_done;
+	uint8_t buildid[20];
+	uint8_t buildid_len;
+	uint32_t pid;               /* IMG_PERFMAP */
+	struct sym_domain *dom;
+	struct sym_session *sess;
+	const char *src_path;       /* file read for symbols (path or a debug file) */
+	bool tab_loaded;            /* tab filled early (debug file by build-id) */
+	struct elf_info info;
+	bool info_usable;           /* the ELF source matches (build-id) */
+	const uint8_t *blob;        /* embedded ELF chosen for it, or NULL */
+	size_t blob_size;
+	struct sym_table tab;
+	struct ktab *kt;            /* core kernel from kallsyms/System.map (tab unused) */
+	struct sym_image *next_all;
+};
+
+struct sym_map {
+	uint64_t start, end, pgoff;
+	struct sym_image *img;
+	uint64_t delta;             /* image address = ip + delta (mod 2^64) */
+	bool placed;
+	bool anon;                  /* anonymous exec memory: JIT map candidate */
+};
+
+/* An embedded SYMTAB. Kept as stored (zstd) until used: a kallsyms is
+ * only ever streamed (ktab.c); other kinds are decompressed on first use. */
+struct blob {
+	uint32_t kind;
+	const char *name;
+	uint8_t *data;              /* plain bytes + NUL, or NULL while compressed */
+	size_t size;                /* uncompressed size */
+	uint8_t *z;                 /* the zstd frame, or NULL */
+	size_t zsize;
+	uint8_t admit;              /* 0 not asked yet, 1 within the limits, 2 refused */
+};
+
+struct kmod {
+	const char *name;
+	uint64_t start, end;        /* end == 0: not known yet */
+	struct sym_image *img;
+	struct sym_map *map;
+};
+
+struct sym_domain {
+	uint32_t id;
+	uint8_t kind;
+	const char *name;
+	uint64_t kaslr;
+	struct blob *blobs;
+	size_t nblobs, cblobs;
+	/* blob lookups, index+1 of the first blob of each: a file may carry
+	 * tens of thousands of tables and as many images to match */
+	size_t first_kind[8];       /* by kind (kinds < 8) */
+	struct hmap blobidx;        /* "kind|lowercase name" -> index+1 */
+	struct hmap perfmapidx;     /* perf map tables by pid -> index+1 */
+	bool kernel_done;
+	struct sym_image *kimg;
+	struct sym_map *kmap;
+	struct kmod *mods;
+	size_t nmods, cmods;
+	struct hmap modidx;       /* module name -> index+1 while loading */
+	struct hmap pseudo;       /* name -> map */
+	struct hmap asids;        /* guest cr3 -> map */
+	struct sym_map *last_asid_map;
+	uint64_t last_asid;
+	uint64_t symtab_used;       /* bytes decompressed for its tables (admitted) */
+	bool symtab_refused;        /* a table of it was over the limits */
+};
+
+struct proc {
+	struct sym_map **maps;      /* sorted by start, not overlapping */
+	size_t n, cap;
+	size_t *shared;             /* when maps is shared with forks: the number
+				     * of processes holding it (copied on change);
+				     * NULL when this process owns it alone */
+	const char *comm;
+	uint8_t perfmap_state;      /* 0 unchecked, 1 none, 2 present */
+	struct sym_map *perfmap;
+};
+
+struct sym_session {
+	struct sym_pool pool;
+	struct sym_domain **doms;   /* in order of first appearance */
+	size_t ndoms, cdoms;
+	struct hmap domidx;         /* domain id -> sym_domain */
+	struct sym_domain *last_dom;
+	struct hmap procs;
+	struct proc *last_proc;
+	uint64_t last_proc_key;
+	struct hmap images;
+	struct sym_image *all_images;
+	struct sym_map **maps;      /* every map ever made, for freeing */
+	size_t nmaps, cmaps;
+	const char **warn;
+	size_t nwarn, cwarn;
+	uint8_t *own_vdso;
+	size_t own_vdso_size;
+	bool own_vdso_done;
+	const char *debug_dir;      /* root of separate debug files */
+	struct hmap warnidx;        /* warning text -> 1, to keep each once */
+	uint64_t symtab_domain_max, symtab_file_max, symtab_used;
+	uint64_t refused_tables, refused_bytes;
+	size_t refused_warn;        /* index+1 in warn[] of the refusal summary */
+	char refused_line[320];
+	uint64_t map_entries;       /* mapping-list entries made so far */
+	uint64_t warn_more;         /* distinct warnings past MAX_WARNINGS */
+	bool more_warn;
+	char more_line[64];
+};
+
+/* session.c */
+/* Keep a warning (formatted, each distinct text once, capped). */
+void sym_warn(struct sym_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The domain of id, created (host-like) when first named. */
+struct sym_domain *sym_domain_get(struct sym_session *s, uint32_t id);
+struct sym_map *sym_map_new(struct sym_session *s, struct sym_image *img,
+			    uint64_t start, uint64_t end, uint64_t pgoff);
+struct sym_image *sym_image_new(struct sym_session *s, struct sym_domain *d,
+				uint8_t kind, const char *name, const char *path);
+/* A symbol-less image and its one map covering everything, per domain. */
+struct sym_map *sym_pseudo_map(struct sym_session *s, struct sym_domain *d, const char *name);
+/* The file name of a path ("/a/b" -> "b"; "/a/" stays whole). */
+const char *sym_base_name(const char *path);
+
+/* blobs.c */
+/* The decompression limits, from DOMPROF_MAX_SYMTAB when set. */
+void blob_limits(struct sym_session *s);
+/* Free the blobs of d and their indexes. */
+void blobs_release(struct sym_domain *d);
+/* May blob b be decompressed (charged to the limits once)? */
+bool blob_admit(struct sym_session *s, struct sym_domain *d, struct blob *b);
+/* Its plain bytes (NUL-terminated), decompressed on first use; NULL if refused. */
+const uint8_t *blob_data(struct sym_session *s, struct sym_domain *d, struct blob *b);
+/* Where the text of a kallsyms/System.map blob is, for ktab.c. */
+struct ktext blob_text(const struct blob *b);
+/* The first blob of a kind (name NULL) or of a kind and name (any case). */
+struct blob *find_blob(const struct sym_domain *d, uint32_t kind, const char *name);
+/* The perf map stored for pid, or NULL. */
+struct blob *perfmap_blob(struct sym_domain *d, uint32_t pid);
+
+/* maps.c */
+/* The process (domain, pid); created when create, else NULL if unseen. */
+struct proc *sym_proc_get(struct sym_session *s, uint32_t domain, uint32_t pid, bool create);
+/* Let go of p's mapping list (shared or not); p has none after. */
+void proc_drop_maps(struct proc *p);
+/* The map of p holding ip (a JIT perf map for anonymous memory), or NULL. */
+struct sym_map *proc_find_map(struct sym_session *s, struct sym_domain *d,
+			      struct proc *p, uint32_t pid, uint64_t ip);
+/* The pid's JIT map image, if a perf map exists for it. */
+struct sym_map *perfmap_map(struct sym_session *s, struct sym_domain *d,
+			    struct proc *p, uint32_t pid);
+
+/* image.c */
+/* The ELF image of (domain, path, build-id), made once. */
+struct sym_image *image_elf(struct sym_session *s, struct sym_domain *d, const char *path,
+			    const uint8_t *bid, uint8_t bidlen, bool vdso);
+/* Load the image's symbol table (once). */
+void image_load_symbols(struct sym_session *s, struct sym_image *img);
+/* Compute m's delta from ip to the image's link-time address (once). */
+void image_place(struct sym_session *s, struct sym_map *m);
+
+/* kernel.c */
+/* The kernel (or module) map of d holding a kernel-half ip. */
+const struct sym_map *kernel_map(struct sym_session *s, struct sym_domain *d, uint64_t ip);
+/* A kernel MMAP record (pid -1) of d: a module range the tables may lack. */
+void kernel_add_mmap(struct sym_session *s, struct sym_domain *d, const char *path,
+		     uint64_t start, uint64_t end);
 
 #endif

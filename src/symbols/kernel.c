@@ -1,207 +1,278 @@
 // SPDX-License-Identifier: MIT
 /*
- * Parsers for the text symbol sources: /proc/kallsyms and System.map
- * ("addr type name" with an optional "\t[module]"), /proc/modules, and
- * perf's JIT maps (/tmp/perf-PID.map, "START SIZE name" in hex). The
- * input is an embedded blob from a recording, i.e. untrusted: every line
- * is bounded by the buffer length (no NUL needed), malformed lines are
- * counted and skipped.
+ * The kernel image of a domain and its modules, built on the first
+ * kernel lookup: the core table from the recording's kallsyms (or its
+ * delta form), else an embedded vmlinux, else System.map (relocated by
+ * the domain's KASLR offset), else for the host this machine's
+ * /proc/kallsyms with a warning. Only the table used is charged to the
+ * limits (blobs.c). Module ranges come from /proc/modules text or kernel
+ * MMAP records and are widened to cover the module's symbols.
  */
+#include "symbols/symbols.h"
 #include "symbols/internal.h"
+#include "util/hmap.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static const char *line_end(const char *p, const char *end)
+#include "util/file.h"
+#include "util/xalloc.h"
+
+static bool is_vmlinux_name(const char *name)
 {
-	const char *nl = memchr(p, '\n', (size_t)(end - p));
-	return nl ? nl : end;
+	const char *b = strrchr(name, '/');
+	b = b ? b + 1 : name;
+	return !strncmp(b, "vmlinux", 7);
 }
 
-static bool parse_hex(const char **pp, const char *end, uint64_t *out)
+/* Module name from a kernel MMAP path: "/lib/modules/.../ext4.ko.xz" ->
+ * "ext4"; perf and the kernel spell '-' as '_' in module names. */
+static const char *module_name(struct sym_session *s, const char *path)
 {
-	const char *p = *pp;
-	if (p + 1 < end && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-		p += 2;
-	uint64_t v = 0;
-	int digits = 0;
-	for (; p < end; p++) {
-		int d;
-		if (*p >= '0' && *p <= '9') d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f') d = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F') d = *p - 'A' + 10;
-		else break;
-		if (++digits > 16)
-			return false;
-		v = v << 4 | (uint64_t)d;
+	const char *b = sym_base_name(path);
+	size_t n = strcspn(b, ".");
+	char buf[256];
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = b[i] == '-' ? '_' : b[i];
+	buf[n] = '\0';
+	if (buf[0] == '[' && n > 2 && buf[n - 1] == ']') {
+		buf[n - 1] = '\0';
+		return pool_strdup(&s->pool, buf + 1);
 	}
-	if (!digits)
-		return false;
-	*pp = p;
-	*out = v;
-	return true;
+	return pool_strdup(&s->pool, buf);
 }
 
-static const char *skip_blank(const char *p, const char *end)
+static struct kmod *get_kmod(struct sym_session *s, struct sym_domain *d, const char *name, size_t len)
 {
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	return p;
+	char buf[256];
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	uintptr_t idx = (uintptr_t)strmap_get(&d->modidx, buf);
+	if (idx)
+		return &d->mods[idx - 1];
+	if (d->nmods == d->cmods)
+		xgrow((void **)&d->mods, &d->cmods, d->nmods + 1, sizeof(*d->mods));
+	struct kmod *m = &d->mods[d->nmods++];
+	memset(m, 0, sizeof(*m));
+	m->name = pool_strdup(&s->pool, buf);
+	char img[260];
+	snprintf(img, sizeof(img), "[%s]", buf);
+	m->img = sym_image_new(s, d, IMG_ABS, img, img);
+	strmap_put(&d->modidx, m->name, (void *)(uintptr_t)d->nmods);
+	return m;
 }
 
-void ksyms_parse(const char *text, size_t len, uint64_t bias, struct ksym_sink *sink)
+void kernel_add_mmap(struct sym_session *s, struct sym_domain *d, const char *path,
+		     uint64_t start, uint64_t end)
 {
-	const char *p = text, *end = text + len;
-	struct sym_table *last_mod = NULL;
-	const char *last_name = NULL;
-	size_t last_len = 0;
-	while (p < end) {
-		const char *le = line_end(p, end);
-		const char *q = skip_blank(p, le);
-		const char *next = le < end ? le + 1 : end;
-		if (q == le) {
-			p = next;
-			continue;
+	if (strncmp(path, "[kernel.kallsyms]", 17) && !d->kernel_done) {
+		const char *nm = module_name(s, path);
+		struct kmod *k = get_kmod(s, d, nm, strlen(nm));
+		if (!k->end) {
+			k->start = start;
+			k->end = end;
 		}
-		sink->lines++;
-		uint64_t addr;
-		bool neg = sink->delta && *q == '-';
-		if (neg)
-			q++;
-		if (!parse_hex(&q, le, &addr) || q == le || (*q != ' ' && *q != '\t')) {
-			sink->bad_lines++;
-			p = next;
-			continue;
-		}
-		if (sink->delta) {
-			addr = neg ? sink->prev - addr : sink->prev + addr;
-			sink->prev = addr;
-		}
-		q = skip_blank(q, le);
-		if (q == le) {
-			sink->bad_lines++;
-			p = next;
-			continue;
-		}
-		char type = *q++;
-		if (q == le || (*q != ' ' && *q != '\t')) {
-			sink->bad_lines++;
-			p = next;
-			continue;
-		}
-		q = skip_blank(q, le);
-		const char *name = q;
-		while (q < le && *q != ' ' && *q != '\t' && *q != '\r')
-			q++;
-		size_t nlen = (size_t)(q - name);
-		if (!nlen) {
-			sink->bad_lines++;
-			p = next;
-			continue;
-		}
-		const char *mod = NULL;
-		size_t modlen = 0;
-		q = skip_blank(q, le);
-		if (q < le && *q == '[') {
-			const char *m = q + 1, *me = memchr(m, ']', (size_t)(le - m));
-			if (me && me > m) {
-				mod = m;
-				modlen = (size_t)(me - m);
-			}
-		}
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W') {
-			p = next;
-			continue;
-		}
-		if (addr == 0) {
-			/* kptr_restrict hides addresses as zeros: useless, not malformed */
-			sink->zero_addrs++;
-			p = next;
-			continue;
-		}
-		unsigned prio = type == 'T' ? 3 : type == 'W' || type == 'w' ? 2 : 1;
-		if (!mod && sink->core) {
-			ktab_add(sink->core, addr + bias, sink->base + (uint64_t)(name - text),
-				 name, nlen, prio);
-			p = next;
-			continue;
-		}
-		struct sym_table *t = sink->kernel;
-		if (mod) {
-			if (!(last_mod && last_len == modlen && !memcmp(last_name, mod, modlen))) {
-				last_mod = sink->module ? sink->module(sink->ctx, mod, modlen) : NULL;
-				last_name = mod;
-				last_len = modlen;
-			}
-			t = last_mod;
-		}
-		if (t)
-			symtab_add(t, addr + bias, 0, 0, name, nlen, prio);
-		p = next;
 	}
 }
 
-void kmodules_parse(const char *text, size_t len,
-		    void (*cb)(void *ctx, const struct kmod_range *r), void *ctx)
+/* ---- kernel ---- */
+
+struct kctx {
+	struct sym_session *s;
+	struct sym_domain *d;
+};
+
+static struct sym_table *kmod_table(void *ctx, const char *mod, size_t len)
 {
-	const char *p = text, *end = text + len;
-	while (p < end) {
-		const char *le = line_end(p, end);
-		const char *next = le < end ? le + 1 : end;
-		/* name size refcount deps state address [taint] */
-		const char *f[6];
-		size_t fl[6];
-		int nf = 0;
-		const char *q = p;
-		while (nf < 6) {
-			q = skip_blank(q, le);
-			if (q == le)
-				break;
-			f[nf] = q;
-			while (q < le && *q != ' ' && *q != '\t' && *q != '\r')
-				q++;
-			fl[nf] = (size_t)(q - f[nf]);
-			nf++;
-		}
-		if (nf == 6) {
-			uint64_t size = 0, addr;
-			const char *s = f[1];
-			bool ok = fl[1] > 0 && fl[1] < 20;
-			for (size_t i = 0; ok && i < fl[1]; i++) {
-				if (s[i] < '0' || s[i] > '9')
-					ok = false;
-				else
-					size = size * 10 + (uint64_t)(s[i] - '0');
-			}
-			const char *a = f[5];
-			if (ok && parse_hex(&a, f[5] + fl[5], &addr) && a == f[5] + fl[5] && addr && size) {
-				struct kmod_range r = { f[0], fl[0], addr, size };
-				cb(ctx, &r);
-			}
-		}
-		p = next;
-	}
+	struct kctx *k = ctx;
+	return &get_kmod(k->s, k->d, mod, len)->img->tab;
 }
 
-void perfmap_parse(const char *text, size_t len, struct sym_table *t)
+static void kmod_range(void *ctx, const struct kmod_range *r)
 {
-	const char *p = text, *end = text + len;
-	while (p < end) {
-		const char *le = line_end(p, end);
-		const char *next = le < end ? le + 1 : end;
-		const char *q = skip_blank(p, le);
-		uint64_t start, size;
-		if (parse_hex(&q, le, &start) && q < le && (*q == ' ' || *q == '\t')) {
-			q = skip_blank(q, le);
-			if (parse_hex(&q, le, &size) && q < le && (*q == ' ' || *q == '\t')) {
-				q = skip_blank(q, le);
-				const char *ne = le;
-				while (ne > q && (ne[-1] == '\r' || ne[-1] == ' '))
-					ne--;
-				/* names may contain spaces: the rest of the line */
-				if (ne > q && size)
-					symtab_add(t, start, size, 0, q, (size_t)(ne - q), 3);
-			}
-		}
-		p = next;
-	}
+	struct kctx *k = ctx;
+	struct kmod *m = get_kmod(k->s, k->d, r->name, r->namelen);
+	m->start = r->start;
+	m->end = r->start + r->size < r->start ? UINT64_MAX : r->start + r->size;
 }
+
+/* This machine's /proc/kallsyms or /proc/modules (regular, size 0). */
+static char *read_file(struct sym_session *s, const char *path, size_t *len)
+{
+	char *buf;
+	return file_read_all(path, LOCAL_TEXT_MAX, &buf, len) == 0 ? buf : NULL;
+}
+
+static int cmp_kmod(const void *a, const void *b)
+{
+	const struct kmod *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+struct kparse {
+	struct ksym_sink *sink;
+	uint64_t bias;
+};
+
+static void kparse_block(void *ctx, const char *block, size_t len, uint64_t base)
+{
+	struct kparse *kp = ctx;
+	kp->sink->base = base;
+	ksyms_parse(block, len, kp->bias, kp->sink);
+}
+
+/* Parse an embedded kallsyms/System.map: core symbols into a compact
+ * table over the (possibly compressed) blob, modules into their tables. */
+static void parse_ksyms_blob(struct sym_session *s, struct sym_domain *d, struct blob *b,
+			     uint64_t bias, struct ksym_sink *sink, const char *what)
+{
+	struct ktext src = blob_text(b);
+	d->kimg->kt = ktab_new(&src);
+	sink->core = d->kimg->kt;
+	struct kparse kp = { sink, bias };
+	sink->delta = b->kind == DP_SYMTAB_KALLSYMS_DELTA;
+	sink->prev = 0;
+	int r = ktext_stream(&src, kparse_block, &kp);
+	if (ktab_unsorted(d->kimg->kt)) {
+		/* not in address order: once more, collecting everything (the
+		 * module symbols were taken the first time) */
+		ktab_restart_slow(d->kimg->kt);
+		struct ksym_sink again = { .core = d->kimg->kt, .delta = sink->delta };
+		kp.sink = &again;
+		r = ktext_stream(&src, kparse_block, &kp);
+	}
+	if (r < 0)
+		sym_warn(s, "domain %s: embedded %s does not decompress completely, "
+		     "some kernel samples may be [unknown]", d->name, what);
+	sink->core = NULL;
+	ktab_finish(d->kimg->kt, 4096);
+}
+
+static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
+{
+	if (d->kernel_done)
+		return;
+	d->kernel_done = true;
+	const char *kname = d->kind == DP_DOMAIN_PASSIVE ? "[guest.kernel]" : "[kernel.kallsyms]";
+	d->kimg = sym_image_new(s, d, IMG_ABS, kname, kname);
+	struct kctx kc = { s, d };
+	struct ksym_sink sink = { .kernel = &d->kimg->tab, .ctx = &kc, .module = kmod_table };
+	struct blob *ks = find_blob(d, DP_SYMTAB_KALLSYMS, NULL);
+	if (!ks)
+		ks = find_blob(d, DP_SYMTAB_KALLSYMS_DELTA, NULL);
+	struct blob *sm = find_blob(d, DP_SYMTAB_SYSMAP, NULL);
+	struct blob *vm = NULL;
+	for (size_t i = 0; i < d->nblobs && !vm; i++)
+		if (d->blobs[i].kind == DP_SYMTAB_ELF && is_vmlinux_name(d->blobs[i].name))
+			vm = &d->blobs[i];
+	/* only the table used is charged to the limits; a refused one is
+	 * not replaced by this machine's kallsyms (it would name the
+	 * samples wrongly), its kernel samples are [unknown] */
+	if (ks && !blob_admit(s, d, ks))
+		ks = NULL;
+	if (!ks && vm && !blob_admit(s, d, vm))
+		vm = NULL;
+	if (!ks && !vm && sm && !blob_admit(s, d, sm))
+		sm = NULL;
+	const char *what = "kallsyms";
+	if (ks) {
+		/* The recorder stores offset 0 for a kallsyms of the same boot
+		 * (already relocated) and a real offset only for a copy from
+		 * another (nokaslr) boot, found by kaslr=auto or given. */
+		parse_ksyms_blob(s, d, ks, d->kaslr, &sink, what);
+	} else if (vm) {
+		struct elf_info info;
+		const uint8_t *data = blob_data(s, d, vm);
+		int n = elf_load(NULL, data, vm->size, &info, &d->kimg->tab, d->kaslr);
+		elf_info_release(&info);
+		if (n <= 0)
+			sym_warn(s, "domain %s: embedded vmlinux has no usable symbols", d->name);
+		what = "vmlinux";
+	} else if (sm) {
+		what = "System.map";
+		parse_ksyms_blob(s, d, sm, d->kaslr, &sink, what);
+	} else if (d->symtab_refused) {
+		/* said once for all domains by the refusal summary */
+	} else if (d->id == DP_HOST_DOMAIN && d->kind == DP_DOMAIN_HOST) {
+		size_t len;
+		char *buf = read_file(s, "/proc/kallsyms", &len);
+		if (buf) {
+			sym_warn(s, "no kallsyms in the recording: using this machine's /proc/kallsyms "
+			     "(wrong if the kernel was rebooted since)");
+			ksyms_parse(buf, len, 0, &sink);
+			free(buf);
+			if (!find_blob(d, DP_SYMTAB_MODULES, NULL) && (buf = read_file(s, "/proc/modules", &len))) {
+				kmodules_parse(buf, len, kmod_range, &kc);
+				free(buf);
+			}
+		} else {
+			sym_warn(s, "no kallsyms in the recording and /proc/kallsyms unreadable: "
+			     "kernel samples are [unknown]");
+		}
+	} else {
+		sym_warn(s, "domain %s: no kernel symbol table in the recording, kernel samples are [unknown]",
+		     d->name);
+	}
+	if (sink.zero_addrs && !d->kimg->tab.n && !(d->kimg->kt && ktab_count(d->kimg->kt)))
+		sym_warn(s, "domain %s: %s addresses are all zero (kptr_restrict?): kernel samples are [unknown]",
+		     d->name, what);
+	if (sink.bad_lines)
+		sym_warn(s, "domain %s: %zu malformed %s lines skipped", d->name, sink.bad_lines, what);
+	for (size_t i = 0; i < d->nblobs; i++)
+		if (d->blobs[i].kind == DP_SYMTAB_MODULES) {
+			const char *text = (const char *)blob_data(s, d, &d->blobs[i]);
+			if (text)
+				kmodules_parse(text, d->blobs[i].size, kmod_range, &kc);
+		}
+	symtab_finish(&d->kimg->tab, 4096);
+
+	/* modules: a range from /proc/modules or a kernel MMAP, widened to
+	 * cover the module's symbols (text and data may be apart) */
+	size_t w = 0;
+	for (size_t i = 0; i < d->nmods; i++) {
+		struct kmod *m = &d->mods[i];
+		struct sym_table *t = &m->img->tab;
+		symtab_finish(t, 4096);
+		if (t->n) {
+			uint64_t lo = t->v[0].start, hi = t->v[t->n - 1].end;
+			if (!m->end || lo < m->start)
+				m->start = lo;
+			if (!m->end || hi > m->end)
+				m->end = hi;
+		}
+		if (!m->end || m->end <= m->start)
+			continue;    /* nowhere to put it */
+		m->map = sym_map_new(s, m->img, m->start, m->end, 0);
+		d->mods[w++] = *m;
+	}
+	d->nmods = w;
+	if (d->nmods)
+		qsort(d->mods, d->nmods, sizeof(*d->mods), cmp_kmod);
+	free(d->modidx.v);
+	memset(&d->modidx, 0, sizeof(d->modidx));
+	d->kmap = sym_map_new(s, d->kimg, 0, UINT64_MAX, 0);
+}
+
+const struct sym_map *kernel_map(struct sym_session *s, struct sym_domain *d, uint64_t ip)
+{
+	ensure_kernel(s, d);
+	size_t lo = 0, hi = d->nmods;
+	while (lo < hi) {    /* first module with start > ip */
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->mods[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges may nest after widening: look back a little */
+	for (size_t i = lo, k = 0; i > 0 && k < 4; i--, k++)
+		if (ip < d->mods[i - 1].end)
+			return d->mods[i - 1].map;
+	return d->kmap;
+}
+

@@ -389,14 +389,6 @@ struct fetch {
 	size_t next;                 /* next pend[] entry (sorted by offset) */
 };
 
-static size_t name_len(const char *p, const char *end)
-{
-	const char *q = p;
-	while (q < end && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
-		q++;
-	return (size_t)(q - p);
-}
-
 static void set_name(struct ktab *k, struct sym_pool *pool, uint32_t i, const char *name, size_t len)
 {
 	const char *s = pool_strndup(pool, name, len);
@@ -422,7 +414,7 @@ static void fetch_block(void *ctx, const char *block, size_t len, uint64_t base)
 			return;
 		if (off >= base)
 			set_name(k, f->pool, i, block + (off - base),
-				 name_len(block + (off - base), block + len));
+				 kallsyms_name_len(block + (off - base), block + len));
 		f->next++;
 	}
 }
@@ -446,7 +438,7 @@ static void fetch_pending(struct ktab *k, struct sym_pool *pool)
 		for (size_t j = 0; j < k->npend; j++) {
 			uint32_t i = k->pend[j];
 			const char *p = k->src.plain + (k->ref[i] & REF_OFF);
-			set_name(k, pool, i, p, name_len(p, end));
+			set_name(k, pool, i, p, kallsyms_name_len(p, end));
 		}
 	} else {
 		cmp_pend_tab = k;

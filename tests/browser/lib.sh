@@ -6,26 +6,26 @@
 # After sourcing: NODE_PATH reaches Debian's node modules, and
 # browser_check PAGE SHOT [ARGS...] runs tests/browser/check-flamegraph.js
 # (exits the test with 77 when the browser cannot start).
-BROWSER_DIR="$DOMPROF_TOP/tests/browser"
+# skip and the set-up: tests/lib/common.bash (the flame graph tests source
+# it first; sourcing it again is a no-op).
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.bash"
+BROWSER_DIR="$TOP/tests/browser"
 
 if ! bash "$BROWSER_DIR/deps.sh" chromium node; then
-	echo "SKIP: chromium, nodejs or node-ws missing and could not be installed (see tests/browser/deps.sh)"
-	exit 77
+	skip "chromium, nodejs or node-ws missing and could not be installed (see tests/browser/deps.sh)"
 fi
 # Debian's own nodejs searches /usr/share/nodejs; other builds of node
 # (e.g. nodesource) do not, so name it explicitly.
 export NODE_PATH="/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}"
 if ! node -e "require('ws')" 2>/dev/null; then
-	echo "SKIP: node cannot load the ws module (package node-ws, NODE_PATH=$NODE_PATH)"
-	exit 77
+	skip "node cannot load the ws module (package node-ws, NODE_PATH=$NODE_PATH)"
 fi
 
 browser_check() {
 	node "$BROWSER_DIR/check-flamegraph.js" "$@"
 	local rc=$?
 	if [ $rc = 3 ]; then
-		echo "SKIP: headless chromium could not start (see messages above)"
-		exit 77
+		skip "headless chromium could not start (see messages above)"
 	fi
 	return $rc
 }

@@ -14,22 +14,16 @@
 #     `record -a -d 2 --domain self=agent:127.0.0.1:PORT,key=FILE` records
 #     the agent's domain (its address in the file carries no key);
 #  5. a unix socket is created mode 0600: nobody cannot connect.
-set -u
-TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
-OUT=${TEST_OUT:-/tmp}/agent-auth
-WL=$TOP/build/workloads
-rm -rf "$OUT"; mkdir -p "$OUT/agdir"
+source "$(dirname "$0")/../lib/common.bash"
+mkdir -p "$OUT/agdir"
 PUB=$(mktemp -d /tmp/agent-auth.XXXXXX); chmod 755 "$PUB"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$PUB"; return 0; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; for f in "$OUT"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 15 "$f"; }; done; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "needs root (the agent runs as root, the attacker as nobody)"; exit 77; }
-[ -x "$WL/threefuncs" ] || { echo "workloads not built (make workloads)"; exit 77; }
-id nobody >/dev/null 2>&1 || { echo "needs a user nobody"; exit 77; }
+at_exit 'rm -rf "$PUB"'
+fail_hook() { for f in "$OUT"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 15 "$f"; }; done; }
+need_root "the agent runs as root, the attacker as nobody"
+[ -x "$WL/threefuncs" ] || skip "workloads not built (make workloads)"
+id nobody >/dev/null 2>&1 || skip "needs a user nobody"
 PY=/usr/bin/python3
-[ -x $PY ] || { echo "needs /usr/bin/python3 (the attacker, nobody, cannot use another)"; exit 77; }
+[ -x $PY ] || skip "needs /usr/bin/python3 (the attacker, nobody, cannot use another)"
 NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 
 # start_agent LOG ARGS...: an agent on a free loopback port; sets PORT, APID.
@@ -38,12 +32,8 @@ start_agent() {
 	for try in 1 2 3 4 5; do
 		PORT=$((20000 + RANDOM % 20000))
 		"$DOMPROF" agent --listen "tcp:127.0.0.1:$PORT" --dir "$OUT/agdir" "$@" >"$OUT/$log" 2>&1 &
-		APID=$!; pids+=($APID)
-		for _ in $(seq 50); do
-			grep -q 'listening on' "$OUT/$log" && return 0
-			kill -0 $APID 2>/dev/null || break
-			sleep 0.1
-		done
+		APID=$!; bg_pids+=($APID)
+		wait_for "$OUT/$log" 'listening on' 5 $APID && return 0
 	done
 	fail "the agent did not start: $(tail -n 1 "$OUT/$log")"
 }
@@ -62,8 +52,8 @@ for addr in "tcp:0.0.0.0" "tcp:[::]"; do
 	[ $rc -ne 0 ] && grep -q 'refusing to listen' "$OUT/open.log" || fail "no refusal for $addr"
 done
 P=$((20000 + RANDOM % 20000))
-"$DOMPROF" agent --listen "tcp:0.0.0.0:$P" --insecure --dir "$OUT/agdir" >"$OUT/insecure.log" 2>&1 & ipid=$!; pids+=($ipid)
-for _ in $(seq 50); do grep -q 'listening on' "$OUT/insecure.log" 2>/dev/null && break; sleep 0.1; done
+"$DOMPROF" agent --listen "tcp:0.0.0.0:$P" --insecure --dir "$OUT/agdir" >"$OUT/insecure.log" 2>&1 & ipid=$!; bg_pids+=($ipid)
+wait_for "$OUT/insecure.log" 'listening on' 5
 cat "$OUT/insecure.log"
 grep -q 'listening on' "$OUT/insecure.log" || fail "--insecure did not listen"
 grep -q 'WARNING.*without a key' "$OUT/insecure.log" || fail "--insecure gave no warning"
@@ -125,7 +115,7 @@ case $a in "AUTH_CHALLENGE"*"ERROR authentication failed"*closed*) ;; *) fail "a
 grep -q 'refused a controller without the key' "$OUT/agent.log" || fail "the agent did not log the refusal"
 
 # 4. the host's record: no key, wrong key, open key file, right key
-"$WL/threefuncs" 1500 >/dev/null & pids+=($!)
+"$WL/threefuncs" 1500 >/dev/null & bg_pids+=($!)
 "$DOMPROF" agent --listen none --key-file "$OUT/wrong.key" >/dev/null 2>&1 # makes a key, then refuses the address
 [ -s "$OUT/wrong.key" ] || fail "no second key"
 for k in none wrong open; do
@@ -155,7 +145,7 @@ grep -q 'controller connected' "$OUT/agent.log" || fail "the agent did not serve
 
 # 5. a unix socket is only for its owner
 kill $APID; wait $APID 2>/dev/null
-"$DOMPROF" agent --listen "unix:$PUB/agent.sock" --dir "$OUT/agdir" >"$OUT/unix.log" 2>&1 & upid=$!; pids+=($upid)
+"$DOMPROF" agent --listen "unix:$PUB/agent.sock" --dir "$OUT/agdir" >"$OUT/unix.log" 2>&1 & upid=$!; bg_pids+=($upid)
 for _ in $(seq 50); do [ -S "$PUB/agent.sock" ] && break; sleep 0.1; done
 [ "$(stat -c %a "$PUB/agent.sock")" = 600 ] || fail "unix socket has mode $(stat -c %a "$PUB/agent.sock")"
 a=$(timeout 10 "${NOBODY[@]}" $PY -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print("connected")' \

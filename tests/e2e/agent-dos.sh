@@ -19,22 +19,17 @@
 #  4. a fake agent that claims 2^63 lost samples: the recorder counts at
 #     most rate x CPUs x (seconds + 5) and says so; `info` shows a sane
 #     lost share and `report --domain host` none of it.
-set -u
-TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
-OUT=${TEST_OUT:-/tmp}/agent-dos
-rm -rf "$OUT"; mkdir -p "$OUT/agdir"
+source "$(dirname "$0")/../lib/common.bash"
+mkdir -p "$OUT/agdir"
 # the attacker (nobody) reads its inputs from here
 PUB=$(mktemp -d /tmp/agent-dos.XXXXXX); chmod 755 "$PUB"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$PUB"; return 0; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; for f in "$OUT"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 15 "$f"; }; done; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "needs root (the agent runs as root, the attacker as nobody)"; exit 77; }
-command -v zstd >/dev/null || { echo "needs the zstd command"; exit 77; }
-id nobody >/dev/null 2>&1 || { echo "needs a user nobody"; exit 77; }
+at_exit 'rm -rf "$PUB"'
+fail_hook() { for f in "$OUT"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 15 "$f"; }; done; }
+need_root "the agent runs as root, the attacker as nobody"
+command -v zstd >/dev/null || skip "needs the zstd command"
+id nobody >/dev/null 2>&1 || skip "needs a user nobody"
 PY=/usr/bin/python3
-[ -x $PY ] || { echo "needs /usr/bin/python3 (the attacker, nobody, cannot use another)"; exit 77; }
+[ -x $PY ] || skip "needs /usr/bin/python3 (the attacker, nobody, cannot use another)"
 NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 
 # start_agent LOG ARGS...: an agent on a free loopback port; sets PORT, APID.
@@ -43,12 +38,8 @@ start_agent() {
 	for try in 1 2 3 4 5; do
 		PORT=$((20000 + RANDOM % 20000))
 		"$DOMPROF" agent --listen "tcp:127.0.0.1:$PORT" --dir "$OUT/agdir" "$@" >"$OUT/$log" 2>&1 &
-		APID=$!; pids+=($APID)
-		for _ in $(seq 50); do
-			grep -q 'listening on' "$OUT/$log" && return 0
-			kill -0 $APID 2>/dev/null || break
-			sleep 0.1
-		done
+		APID=$!; bg_pids+=($APID)
+		wait_for "$OUT/$log" 'listening on' 5 $APID && return 0
 	done
 	fail "the agent did not start: $(tail -n 1 "$OUT/$log")"
 }
@@ -121,13 +112,13 @@ fi
 # 2. a silent connection is timed out
 if want 2; then
 start_agent agent2.log --idle-timeout 2
-timeout 30 "${NOBODY[@]}" $PY "$PUB/ctl.py" "$PORT" silent 25 >"$OUT/silent.txt" 2>&1 & spid=$!; pids+=($spid)
+timeout 30 "${NOBODY[@]}" $PY "$PUB/ctl.py" "$PORT" silent 25 >"$OUT/silent.txt" 2>&1 & spid=$!; bg_pids+=($spid)
 sleep 0.5
 a=$(timeout 30 $PY "$PUB/ctl.py" "$PORT" hello 2>&1)
 echo "controller while the silent one holds the agent: $a"
 case $a in *busy*) ;; *) fail "expected busy while the silent connection is served, got: $a" ;; esac
 # the idle timeout is 2 s; give it up to 10 s before failing
-for _ in $(seq 20); do grep -q 'idle' "$OUT/agent2.log" && break; sleep 0.5; done
+wait_for "$OUT/agent2.log" 'idle' 10
 a=$(timeout 30 $PY "$PUB/ctl.py" "$PORT" hello 2>&1)
 echo "controller after the idle timeout: $a"
 case $a in HELLO_OK*) ;; *) fail "a silent connection still holds the agent: $a" ;; esac
@@ -171,13 +162,12 @@ EOF
 
 # 3. SIGINT during the collect wait
 if want 3; then
-python3 "$OUT/fake-agent.py" mute >"$OUT/fake.log" 2>&1 & fpid=$!; pids+=($fpid)
+python3 "$OUT/fake-agent.py" mute >"$OUT/fake.log" 2>&1 & fpid=$!; bg_pids+=($fpid)
 for _ in $(seq 50); do [ -s "$OUT/fake.log" ] && break; sleep 0.1; done
 FPORT=$(head -n 1 "$OUT/fake.log")
 "$DOMPROF" record -f -a -F 200 -d 1 -o "$OUT/int.data" --domain "mute=agent:127.0.0.1:$FPORT" \
 	2>"$OUT/record.log" & rpid=$!
-for _ in $(seq 300); do grep -q 'COLLECT' "$OUT/fake.log" && break; sleep 0.1; done
-grep -q 'COLLECT' "$OUT/fake.log" || fail "record never asked COLLECT"
+wait_for "$OUT/fake.log" 'COLLECT' 30 || fail "record never asked COLLECT"
 sleep 0.5
 kill -INT $rpid
 ended=0
@@ -194,7 +184,7 @@ fi
 
 # 4. a forged lost count
 if want 4; then
-python3 "$OUT/fake-agent.py" lost >"$OUT/fake2.log" 2>&1 & fpid=$!; pids+=($fpid)
+python3 "$OUT/fake-agent.py" lost >"$OUT/fake2.log" 2>&1 & fpid=$!; bg_pids+=($fpid)
 for _ in $(seq 50); do [ -s "$OUT/fake2.log" ] && break; sleep 0.1; done
 FPORT=$(head -n 1 "$OUT/fake2.log")
 "$DOMPROF" record -f -a -F 200 -d 1 -o "$OUT/lost.data" --domain "liar=agent:127.0.0.1:$FPORT" \

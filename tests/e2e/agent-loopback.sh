@@ -14,19 +14,12 @@
 #    unknown request is answered with ERROR and the connection closed;
 #  - an agent killed during the recording ends only its domain: the
 #    recorder says so and the host's samples are intact.
-set -u
-TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
-OUT=${TEST_OUT:-/tmp}/agent-loopback
-WL=$TOP/build/workloads
-rm -rf "$OUT"; mkdir -p "$OUT/agdir"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; return 0; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; for f in "$OUT"/agent*.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }; done; exit 1; }
-[ -x "$WL/threefuncs" ] || { echo "workloads not built (make workloads)"; exit 77; }
+source "$(dirname "$0")/../lib/common.bash"
+mkdir -p "$OUT/agdir"
+fail_hook() { for f in "$OUT"/agent*.log; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }; done; }
+[ -x "$WL/threefuncs" ] || skip "workloads not built (make workloads)"
 [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ] || [ "$(id -u)" -eq 0 ] ||
-	{ echo "needs root or kernel.perf_event_paranoid <= 0 for record -a"; exit 77; }
+	skip "needs root or kernel.perf_event_paranoid <= 0 for record -a"
 
 # start_agent LOG: an agent on a free loopback port; sets PORT and APID.
 start_agent() {
@@ -34,18 +27,14 @@ start_agent() {
 	for try in 1 2 3 4 5; do
 		PORT=$((20000 + RANDOM % 20000))
 		"$DOMPROF" agent --listen "tcp:127.0.0.1:$PORT" --dir "$OUT/agdir" --once >"$OUT/$1" 2>&1 &
-		APID=$!; pids+=($APID)
-		for _ in $(seq 50); do
-			grep -q 'listening on' "$OUT/$1" && return 0
-			kill -0 $APID 2>/dev/null || break
-			sleep 0.1
-		done
+		APID=$!; bg_pids+=($APID)
+		wait_for "$OUT/$1" 'listening on' 5 $APID && return 0
 	done
 	fail "the agent did not start: $(tail -n 1 "$OUT/$1")"
 }
 
-"$WL/threefuncs" 1500 >/dev/null & pids+=($!)
-"$WL/threefuncs" 1500 >/dev/null & pids+=($!)
+"$WL/threefuncs" 1500 >/dev/null & bg_pids+=($!)
+"$WL/threefuncs" 1500 >/dev/null & bg_pids+=($!)
 sleep 0.3
 
 # 1. record the host and the agent together; a second controller during it
@@ -54,8 +43,7 @@ start_agent agent.log
 	2>"$OUT/record.err" & rpid=$!
 # the second controller comes once the first is served (the agent's
 # recorder runs), not after a fixed time: start-up takes 1-2 s under load
-for _ in $(seq 300); do grep -q 'recording at' "$OUT/record.err" && break; sleep 0.1; done
-grep -q 'recording at' "$OUT/record.err" || fail "the agent domain did not start within 30 s"
+wait_for "$OUT/record.err" 'recording at' 30 || fail "the agent domain did not start within 30 s"
 "$DOMPROF" record -f -d 1 -o "$OUT/second.data" --domain "other=agent:127.0.0.1:$PORT" \
 	2>"$OUT/second.err"; rc2=$?
 wait $rpid; rc=$?
@@ -131,7 +119,7 @@ wait $APID 2>/dev/null
 start_agent agent3.log
 "$DOMPROF" record -f -a -F 500 -d 3 -o "$OUT/k.data" --domain "self=agent:127.0.0.1:$PORT" \
 	2>"$OUT/kill.err" & rpid=$!
-for _ in $(seq 300); do grep -q 'recording at' "$OUT/kill.err" && break; sleep 0.1; done
+wait_for "$OUT/kill.err" 'recording at' 30
 sleep 0.5
 kill -9 $APID
 wait $rpid; rc=$?

@@ -12,31 +12,29 @@
 #   range, weights summing to the domain's samples;
 # - json: valid JSON; tree totals = children + self; symbol totals match;
 # - empty/filtered: exit 0, a valid file, and the warning on stderr.
-set -u
-cd "$DOMPROF_TOP"
-D="$DOMPROF"; T="$TEST_OUT/export-formats"; rm -rf "$T"; mkdir -p "$T"
-G=build/flamegraph/gen-profile
-[ -x "$G" ] || make -s "$G" >/dev/null || { echo "FAIL: cannot build $G"; exit 1; }
-fail=0
-die() { echo "FAIL: $*"; fail=1; }
+source "$(dirname "$0")/../lib/common.bash"
+cd "$TOP"
+D="$DOMPROF"; T="$OUT"
+G=("$TT" gen-profile)
+[ -x "$TT" ] || make -s build/san/test-tool >/dev/null || fail "cannot build $TT"
 
 "$D" record -F 1000 -g -o "$T/t.data" -- build/workloads/threefuncs 100 >"$T/record.out" 2>"$T/record.err" ||
-	{ cat "$T/record.err"; echo "FAIL: record"; exit 1; }
-"$G" "$T/multi.data" 20000 || { echo "FAIL: gen-profile"; exit 1; }
-"$G" "$T/empty.data" 0 || { echo "FAIL: gen-profile empty"; exit 1; }
+	{ cat "$T/record.err"; fail "record"; }
+"${G[@]}" "$T/multi.data" 20000 || fail "gen-profile"
+"${G[@]}" "$T/empty.data" 0 || fail "gen-profile empty"
 
 for in in t multi; do
 	for f in folded speedscope json; do
-		"$D" export --format $f -i "$T/$in.data" -o "$T/$in.$f" 2>"$T/$in.$f.err" || die "export $f of $in"
-		grep -q "profile is empty" "$T/$in.$f.err" && die "$in.$f: empty warning on a full profile"
+		"$D" export --format $f -i "$T/$in.data" -o "$T/$in.$f" 2>"$T/$in.$f.err" || fail_later "export $f of $in"
+		grep -q "profile is empty" "$T/$in.$f.err" && fail_later "$in.$f: empty warning on a full profile"
 	done
 done
-"$D" export --format folded -i "$T/t.data" >"$T/stdout.folded" 2>/dev/null || die "export to stdout"
-cmp -s "$T/stdout.folded" "$T/t.folded" || die "stdout and -o differ"
+"$D" export --format folded -i "$T/t.data" >"$T/stdout.folded" 2>/dev/null || fail_later "export to stdout"
+cmp -s "$T/stdout.folded" "$T/t.folded" || fail_later "stdout and -o differ"
 matched=$("$D" report -i "$T/t.data" -l --format csv 2>/dev/null | awk -F, 'NR>1 {s+=$1} END {print s+0}')
 echo "threefuncs: $matched samples; sizes: folded $(stat -c %s "$T/t.folded"), speedscope $(stat -c %s "$T/t.speedscope"), json $(stat -c %s "$T/t.json") bytes"
 
-python3 - "$T" "$matched" <<'PY' || fail=1
+python3 - "$T" "$matched" <<'PY' || FAILED=1
 import json, re, sys
 T, matched = sys.argv[1], int(sys.argv[2])
 bad = 0
@@ -102,21 +100,21 @@ for case in "empty:-i $T/empty.data" "filtered:-i $T/t.data --comm no-such-comma
 	name=${case%%:*}; args=${case#*:}
 	for f in folded speedscope json pprof; do
 		"$D" export --format $f $args -o "$T/$name.$f" 2>"$T/$name.$f.err"; rc=$?
-		[ $rc = 0 ] || die "$name $f: exit $rc"
-		grep -qx "domprof export: warning: profile is empty (0 samples match)" "$T/$name.$f.err" || { cat "$T/$name.$f.err"; die "$name $f: no empty warning"; }
+		[ $rc = 0 ] || fail_later "$name $f: exit $rc"
+		grep -qx "domprof export: warning: profile is empty (0 samples match)" "$T/$name.$f.err" || { cat "$T/$name.$f.err"; fail_later "$name $f: no empty warning"; }
 		case $f in
-		folded) [ -s "$T/$name.folded" ] && die "$name folded not empty" ;;
-		speedscope | json) python3 -m json.tool "$T/$name.$f" >/dev/null || die "$name $f: invalid JSON" ;;
-		pprof) gzip -t "$T/$name.pprof" || die "$name pprof: not gzip" ;;
+		folded) [ -s "$T/$name.folded" ] && fail_later "$name folded not empty" ;;
+		speedscope | json) python3 -m json.tool "$T/$name.$f" >/dev/null || fail_later "$name $f: invalid JSON" ;;
+		pprof) gzip -t "$T/$name.pprof" || fail_later "$name pprof: not gzip" ;;
 		esac
 	done
 done
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['matched']==0 and d['tree']['total']==0" "$T/filtered.json" || die "filtered json counts"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['matched']==0 and d['tree']['total']==0" "$T/filtered.json" || fail_later "filtered json counts"
 
 # usage errors
-"$D" export -i "$T/t.data" >/dev/null 2>"$T/u.err"; [ $? = 2 ] || die "missing --format not a usage error"
-"$D" export --format svg -i "$T/t.data" >/dev/null 2>"$T/u.err"; [ $? = 2 ] || die "bad --format not a usage error"
-"$D" export --format json -i "$T/nope.data" >/dev/null 2>"$T/u.err"; [ $? = 1 ] || die "missing file not exit 1"
-[ "$(wc -l <"$T/u.err")" = 1 ] || die "missing file: not one line"
-[ $fail = 0 ] && echo "export-formats: all checks passed"
-exit $fail
+"$D" export -i "$T/t.data" >/dev/null 2>"$T/u.err"; [ $? = 2 ] || fail_later "missing --format not a usage error"
+"$D" export --format svg -i "$T/t.data" >/dev/null 2>"$T/u.err"; [ $? = 2 ] || fail_later "bad --format not a usage error"
+"$D" export --format json -i "$T/nope.data" >/dev/null 2>"$T/u.err"; [ $? = 1 ] || fail_later "missing file not exit 1"
+[ "$(wc -l <"$T/u.err")" = 1 ] || fail_later "missing file: not one line"
+[ $FAILED = 0 ] && echo "export-formats: all checks passed"
+exit $FAILED

@@ -9,24 +9,22 @@
 # - in headless Chromium the page has no errors, draws "all" and func_a,
 #   zooms on click, resets, and search prints func_a's share (50% +- 6).
 #   A screenshot goes to $TEST_OUT/flamegraph-html/.
-set -u
-cd "$DOMPROF_TOP"
-D="$DOMPROF"; T="$TEST_OUT/flamegraph-html"; rm -rf "$T"; mkdir -p "$T"
-fail=0
-die() { echo "FAIL: $*"; fail=1; }
+source "$(dirname "$0")/../lib/common.bash"
+cd "$TOP"
+D="$DOMPROF"; T="$OUT"
 
 "$D" record -F 1000 -g -o "$T/t.data" -- build/workloads/threefuncs 120 >"$T/record.out" 2>"$T/record.err" ||
-	{ cat "$T/record.err"; echo "FAIL: record"; exit 1; }
-"$D" flamegraph -i "$T/t.data" -o "$T/t.html" 2>"$T/fg.err" || { cat "$T/fg.err"; echo "FAIL: flamegraph html"; exit 1; }
-"$D" flamegraph -i "$T/t.data" -o "$T/t.svg" --title "threefuncs <svg>" 2>>"$T/fg.err" || die "flamegraph svg"
-"$D" flamegraph -i "$T/t.data" -o "$T/inv.html" --inverted 2>>"$T/fg.err" || die "flamegraph --inverted"
+	{ cat "$T/record.err"; fail "record"; }
+"$D" flamegraph -i "$T/t.data" -o "$T/t.html" 2>"$T/fg.err" || { cat "$T/fg.err"; fail "flamegraph html"; }
+"$D" flamegraph -i "$T/t.data" -o "$T/t.svg" --title "threefuncs <svg>" 2>>"$T/fg.err" || fail_later "flamegraph svg"
+"$D" flamegraph -i "$T/t.data" -o "$T/inv.html" --inverted 2>>"$T/fg.err" || fail_later "flamegraph --inverted"
 echo "sizes: html $(stat -c %s "$T/t.html") bytes, svg $(stat -c %s "$T/t.svg") bytes"
 
 # self-contained: no external resources of any kind
-grep -Eiq '<(script|link|img|iframe)[^>]+(src|href)=' "$T/t.html" && die "page references an external resource"
-grep -Eq 'fetch\(|XMLHttpRequest|import\(' "$T/t.html" && die "page script loads something"
+grep -Eiq '<(script|link|img|iframe)[^>]+(src|href)=' "$T/t.html" && fail_later "page references an external resource"
+grep -Eq 'fetch\(|XMLHttpRequest|import\(' "$T/t.html" && fail_later "page script loads something"
 
-python3 - "$T/t.html" "$T/inv.html" "$T/t.svg" <<'PY' || fail=1
+python3 - "$T/t.html" "$T/inv.html" "$T/t.svg" <<'PY' || FAILED=1
 import json, re, sys, xml.etree.ElementTree as ET
 def data(path):
     s = open(path, encoding="utf-8").read()
@@ -65,13 +63,13 @@ sys.exit(1 if bad else 0)
 PY
 
 # filters: a pid that does not exist gives a valid empty page and the warning
-"$D" flamegraph -i "$T/t.data" -o "$T/empty.html" --pid 1 2>"$T/empty.err" || die "empty flamegraph exit"
-grep -q "profile is empty (0 samples match)" "$T/empty.err" || die "no empty warning"
-grep -q '"total":0' "$T/empty.html" || die "empty page total"
+"$D" flamegraph -i "$T/t.data" -o "$T/empty.html" --pid 1 2>"$T/empty.err" || fail_later "empty flamegraph exit"
+grep -q "profile is empty (0 samples match)" "$T/empty.err" || fail_later "no empty warning"
+grep -q '"total":0' "$T/empty.html" || fail_later "empty page total"
 
 source tests/browser/lib.sh
-browser_check "$T/t.html" "$T/flamegraph.png" --hot func_a --share 50 --tol 6 || fail=1
+browser_check "$T/t.html" "$T/flamegraph.png" --hot func_a --share 50 --tol 6 || FAILED=1
 browser_check "$T/empty.html" "$T/empty.png" --timing-only >"$T/empty-browser.log" 2>&1
-grep -q "FAIL no page" "$T/empty-browser.log" && { cat "$T/empty-browser.log"; die "empty page has errors"; }
-[ $fail = 0 ] && echo "flamegraph-html: all checks passed"
-exit $fail
+grep -q "FAIL no page" "$T/empty-browser.log" && { cat "$T/empty-browser.log"; fail_later "empty page has errors"; }
+[ $FAILED = 0 ] && echo "flamegraph-html: all checks passed"
+exit $FAILED

@@ -4,11 +4,12 @@
 # (FUZZ_SECONDS, default 20) on a seed corpus built here from real QEMU
 # replies (tests/fixtures/gdb/) and hand-made packets; any crash or
 # sanitizer report fails the test.
-set -euo pipefail
-cd "$DOMPROF_TOP"
-[ -x build/fuzz/fuzz-gdb ] || { echo "fuzzer not built (make fuzz needs clang)"; exit 77; }
-corpus="$TEST_OUT/fuzz-gdb-corpus"
-rm -rf "$corpus"; mkdir -p "$corpus"
+source "$(dirname "$0")/../lib/common.bash"
+set -eo pipefail
+cd "$TOP"
+[ -x build/fuzz/fuzz-gdb ] || skip "fuzzer not built (make fuzz needs clang)"
+corpus="$OUT/corpus"
+mkdir -p "$corpus"
 # mode 0: packet streams (first byte selects the parser)
 printf '\000+$OK#9a' > "$corpus/ok"
 printf '\000$T05thread:p01.01;#06+$mp01.01,p01.02#00$l#6c' > "$corpus/stop-threads"
@@ -20,4 +21,4 @@ printf '\000$E14#aa$W00#b7$O414243#00' > "$corpus/errors"
 # mode 2: symbol text
 printf '\002ffffffff81000000 T _text\nffffffff81e00000 T _etext\nffffffffc0001000 t f\t[mod]\nffffffff83400000 B _end\n' > "$corpus/sysmap"
 build/fuzz/fuzz-gdb -max_total_time="${FUZZ_SECONDS:-20}" -max_len=16384 -timeout=10 \
-	-artifact_prefix="$TEST_OUT/fuzz-gdb-" "$corpus" 2>&1 | tail -n 5
+	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5

@@ -9,24 +9,17 @@
 #   not speak the protocol each give one line naming the domain (exit 1).
 # Sample counts are checked loosely (> 20 in 2 s at 1000 Hz): the rate
 # depends on the machine's load.
-set -u
-TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
-OUT=${TEST_OUT:-/tmp}/gdb-stub
-rm -rf "$OUT"; mkdir -p "$OUT"
-command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 not installed"; exit 77; }
+source "$(dirname "$0")/../lib/common.bash"
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
 SOCKDIR=$(mktemp -d /tmp/dp-gdbstub.XXXXXX)
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$SOCKDIR"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+at_exit 'rm -rf "$SOCKDIR"'
 
 # start_vm BIN SOCK SMP: qemu paused, gdbstub on a unix socket
 start_vm() {
 	rm -f "$2"
 	"$1" -accel tcg -display none -S -m 64 -smp "$3" -nodefaults -monitor none \
 		-serial none -gdb "unix:$2,server=on,wait=off" >/dev/null 2>&1 &
-	PIDS+=($!)
+	bg_pids+=($!)
 	for _ in $(seq 100); do [ -S "$2" ] && return 0; sleep 0.1; done
 	fail "$1 did not create its gdb socket"
 }
@@ -85,7 +78,7 @@ import socket, sys
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
 c, _ = s.accept(); c.sendall(b"SSH-2.0-OpenSSH_9.2\r\n"); c.recv(100)
 PY
-	PIDS+=($!)
+	bg_pids+=($!)
 	for _ in $(seq 50); do [ -S "$SOCKDIR/junk.sock" ] && break; sleep 0.1; done
 	expect "junk: unix:$SOCKDIR/junk.sock is not a GDB stub \(malformed packet\)" --domain "junk=gdb:unix:$SOCKDIR/junk.sock"
 fi

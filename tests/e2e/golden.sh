@@ -8,13 +8,8 @@
 # of expected/ is reviewed with it.
 # Control: a copy of the fixture with one sample's ip changed must differ
 # (the check can fail).
-set -u
-TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
+source "$(dirname "$0")/../lib/common.bash"
 G=$TOP/tests/fixtures/golden
-OUT=${TEST_OUT:-/tmp}/golden
-rm -rf "$OUT"; mkdir -p "$OUT"
-fail() { echo "FAIL: $*"; exit 1; }
 regen=0; [ "${1:-}" = --regen ] && regen=1
 BIG=65536
 

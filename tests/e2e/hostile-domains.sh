@@ -16,8 +16,8 @@
 # share mapping lists and copies of them are bounded (memory of a fork
 # bomb, with and without a mapping in each child).
 source "$(dirname "$0")/lib/report-common.bash"
-GEN="$TOP/build/hostile/gen-hostile"
-[ -x "$GEN" ] || fail "$GEN missing (run 'make fixtures')"
+GEN=("$TT" gen-hostile)
+[ -x "$TT" ] || fail "$TT missing (run 'make fixtures')"
 command -v valgrind >/dev/null || skip "valgrind is not installed"
 PLAIN="${DOMPROF_PLAIN:-}"
 if [ -z "$PLAIN" ]; then
@@ -29,8 +29,8 @@ fi
 [ -x "$PLAIN" ] || fail "$PLAIN missing (make build/domprof)"
 echo "counting with $PLAIN"
 
-"$GEN" domains "$OUT/small.data" 500 2000 || fail "generator"
-"$GEN" domains "$OUT/big.data" 2000 8000 || fail "generator"
+"${GEN[@]}" domains "$OUT/small.data" 500 2000 || fail "generator"
+"${GEN[@]}" domains "$OUT/big.data" 2000 8000 || fail "generator"
 
 # insns FILE ARGS...: instructions of one run (callgrind's "Collected")
 insns() {
@@ -63,8 +63,8 @@ check diff diff @ @
 check info info @
 check merge merge -q -f -o "$OUT/m.data" @ g=@
 # one domain with 2,000 vs 8,000 embedded tables and images matched by build-id
-"$GEN" tables "$OUT/tables-small.data" 2000 || fail "generator"
-"$GEN" tables "$OUT/tables-big.data" 8000 || fail "generator"
+"${GEN[@]}" tables "$OUT/tables-small.data" 2000 || fail "generator"
+"${GEN[@]}" tables "$OUT/tables-big.data" 8000 || fail "generator"
 SMALL="$OUT/tables-small.data" BIG="$OUT/tables-big.data"
 check tables report -i @
 "$DOMPROF" report -i "$OUT/big.data" >"$OUT/big.txt" 2>&1 || fail "report (sanitized)"
@@ -75,7 +75,7 @@ grep -q "WARNING: 901 more symbol warnings not shown" "$OUT/big.txt" || fail "re
 
 # Forks share their parent's mapping list: a 450 KB file forking a process
 # with 4,000 mappings 50,000 times (before: 2 GB resident) stays small.
-"$GEN" forks "$OUT/forks.data" 4000 50000 || fail "generator"
+"${GEN[@]}" forks "$OUT/forks.data" 4000 50000 || fail "generator"
 if [ -x /usr/bin/time ]; then
 	/usr/bin/time -f %M -o "$OUT/forks.rss" timeout 60 "$DOMPROF" report -i "$OUT/forks.data" \
 		>"$OUT/forks.txt" 2>&1 || fail "report of the fork file"
@@ -87,7 +87,7 @@ if [ -x /usr/bin/time ]; then
 		{ cat "$OUT/forks.txt"; fail "forks: children lost the parent's mappings"; }
 	# each child maps a page of its own: its list is copied, within a
 	# budget of 16 M entries in all (200 M wanted here), then dropped
-	"$GEN" forks "$OUT/remap.data" 4000 50000 remap || fail "generator"
+	"${GEN[@]}" forks "$OUT/remap.data" 4000 50000 remap || fail "generator"
 	/usr/bin/time -f %M -o "$OUT/remap.rss" timeout 60 "$DOMPROF" report -i "$OUT/remap.data" \
 		>"$OUT/remap.txt" 2>&1 || fail "report of the remapping fork file"
 	kb=$(tail -n 1 "$OUT/remap.rss")

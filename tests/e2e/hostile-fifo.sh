@@ -9,14 +9,14 @@
 # `timeout 20`: on a build that opens these paths blocking, the FIFO
 # hangs until the timeout and the test fails.
 source "$(dirname "$0")/lib/report-common.bash"
-GEN="$TOP/build/hostile/gen-hostile"
-[ -x "$GEN" ] || fail "$GEN missing (run 'make fixtures')"
+GEN=("$TT" gen-hostile)
+[ -x "$TT" ] || fail "$TT missing (run 'make fixtures')"
 
 rm -f "$OUT/fifo"
 mkfifo "$OUT/fifo" || fail "mkfifo"
 mkdir -p "$OUT/adir"
 D="$OUT/odd-paths.data"
-"$GEN" fifo "$D" "$OUT/fifo" /dev/urandom "$OUT/adir" "$GEN" || fail "generator"
+"${GEN[@]}" fifo "$D" "$OUT/fifo" /dev/urandom "$OUT/adir" "$TT" || fail "generator"
 
 run() {   # run NAME CMD... : exit status in $rc, stdout+stderr in $OUT/NAME.txt
 	local name=$1; shift

@@ -13,14 +13,14 @@
 # recording's embedded kallsyms is used (no refusal, kernel samples
 # named), and is refused when DOMPROF_MAX_SYMTAB is set below its size.
 source "$(dirname "$0")/lib/report-common.bash"
-GEN="$TOP/build/hostile/gen-hostile"
-[ -x "$GEN" ] || fail "$GEN missing (run 'make fixtures')"
+GEN=("$TT" gen-hostile)
+[ -x "$TT" ] || fail "$TT missing (run 'make fixtures')"
 [ -x /usr/bin/time ] || skip "/usr/bin/time (Debian package time) is not installed"
 need_workload kernelheavy
 LIMIT_KB=300000
 
 B="$OUT/bomb.data"
-"$GEN" bomb "$B" 6 1024 || fail "generator"
+"${GEN[@]}" bomb "$B" 6 1024 || fail "generator"
 echo "bomb: $(stat -c %s "$B") bytes"
 
 # bounded NAME CMD...: runs CMD with a 60 s timeout, checks exit 0 and peak RSS

@@ -6,13 +6,8 @@
 # dump --type = -t; diff --mode kernel = -k), --mode all is the default
 # everywhere, and diff --mode user compares only user-mode symbols.
 # Control: --mode user and --mode kernel must give different outputs.
-set -u
-TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
+source "$(dirname "$0")/../lib/common.bash"
 F=$TOP/tests/fixtures/golden/merged.data
-OUT=${TEST_OUT:-/tmp}/options-meaning
-rm -rf "$OUT"; mkdir -p "$OUT"
-fail() { echo "FAIL: $*"; exit 1; }
 # same NAME CMD1 -- CMD2: both commands succeed with the same stdout
 same() {
 	local name=$1; shift

@@ -8,15 +8,10 @@
 #  - with -g, most samples in the three functions have main as caller;
 #  - kernelheavy: most of its samples are in kernel mode;
 #  - STATS count == SAMPLE records, no damage.
-set -eu
-TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
-OUT=${TEST_OUT:-/tmp}/record-command
-WL=$TOP/build/workloads
-mkdir -p "$OUT"
-fail() { echo "FAIL: $*"; exit 1; }
-command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-[ -x "$WL/threefuncs" ] && [ -x "$WL/kernelheavy" ] || { echo "workloads not built (make workloads)"; exit 77; }
+source "$(dirname "$0")/../lib/common.bash"
+set -e
+command -v python3 >/dev/null || skip "python3 not installed"
+[ -x "$WL/threefuncs" ] && [ -x "$WL/kernelheavy" ] || skip "workloads not built (make workloads)"
 
 # 1. threefuncs, no call chains
 "$DOMPROF" record -f -o "$OUT/tf.data" -- "$WL/threefuncs" >"$OUT/tf.out" 2>"$OUT/tf.err" || fail "record exited $?: $(cat "$OUT/tf.err")"

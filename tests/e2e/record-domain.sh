@@ -7,16 +7,10 @@
 #  - the VM dies mid-recording: the recorder prints why once and goes on
 #    until -d, then finishes the file;
 #  - --domain alone (no host target) records only the VM.
-set -u
-TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
-OUT=${TEST_OUT:-/tmp}/record-domain
-mkdir -p "$OUT"
-fail() { echo "FAIL: $*"; exit 1; }
-command -v qemu-system-x86_64 >/dev/null || { echo "qemu-system-x86_64 not installed"; exit 77; }
+source "$(dirname "$0")/../lib/common.bash"
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
 qpid=
-cleanup() { [ -n "$qpid" ] && kill "$qpid" 2>/dev/null; }
-trap cleanup EXIT
+at_exit '[ -n "$qpid" ] && kill "$qpid" 2>/dev/null'
 port=$((20000 + $$ % 20000))
 start_vm() {
 	qemu-system-x86_64 -display none -nodefaults -m 64 -monitor none -serial none \

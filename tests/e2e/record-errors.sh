@@ -11,13 +11,7 @@
 # kernel limit, not permitted (as user nobody), disk full during recording
 # (1, file readable up to the last complete chunk); command not found (127).
 # Also: an existing output is moved to FILE.old, -f overwrites it.
-set -u
-TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
-OUT=${TEST_OUT:-/tmp}/record-errors
-mkdir -p "$OUT"
-rm -f "$OUT"/*.data "$OUT"/*.data.old
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "$0")/../lib/common.bash"
 
 # expect RC REGEX ARGS... : run record, check exit status and its one line
 expect() {
@@ -92,12 +86,13 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$par" -ge 1 ] && [ 
 		|| fail "-m 65536 as nobody: message"
 	grep -q paranoid "$OUT/err" && fail "-m 65536 as nobody blamed on perf_event_paranoid"
 	if [ "$par" -le 2 ]; then
-		trap 'echo "$par" >/proc/sys/kernel/perf_event_paranoid' EXIT
-		echo 3 >/proc/sys/kernel/perf_event_paranoid
+		# restored at exit too if the test dies in between (common.bash's at_exit)
+		restore_par() { [ -n "${par_set:-}" ] && echo "$par" >/proc/sys/kernel/perf_event_paranoid; par_set=; }
+		at_exit restore_par
+		par_set=1; echo 3 >/proc/sys/kernel/perf_event_paranoid
 		rc=0; nobody -e cpu-clock:u -o "$OUT/nobody.data" -- true 2>/dev/null || rc=$?
 		nobody -o "$OUT/nobody.data" -- true 2>"$OUT/err"
-		echo "$par" >/proc/sys/kernel/perf_event_paranoid
-		trap - EXIT
+		restore_par
 		echo "as nobody, paranoid 3 (:u allowed: $([ $rc -eq 0 ] && echo yes || echo no)): $(cat "$OUT/err")"
 		if [ $rc -eq 0 ]; then
 			grep -Eq "kernel.perf_event_paranoid is 3; .*, or sample user space only with -e cpu-clock:u$" "$OUT/err" \

@@ -12,15 +12,10 @@
 #     chunk and where, and the STATS totals disagree; report warns;
 #  4. a chunk repeated: reported, and its samples are counted once;
 #     two chunks swapped: reported, nothing lost.
-set -eu
-TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
-OUT=${TEST_OUT:-/tmp}/record-kill9
-WL=$TOP/build/workloads
+source "$(dirname "$0")/../lib/common.bash"
+set -e
 EDIT="python3 $TOP/tests/e2e/lib/chunk-edit.py"
-rm -rf "$OUT"; mkdir -p "$OUT"
-fail() { echo "FAIL: $*"; exit 1; }
-[ -x "$WL/threefuncs" ] || { echo "workloads not built (make workloads)"; exit 77; }
+[ -x "$WL/threefuncs" ] || skip "workloads not built (make workloads)"
 INC='recording incomplete (no end-of-recording STATS record; the recorder was killed?)'
 
 # readers CMD-OUTPUT-PREFIX FILE: report, flamegraph, export, diff; each must exit 0
@@ -43,7 +38,7 @@ readers() {
 # 250 ms, so 1.5 s give at least 4 of them on any machine
 "$DOMPROF" record -f -d 1.5 -o "$OUT/full.data" -- "$WL/threefuncs" 100000 >/dev/null 2>"$OUT/full.err" || {
 	cat "$OUT/full.err"
-	grep -qi 'perf_event_paranoid\|not permitted' "$OUT/full.err" && { echo "perf_event_open refused"; exit 77; }
+	grep -qi 'perf_event_paranoid\|not permitted' "$OUT/full.err" && skip "perf_event_open refused"
 	fail "record failed"
 }
 

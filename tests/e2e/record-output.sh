@@ -9,61 +9,54 @@
 #     command not found): the link stays, no target and no temp file is left;
 #     a recording through the link writes the link's target;
 #  3. a disk already full at start: exit 1, nothing left behind.
-set -u
-TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
-OUT=${TEST_OUT:-/tmp}/record-output
-mkdir -p "$OUT"
-rm -rf "${OUT:?}"/*
-bad=0
-fail() { echo "FAIL: $*"; bad=1; }   # go on: every case reports
-[ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 1 ] || { echo "needs root or perf_event_paranoid <= 1"; exit 77; }
+source "$(dirname "$0")/../lib/common.bash"
+[ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 1 ] || skip "needs root or perf_event_paranoid <= 1"
 leftovers() { ls -A "$1" | grep -v -x -e "${2:-}" || true; }
 
 # 1. two recorders, one -o
 "$DOMPROF" record -o "$OUT/two.data" -- sleep 4 2>"$OUT/first.err" &
 first=$!
 for _ in $(seq 100); do [ -e "$OUT/two.data" ] && break; sleep 0.1; done
-[ -e "$OUT/two.data" ] || fail "the first recording did not start: $(cat "$OUT/first.err")"
+[ -e "$OUT/two.data" ] || fail_later "the first recording did not start: $(cat "$OUT/first.err")"
 rc=0
 "$DOMPROF" record -o "$OUT/two.data" -- true 2>"$OUT/second.err" || rc=$?
 echo "second recorder -> $rc: $(cat "$OUT/second.err")"
-[ $rc -eq 1 ] || fail "second recorder on the same -o: exit $rc, expected 1"
+[ $rc -eq 1 ] || fail_later "second recorder on the same -o: exit $rc, expected 1"
 [ "$(wc -l <"$OUT/second.err")" -eq 1 ] &&
 	grep -Eq "^domprof record: '.*two.data' is being written by process $first " "$OUT/second.err" ||
-	fail "second recorder: message does not name the first ($first)"
+	fail_later "second recorder: message does not name the first ($first)"
 rc=0
 "$DOMPROF" record -o "$OUT/host.data" -- true 2>/dev/null
 "$DOMPROF" merge -o "$OUT/two.data" "$OUT/host.data" vm="$OUT/host.data" 2>"$OUT/merge.err" || rc=$?
 echo "merge onto the live recording -> $rc: $(cat "$OUT/merge.err")"
 [ $rc -eq 1 ] && grep -Eq "^domprof merge: '.*two.data' is being written by process $first " "$OUT/merge.err" ||
-	fail "merge onto a live recording was not refused"
+	fail_later "merge onto a live recording was not refused"
 rc=0; wait $first || rc=$?
 cat "$OUT/first.err"
-[ $rc -eq 0 ] || fail "first recorder exited $rc"
-[ ! -e "$OUT/two.data.old" ] || fail "the first recording was moved to two.data.old"
+[ $rc -eq 0 ] || fail_later "first recorder exited $rc"
+[ ! -e "$OUT/two.data.old" ] || fail_later "the first recording was moved to two.data.old"
 "$DOMPROF" info "$OUT/two.data" >"$OUT/two.info" 2>&1
 grep -Eq '^command: +domprof record -o .*two.data -- sleep 4$' "$OUT/two.info" ||
-	fail "two.data is not the first recording: $(grep command: "$OUT/two.info")"
-grep -Eq '^stats: +[0-9]+ samples' "$OUT/two.info" || fail "first file has no STATS"
+	fail_later "two.data is not the first recording: $(grep command: "$OUT/two.info")"
+grep -Eq '^stats: +[0-9]+ samples' "$OUT/two.info" || fail_later "first file has no STATS"
 size=$(stat -c %s "$OUT/two.data" 2>/dev/null)
-grep -Eq "^domprof record: .* $size bytes, " "$OUT/first.err" || fail "first summary does not give its file's size $size"
+grep -Eq "^domprof record: .* $size bytes, " "$OUT/first.err" || fail_later "first summary does not give its file's size $size"
 l=$(leftovers "$OUT" 'two.data\|host.data\|.*\.err\|two.info')
-[ -z "$l" ] || fail "left behind: $l"
+[ -z "$l" ] || fail_later "left behind: $l"
 
 # 2. a dangling symlink as -o
 mkdir -p "$OUT/ln"
 ln -s "$OUT/ln/target.data" "$OUT/ln/link.data"
 "$DOMPROF" record -d 0.1 -o "$OUT/ln/link.data" --domain probe=agent:127.0.0.1:1 2>"$OUT/ln.err" &&
-	fail "unreachable agent accepted"
+	fail_later "unreachable agent accepted"
 echo "start-up error through a dangling link: $(cat "$OUT/ln.err")"
-"$DOMPROF" record -o "$OUT/ln/link.data" -- no-such-command-xyz 2>>"$OUT/ln.err" && fail "missing command accepted"
-[ -L "$OUT/ln/link.data" ] || fail "the symlink -o was removed"
+"$DOMPROF" record -o "$OUT/ln/link.data" -- no-such-command-xyz 2>>"$OUT/ln.err" && fail_later "missing command accepted"
+[ -L "$OUT/ln/link.data" ] || fail_later "the symlink -o was removed"
 l=$(leftovers "$OUT/ln" link.data)
-[ -z "$l" ] || fail "a failed start left behind: $l"
-"$DOMPROF" record -o "$OUT/ln/link.data" -- true 2>/dev/null || fail "recording through the link"
-[ -L "$OUT/ln/link.data" ] && [ -f "$OUT/ln/target.data" ] || fail "recording through the link did not write its target"
-"$DOMPROF" info "$OUT/ln/link.data" >/dev/null 2>&1 || fail "the target is not readable"
+[ -z "$l" ] || fail_later "a failed start left behind: $l"
+"$DOMPROF" record -o "$OUT/ln/link.data" -- true 2>/dev/null || fail_later "recording through the link"
+[ -L "$OUT/ln/link.data" ] && [ -f "$OUT/ln/target.data" ] || fail_later "recording through the link did not write its target"
+"$DOMPROF" info "$OUT/ln/link.data" >/dev/null 2>&1 || fail_later "the target is not readable"
 
 # 3. a disk already full at start (a small tmpfs with 8 KiB free)
 if [ "$(id -u)" = 0 ] && mkdir -p "$OUT/full" && mount -t tmpfs -o size=256k tmpfs "$OUT/full" 2>/dev/null; then
@@ -73,11 +66,11 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$OUT/full" && mount -t tmpfs -o size=256k tmp
 	echo "disk full at start -> $rc: $(cat "$OUT/full.err")"
 	l=$(leftovers "$OUT/full" filler)
 	umount "$OUT/full"
-	[ $rc -eq 1 ] || fail "disk full at start: exit $rc"
-	grep -q "No space left on device" "$OUT/full.err" || fail "disk full at start: message"
-	[ -z "$l" ] || fail "disk full at start left behind: $l"
+	[ $rc -eq 1 ] || fail_later "disk full at start: exit $rc"
+	grep -q "No space left on device" "$OUT/full.err" || fail_later "disk full at start: message"
+	[ -z "$l" ] || fail_later "disk full at start left behind: $l"
 else
 	echo "disk-full case not run (needs root and tmpfs)"
 fi
-[ $bad -eq 0 ] && echo "ok"
-exit $bad
+[ $FAILED -eq 0 ] && echo "ok"
+exit $FAILED

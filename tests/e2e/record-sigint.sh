@@ -4,14 +4,9 @@
 #  - SIGINT while profiling a command: exit 0, the command is terminated,
 #    the file has no damage and its STATS count equals the SAMPLE records;
 #  - SIGTERM during `-a -g`: the same, with call chains.
-set -eu
-TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
-OUT=${TEST_OUT:-/tmp}/record-sigint
-WL=$TOP/build/workloads
-mkdir -p "$OUT"
-fail() { echo "FAIL: $*"; exit 1; }
-[ -x "$WL/threefuncs" ] || { echo "workloads not built (make workloads)"; exit 77; }
+source "$(dirname "$0")/../lib/common.bash"
+set -e
+[ -x "$WL/threefuncs" ] || skip "workloads not built (make workloads)"
 
 check_file() { # FILE
 	"$DOMPROF" info "$1" >"$1.info" || fail "info failed on $1"

@@ -7,35 +7,24 @@
 #  2. stderr closed (`2>&-`): the message must not end up inside the file;
 #  3. SIGHUP to a recorder started under setsid with a command (a closed
 #     terminal): the file is finished and the workload is not left running.
-set -u
-TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
-OUT=${TEST_OUT:-/tmp}/record-signals
-WL=$TOP/build/workloads
-mkdir -p "$OUT"
-rm -f "$OUT"/*.data*
-bad=0
-fail() { echo "FAIL: $*"; bad=1; }   # go on: every case reports
-command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-command -v setsid >/dev/null || { echo "setsid not installed"; exit 77; }
-[ -x "$WL/threefuncs" ] || { echo "workloads not built (make workloads)"; exit 77; }
-[ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ] || { echo "needs root or perf_event_paranoid <= 0 (-p)"; exit 77; }
-pids=()
-cleanup() { kill "${pids[@]}" 2>/dev/null; true; }
-trap cleanup EXIT
+source "$(dirname "$0")/../lib/common.bash"
+command -v python3 >/dev/null || skip "python3 not installed"
+command -v setsid >/dev/null || skip "setsid not installed"
+[ -x "$WL/threefuncs" ] || skip "workloads not built (make workloads)"
+[ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ] || skip "needs root or perf_event_paranoid <= 0 (-p)"
 
 finished() { # FILE: STATS present, no damage, STATS counts the SAMPLE records
-	"$DOMPROF" info "$1" >"$1.info" 2>&1 || { fail "info failed on $1: $(cat "$1.info")"; return; }
-	grep -q 'damage: *none' "$1.info" || fail "damage in $1: $(grep -A2 damage: "$1.info")"
-	grep -Eq '^stats: +[0-9]+ samples' "$1.info" || fail "no STATS in $1: $(grep stats: "$1.info")"
+	"$DOMPROF" info "$1" >"$1.info" 2>&1 || { fail_later "info failed on $1: $(cat "$1.info")"; return; }
+	grep -q 'damage: *none' "$1.info" || fail_later "damage in $1: $(grep -A2 damage: "$1.info")"
+	grep -Eq '^stats: +[0-9]+ samples' "$1.info" || fail_later "no STATS in $1: $(grep stats: "$1.info")"
 	local n
 	n=$("$DOMPROF" dump "$1" | grep -c ' SAMPLE ' || true)
-	grep -Eq "^stats: +$n samples" "$1.info" || fail "STATS of $1 does not count its $n samples"
+	grep -Eq "^stats: +$n samples" "$1.info" || fail_later "STATS of $1 does not count its $n samples"
 	echo "$1: $n samples, $(grep stats: "$1.info")"
 }
 
 # 1. broken stderr pipe, message during the recording ("pid N exited")
-( while :; do :; done ) & busy=$!; pids+=($busy)
+( while :; do :; done ) & busy=$!; bg_pids+=($busy)
 sleep 2 & short=$!
 rc=$(python3 - "$DOMPROF" "$OUT/pipe.data" "$short,$busy" <<'PY'
 import os, subprocess, sys
@@ -48,35 +37,35 @@ PY
 )
 kill $busy 2>/dev/null
 echo "record with a broken stderr pipe -> $rc"
-[ "$rc" = 0 ] || fail "record with a broken stderr pipe exited $rc (-13 = killed by SIGPIPE)"
+[ "$rc" = 0 ] || fail_later "record with a broken stderr pipe exited $rc (-13 = killed by SIGPIPE)"
 finished "$OUT/pipe.data"
 
 # 2. stderr closed: the pid-exited message must not land in the file
 sleep 0.5 & short=$!
 rc=0
 "$DOMPROF" record -o "$OUT/closed.data" -p "$short,1" -d 1.5 2>&- || rc=$?
-[ $rc -eq 0 ] || fail "record with stderr closed exited $rc"
+[ $rc -eq 0 ] || fail_later "record with stderr closed exited $rc"
 finished "$OUT/closed.data"
 
 # 3. SIGHUP: a closed terminal finishes the file and stops the workload
 setsid "$DOMPROF" record -o "$OUT/hup.data" -- "$WL/threefuncs" 997 >/dev/null 2>"$OUT/hup.err" &
-rec=$!; pids+=($rec)
+rec=$!; bg_pids+=($rec)
 for _ in $(seq 100); do [ -e "$OUT/hup.data" ] && break; sleep 0.1; done
-[ -e "$OUT/hup.data" ] || { fail "the recording did not start: $(cat "$OUT/hup.err")"; exit 1; }
-[ "$(cat /proc/$rec/comm 2>/dev/null)" = domprof ] || { fail "setsid forked: pid $rec is not the recorder"; exit 1; }
+[ -e "$OUT/hup.data" ] || fail "the recording did not start: $(cat "$OUT/hup.err")"
+[ "$(cat /proc/$rec/comm 2>/dev/null)" = domprof ] || fail "setsid forked: pid $rec is not the recorder"
 wl=$(pgrep -P $rec | head -n 1)
-[ -n "$wl" ] || { fail "no workload under the recorder"; exit 1; }
-pids+=($wl)
+[ -n "$wl" ] || fail "no workload under the recorder"
+bg_pids+=($wl)
 running() { grep -q threefuncs /proc/$wl/cmdline 2>/dev/null && ! grep -q '^State:.*Z' /proc/$wl/status 2>/dev/null; }
 sleep 1
 kill -HUP $rec
 rc=0; wait $rec || rc=$?
 cat "$OUT/hup.err"
-[ $rc -eq 0 ] || fail "record exited $rc after SIGHUP"
+[ $rc -eq 0 ] || fail_later "record exited $rc after SIGHUP"
 for _ in $(seq 50); do running || break; sleep 0.1; done
-running && fail "the workload (pid $wl) is still running after the recorder's SIGHUP"
+running && fail_later "the workload (pid $wl) is still running after the recorder's SIGHUP"
 grep -Eq '^domprof record: [0-9]+ samples written, .*; command killed by signal 15 .*\(hangup\)$' "$OUT/hup.err" \
-	|| fail "summary line after SIGHUP"
+	|| fail_later "summary line after SIGHUP"
 finished "$OUT/hup.data"
-[ $bad -eq 0 ] && echo "ok"
-exit $bad
+[ $FAILED -eq 0 ] && echo "ok"
+exit $FAILED

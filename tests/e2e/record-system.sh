@@ -7,22 +7,14 @@
 #  - -C 0 keeps only CPU 0;
 #  - -p PID samples that pid only, and when the pid exits during the
 #    recording the recorder says so and finishes the file.
-set -eu
-TOP=${DOMPROF_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-DOMPROF=${DOMPROF:-$TOP/build/san/domprof}
-OUT=${TEST_OUT:-/tmp}/record-system
-WL=$TOP/build/workloads
-mkdir -p "$OUT"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-[ -x "$WL/threefuncs" ] || { echo "workloads not built (make workloads)"; exit 77; }
+source "$(dirname "$0")/../lib/common.bash"
+set -e
+[ -x "$WL/threefuncs" ] || skip "workloads not built (make workloads)"
 ncpu=$(nproc)
-[ "$ncpu" -ge 2 ] || { echo "needs at least 2 CPUs"; exit 77; }
+[ "$ncpu" -ge 2 ] || skip "needs at least 2 CPUs"
 
-"$WL/threefuncs" 1000 >/dev/null & w1=$!; pids+=($w1)
-"$WL/threefuncs" 1000 >/dev/null & w2=$!; pids+=($w2)
+"$WL/threefuncs" 1000 >/dev/null & w1=$!; bg_pids+=($w1)
+"$WL/threefuncs" 1000 >/dev/null & w2=$!; bg_pids+=($w2)
 sleep 0.3
 
 # 1. system wide
@@ -59,7 +51,7 @@ echo "-p $w2: $mine samples of it, $others of others"
 grep -Eq "MMAP +pid=$w2 .*path=$WL/threefuncs$" "$OUT/p.dump" || fail "no snapshot MMAP for -p"
 
 # 4. -p on a pid that exits during the recording: noted, file finished
-"$WL/threefuncs" 40 >/dev/null & w3=$!; pids+=($w3)
+"$WL/threefuncs" 40 >/dev/null & w3=$!; bg_pids+=($w3)
 "$DOMPROF" record -f -p "$w3" -d 20 -o "$OUT/x.data" 2>"$OUT/x.err" || fail "record -p (exiting pid) exited $?"
 cat "$OUT/x.err"
 grep -q "^domprof record: pid $w3 exited during recording$" "$OUT/x.err" || fail "exit of pid not reported"

@@ -24,6 +24,9 @@
 # address, never on a port the guest's other programs could reach from
 # outside. See docs/active.md for the measured throughput.
 
+# fail/skip/note and the set-up: tests/lib/common.bash (lib.sh sourced it).
+TEST_NO_OUT=1 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.bash"
+
 declare -A AGENT_PORTS=()
 
 # The e1000 module of the guest kernel: the kernel package is fetched once
@@ -114,12 +117,10 @@ agent_boot() {
 	if [ "$agent" = 1 ]; then
 		# the agent may say so just after "ready" (TCG is slow); an agent
 		# that exited has said why by then
-		local end=$((SECONDS + 30))
-		while ! grep -qa 'domprof agent: listening on' "$d/console.log"; do
-			grep -qa 'domprof agent: exiting\|domprof agent: .*\(refusing\|cannot\|key file\)' \
-				"$d/console.log" || [ $SECONDS -ge $end ] || { sleep 0.2; continue; }
+		wait_for "$d/console.log" \
+			'domprof agent: listening on\|domprof agent: exiting\|domprof agent: .*\(refusing\|cannot\|key file\)' 30
+		grep -qa 'domprof agent: listening on' "$d/console.log" ||
 			fail "guest $id: the agent did not start: $(grep -a 'domprof agent' "$d/console.log" | tail -n 1)"
-		done
 	fi
 	note "guest $id up (pid ${VM_PIDS[$id]}, run=$run agent=$agent): gdb $sock, agent 127.0.0.1:$port"
 }

@@ -10,7 +10,7 @@ export TEST_OUT=${TEST_OUT:-$TOP/build/demo}
 export DOMPROF=${DOMPROF:-$TOP/build/domprof}
 . "$TOP/tests/vm/lib.sh"
 SECS=${DEMO_SECONDS:-5}
-VM_QUIET=1
+NOTE_QUIET=1
 vm_init demo
 echo "== booting a guest (qemu TCG, Debian kernel $(basename "$VM_KDIR"), 1 vCPU) that loops dd"
 vm_kallsyms_nokaslr

@@ -22,15 +22,17 @@
 #   vm_samples / vm_top / vm_share / vm_show CSV DOMAIN ...   query a csv report
 #   vm_check_dd / vm_check_urandom CSV DOMAIN   known answers of the workloads
 #   vm_dump_cpus DUMP NAME                      samples per vCPU from `dump`
-#   fail MSG / skip MSG / note MSG
+#   fail MSG / skip MSG / note MSG   from tests/lib/common.bash (sourced
+#                         here); fail also prints every guest's console
+#                         (fail_hook), note prints "vm: MSG" unless NOTE_QUIET
 #
 # Cache: ${DOMPROF_VM_CACHE:-/var/cache/domprof-vm}/<package>_<version>/
 # holds vmlinuz, config and kallsyms-nokaslr.txt; a lock file serializes
 # concurrent runs that fill it.
 
-: "${DOMPROF_TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
-: "${DOMPROF:=$DOMPROF_TOP/build/san/domprof}"
-: "${TEST_OUT:=$DOMPROF_TOP/build/test-out}"
+# vm_init names the output folder (vm-NAME), not the script's name.
+TEST_NO_OUT=1 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.bash"
+NOTE_PREFIX="vm: "   # NOTE_QUIET=1: demo, bench
 VM_BOOT_TIMEOUT=${VM_BOOT_TIMEOUT:-90}
 VM_QEMU=${DOMPROF_VM_QEMU:-qemu-system-x86_64}
 # Upper bound for one domprof command: a hung sampler fails the test
@@ -39,10 +41,8 @@ VM_CMD_TIMEOUT=${VM_CMD_TIMEOUT:-90}
 VM_INITRD=$DOMPROF_TOP/build/vm/initramfs.gz
 declare -A VM_PIDS=()
 
-note() { [ -n "${VM_QUIET:-}" ] || echo "vm: $*"; }   # VM_QUIET=1: demo, bench
-skip() { echo "SKIP: $*"; exit 77; }
-fail() {
-	echo "FAIL: $*"
+# common.bash's fail calls this after its "FAIL: MSG" line.
+fail_hook() {
 	local d
 	for d in "${!VM_PIDS[@]}"; do
 		[ -f "$VM_OUT/$d/console.log" ] || continue
@@ -50,7 +50,7 @@ fail() {
 		tail -n 15 "$VM_OUT/$d/console.log"
 		[ -s "$VM_OUT/$d/qemu.log" ] && { echo "--- qemu.log of $d ---"; tail -n 5 "$VM_OUT/$d/qemu.log"; }
 	done
-	exit 1
+	return 0
 }
 
 # Installs what is missing (as root, through apt-get). Only a qemu that
@@ -131,10 +131,9 @@ vm_kernel() {
 }
 
 vm_init() {
-	VM_OUT=$TEST_OUT/vm-$1
-	rm -rf "$VM_OUT"
-	mkdir -p "$VM_OUT"
-	trap vm_cleanup EXIT
+	test_out "vm-$1"
+	VM_OUT=$OUT
+	at_exit vm_cleanup
 	trap 'exit 130' INT TERM
 	vm_packages
 	make -s -C "$DOMPROF_TOP" vm-guest >"$VM_OUT/make.log" 2>&1 ||
@@ -190,12 +189,10 @@ vm_status() { vm_monitor "$1" "info status" | sed -n 's/^VM status: \([a-z]*\).*
 
 # vm_wait_line ID REGEX TIMEOUT: waits until the console shows REGEX.
 vm_wait_line() {
-	local id=$1 re=$2 t=$3 log="$VM_OUT/$1/console.log" end=$((SECONDS + $3))
-	while ! grep -qa -- "$re" "$log" 2>/dev/null; do
-		vm_alive "$id" || fail "guest $id exited before printing '$re'"
-		[ $SECONDS -ge $end ] && fail "guest $id: no '$re' on its console within ${t}s"
-		sleep 0.2
-	done
+	local id=$1 re=$2 t=$3
+	wait_for "$VM_OUT/$id/console.log" "$re" "$t" "${VM_PIDS[$id]:-}" && return 0
+	vm_alive "$id" || fail "guest $id exited before printing '$re'"
+	fail "guest $id: no '$re' on its console within ${t}s"
 }
 
 vm_boot() {

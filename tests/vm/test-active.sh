@@ -22,8 +22,7 @@ vm_kallsyms_nokaslr
 agent_boot p run=dd agent=0
 agent_boot a run=netbench
 
-"$DOMPROF_TOP/build/workloads/threefuncs" 3000 >/dev/null & wl=$!
-trap 'kill $wl 2>/dev/null; vm_cleanup' EXIT
+"$DOMPROF_TOP/build/workloads/threefuncs" 3000 >/dev/null & wl=$!; bg_pids+=($wl)
 data=$VM_OUT/all.data
 "$DOMPROF" record -f -a -F 500 -d 6 -o "$data" \
 	--domain "p=gdb:unix:$(vm_sock p),kallsyms=$VM_KALLSYMS" \

@@ -38,16 +38,14 @@ check_runs() {
 # record_bg LOG SECS: record vm1 in the background ($REC), return once it
 # samples (its info line is out).
 record_bg() {
-	local log=$VM_OUT/$1 end=$((SECONDS + 30))
+	local log=$VM_OUT/$1
 	echo "+ domprof record -d $2 --domain vm1=gdb:unix:$SOCK" >>"$VM_OUT/commands.log"
 	timeout -k 10 "$VM_CMD_TIMEOUT" "$DOMPROF" record -d "$2" -o "$VM_OUT/$1.dp" \
 		--domain "vm1=gdb:unix:$SOCK" >"$log" 2>&1 &
 	REC=$!
-	until grep -q 'vm1: 1 vCPU at' "$log"; do
-		kill -0 "$REC" 2>/dev/null || { cat "$log"; fail "record ended before sampling"; }
-		[ $SECONDS -lt $end ] || fail "record did not start sampling within 30 s"
-		sleep 0.1
-	done
+	wait_for "$log" 'vm1: 1 vCPU at' 30 "$REC" && return 0
+	kill -0 "$REC" 2>/dev/null || { cat "$log"; fail "record ended before sampling"; }
+	fail "record did not start sampling within 30 s"
 }
 
 # finish LOG: wait for record, show its output, set MSG to vm1's end line.

@@ -1,23 +1,9 @@
 # SPDX-License-Identifier: MIT
 # Helpers shared by the report tests (tests/e2e/report-*.sh, perf-crosscheck.sh).
-# Sourced, not run: tests/run.sh only runs tests/e2e/*.sh.
-set -u
-TOP="${DOMPROF_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}"
-DOMPROF="${DOMPROF:-$TOP/build/san/domprof}"
-WL="$TOP/build/workloads"
-OUT="${TEST_OUT:-$TOP/build/test-out}/$(basename "$0" .sh)"
-mkdir -p "$OUT"
+# Sourced, not run: tests/run.sh only runs tests/e2e/*.sh. The set-up,
+# fail/skip/note and need_workload come from tests/lib/common.bash.
+source "$(dirname "${BASH_SOURCE[0]}")/../../lib/common.bash"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*"; exit 77; }
-note() { echo "--- $*"; }
-
-need_workload() {
-	for w in "$@"; do
-		[ -x "$WL/$w" ] || fail "workload $WL/$w missing (run 'make workloads')"
-	done
-}
 
 # record NAME ARGS... -> $OUT/NAME.data; skips when perf_event_open is refused.
 record() {

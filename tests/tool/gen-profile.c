@@ -9,7 +9,7 @@
  * the guest samples are guest user mode (no symbols: kept per cr3).
  * The walk is seeded, so the file is the same on every run.
  *
- * usage: gen-profile OUT SAMPLES      (SAMPLES 0 = a valid empty recording)
+ * usage: test-tool gen-profile OUT SAMPLES   (SAMPLES 0 = a valid empty recording)
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "format/format.h"
+#include "test-tool.h"
 
 #define NSYM 4000
 #define KBASE 0xffffffff81000000ull
@@ -52,10 +53,10 @@ static char *kallsyms(const char *prefix, size_t *len)
 	return b;
 }
 
-int main(int argc, char **argv)
+int cmd_gen_profile(int argc, char **argv)
 {
 	if (argc != 3) {
-		fprintf(stderr, "usage: gen-profile OUT SAMPLES\n");
+		fprintf(stderr, "usage: test-tool gen-profile OUT SAMPLES\n");
 		return 2;
 	}
 	long nsamples = atol(argv[2]);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Hostile recordings for the report-side bounds tests (tests/e2e/
- * hostile-*.sh), written with the real format writer. Three kinds:
+ * test-tool gen-hostile KIND OUT ARGS...: hostile recordings for the
+ * report-side bounds tests (tests/e2e/hostile-*.sh), written with the
+ * real format writer. The kinds:
  *
  *   bomb OUT NDOM MIB     host domain 0 with a small, honest kallsyms
  *                         ("legit_func") and kernel samples; NDOM active
@@ -40,6 +41,7 @@
 #include <zstd.h>
 
 #include "format/format.h"
+#include "test-tool.h"
 
 #define KBASE 0xffffffff81000000ull
 
@@ -260,10 +262,10 @@ static void gen_fifo(struct dp_writer *w, int n, char **paths)
 		sample(w, 0, DP_MODE_KERNEL, KBASE + 0x110, 9);
 }
 
-int main(int argc, char **argv)
+int cmd_gen_hostile(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: gen-hostile bomb OUT NDOM MIB | domains OUT NDOM NSAMPLES | "
+		fprintf(stderr, "usage: test-tool gen-hostile bomb OUT NDOM MIB | domains OUT NDOM NSAMPLES | "
 			"forks OUT NMAPS NFORKS [remap] | tables OUT N | fifo OUT PATH...\n");
 		return 2;
 	}

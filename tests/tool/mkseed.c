@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: MIT
-/* Writes a few small, valid domprof files as the fuzzers' seed corpus. */
+/*
+ * test-tool mkseed DIR: writes a few small, valid domprof files
+ * (DIR/seed-0.data .. seed-2.data) as the fuzzers' seed corpus; the CLI
+ * tests read them too.
+ */
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "format/format.h"
+#include "test-tool.h"
 
-int main(int argc, char **argv)
+int cmd_mkseed(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: mkseed DIR\n");
+		fprintf(stderr, "usage: test-tool mkseed DIR\n");
 		return 2;
 	}
 	for (int v = 0; v < 3; v++) {

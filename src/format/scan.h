@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one walk over a recording. Every command and module that reads a
+ * file's records (info, dump, merge, the profile loader, the agent relay)
+ * goes through dp_scan: it visits each record once, in file order, calls
+ * the visitor's callback for its type, and keeps a struct dp_meta of what
+ * the file holds (domains, events, record counts, lost counts by source,
+ * the STATS record, damage), so no caller rebuilds its own domain table
+ * or lost-count array with its own bounds.
+ *
+ * Ownership: dp_meta owns its arrays and strings (free with
+ * dp_meta_release); its damage list and incomplete reason are borrowed
+ * from the reader and valid while the reader lives and is not read
+ * again. Records passed to callbacks are the reader's (see dp_record):
+ * valid during the callback only.
+ */
+#ifndef DOMPROF_FORMAT_SCAN_H
+#define DOMPROF_FORMAT_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/format.h"
+#include "util/hmap.h"
+
+/*
+ * Callbacks, each optional (NULL = not interested). A nonzero return
+ * stops the scan, and dp_scan returns that value. `record` is called
+ * first for every record (for relays that copy everything); if it returns
+ * 0 the per-type callback follows. `other` gets DOMAIN_SWITCH records and
+ * unknown tags. `progress` is called every DP_SCAN_PROGRESS_EVERY records
+ * with the reader's position and the file size.
+ */
+struct dp_visitor {
+	int (*record)(void *ctx, const struct dp_record *rec);
+	int (*sample)(void *ctx, const struct dp_record *rec);
+	int (*mmap)(void *ctx, const struct dp_record *rec);
+	int (*task)(void *ctx, const struct dp_record *rec);
+	int (*symtab)(void *ctx, const struct dp_record *rec);
+	int (*domain)(void *ctx, const struct dp_record *rec);
+	int (*event)(void *ctx, const struct dp_record *rec);
+	int (*lost)(void *ctx, const struct dp_record *rec);
+	int (*stats)(void *ctx, const struct dp_record *rec);
+	int (*other)(void *ctx, const struct dp_record *rec);
+	void (*progress)(void *ctx, uint64_t pos, uint64_t size);
+};
+
+#define DP_SCAN_PROGRESS_EVERY 0x10000u
+
+/* A domain of the file: one per id seen in a DOMAIN record or as the
+ * current domain of a domain-scoped record (SAMPLE, TASK, MMAP, SYMTAB,
+ * unknown tags). The host (id 0) is always domains[0]. */
+struct dp_meta_domain {
+	uint32_t id;
+	bool has_record;        /* a DOMAIN record was seen (the last one wins) */
+	struct dp_domain d;     /* its fields, strings owned ("" when no record) */
+	uint64_t samples;       /* SAMPLE records in this domain */
+	/* 1-based rank of the first SAMPLE or DOMAIN record of this domain
+	 * among all domains' (0: it has neither, only tasks, maps, tables):
+	 * the order `info` lists domains in. The host's is 1. */
+	uint64_t listed;
+};
+
+/* An event of the file: the first EVENT record of each id. */
+struct dp_meta_event {
+	struct dp_event e;      /* name owned */
+};
+
+struct dp_meta {
+	struct dp_header header;         /* strings borrowed from the reader */
+	struct dp_meta_domain *domains;  /* in order of first appearance */
+	size_t ndomains, domcap;
+	struct dp_meta_event *events;    /* in order of first appearance */
+	size_t nevents, evcap;
+	uint64_t counts[DP_REC_MAX_KNOWN + 1]; /* records per known type */
+	uint64_t unknown;                /* records of tags this build does not know */
+	uint64_t samples;                /* SAMPLE records, all domains */
+	/* LOST counts as the file states them; sums saturate (util/sat.h). */
+	uint64_t lost;
+	uint64_t lost_by_source[DP_LOST_SOURCES];
+	uint64_t lost_other;             /* sources >= DP_LOST_SOURCES */
+	bool has_stats;
+	struct dp_stats stats;           /* the last STATS record */
+	/* after the scan, borrowed from the reader */
+	const struct dp_damage *damage;
+	size_t ndamage;
+	const char *incomplete;          /* dp_reader_incomplete */
+	/* private: id -> index+1 */
+	struct hmap domidx, evidx;
+	uint64_t nlisted;
+};
+
+/*
+ * Rewind r and visit every record once. v and meta may be NULL. meta is
+ * reset (released first if it was filled by an earlier scan, so a zeroed
+ * or released struct is fine) and updated for a record before its
+ * callback runs. Returns 0 after the last record, the nonzero value a
+ * callback returned (the scan stopped there; meta holds what was read so
+ * far), or a negative errno.
+ */
+int dp_scan(struct dp_reader *r, const struct dp_visitor *v, void *ctx, struct dp_meta *meta);
+
+/* Lookups by id: NULL when the file never named it. */
+const struct dp_meta_domain *dp_meta_domain(const struct dp_meta *meta, uint32_t id);
+const struct dp_meta_event *dp_meta_event(const struct dp_meta *meta, uint32_t id);
+/* Index in meta->domains / meta->events, or -1. */
+long dp_meta_domain_index(const struct dp_meta *meta, uint32_t id);
+long dp_meta_event_index(const struct dp_meta *meta, uint32_t id);
+
+/* Count of a lost source, `other` slot for src >= DP_LOST_SOURCES. */
+uint64_t dp_meta_lost_of(const struct dp_meta *meta, uint32_t src);
+
+/* Frees what meta owns and zeroes it. */
+void dp_meta_release(struct dp_meta *meta);
+
+#endif

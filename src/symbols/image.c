@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ELF images (executables, libraries, the vDSO, JIT perf maps): one per
+ * (domain, path, build-id), loaded lazily. On first use an image chooses
+ * its source — an embedded ELF with its build-id, the recorded [vdso]
+ * or this machine's, else the file at its path if its build-id matches
+ * the recording's, else a debug file with that build-id — and reads its
+ * layout; on first resolve its symbols, from a separate debug file when
+ * the binary has no .symtab (elf.c). image_place() turns a map's ip into the
+ * image's link-time address from the program headers.
+ */
+#include "symbols/symbols.h"
+#include "symbols/internal.h"
+#include "symbols/vdso.h"
+#include "util/hmap.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/file.h"
+#include "util/xalloc.h"
+
+struct sym_image *image_elf(struct sym_session *s, struct sym_domain *d,
+				   const char *path, const uint8_t *bid, uint8_t bidlen,
+				   bool vdso)
+{
+	char key[4200];
+	int o = snprintf(key, sizeof(key), "%" PRIu32 "|%.4000s|", d->id, path);
+	for (unsigned i = 0; i < bidlen && i < 20; i++)
+		o += snprintf(key + o, sizeof(key) - o, "%02x", bid[i]);
+	struct sym_image *img = strmap_get(&s->images, key);
+	if (img)
+		return img;
+	img = sym_image_new(s, d, IMG_ELF, vdso ? "[vdso]" : sym_base_name(path), path);
+	img->is_vdso = vdso;
+	img->buildid_len = bidlen > 20 ? 20 : bidlen;
+	memcpy(img->buildid, bid, img->buildid_len);
+	strmap_put(&s->images, pool_strdup(&s->pool, key), img);
+	return img;
+}
+
+/* ---- images: loading ---- */
+
+static void buildid_hex(const uint8_t *id, unsigned len, char *out)
+{
+	for (unsigned i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * len] = '\0';
+}
+
+/* Our own process's vDSO, copied: the same kernel gives the same vDSO. */
+static void own_vdso(struct sym_session *s)
+{
+	if (s->own_vdso_done)
+		return;
+	s->own_vdso_done = true;
+	if (vdso_copy(&s->own_vdso, &s->own_vdso_size) < 0) {
+		s->own_vdso = NULL;
+		s->own_vdso_size = 0;
+	}
+}
+
+static bool same_buildid(const struct sym_image *img, const struct elf_info *info)
+{
+	return !img->buildid_len || !info->buildid_len ||
+	       (img->buildid_len == info->buildid_len &&
+		!memcmp(img->buildid, info->buildid, img->buildid_len));
+}
+
+/* Choose the image's ELF source and read its layout (not its symbols). */
+static void ensure_info(struct sym_session *s, struct sym_image *img)
+{
+	if (img->info_done)
+		return;
+	img->info_done = true;
+	img->src_path = img->path;
+	struct sym_domain *d = img->dom;
+	bool refused = false;       /* its embedded ELF is over the limits */
+	if (img->buildid_len) {
+		char hex[41];
+		buildid_hex(img->buildid, img->buildid_len, hex);
+		struct blob *b = find_blob(d, DP_SYMTAB_ELF, hex);
+		if (b && (img->blob = blob_data(s, d, b)))
+			img->blob_size = b->size;
+		refused = b && !img->blob;
+	}
+	if (!img->blob && img->is_vdso) {
+		struct blob *b = find_blob(d, DP_SYMTAB_ELF, "[vdso]");
+		if (!b)
+			b = find_blob(d, DP_SYMTAB_ELF, "vdso");
+		if (b) {
+			if ((img->blob = blob_data(s, d, b)))
+				img->blob_size = b->size;
+			refused = !img->blob;
+		} else if (d->kind == DP_DOMAIN_HOST) {
+			own_vdso(s);
+			img->blob = s->own_vdso;
+			img->blob_size = s->own_vdso_size;
+		}
+	}
+	int r;
+	if (img->blob)
+		r = elf_load(NULL, img->blob, img->blob_size, &img->info, NULL, 0);
+	else if (img->is_vdso || d->kind == DP_DOMAIN_PASSIVE || refused)
+		r = -ENOENT;   /* a guest's files are not on this machine */
+	else
+		r = elf_load(img->path, NULL, 0, &img->info, NULL, 0);
+	if (r < 0 || !img->info.ok) {
+		if (img->blob)
+			sym_warn(s, "domain %s: embedded ELF for %s is not valid, its samples are [unknown]",
+			     d->name, img->path);
+		else if (!img->is_vdso && !refused)
+			sym_warn(s, "%s: %s, its samples are [unknown]", img->path,
+			     r == -EINVAL || r >= 0 ? "not an ELF file" : file_strerror(r));
+		return;
+	}
+	if (img->blob || same_buildid(img, &img->info)) {
+		img->info_usable = true;
+		return;
+	}
+	/* the file changed since the recording: its symbols would lie; only a
+	 * debug file with the recorded build-id can still name the samples */
+	struct elf_info q;
+	memset(&q, 0, sizeof(q));
+	memcpy(q.buildid, img->buildid, img->buildid_len);
+	q.buildid_len = img->buildid_len;
+	char *found = NULL;
+	elf_info_release(&img->info);
+	if (elf_load_debug(s->debug_dir, img->path, &q, &img->tab, &found) > 0 &&
+	    elf_load(found, NULL, 0, &img->info, NULL, 0) >= 0 && img->info.ok) {
+		img->tab_loaded = true;
+		img->info_usable = true;
+		img->src_path = pool_strdup(&s->pool, found);
+	} else {
+		elf_info_release(&img->info);
+		symtab_release(&img->tab);
+		sym_warn(s, "%s: build-id differs from the recording's (file replaced?), "
+		     "its samples are [unknown]", img->path);
+	}
+	free(found);
+}
+
+void image_load_symbols(struct sym_session *s, struct sym_image *img)
+{
+	if (img->syms_done)
+		return;
+	img->syms_done = true;
+	if (img->kind == IMG_PERFMAP) {
+		struct sym_domain *d = img->dom;
+		struct blob *b = perfmap_blob(d, img->pid);
+		if (b) {
+			const char *text = (const char *)blob_data(s, d, b);
+			if (text)
+				perfmap_parse(text, b->size, &img->tab);
+		} else {
+			char *buf;
+			size_t len;
+			int r = file_read_all(img->path, LOCAL_TEXT_MAX, &buf, &len);
+			if (r == 0) {
+				perfmap_parse(buf, len, &img->tab);
+				free(buf);
+			} else if (r != -ENOENT) {
+				sym_warn(s, "%s: %s, JIT samples are [unknown]", img->path, file_strerror(r));
+			}
+		}
+		symtab_finish(&img->tab, 0);
+		return;
+	}
+	if (img->kind != IMG_ELF) {
+		symtab_finish(&img->tab, 4096);
+		return;
+	}
+	ensure_info(s, img);
+	if (img->tab_loaded || !img->info_usable) {
+		symtab_finish(&img->tab, 4096);
+		return;
+	}
+	struct elf_info tmp;
+	int n = img->blob ? elf_load(NULL, img->blob, img->blob_size, &tmp, &img->tab, 0)
+			  : elf_load(img->path, NULL, 0, &tmp, &img->tab, 0);
+	elf_info_release(&tmp);
+	if (n < 0)
+		n = 0;
+	if (!img->info.has_symtab && !img->is_vdso) {
+		struct sym_table dbg;
+		char *found = NULL;
+		symtab_init(&dbg);
+		int dn = elf_load_debug(s->debug_dir, img->blob ? NULL : img->path, &img->info, &dbg, &found);
+		if (dn > n) {        /* the richer table wins */
+			symtab_release(&img->tab);
+			img->tab = dbg;
+			img->src_path = pool_strdup(&s->pool, found);
+		} else {
+			symtab_release(&dbg);
+		}
+		free(found);
+	}
+	symtab_finish(&img->tab, 4096);
+}
+
+/* Delta from ip to the image's link-time address for an ELF map. */
+void image_place(struct sym_session *s, struct sym_map *m)
+{
+	if (m->placed)
+		return;
+	m->placed = true;
+	struct sym_image *img = m->img;
+	ensure_info(s, img);
+	const struct elf_info *in = &img->info;
+	/* default: file offset == address, as in a shared library with
+	 * matching offsets and addresses (no program headers known) */
+	m->delta = m->pgoff - m->start;
+	if (!in->ok || !in->nsegs)
+		return;
+	if (in->is_exec) {
+		m->delta = 0;
+		return;
+	}
+	uint64_t len = m->end - m->start;
+	const struct elf_seg *best = NULL;
+	for (size_t i = 0; i < in->nsegs; i++) {
+		const struct elf_seg *g = &in->segs[i];
+		uint64_t lo = g->off & ~(uint64_t)0xfff, hi = g->off + g->filesz;
+		if (m->pgoff < hi && m->pgoff + len > lo) {
+			if (!best || (g->exec && !best->exec))
+				best = g;
+		}
+	}
+	if (best)
+		m->delta = best->vaddr - best->off + m->pgoff - m->start;
+}

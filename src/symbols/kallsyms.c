@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The one kallsyms-style line parser of the project (kallsyms_next, see
+ * kallsyms.h for the grammar) and the bounded text helpers it shares
+ * with the other text loaders (textsyms.c). Depends on nothing else, so
+ * collect/ and the fuzz targets link it alone. The input is untrusted:
+ * every read is bounded by the end pointer, no NUL is needed.
+ */
+#include "symbols/internal.h"
+#include "symbols/kallsyms.h"
+
+#include <string.h>
+
+/* Text helpers (internal.h). */
+
+const char *text_line_end(const char *p, const char *end)
+{
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+	return nl ? nl : end;
+}
+
+bool text_parse_hex(const char **pp, const char *end, uint64_t *out)
+{
+	const char *p = *pp;
+	if (p + 1 < end && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	uint64_t v = 0;
+	int digits = 0;
+	for (; p < end; p++) {
+		int d;
+		if (*p >= '0' && *p <= '9') d = *p - '0';
+		else if (*p >= 'a' && *p <= 'f') d = *p - 'a' + 10;
+		else if (*p >= 'A' && *p <= 'F') d = *p - 'A' + 10;
+		else break;
+		if (++digits > 16)
+			return false;
+		v = v << 4 | (uint64_t)d;
+	}
+	if (!digits)
+		return false;
+	*pp = p;
+	*out = v;
+	return true;
+}
+
+const char *text_skip_blank(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+size_t kallsyms_name_len(const char *p, const char *end)
+{
+	const char *q = p;
+	while (q < end && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
+		q++;
+	return (size_t)(q - p);
+}
+
+/* The fields after a parsed address: "TYPE NAME [MODULE]". False when one
+ * is missing. */
+static bool parse_fields(const char *q, const char *le, struct kallsyms_line *out)
+{
+	q = text_skip_blank(q, le);
+	if (q == le)
+		return false;
+	out->type = *q++;
+	if (q == le || (*q != ' ' && *q != '\t'))
+		return false;
+	q = text_skip_blank(q, le);
+	out->name = q;
+	out->namelen = kallsyms_name_len(q, le);
+	if (!out->namelen)
+		return false;
+	q = text_skip_blank(q + out->namelen, le);
+	if (q < le && *q == '[') {
+		const char *m = q + 1, *me = memchr(m, ']', (size_t)(le - m));
+		if (me && me > m) {
+			out->mod = m;
+			out->modlen = (size_t)(me - m);
+		}
+	}
+	return true;
+}
+
+int kallsyms_next(const char **pp, const char *end, unsigned flags, struct kallsyms_line *out)
+{
+	const char *p = *pp;
+	while (p < end) {
+		const char *le = text_line_end(p, end);
+		const char *q = text_skip_blank(p, le);
+		const char *next = le < end ? le + 1 : end;
+		if (q == le) {
+			p = next;
+			continue;
+		}
+		*pp = next;
+		memset(out, 0, sizeof(*out));
+		out->line = p;
+		out->linelen = (size_t)(le - p);
+		out->neg = (flags & KALLSYMS_DELTA) && *q == '-';
+		if (out->neg)
+			q++;
+		if (!text_parse_hex(&q, le, &out->addr) || q == le || (*q != ' ' && *q != '\t')) {
+			out->neg = false;
+			out->addr = 0;
+			return KALLSYMS_BAD;
+		}
+		out->addr_end = q;
+		return parse_fields(q, le, out) ? KALLSYMS_LINE : KALLSYMS_BAD;
+	}
+	*pp = end;
+	return KALLSYMS_END;
+}

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Processes and their executable mappings, fed in file order from TASK
+ * and MMAP records: a comm per process, a mapping list sorted by start,
+ * a new mapping replacing what it overlaps (partial overlaps trimmed into
+ * new map objects, so a map returned earlier never changes). A fork
+ * shares its parent's list until either maps again; all lists together
+ * are bounded by MAX_MAP_ENTRIES, since a crafted file can fork large
+ * processes many times. Also the per-process JIT perf maps
+ * (/tmp/perf-PID.map, embedded or on this machine) for anonymous
+ * executable memory.
+ */
+#include "symbols/symbols.h"
+#include "symbols/internal.h"
+#include "util/hmap.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util/xalloc.h"
+
+/* Entries of all processes' mapping lists together (8 bytes each), as
+ * inserted or copied: a fork shares its parent's list, but a crafted file
+ * can fork a process with thousands of mappings and map again in each
+ * child, copying the list each time. A real system-wide recording holds
+ * a few million (thousands of processes, hundreds of mappings each). */
+#define MAX_MAP_ENTRIES (16u << 20)
+
+/* ---- tasks ---- */
+
+struct proc *sym_proc_get(struct sym_session *s, uint32_t domain, uint32_t pid, bool create)
+{
+	uint64_t key = (uint64_t)domain << 32 | pid;
+	if (s->last_proc && s->last_proc_key == key)
+		return s->last_proc;
+	struct proc *p = u64map_get(&s->procs, key);
+	if (!p && create) {
+		p = xcalloc(1, sizeof(*p));
+		u64map_put(&s->procs, key, p);
+	}
+	if (p) {
+		s->last_proc = p;
+		s->last_proc_key = key;
+	}
+	return p;
+}
+
+/* Charge n more mapping-list entries (see MAX_MAP_ENTRIES); false, with
+ * one warning, when the budget is spent. */
+static bool map_budget(struct sym_session *s, size_t n)
+{
+	if (n <= MAX_MAP_ENTRIES - s->map_entries) {
+		s->map_entries += n;
+		return true;
+	}
+	sym_warn(s, "mapping records dropped: the recording needs more than %u M mapping entries "
+	     "(forks of large processes that map again?); some user samples may be [unknown]",
+	     MAX_MAP_ENTRIES >> 20);
+	return false;
+}
+
+/* Let go of p's mapping list (shared or not); p has none after. */
+void proc_drop_maps(struct proc *p)
+{
+	if (!p->shared || --*p->shared == 0) {
+		free(p->maps);
+		free(p->shared);
+	}
+	p->maps = NULL;
+	p->n = p->cap = 0;
+	p->shared = NULL;
+}
+
+/* Before changing p's list: a list shared with forks is copied first,
+ * within the session's budget of list entries. False when over it. */
+static bool proc_own_maps(struct sym_session *s, struct proc *p)
+{
+	if (!p->shared)
+		return true;
+	if (*p->shared == 1) {
+		free(p->shared);
+	} else {
+		if (!map_budget(s, p->n))
+			return false;
+		struct sym_map **own = xmalloc((p->cap ? p->cap : 1) * sizeof(*own));
+		if (p->n)
+			memcpy(own, p->maps, p->n * sizeof(*own));
+		--*p->shared;
+		p->maps = own;
+	}
+	p->shared = NULL;
+	return true;
+}
+
+void sym_add_task(struct sym_session *s, uint32_t domain, const struct dp_task *t)
+{
+	if (!t)
+		return;
+	sym_domain_get(s, domain);
+	switch (t->kind) {
+	case DP_TASK_COMM: {
+		struct proc *p = sym_proc_get(s, domain, t->pid, true);
+		/* the process is named by its main thread; others name it only
+		 * until the main thread is seen */
+		if (t->comm && (t->tid == t->pid || !p->comm))
+			p->comm = pool_strdup(&s->pool, t->comm);
+		break;
+	}
+	case DP_TASK_FORK: {
+		if (t->pid == t->ppid)
+			break;       /* a new thread shares its process's maps */
+		struct proc *parent = sym_proc_get(s, domain, t->ppid, false);
+		struct proc *c = sym_proc_get(s, domain, t->pid, true);
+		proc_drop_maps(c);   /* a reused pid starts over */
+		c->perfmap_state = 0;
+		c->perfmap = NULL;
+		if (parent) {
+			/* the child shares the parent's list until either maps
+			 * something: a crafted file may fork a process with
+			 * thousands of mappings a hundred thousand times */
+			if (parent->n) {
+				if (!parent->shared) {
+					parent->shared = xmalloc(sizeof(*parent->shared));
+					*parent->shared = 1;
+				}
+				++*parent->shared;
+				c->maps = parent->maps;
+				c->n = parent->n;
+				c->cap = parent->cap;
+				c->shared = parent->shared;
+			}
+			c->comm = parent->comm;
+		}
+		if (t->comm && *t->comm)
+			c->comm = pool_strdup(&s->pool, t->comm);
+		break;
+	}
+	default:
+		/* EXIT: keep the maps, late samples of the process still need them */
+		break;
+	}
+}
+
+const char *sym_comm(struct sym_session *s, uint32_t domain, uint32_t pid)
+{
+	struct proc *p = sym_proc_get(s, domain, pid, false);
+	return p && p->comm ? p->comm : SYM_UNKNOWN;
+}
+
+static bool is_anon_path(const char *p)
+{
+	return !*p || !strcmp(p, "//anon") || !strncmp(p, "[anon", 5) ||
+	       !strncmp(p, "/memfd:", 7) || !strncmp(p, "/dev/zero", 9);
+}
+
+/* Put the new map m into p's list: replace what it overlaps; trim partial
+ * overlaps into new map objects so maps handed out earlier never change. */
+static void proc_insert(struct sym_session *s, struct proc *p, struct sym_map *m)
+{
+	if (!proc_own_maps(s, p))
+		return;
+	size_t lo = 0, hi = p->n;
+	while (lo < hi) {    /* first map with end > start */
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->maps[mid]->end <= m->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t first = lo, last = lo;   /* [first, last) overlap */
+	while (last < p->n && p->maps[last]->start < m->end)
+		last++;
+	struct sym_map *left = NULL, *right = NULL;
+	if (first < last) {
+		struct sym_map *a = p->maps[first], *b = p->maps[last - 1];
+		if (a->start < m->start) {
+			left = sym_map_new(s, a->img, a->start, m->start, a->pgoff);
+			left->anon = a->anon;
+		}
+		if (b->end > m->end) {
+			right = sym_map_new(s, b->img, m->end, b->end, b->pgoff + (m->end - b->start));
+			right->anon = b->anon;
+		}
+	}
+	size_t add = 1 + (left != NULL) + (right != NULL);
+	size_t newn = p->n - (last - first) + add;
+	if (newn > p->n && !map_budget(s, newn - p->n))
+		return;
+	if (newn > p->cap)
+		xgrow((void **)&p->maps, &p->cap, newn, sizeof(*p->maps));
+	memmove(p->maps + first + add, p->maps + last, (p->n - last) * sizeof(*p->maps));
+	size_t w = first;
+	if (left)
+		p->maps[w++] = left;
+	p->maps[w++] = m;
+	if (right)
+		p->maps[w++] = right;
+	p->n = newn;
+}
+
+void sym_add_mmap(struct sym_session *s, uint32_t domain, const struct dp_mmap *mm)
+{
+	if (!mm)
+		return;
+	struct sym_domain *d = sym_domain_get(s, domain);
+	const char *path = mm->path ? mm->path : "";
+	uint64_t end = mm->start + mm->len < mm->start ? UINT64_MAX : mm->start + mm->len;
+	if (mm->len == 0)
+		return;
+	if (mm->pid == UINT32_MAX) {
+		/* kernel mappings: modules give ranges the tables may lack */
+		kernel_add_mmap(s, d, path, mm->start, end);
+		return;
+	}
+	struct proc *p = sym_proc_get(s, domain, mm->pid, true);
+	struct sym_map *m;
+	if (!strcmp(path, "[vdso]")) {
+		m = sym_map_new(s, image_elf(s, d, "[vdso]", mm->buildid, mm->buildid_len, true),
+				mm->start, end, mm->pgoff);
+	} else if (is_anon_path(path)) {
+		struct sym_map *a = sym_pseudo_map(s, d, "[anon]");
+		m = sym_map_new(s, a->img, mm->start, end, mm->pgoff);
+		m->anon = true;
+	} else if (path[0] == '[' || path[0] != '/') {
+		/* [heap], [stack], [vsyscall], odd names: named, never resolved */
+		struct sym_map *a = sym_pseudo_map(s, d, path);
+		m = sym_map_new(s, a->img, mm->start, end, mm->pgoff);
+	} else {
+		m = sym_map_new(s, image_elf(s, d, path, mm->buildid, mm->buildid_len, false),
+				mm->start, end, mm->pgoff);
+	}
+	proc_insert(s, p, m);
+}
+
+/* The pid's JIT map image, if a perf map exists for it. */
+struct sym_map *perfmap_map(struct sym_session *s, struct sym_domain *d,
+				   struct proc *p, uint32_t pid)
+{
+	if (p->perfmap_state == 0) {
+		p->perfmap_state = 1;
+		char path[64];
+		snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", pid);
+		bool have = perfmap_blob(d, pid) != NULL;
+		struct stat st;
+		if (!have && d->kind == DP_DOMAIN_HOST && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			have = true;
+		if (have) {
+			struct sym_image *img = sym_image_new(s, d, IMG_PERFMAP, sym_base_name(path), path);
+			img->pid = pid;
+			p->perfmap = sym_map_new(s, img, 0, UINT64_MAX, 0);
+			p->perfmap_state = 2;
+		}
+	}
+	return p->perfmap;
+}
+
+
+struct sym_map *proc_find_map(struct sym_session *s, struct sym_domain *d,
+			      struct proc *p, uint32_t pid, uint64_t ip)
+{
+	if (!p->n)
+		return NULL;
+	size_t lo = 0, hi = p->n;
+	while (lo < hi) {    /* first map with start > ip */
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->maps[mid]->start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && ip < p->maps[lo - 1]->end) {
+		struct sym_map *m = p->maps[lo - 1];
+		if (m->anon) {
+			struct sym_map *j = perfmap_map(s, d, p, pid);
+			if (j)
+				return j;
+		}
+		return m;
+	}
+	return NULL;
+}

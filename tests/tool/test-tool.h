@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The subcommands of test-tool (tests/tool/test-tool.c), one source file
+ * each. Each takes its own argv (argv[0] is the subcommand's name) and
+ * returns the process's exit status: 0 success, 1 runtime failure, 2
+ * usage error, with one line on stderr for each failure.
+ */
+#ifndef DOMPROF_TEST_TOOL_H
+#define DOMPROF_TEST_TOOL_H
+
+int cmd_embed_elf(int argc, char **argv);   /* embed-elf.c */
+int cmd_mkseed(int argc, char **argv);      /* mkseed.c */
+int cmd_gen_profile(int argc, char **argv); /* gen-profile.c */
+int cmd_gen_hostile(int argc, char **argv); /* gen-hostile.c */
+
+#endif

@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests of the renderers (src/output/) on one profile loaded from a
+ * recording written with the real writer: a host process with kernel call
+ * chains, a guest domain, and hostile labels (a command name holding ';',
+ * '"', '<' and a newline; a symbol named "tmpl<int>&"). Each renderer's
+ * output is checked for what its format promises, not byte for byte (the
+ * golden check, tests/e2e/golden.sh, does that): every JSON output parses
+ * (a small strict parser below), counts add up to the samples, folded
+ * lines are one per stack with no stray separators, SVG and HTML escape
+ * markup and name no network resource, pprof is gzip that inflates to a
+ * protobuf holding the symbol names.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "analysis/profile.h"
+#include "output/flamegraph.h"
+#include "output/report.h"
+#include "unit.h"
+
+#define K(off) (0xffffffff81000000ull + (off))
+#define NHOST 9
+#define NGUEST 4
+
+static const char ksyms[] =
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81001000 T k_leaf\n"
+	"ffffffff81002000 T tmpl<int>&\n"
+	"ffffffff81003000 T k_top\n"
+	"ffffffff81004000 T _etext\n";
+static const char comm[] = "we;ird\"<c>\nname";
+
+static char path[] = "/tmp/test-render-XXXXXX";
+
+static void sample(struct dp_writer *w, uint32_t dom, uint32_t pid, uint8_t mode, uint64_t ip,
+		   const uint64_t *chain, uint32_t n)
+{
+	struct dp_sample s = { .time = 1, .ip = ip, .period = 1, .pid = pid, .tid = pid,
+			       .mode = mode, .nr_callchain = n, .callchain = chain };
+	CHECK(dp_write_sample(w, dom, &s) == 0);
+}
+
+static void write_file(void)
+{
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	struct dp_header h;
+	char *argv[] = { "test-render", NULL };
+	dp_header_fill_local(&h, 1, argv);
+	int err = 0;
+	struct dp_writer *w = dp_writer_new(fd, &h, NULL, &err);
+	CHECK(w != NULL);
+	struct dp_event ev = { .id = 0, .type = 1, .period = 1000, .freq = true, .name = "cpu-clock" };
+	CHECK(dp_write_event(w, &ev) == 0);
+	struct dp_domain d0 = { .id = 0, .kind = DP_DOMAIN_HOST, .name = "host", .address = "", .symsrc = "embedded" };
+	struct dp_domain d1 = { .id = 3, .kind = DP_DOMAIN_PASSIVE, .name = "vm1", .address = "gdb:unix:/x",
+				.symsrc = "kallsyms=/k" };
+	CHECK(dp_write_domain(w, &d0) == 0);
+	CHECK(dp_write_domain(w, &d1) == 0);
+	struct dp_symtab st = { .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms",
+				.data = (const uint8_t *)ksyms, .size = strlen(ksyms) };
+	CHECK(dp_write_symtab(w, 0, &st) == 0);
+	CHECK(dp_write_symtab(w, 3, &st) == 0);
+	struct dp_task t = { .kind = DP_TASK_COMM, .pid = 100, .tid = 100, .comm = comm };
+	CHECK(dp_write_task(w, 0, &t) == 0);
+	/* host: top -> tmpl -> leaf (6), top -> tmpl (3) */
+	uint64_t c1[] = { K(0x1010), K(0x2020), K(0x3030) };
+	for (int i = 0; i < 6; i++)
+		sample(w, 0, 100, DP_MODE_KERNEL, K(0x1010), c1, 3);
+	uint64_t c2[] = { K(0x2100), K(0x3030) };
+	for (int i = 0; i < 3; i++)
+		sample(w, 0, 100, DP_MODE_KERNEL, K(0x2100), c2, 2);
+	for (int i = 0; i < NGUEST; i++)
+		sample(w, 3, 0, DP_MODE_GUEST_KERNEL, K(0x1010), NULL, 0);
+	struct dp_stats sts = { .samples = NHOST + NGUEST };
+	CHECK(dp_write_stats(w, &sts) == 0);
+	CHECK(dp_writer_finish(w) == 0);
+}
+
+/* ---- a strict JSON syntax check (RFC 8259 grammar, no semantics) ---- */
+
+struct js { const char *p, *end; int depth; };
+
+static void js_ws(struct js *j)
+{
+	while (j->p < j->end && strchr(" \t\r\n", *j->p))
+		j->p++;
+}
+
+static bool js_value(struct js *j);
+
+static bool js_string(struct js *j)
+{
+	if (j->p >= j->end || *j->p != '"')
+		return false;
+	for (j->p++; j->p < j->end; j->p++) {
+		unsigned char c = (unsigned char)*j->p;
+		if (c == '"') {
+			j->p++;
+			return true;
+		}
+		if (c < 0x20)
+			return false;   /* a raw control character: not escaped */
+		if (c == '\\') {
+			if (++j->p >= j->end || !strchr("\"\\/bfnrtu", *j->p))
+				return false;
+			if (*j->p == 'u')
+				for (int i = 0; i < 4; i++)
+					if (++j->p >= j->end || !strchr("0123456789abcdefABCDEF", *j->p))
+						return false;
+		}
+	}
+	return false;
+}
+
+static bool js_number(struct js *j)
+{
+	const char *s = j->p;
+	if (j->p < j->end && *j->p == '-')
+		j->p++;
+	while (j->p < j->end && strchr("0123456789.eE+-", *j->p))
+		j->p++;
+	return j->p > s && (s[0] != '-' || j->p > s + 1);
+}
+
+static bool js_seq(struct js *j, char close, bool object)
+{
+	j->p++;
+	js_ws(j);
+	if (j->p < j->end && *j->p == close) {
+		j->p++;
+		return true;
+	}
+	for (;;) {
+		if (object) {
+			if (!js_string(j))
+				return false;
+			js_ws(j);
+			if (j->p >= j->end || *j->p++ != ':')
+				return false;
+		}
+		if (!js_value(j))
+			return false;
+		js_ws(j);
+		if (j->p >= j->end)
+			return false;
+		if (*j->p == close) {
+			j->p++;
+			return true;
+		}
+		if (*j->p++ != ',')
+			return false;
+		js_ws(j);
+	}
+}
+
+static bool js_value(struct js *j)
+{
+	js_ws(j);
+	if (j->p >= j->end || ++j->depth > 256)
+		return false;
+	bool ok;
+	if (*j->p == '{')
+		ok = js_seq(j, '}', true);
+	else if (*j->p == '[')
+		ok = js_seq(j, ']', false);
+	else if (*j->p == '"')
+		ok = js_string(j);
+	else if (!strncmp(j->p, "true", 4) || !strncmp(j->p, "null", 4))
+		j->p += 4, ok = true;
+	else if (!strncmp(j->p, "false", 5))
+		j->p += 5, ok = true;
+	else
+		ok = js_number(j);
+	j->depth--;
+	return ok;
+}
+
+static bool json_ok(const char *s, size_t n)
+{
+	struct js j = { s, s + n, 0 };
+	if (!js_value(&j))
+		return false;
+	js_ws(&j);
+	return j.p == j.end;
+}
+
+static size_t count(const char *s, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* ---- the renderers ---- */
+
+typedef int (*render_fn)(FILE *f, const struct profile *p, const void *arg);
+
+static char *render(const struct profile *p, render_fn fn, const void *arg, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	CHECK(fn(f, p, arg) == 0);
+	fclose(f);
+	return buf;
+}
+
+static int r_folded(FILE *f, const struct profile *p, const void *a) { (void)a; return export_folded(f, p); }
+static int r_speedscope(FILE *f, const struct profile *p, const void *a) { return export_speedscope(f, p, a); }
+static int r_json(FILE *f, const struct profile *p, const void *a) { return export_json(f, p, a); }
+static int r_pprof(FILE *f, const struct profile *p, const void *a) { (void)a; return export_pprof(f, p); }
+static int r_html(FILE *f, const struct profile *p, const void *a) { return flamegraph_html(f, p, a); }
+static int r_svg(FILE *f, const struct profile *p, const void *a) { return flamegraph_svg(f, p, a); }
+static int r_report(FILE *f, const struct profile *p, const void *a)
+{
+	const struct report_view *v = a;
+	struct report_view w = *v;
+	w.p = p;
+	return !strcmp(w.path, "csv") ? report_csv(f, &w) : !strcmp(w.path, "json") ? report_json(f, &w)
+										       : report_text(f, &w);
+}
+
+static void test_folded(const struct profile *p)
+{
+	size_t len;
+	char *s = render(p, r_folded, NULL, &len);
+	uint64_t total = 0;
+	size_t lines = 0;
+	for (char *line = s, *nl; (nl = memchr(line, '\n', len - (size_t)(line - s))); line = nl + 1) {
+		*nl = 0;
+		lines++;
+		char *sp = strrchr(line, ' ');
+		CHECK(sp != NULL);
+		if (sp)
+			total += strtoull(sp + 1, NULL, 10);
+		CHECK(strncmp(line, "host;", 5) == 0 || strncmp(line, "vm1;", 4) == 0);
+	}
+	CHECK_EQ_U64(lines, 3);                 /* two host stacks, one guest stack */
+	CHECK_EQ_U64(total, NHOST + NGUEST);
+	/* the comm's ';' and newline must not split frames or lines */
+	char *again = render(p, r_folded, NULL, &len);
+	CHECK(strstr(again, "we:ird") != NULL);
+	CHECK(strstr(again, "k_top_[k];tmpl<int>&_[k];k_leaf_[k] 6\n") != NULL);
+	free(again);
+	free(s);
+}
+
+static void test_json_outputs(const struct profile *p)
+{
+	size_t len;
+	char *s = render(p, r_speedscope, "t.data", &len);
+	CHECK(json_ok(s, len));
+	CHECK(strstr(s, "speedscope.app/file-format-schema.json") != NULL);
+	CHECK_EQ_U64(count(s, "\"sampled\""), 2);          /* one profile per domain */
+	free(s);
+	s = render(p, r_json, "t.data", &len);
+	CHECK(json_ok(s, len));
+	CHECK(strstr(s, "\"domprof-profile\"") != NULL);
+	/* escaped, not raw (markup characters as \u, safe inside a page) */
+	CHECK(strstr(s, "we;ird\\\"\\u003cc\\u003e\\u000aname") != NULL);
+	free(s);
+	enum profile_sort_key keys[] = { PROFILE_SORT_SAMPLE };
+	struct report_view v = { .path = "json", .keys = keys, .nkeys = 1, .symbols = true, .callgraph = true };
+	s = render(p, r_report, &v, &len);
+	CHECK(json_ok(s, len));
+	CHECK(strstr(s, "\"tmpl<int>&\"") != NULL);
+	free(s);
+	/* the control: the checker refuses what is not JSON */
+	CHECK(!json_ok("{\"a\": 1,}", 9));
+	CHECK(!json_ok("{\"a\": \"x\ny\"}", 12));
+	CHECK(!json_ok("[1] [2]", 7));
+}
+
+static void test_csv_text(const struct profile *p)
+{
+	size_t len;
+	enum profile_sort_key keys[] = { PROFILE_SORT_SAMPLE };
+	struct report_view v = { .path = "csv", .keys = keys, .nkeys = 1, .symbols = true };
+	char *s = render(p, r_report, &v, &len);
+	CHECK(strncmp(s, "samples,", 8) == 0);
+	uint64_t total = 0;
+	for (char *line = strchr(s, '\n'); line && line[1]; line = strchr(line + 1, '\n'))
+		total += strtoull(line + 1, NULL, 10);
+	CHECK_EQ_U64(total, NHOST + NGUEST);
+	CHECK(strstr(s, "tmpl<int>&") != NULL);
+	free(s);
+	v.path = "text";
+	s = render(p, r_report, &v, &len);
+	CHECK(strstr(s, "samples  %") != NULL);
+	CHECK(strstr(s, "k_leaf") != NULL && strstr(s, "vm1") != NULL);
+	free(s);
+}
+
+static void test_markup(const struct profile *p)
+{
+	struct fg_opts o = { .title = "t<&>" };
+	size_t len;
+	char *s = render(p, r_svg, &o, &len);
+	CHECK(strstr(s, "<svg") != NULL && strstr(s, "</svg>") != NULL);
+	CHECK(strstr(s, "tmpl&lt;int&gt;&amp;") != NULL);
+	CHECK(strstr(s, "tmpl<int>") == NULL);
+	CHECK(strstr(s, "t&lt;&amp;&gt;") != NULL);
+	free(s);
+	s = render(p, r_html, &o, &len);
+	CHECK(strncmp(s, "<!DOCTYPE html>", 15) == 0);
+	CHECK(strstr(s, "src=\"http") == NULL && strstr(s, "href=\"http") == NULL);  /* self-contained */
+	CHECK(strstr(s, "<title>t&lt;&amp;&gt;</title>") != NULL);
+	CHECK(strstr(s, "</script>") != NULL);
+	CHECK_EQ_U64(count(s, "</script>"), count(s, "<script"));  /* no label ends the script early */
+	free(s);
+}
+
+static void test_pprof(const struct profile *p)
+{
+	size_t len;
+	char *s = render(p, r_pprof, NULL, &len);
+	CHECK(len > 20 && (unsigned char)s[0] == 0x1f && (unsigned char)s[1] == 0x8b);
+	static unsigned char out[1 << 16];
+	z_stream z = { 0 };
+	CHECK(inflateInit2(&z, 16 + MAX_WBITS) == Z_OK);
+	z.next_in = (unsigned char *)s;
+	z.avail_in = (unsigned)len;
+	z.next_out = out;
+	z.avail_out = sizeof(out) - 1;
+	CHECK(inflate(&z, Z_FINISH) == Z_STREAM_END);
+	size_t n = sizeof(out) - 1 - z.avail_out;
+	inflateEnd(&z);
+	CHECK(memmem(out, n, "k_leaf", 6) != NULL);
+	CHECK(memmem(out, n, "tmpl<int>&", 10) != NULL);
+	CHECK(memmem(out, n, "cpu", 3) != NULL);
+	free(s);
+}
+
+int main(void)
+{
+	write_file();
+	struct profile_opts o = { .callgraph = true, .stacks = true };
+	char msg[200];
+	int err = 0;
+	struct profile *p = profile_load(path, NULL, &o, &err, msg, sizeof(msg));
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ_U64(p->total_samples, NHOST + NGUEST);
+		test_folded(p);
+		test_json_outputs(p);
+		test_csv_text(p);
+		test_markup(p);
+		test_pprof(p);
+		profile_free(p);
+	} else {
+		fprintf(stderr, "load: %d %s\n", err, msg);
+	}
+	unlink(path);
+	return unit_done();
+}
