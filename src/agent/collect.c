@@ -15,6 +15,7 @@
 #include "agent/ship.h"
 #include "collect/agent_proto.h"
 #include "format/format.h"
+#include "format/scan.h"
 #include "util/xalloc.h"
 
 /* Our own vDSO: the guest kernel gives every process the same one.
@@ -130,11 +131,21 @@ static int ship_symbols(int fd, const struct ship *sh, const struct agent_log *l
 	return ret;
 }
 
-/* One record of the guest's recording: feed the ship set, count, and
- * batch it unless the host writes its own. Returns 0 or -errno from
- * sending. */
-static int take_record(struct ship *sh, struct batch *bt, struct ap_end *end, const struct dp_record *rec)
+struct walk {
+	struct ship *sh;
+	struct batch bt;
+	struct ap_end end;
+};
+
+/* dp_scan's callback for every record of the guest's recording: feed the
+ * ship set, count, and batch it unless the host writes its own. Returns
+ * 0, or -errno from sending (which stops the scan). */
+static int take_record(void *ctx, const struct dp_record *rec)
 {
+	struct walk *w = ctx;
+	struct ship *sh = w->sh;
+	struct batch *bt = &w->bt;
+	struct ap_end *end = &w->end;
 	if (rec->domain != DP_HOST_DOMAIN)
 		return 0;
 	switch (rec->type) {
@@ -174,18 +185,16 @@ int agent_collect(const char *data, int fd, const struct agent_log *log, char *w
 		snprintf(why, whylen, "cannot read the guest's recording: %s", msg);
 		return AGENT_COLLECT_FAILED;
 	}
-	struct ship *sh = ship_new();
-	struct batch bt = { .fd = fd };
-	struct ap_end end = { 0 };
-	struct dp_record rec;
-	int ret = 0;
-	while (!ret && dp_reader_next(r, &rec) == 1)
-		ret = take_record(sh, &bt, &end, &rec);
+	struct walk w = { .sh = ship_new(), .bt = { .fd = fd } };
+	struct ship *sh = w.sh;
+	static const struct dp_visitor visit = { .record = take_record };
+	int ret = dp_scan(r, &visit, &w, NULL);
 	if (!ret)
-		ret = batch_flush(&bt);
-	free(bt.b);
+		ret = batch_flush(&w.bt);
+	free(w.bt.b);
 	size_t ndamage = dp_reader_damage(r, &(const struct dp_damage *){ NULL });
 	dp_reader_free(r);
+	struct ap_end end = w.end;
 	if (ndamage)
 		agent_logf(log, "the guest's recording had %zu damaged part(s); sent what was readable", ndamage);
 
