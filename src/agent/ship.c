@@ -74,6 +74,26 @@ const struct ship_file *ship_file_at(const struct ship *s, size_t i)
 
 /* ---- the model: who mapped what where, and what was hit ---- */
 
+/*
+ * Why not the symbols module's process model (symbols/maps.c,
+ * sym_add_mmap/sym_add_task/sym_find_map), which also keeps per-process
+ * mapping lists with fork sharing: the agent needs a subset of it with a
+ * different key, and must not have the rest run as root in the guest.
+ *  - A ship_file is one mapped file *identity* (path, build-id, and the
+ *    1.1 dev/inode/size/mtime): the same path mapped before and after a
+ *    replacement is two files here; a sym_image is keyed by path and
+ *    build-id and carries no identity, so the identity check of
+ *    ship_read could not be made from it.
+ *  - sym_find_map consults JIT perf maps: for the host domain (which the
+ *    agent's own recording is) it stats /tmp/perf-PID.map, a path other
+ *    users of the guest control; the agent opens nothing but the hit
+ *    files, and those only through ship_read.
+ *  - The agent only asks "which file was hit", never "which symbol":
+ *    no overlap trimming, image loading or resolution is wanted.
+ * So this stays a flat per-pid list (newest mapping wins on lookup);
+ * only the answer "file i was hit" leaves it.
+ */
+
 static struct aproc *proc_get(struct ship *s, uint32_t pid, bool create)
 {
 	for (size_t i = 0; i < s->nprocs; i++)

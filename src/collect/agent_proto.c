@@ -450,6 +450,29 @@ void ap_end_encode(const struct ap_end *e, uint8_t out[24])
 	put64(out + 16, e->lost);
 }
 
+void ap_hello_req_encode(uint32_t version, uint8_t out[4])
+{
+	put32(out, version);
+}
+
+uint32_t ap_hello_req_decode(const uint8_t *p, size_t len)
+{
+	return len >= 4 ? get32(p) : 0;
+}
+
+void ap_lost_encode(uint64_t count, uint8_t out[8])
+{
+	put64(out, count);
+}
+
+int ap_lost_decode(const uint8_t *p, size_t len, uint64_t *count)
+{
+	if (len != 8)
+		return -EPROTO;
+	*count = get64(p);
+	return 0;
+}
+
 int ap_end_decode(const uint8_t *p, size_t len, struct ap_end *e)
 {
 	if (len != 24)

@@ -2,7 +2,7 @@
 /*
  * The active-domain wire protocol, spoken between the host's recorder
  * (collect/agent_source.c) and `domprof agent` inside a guest
- * (cmd-agent.c). docs/active.md is the normative description; this
+ * (src/agent/). docs/active.md is the normative description; this
  * header mirrors it and is shared by both sides.
  *
  * A byte stream (TCP, a unix socket, a virtio-serial port or a serial
@@ -150,6 +150,13 @@ int ap_hello_decode(const uint8_t *p, size_t len, struct ap_hello *h);
 void ap_start_encode(const struct ap_start *s, uint8_t out[8]);
 int ap_start_decode(const uint8_t *p, size_t len, struct ap_start *s);
 void ap_end_encode(const struct ap_end *e, uint8_t out[24]);
+/* HELLO's payload: u32 version. decode: the version, or 0 when the
+ * payload is shorter than 4 bytes (no version this agent speaks). */
+void ap_hello_req_encode(uint32_t version, uint8_t out[4]);
+uint32_t ap_hello_req_decode(const uint8_t *p, size_t len);
+/* LOST's payload: u64 count; decode: -EPROTO unless len is 8. */
+void ap_lost_encode(uint64_t count, uint8_t out[8]);
+int ap_lost_decode(const uint8_t *p, size_t len, uint64_t *count);
 int ap_end_decode(const uint8_t *p, size_t len, struct ap_end *e);
 
 /* SYMTAB payload: build into a malloc'd buffer; decode borrows from p. */

@@ -26,6 +26,7 @@
 
 #include "collect/agent_proto.h"
 #include "collect/agent_source.h"
+#include "format/raw.h"
 #include "util/clock.h"
 #include "util/sat.h"
 #include "util/sha256.h"
@@ -367,34 +368,27 @@ static bool sym_budget(struct agent_source *s, uint64_t n)
 static int take_records(struct agent_source *s, uint8_t *buf, size_t len)
 {
 	uint64_t samples = 0;
-	for (size_t o = 0; o < len;) {
-		if (len - o < 8)
+	uint16_t tag;
+	uint32_t n;
+	int nr;
+	for (size_t o = 0, at = 0; (nr = dp_raw_next(buf, len, &o, &tag, &n)) != 0; at = o) {
+		if (nr < 0)
 			return -EPROTO;
-		uint32_t n;
-		memcpy(&n, buf + o + 4, 4);
-		if (n > len - o)
-			return -EPROTO;
-		int t = ap_check_record(buf + o, n);
+		int t = ap_check_record(buf + at, n);
 		if (t < 0)
 			return t;
-		if (!dp_record_check(buf + o, n))
+		if (!dp_record_check(buf + at, n))
 			return -EBADMSG;
 		samples += t == DP_REC_SAMPLE;
-		o += n;
 	}
 	/* SYMTAB records (the guest's kallsyms) count against the domain's
 	 * symbol budget like SYMTAB frames; those over it are left out */
 	struct item it = { .kind = IT_RECORDS, .data = xmalloc(len ? len : 1), .len = 0 };
-	for (size_t o = 0; o < len;) {
-		uint32_t n;
-		memcpy(&n, buf + o + 4, 4);
-		if (ap_check_record(buf + o, n) == DP_REC_SYMTAB && !sym_budget(s, n)) {
-			o += n;
+	for (size_t o = 0, at = 0; dp_raw_next(buf, len, &o, &tag, &n) == 1; at = o) {
+		if (tag == DP_REC_SYMTAB && !sym_budget(s, n))
 			continue;
-		}
-		memcpy(it.data + it.len, buf + o, n);
+		memcpy(it.data + it.len, buf + at, n);
 		it.len += n;
-		o += n;
 	}
 	bool queued = enqueue(s, &it);
 	pthread_mutex_lock(&s->lock);
@@ -511,8 +505,8 @@ static void *receiver(void *arg)
 				break;
 			}
 		} else if (type == AP_LOST && len == 8 && collecting) {
-			uint64_t l;
-			memcpy(&l, buf, 8);
+			uint64_t l = 0;
+			ap_lost_decode(buf, len, &l);
 			s->lost_claimed = sat_add64(s->lost_claimed, l);
 		} else if (type == AP_END && collecting) {
 			struct ap_end e;
@@ -616,8 +610,9 @@ struct agent_source *agent_source_start(const char *spec, uint32_t domain_id,
 	if (s->spec.key_file[0] && authenticate(s, &buf, &cap, &len, err, errlen) < 0)
 		goto fail;
 
-	uint32_t v = AP_VERSION;
-	if (ap_send(s->fd, AP_HELLO, 0, &v, 4) < 0) {
+	uint8_t v[4];
+	ap_hello_req_encode(AP_VERSION, v);
+	if (ap_send(s->fd, AP_HELLO, 0, v, sizeof(v)) < 0) {
 		/* A busy agent answers ERROR and closes at once: its reason
 		 * may already be waiting even though our write failed. */
 		int e = errno;
@@ -716,15 +711,12 @@ int agent_source_drain(struct agent_source *s, struct dp_writer *w)
 			return r < 0 ? r : written;
 		}
 		if (it.kind == IT_RECORDS) {
-			for (size_t o = 0; o < it.len && !r;) {
-				uint32_t n;
-				memcpy(&n, it.data + o + 4, 4);
-				uint16_t t;
-				memcpy(&t, it.data + o, 2);
-				r = dp_write_raw(w, s->domain_id, it.data + o, n);
+			uint16_t t;
+			uint32_t n;
+			for (size_t o = 0, at = 0; !r && dp_raw_next(it.data, it.len, &o, &t, &n) == 1; at = o) {
+				r = dp_write_raw(w, s->domain_id, it.data + at, n);
 				if (!r && t == DP_REC_SAMPLE)
 					s->samples_written++;
-				o += n;
 				written++;
 			}
 		} else {

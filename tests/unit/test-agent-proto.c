@@ -25,6 +25,7 @@
 
 #include "collect/agent_proto.h"
 #include "format/format.h"
+#include "format/raw.h"
 #include "unit.h"
 
 /* `total` zero bytes as one zstd frame, built by hand from RLE blocks of
@@ -340,8 +341,38 @@ static void test_relay_filter(void)
 	CHECK_STR(ap_type_name(99, tb, sizeof(tb)), "type 99");
 }
 
+/* HELLO and LOST payloads, and the raw framing walk the relays use. */
+static void test_small_payloads(void)
+{
+	uint8_t v[4], l[8];
+	uint64_t n = 0;
+	ap_hello_req_encode(AP_VERSION, v);
+	CHECK(ap_hello_req_decode(v, 4) == AP_VERSION);
+	CHECK(ap_hello_req_decode(v, 3) == 0);
+	ap_lost_encode(0x123456789ull, l);
+	CHECK(ap_lost_decode(l, 8, &n) == 0 && n == 0x123456789ull);
+	CHECK(ap_lost_decode(l, 7, &n) == -EPROTO);
+
+	uint8_t b[64];
+	rec(b, DP_REC_TASK, 16);
+	rec(b + 16, DP_REC_SAMPLE, 48);
+	size_t o = 0;
+	uint16_t t;
+	uint32_t rl;
+	CHECK(dp_raw_next(b, 64, &o, &t, &rl) == 1 && t == DP_REC_TASK && rl == 16 && o == 16);
+	CHECK(dp_raw_next(b, 64, &o, &t, &rl) == 1 && t == DP_REC_SAMPLE && rl == 48 && o == 64);
+	CHECK(dp_raw_next(b, 64, &o, &t, &rl) == 0);
+	o = 16;
+	CHECK(dp_raw_next(b, 60, &o, &t, &rl) == -EPROTO && o == 16); /* runs past the end */
+	o = 0;
+	CHECK(dp_raw_next(b, 4, &o, &t, &rl) == -EPROTO);             /* no whole header */
+	rec(b, DP_REC_TASK, 4);
+	CHECK(dp_raw_next(b, 64, &o, &t, &rl) == -EPROTO);            /* length below a header */
+}
+
 int main(void)
 {
+	test_small_payloads();
 	test_frames();
 	test_payloads();
 	test_relay_filter();

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The agent's COLLECT (agent/collect.h): the guest's records and the
+ * binaries that were hit.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include "agent/collect.h"
+#include "agent/ship.h"
+#include "collect/agent_proto.h"
+#include "format/format.h"
+#include "format/scan.h"
+#include "util/xalloc.h"
+
+/* Our own vDSO: the guest kernel gives every process the same one.
+ * (src/symbols/ is getting the one shared vDSO copier; this one goes
+ * when it lands.) */
+static int own_vdso(uint8_t **data, size_t *len)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	FILE *f = base ? fopen("/proc/self/maps", "re") : NULL;
+	if (!f)
+		return -ENOENT;
+	char line[512];
+	int r = -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == base && hi > lo) {
+			*len = hi - lo;
+			*data = xmalloc(*len);
+			memcpy(*data, (const void *)lo, *len);
+			r = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+struct batch {
+	uint8_t *b;
+	size_t n, cap;
+	int fd;
+};
+
+static int batch_flush(struct batch *bt)
+{
+	if (!bt->n)
+		return 0;
+	int r = ap_send(bt->fd, AP_RECORD, AP_F_ZSTD, bt->b, bt->n);
+	bt->n = 0;
+	return r;
+}
+
+static int batch_add(struct batch *bt, const void *raw, size_t len)
+{
+	if (bt->n + len > AGENT_BATCH) {
+		int r = batch_flush(bt);
+		if (r < 0)
+			return r;
+	}
+	xgrow((void **)&bt->b, &bt->cap, bt->n + len, 1);
+	memcpy(bt->b + bt->n, raw, len);
+	bt->n += len;
+	return 0;
+}
+
+/*
+ * Send the ELF files samples hit, each named by its build-id, and the
+ * vDSO. ship_read (agent/ship.h) decides what may be read: only the file
+ * that was mapped, checked by build-id, never through a symbolic link.
+ * Returns 0 or a negative errno from sending; counts what was sent and
+ * what was refused.
+ */
+static int ship_symbols(int fd, const struct ship *sh, const struct agent_log *log, unsigned *nsym,
+			uint64_t *symbytes, unsigned *nrefused)
+{
+	bool vdso_sent = false;
+	bool *sent = xcalloc(ship_nfiles(sh) + 1, sizeof(bool));
+	int ret = 0;
+	for (size_t i = 0; !ret && i < ship_nfiles(sh); i++) {
+		const struct ship_file *f = ship_file_at(sh, i);
+		if (!f->hit)
+			continue;
+		uint8_t *data = NULL;
+		size_t len = 0;
+		char name[48];
+		const char *how = "";
+		if (!strcmp(f->path, "[vdso]")) {
+			if (vdso_sent || own_vdso(&data, &len) < 0)
+				continue;
+			vdso_sent = true;
+			snprintf(name, sizeof(name), "[vdso]");
+		} else {
+			for (unsigned k = 0; k < f->bidlen; k++)
+				sprintf(name + 2 * k, "%02x", f->bid[k]);
+			bool dup = false; /* the same build-id sent under another path */
+			for (size_t j = 0; j < i && !dup; j++) {
+				const struct ship_file *g = ship_file_at(sh, j);
+				dup = sent[j] && g->bidlen == f->bidlen && !memcmp(g->bid, f->bid, f->bidlen);
+			}
+			if (dup)
+				continue;
+			enum ship_via via;
+			int r = ship_read(sh, i, &data, &len, &via);
+			if (r < 0) {
+				agent_logf(log, "not shipped: %s: %s; its samples stay [unknown]", f->path,
+					   ship_strerror(r));
+				(*nrefused)++;
+				continue;
+			}
+			how = via == SHIP_VIA_MAP_FILES ? ", through its mapping" : ", by path";
+		}
+		size_t plen;
+		uint8_t *p = ap_symtab_encode(DP_SYMTAB_ELF, name, data, len, &plen);
+		ret = ap_send(fd, AP_SYMTAB, AP_F_ZSTD, p, plen);
+		free(p);
+		free(data);
+		sent[i] = true;
+		(*nsym)++;
+		*symbytes += len;
+		agent_logf(log, "sent %s (%s, %zu bytes%s)", f->path, name, len, how);
+	}
+	free(sent);
+	return ret;
+}
+
+struct walk {
+	struct ship *sh;
+	struct batch bt;
+	struct ap_end end;
+};
+
+/* dp_scan's callback for every record of the guest's recording: feed the
+ * ship set, count, and batch it unless the host writes its own. Returns
+ * 0, or -errno from sending (which stops the scan). */
+static int take_record(void *ctx, const struct dp_record *rec)
+{
+	struct walk *w = ctx;
+	struct ship *sh = w->sh;
+	struct batch *bt = &w->bt;
+	struct ap_end *end = &w->end;
+	if (rec->domain != DP_HOST_DOMAIN)
+		return 0;
+	switch (rec->type) {
+	case DP_REC_MMAP:
+		ship_mmap(sh, &rec->u.mmap);
+		break;
+	case DP_REC_TASK:
+		if (rec->u.task.kind == DP_TASK_FORK)
+			ship_fork(sh, &rec->u.task);
+		break;
+	case DP_REC_SAMPLE:
+		end->samples++;
+		if (rec->u.sample.mode == DP_MODE_USER)
+			ship_ip(sh, rec->u.sample.pid, rec->u.sample.ip);
+		for (uint32_t i = 0; i < rec->u.sample.nr_callchain; i++)
+			if (rec->u.sample.callchain[i] < 0x800000000000ull)
+				ship_ip(sh, rec->u.sample.pid, rec->u.sample.callchain[i]);
+		break;
+	case DP_REC_LOST:
+		end->lost += rec->u.lost.count;
+		return 0;
+	case DP_REC_SYMTAB:
+		break;
+	default:
+		return 0; /* DOMAIN, EVENT, STATS: the host writes its own */
+	}
+	end->records++;
+	return batch_add(bt, rec->raw, rec->raw_len);
+}
+
+int agent_collect(const char *data, int fd, const struct agent_log *log, char *why, size_t whylen)
+{
+	int err = 0;
+	char msg[256];
+	struct dp_reader *r = dp_reader_open(data, &err, msg, sizeof(msg));
+	if (!r) {
+		snprintf(why, whylen, "cannot read the guest's recording: %s", msg);
+		return AGENT_COLLECT_FAILED;
+	}
+	struct walk w = { .sh = ship_new(), .bt = { .fd = fd } };
+	struct ship *sh = w.sh;
+	static const struct dp_visitor visit = { .record = take_record };
+	int ret = dp_scan(r, &visit, &w, NULL);
+	if (!ret)
+		ret = batch_flush(&w.bt);
+	free(w.bt.b);
+	size_t ndamage = dp_reader_damage(r, &(const struct dp_damage *){ NULL });
+	dp_reader_free(r);
+	struct ap_end end = w.end;
+	if (ndamage)
+		agent_logf(log, "the guest's recording had %zu damaged part(s); sent what was readable", ndamage);
+
+	unsigned nsym = 0, nrefused = 0;
+	uint64_t symbytes = 0;
+	if (!ret)
+		ret = ship_symbols(fd, sh, log, &nsym, &symbytes, &nrefused);
+	ship_free(sh);
+	if (!ret && end.lost) {
+		uint8_t l[8];
+		ap_lost_encode(end.lost, l);
+		ret = ap_send(fd, AP_LOST, 0, l, 8);
+	}
+	if (ret < 0) {
+		snprintf(why, whylen, "sending to the host: %s", strerror(-ret));
+		return AGENT_COLLECT_GONE;
+	}
+	uint8_t e[24];
+	ap_end_encode(&end, e);
+	agent_logf(log, "sent %" PRIu64 " records (%" PRIu64 " samples, %" PRIu64 " lost) and %u symbol "
+		   "files (%" PRIu64 " bytes); %u hit binaries not shipped", end.records, end.samples,
+		   end.lost, nsym, symbytes, nrefused);
+	return ap_send(fd, AP_END, 0, e, sizeof(e)) < 0 ? AGENT_COLLECT_GONE : 0;
+}
