@@ -9,39 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 
 #include "agent/collect.h"
 #include "agent/ship.h"
 #include "collect/agent_proto.h"
 #include "format/format.h"
 #include "format/scan.h"
+#include "symbols/vdso.h"
+#include "util/addrspace.h"
 #include "util/xalloc.h"
-
-/* Our own vDSO: the guest kernel gives every process the same one.
- * (src/symbols/ is getting the one shared vDSO copier; this one goes
- * when it lands.) */
-static int own_vdso(uint8_t **data, size_t *len)
-{
-	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	FILE *f = base ? fopen("/proc/self/maps", "re") : NULL;
-	if (!f)
-		return -ENOENT;
-	char line[512];
-	int r = -ENOENT;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == base && hi > lo) {
-			*len = hi - lo;
-			*data = xmalloc(*len);
-			memcpy(*data, (const void *)lo, *len);
-			r = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return r;
-}
 
 struct batch {
 	uint8_t *b;
@@ -93,7 +69,7 @@ static int ship_symbols(int fd, const struct ship *sh, const struct agent_log *l
 		char name[48];
 		const char *how = "";
 		if (!strcmp(f->path, "[vdso]")) {
-			if (vdso_sent || own_vdso(&data, &len) < 0)
+			if (vdso_sent || vdso_copy(&data, &len) < 0)
 				continue;
 			vdso_sent = true;
 			snprintf(name, sizeof(name), "[vdso]");
@@ -116,6 +92,15 @@ static int ship_symbols(int fd, const struct ship *sh, const struct agent_log *l
 				continue;
 			}
 			how = via == SHIP_VIA_MAP_FILES ? ", through its mapping" : ", by path";
+		}
+		/* the host takes no frame over AP_MAX_FRAME once decompressed
+		 * (libLLVM is 110 MB): such a file would end the whole domain */
+		if (len > AP_MAX_FRAME - sizeof(name) - 64) {
+			agent_logf(log, "not shipped: %s: %zu bytes, over the protocol's %u MiB frame limit; "
+				   "its samples stay [unknown]", f->path, len, AP_MAX_FRAME >> 20);
+			free(data);
+			(*nrefused)++;
+			continue;
 		}
 		size_t plen;
 		uint8_t *p = ap_symtab_encode(DP_SYMTAB_ELF, name, data, len, &plen);
@@ -161,7 +146,7 @@ static int take_record(void *ctx, const struct dp_record *rec)
 		if (rec->u.sample.mode == DP_MODE_USER)
 			ship_ip(sh, rec->u.sample.pid, rec->u.sample.ip);
 		for (uint32_t i = 0; i < rec->u.sample.nr_callchain; i++)
-			if (rec->u.sample.callchain[i] < 0x800000000000ull)
+			if (rec->u.sample.callchain[i] < USER_ADDR_END)
 				ship_ip(sh, rec->u.sample.pid, rec->u.sample.callchain[i]);
 		break;
 	case DP_REC_LOST:
@@ -202,6 +187,9 @@ int agent_collect(const char *data, int fd, const struct agent_log *log, char *w
 	uint64_t symbytes = 0;
 	if (!ret)
 		ret = ship_symbols(fd, sh, log, &nsym, &symbytes, &nrefused);
+	if (ship_over_budget(sh))
+		agent_logf(log, "the guest's recording maps more than the agent keeps track of "
+			   "(a fork or mmap loop?); binaries mapped after that were not shipped");
 	ship_free(sh);
 	if (!ret && end.lost) {
 		uint8_t l[8];

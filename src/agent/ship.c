@@ -21,9 +21,16 @@
 
 #include "agent/ship.h"
 #include "symbols/buildid.h"
+#include "util/hash.h"
+#include "util/hmap.h"
 #include "util/xalloc.h"
 
 #define MAX_MAP_FILES_TRIES 32u /* live mappings tried per file */
+/* Mapping entries kept over all processes. The agent runs as root in a
+ * guest whose users control what is mapped and forked: 1 M entries
+ * (24 MiB) is far above a real system's (a few hundred processes with a
+ * few hundred mappings each) and bounds what a fork loop can cost. */
+#define MAX_MAP_ENTRIES (1u << 20)
 #define OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
 
 struct amap {
@@ -40,8 +47,12 @@ struct aproc {
 struct ship {
 	struct ship_file *files;
 	size_t nfiles, fcap;
+	struct hmap file_idx;    /* file_key -> file + 1 */
 	struct aproc *procs;
 	size_t nprocs, pcap;
+	struct hmap proc_idx;    /* pid -> proc + 1 */
+	size_t nentries;         /* mapping entries over all procs */
+	bool over_budget;        /* MAX_MAP_ENTRIES reached: later mappings not kept */
 };
 
 struct ship *ship_new(void)
@@ -59,6 +70,8 @@ void ship_free(struct ship *s)
 		free(s->procs[i].maps);
 	free(s->files);
 	free(s->procs);
+	hmap_release(&s->file_idx);
+	hmap_release(&s->proc_idx);
 	free(s);
 }
 
@@ -96,22 +109,54 @@ const struct ship_file *ship_file_at(const struct ship *s, size_t i)
 
 static struct aproc *proc_get(struct ship *s, uint32_t pid, bool create)
 {
-	for (size_t i = 0; i < s->nprocs; i++)
-		if (s->procs[i].pid == pid)
-			return &s->procs[i];
+	uintptr_t i = (uintptr_t)u64map_get(&s->proc_idx, pid);
+	if (i)
+		return &s->procs[i - 1];
 	if (!create)
 		return NULL;
 	xgrow((void **)&s->procs, &s->pcap, s->nprocs + 1, sizeof(*s->procs));
 	struct aproc *p = &s->procs[s->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
+	u64map_put(&s->proc_idx, pid, (void *)(uintptr_t)s->nprocs);
 	return p;
 }
 
-static void proc_add(struct aproc *p, uint64_t start, uint64_t end, size_t file)
+static void proc_add(struct ship *s, struct aproc *p, uint64_t start, uint64_t end, size_t file)
 {
+	if (s->nentries >= MAX_MAP_ENTRIES) {
+		s->over_budget = true;
+		return;
+	}
 	xgrow((void **)&p->maps, &p->cap, p->n + 1, sizeof(*p->maps));
 	p->maps[p->n++] = (struct amap){ start, end, file };
+	s->nentries++;
+}
+
+bool ship_over_budget(const struct ship *s)
+{
+	return s->over_budget;
+}
+
+/* A file's identity as one hash: path, build-id and the recorded
+ * dev/inode/size/mtime. Equal files have equal keys; a lookup still
+ * compares the whole identity (same_file). */
+static uint64_t file_key(const struct dp_mmap *m, uint8_t bl)
+{
+	uint64_t h = hash_str64(m->path);
+	for (unsigned i = 0; i < bl; i++)
+		h = hash_mix64(h ^ m->buildid[i]);
+	if (m->has_ident)
+		h = hash_mix64(h ^ m->dev) ^ hash_mix64(m->ino ^ m->size) ^ hash_mix64(m->mtime_ns);
+	return h;
+}
+
+static bool same_file(const struct ship_file *o, const struct dp_mmap *m, uint8_t bl)
+{
+	return !strcmp(o->path, m->path) && o->bidlen == bl && !memcmp(o->bid, m->buildid, bl) &&
+	       o->has_ident == m->has_ident &&
+	       (!m->has_ident || (o->dev == m->dev && o->ino == m->ino && o->size == m->size &&
+				  o->mtime_ns == m->mtime_ns));
 }
 
 void ship_mmap(struct ship *s, const struct dp_mmap *m)
@@ -124,16 +169,17 @@ void ship_mmap(struct ship *s, const struct dp_mmap *m)
 	if (m->start + m->len <= m->start)
 		return;
 	uint8_t bl = m->buildid_len > 20 ? 20 : m->buildid_len;
-	size_t f;
-	for (f = 0; f < s->nfiles; f++) {
-		const struct ship_file *o = &s->files[f];
-		if (!strcmp(o->path, m->path) && o->bidlen == bl && !memcmp(o->bid, m->buildid, bl) &&
-		    o->has_ident == m->has_ident &&
-		    (!m->has_ident || (o->dev == m->dev && o->ino == m->ino && o->size == m->size &&
-				       o->mtime_ns == m->mtime_ns)))
-			break;
-	}
+	uint64_t key = file_key(m, bl);
+	uintptr_t hit = (uintptr_t)u64map_get(&s->file_idx, key);
+	size_t f = s->nfiles;
+	if (hit && same_file(&s->files[hit - 1], m, bl))
+		f = hit - 1;
+	else if (hit) /* a 64-bit collision of two identities: look the slow way */
+		for (f = 0; f < s->nfiles && !same_file(&s->files[f], m, bl); f++)
+			;
 	if (f == s->nfiles) {
+		if (!hit)
+			u64map_put(&s->file_idx, key, (void *)(uintptr_t)(s->nfiles + 1));
 		xgrow((void **)&s->files, &s->fcap, s->nfiles + 1, sizeof(*s->files));
 		struct ship_file *nf = &s->files[s->nfiles++];
 		memset(nf, 0, sizeof(*nf));
@@ -146,7 +192,7 @@ void ship_mmap(struct ship *s, const struct dp_mmap *m)
 		nf->size = m->size;
 		nf->mtime_ns = m->mtime_ns;
 	}
-	proc_add(proc_get(s, m->pid, true), m->start, m->start + m->len, f);
+	proc_add(s, proc_get(s, m->pid, true), m->start, m->start + m->len, f);
 }
 
 void ship_fork(struct ship *s, const struct dp_task *t)
@@ -159,8 +205,8 @@ void ship_fork(struct ship *s, const struct dp_task *t)
 	size_t pi = (size_t)(parent - s->procs);
 	struct aproc *child = proc_get(s, t->pid, true);
 	parent = &s->procs[pi]; /* the array may have moved */
-	for (size_t i = 0; i < parent->n; i++)
-		proc_add(child, parent->maps[i].start, parent->maps[i].end, parent->maps[i].file);
+	for (size_t i = 0; i < parent->n && !s->over_budget; i++)
+		proc_add(s, child, parent->maps[i].start, parent->maps[i].end, parent->maps[i].file);
 }
 
 void ship_ip(struct ship *s, uint32_t pid, uint64_t ip)

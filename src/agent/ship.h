@@ -72,6 +72,10 @@ void ship_free(struct ship *s);  /* NULL is a no-op */
  * tasks (a child inherits its parent's mappings) and sample addresses. */
 void ship_mmap(struct ship *s, const struct dp_mmap *m);
 void ship_fork(struct ship *s, const struct dp_task *t);
+/* True when the model reached its bound on mapping entries (a fork or
+ * mmap loop in the guest): mappings after that were not kept, so files
+ * they hit are not shipped. */
+bool ship_over_budget(const struct ship *s);
 void ship_ip(struct ship *s, uint32_t pid, uint64_t ip);
 
 size_t ship_nfiles(const struct ship *s);

@@ -311,6 +311,38 @@ static void test_map_files(void)
 	waitpid(pid, NULL, 0);
 }
 
+/* A hostile guest: a process with 1,000 mappings forked 3,000 times, and
+ * 50,000 files. The model stops at its entry bound (says so) instead of
+ * growing with the fork loop; lookups stay indexed (the run is short). */
+static void test_bounds(void)
+{
+	struct ship *s = ship_new();
+	struct dp_mmap m = { .pid = 1, .len = 0x1000, .path = "/bin/a", .buildid_len = 1 };
+	for (unsigned i = 0; i < 1000; i++) {
+		m.start = 0x100000 + (uint64_t)i * 0x1000;
+		ship_mmap(s, &m);
+	}
+	CHECK(ship_nfiles(s) == 1);           /* one file, however often mapped */
+	CHECK(!ship_over_budget(s));
+	for (uint32_t pid = 2; pid < 3002; pid++) {
+		struct dp_task fk = { .kind = DP_TASK_FORK, .pid = pid, .ppid = 1 };
+		ship_fork(s, &fk);
+	}
+	CHECK(ship_over_budget(s));            /* 3 M entries asked, 1 M kept */
+	ship_ip(s, 2, 0x100800);               /* an early child got the maps */
+	CHECK(ship_file_at(s, 0)->hit);
+	char path[32];
+	for (unsigned i = 0; i < 50000; i++) {
+		snprintf(path, sizeof(path), "/lib/f%u", i);
+		struct dp_mmap f = { .pid = 1, .start = 0x7f0000000000ull + i * 0x1000ull, .len = 0x1000,
+				     .path = path, .buildid_len = 1 };
+		ship_mmap(s, &f);
+		ship_mmap(s, &f);                /* the same identity again: no new file */
+	}
+	CHECK(ship_nfiles(s) == 50001);
+	ship_free(s);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -326,6 +358,7 @@ int main(void)
 	CHECK(sym_read_build_id("/proc/self/exe", b2, &l2) == 0 && l2 == bidlen && !memcmp(b2, bid, l2));
 	CHECK(sym_build_id_mem("not elf", 7, b2, &l2) == -ENOEXEC && l2 == 0);
 	test_hits();
+	test_bounds();
 	test_paths();
 	test_map_files();
 	char cmd[128];
