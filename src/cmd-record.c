@@ -4,10 +4,11 @@
  * and guest domains with --domain (collect/domain_source), into one file
  * through the format writer.
  *
- * One collector thread (this one) runs the loop: poll the per-CPU rings
- * (wakeup watermark at a quarter of a ring) with a short timeout, drain
- * every ring in time order, drain every domain source, then check the
- * stop conditions (signal, -d deadline, the command or the -p pids gone).
+ * This file is the command: option parsing, validation messages, signal
+ * installation, the output file, spawning the command, and the summary
+ * line. The collector loop (poll and drain the rings and the domains,
+ * the stop conditions, the totals) is collect/collector.c; the lines it
+ * reports while running reach stderr through its notice callback.
  * Lost samples are never silent: they go to LOST records, the STATS
  * record and the summary line.
  */
@@ -29,6 +30,7 @@
 
 #include <linux/perf_event.h>
 
+#include "collect/collector.h"
 #include "collect/domain_source.h"
 #include "collect/events.h"
 #include "collect/perf_source.h"
@@ -113,14 +115,11 @@ struct rec {
 	size_t ncpus;
 	pid_t *pids;
 	size_t npids;
-	bool *pid_gone;
 	struct outfile of;      /* the output (util/outfile.h): temp file until committed */
 	struct perf_source *ps;
 	struct sideband *sb;
 	struct dp_writer *w;
 	struct domain_source **ds;
-	bool *ds_ended;
-	uint64_t samples;
 	pid_t child;
 	int child_status;
 	bool child_done;
@@ -184,21 +183,6 @@ static int online_cpus(int *out, int max)
 			out[n] = n;
 	}
 	return n;
-}
-
-static bool pid_alive(pid_t pid)
-{
-	char p[64], buf[512];
-	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(p, "re");
-	if (!f)
-		return false;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *rp = strrchr(buf, ')');
-	/* a zombie is gone for our purpose: it runs no more code */
-	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
 }
 
 /* Undo the output file when recording never started: nothing is left
@@ -283,30 +267,6 @@ static void report_open_error(const struct rec *r, const struct perf_source_erro
 		fprintf(stderr, "domprof record: %s for event '%s' on CPU %d failed: %s\n",
 			e->what, ev, e->cpu, strerror(err));
 	}
-}
-
-static int on_item(void *ctx, const struct perf_item *it)
-{
-	struct rec *r = ctx;
-	int ret = 0;
-	switch (it->kind) {
-	case PERF_ITEM_SAMPLE:
-		ret = dp_write_sample(r->w, DP_HOST_DOMAIN, &it->u.sample);
-		if (!ret)
-			r->samples++;
-		break;
-	case PERF_ITEM_TASK:
-		ret = dp_write_task(r->w, DP_HOST_DOMAIN, &it->u.task);
-		break;
-	case PERF_ITEM_MMAP: {
-		struct dp_mmap m = it->u.mmap;
-		sideband_fill_buildid(r->sb, &m);
-		sideband_fill_ident(&m);
-		ret = dp_write_mmap(r->w, DP_HOST_DOMAIN, &m);
-		break;
-	}
-	}
-	return ret;
 }
 
 static int add_events(struct rec *r, const char *arg)
@@ -549,29 +509,13 @@ static void reap_child(struct rec *r, bool kill_it)
 {
 	if (r->child <= 0 || r->child_done)
 		return;
-	if (kill_it)
-		kill(r->child, SIGTERM);
-	while (waitpid(r->child, &r->child_status, 0) < 0 && errno == EINTR)
-		;
+	collector_reap(r->child, kill_it, &r->child_status);
 	r->child_done = true;
 }
 
-/* Passive samplers stop at once; an agent's stop waits while it sends
- * its recording. Stop the samplers first, so they do not keep sampling
- * (and overflow their queues) while an agent collection runs. */
 static void stop_domains(struct rec *r)
 {
-	/* An agent's wait gives up when g_stop_sig is set (start_domains
-	 * gives it the flag): a signal that already stopped the recording
-	 * must not cancel the collection, only one during the wait does. */
-	sig_atomic_t why = g_stop_sig;
-	g_stop_sig = 0;
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < r->ndomains; i++)
-			if (r->ds[i] && domain_source_is_passive(r->ds[i]) == (pass == 0))
-				domain_source_stop(r->ds[i]);
-	if (why)
-		g_stop_sig = why;
+	collector_stop_domains(r->ds, r->ndomains, &g_stop_sig);
 }
 
 static void free_all(struct rec *r)
@@ -579,10 +523,8 @@ static void free_all(struct rec *r)
 	for (size_t i = 0; i < r->ndomains; i++)
 		domain_source_free(r->ds ? r->ds[i] : NULL);
 	free(r->ds);
-	free(r->ds_ended);
 	free(r->domains);
 	free(r->pids);
-	free(r->pid_gone);
 	perf_source_free(r->ps);
 	sideband_free(r->sb);
 }
@@ -614,7 +556,6 @@ static int write_meta(struct rec *r)
 static int start_domains(struct rec *r)
 {
 	r->ds = xcalloc(r->ndomains ? r->ndomains : 1, sizeof(*r->ds));
-	r->ds_ended = xcalloc(r->ndomains ? r->ndomains : 1, sizeof(bool));
 	struct domain_source_opts o = {
 		.hz = r->hz ? (unsigned)r->hz : 1000, .allow_remote = r->allow_remote,
 		.callchains = r->callchain, .interrupt = &g_stop_sig,
@@ -636,37 +577,6 @@ static int start_domains(struct rec *r)
 		}
 	}
 	return 0;
-}
-
-/* Drain every domain source once; report those that ended. */
-static int drain_domains(struct rec *r)
-{
-	for (size_t i = 0; i < r->ndomains; i++) {
-		int ret = domain_source_drain(r->ds[i], r->w);
-		if (ret < 0)
-			return ret;
-		if (!r->ds_ended[i] && domain_source_ended(r->ds[i])) {
-			const char *m = domain_source_message(r->ds[i]);
-			r->ds_ended[i] = true;
-			fprintf(stderr, "domprof record: %s\n",
-				m ? m : domain_source_name(r->ds[i]));
-		}
-	}
-	return 0;
-}
-
-/* True when every -p target is gone (each is reported once). */
-static bool pids_gone(struct rec *r)
-{
-	size_t gone = 0;
-	for (size_t i = 0; i < r->npids; i++) {
-		if (!r->pid_gone[i] && !pid_alive(r->pids[i])) {
-			r->pid_gone[i] = true;
-			fprintf(stderr, "domprof record: pid %d exited during recording\n", (int)r->pids[i]);
-		}
-		gone += r->pid_gone[i];
-	}
-	return gone == r->npids;
 }
 
 /*
@@ -739,81 +649,30 @@ static void keep_std_fds(void)
 		}
 }
 
-int cmd_record(int argc, char **argv)
+/* Checks after parsing that need the system: CPUs, the sample-rate
+ * limit, the -p pids. 0 or the exit code. */
+static int check_targets(struct rec *r, bool host)
 {
-	struct rec rr, *r = &rr;
-	memset(r, 0, sizeof(*r));
-	r->output = "domprof.data";
-	r->of.fd = -1;
-	keep_std_fds();
-	/* First: even a start-up message to a closed stderr pipe must not
-	 * kill us, and a Ctrl-C during start-up still finishes the file. */
-	install_signals();
-	int ready_fd = take_ready_fd();
-	int ret = parse_args(r, argc, argv);
-	if (ret) {
-		free(r->domains);
-		free(r->pids);
+	int ret;
+	if (host && (ret = select_cpus(r)))
 		return ret;
-	}
-	bool host = r->all || r->npids || r->cmd[0];
-	if (host && (ret = select_cpus(r))) {
-		free(r->domains);
-		free(r->pids);
-		return ret;
-	}
 	long maxrate = read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", 0);
 	if (host && r->hz && maxrate > 0 && r->hz > (uint64_t)maxrate) {
 		fprintf(stderr, "domprof record: -F %" PRIu64 " is above kernel.perf_event_max_sample_rate "
 			"(%ld): use a lower -F or raise the sysctl\n", r->hz, maxrate);
-		free(r->domains);
-		free(r->pids);
 		return 1;
 	}
 	for (size_t i = 0; i < r->npids; i++)
-		if (!pid_alive(r->pids[i])) {
+		if (!collector_pid_alive(r->pids[i])) {
 			fprintf(stderr, "domprof record: no such process: %d\n", (int)r->pids[i]);
-			free(r->domains);
-			free(r->pids);
 			return 1;
 		}
-	r->pid_gone = xcalloc(r->npids ? r->npids : 1, sizeof(bool));
-	r->sb = sideband_new();
+	return 0;
+}
 
-	if (open_output(r) < 0) {
-		free_all(r);
-		return 1;
-	}
-	int go_fd = -1, err_fd = -1;
-	if (r->cmd[0] && spawn(r, &go_fd, &err_fd) < 0) {
-		discard_output(r);
-		free_all(r);
-		return 1;
-	}
-	if (host) {
-		pid_t target = r->child;
-		struct perf_source_opts po = {
-			.events = r->ev, .nevents = r->nev,
-			.period = r->hz ? r->hz : r->period, .freq = r->hz != 0,
-			.callchain = r->callchain, .cpus = r->cpus, .ncpus = r->ncpus,
-			.pids = r->child ? &target : r->pids, .npids = r->child ? 1 : r->npids,
-			.all_threads = !r->child, .enable_on_exec = r->child > 0,
-			.ring_pages = r->ring_pages,
-		};
-		struct perf_source_error pe;
-		r->ps = perf_source_open(&po, &pe);
-		if (!r->ps) {
-			report_open_error(r, &pe);
-			if (go_fd >= 0)
-				close(go_fd); /* the child exits without running anything */
-			reap_child(r, false);
-			discard_output(r);
-			free_all(r);
-			return 1;
-		}
-	}
-
-	/* The file: header, metadata, guests. */
+/* The writer on the output, with the header naming this command line. */
+static int open_writer(struct rec *r, int argc, char **argv)
+{
 	size_t hargc = (size_t)argc + 1;
 	char **hargv = xcalloc(hargc + 1, sizeof(char *));
 	hargv[0] = "domprof";
@@ -831,173 +690,129 @@ int cmd_record(int argc, char **argv)
 		if (wfd < 0)
 			werr = -errno;
 		fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-werr));
-		goto fail_start;
+		return -1;
 	}
-	werr = write_meta(r);
+	return 0;
+}
+
+/* The file: header, metadata, guests; flushed and put in place. */
+static int start_file(struct rec *r, int argc, char **argv)
+{
+	if (open_writer(r, argc, argv) < 0)
+		return -1;
+	int werr = write_meta(r);
 	if (werr < 0) {
 		fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-werr));
-		goto fail_start;
+		return -1;
 	}
 	if (start_domains(r))
-		goto fail_start;
+		return -1;
 	/* The metadata chunk reaches the disk before the file is put in
 	 * place, so a disk already full fails here and leaves nothing. */
 	if ((werr = dp_writer_flush(r->w)) < 0) {
 		fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-werr));
-		goto fail_start;
+		return -1;
 	}
 	if ((werr = outfile_commit(&r->of)) < 0) {
 		report_outfile(r, werr);
-		goto fail_start;
+		return -1;
 	}
+	return 0;
+}
 
-	/* Start sampling. */
-	uint64_t t_start = mono_ns();
-	if (r->child) {
-		int e = 0;
-		if (write(go_fd, "g", 1) != 1)
-			e = errno;
-		close(go_fd);
-		go_fd = -1;
-		ssize_t n;
-		while ((n = read(err_fd, &e, sizeof(e))) < 0 && errno == EINTR)
-			;
-		close(err_fd);
-		if (n == sizeof(e) || e) {
-			fprintf(stderr, "domprof record: cannot run '%s': %s\n", r->cmd[0],
-				e == ENOENT ? "command not found" : strerror(e));
-			reap_child(r, false);
-			stop_domains(r);
-			discard_output(r);
-			free_all(r);
-			return 127;
-		}
-	} else if (r->ps) {
-		if ((werr = perf_source_enable(r->ps)) < 0) {
-			fprintf(stderr, "domprof record: enabling events: %s\n", strerror(-werr));
-			goto fail_start;
-		}
-		unsigned nproc = 0;
-		if (r->all)
-			werr = sideband_snapshot(r->sb, r->w, -1, mono_ns(), &nproc);
-		for (size_t i = 0; !werr && i < r->npids; i++)
-			werr = sideband_snapshot(r->sb, r->w, r->pids[i], mono_ns(), &nproc);
-		if (werr < 0) {
-			fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-werr));
-			goto fail_start;
-		}
-	}
-	signal_ready(ready_fd);
-
-	/* The collector loop. */
-	uint64_t deadline = r->duration > 0 ? t_start + (uint64_t)(r->duration * 1e9) : 0;
-	uint64_t next_pid_check = 0;
-	const char *stop_why = NULL;
-	while (!werr) {
-		int timeout = r->ndomains ? 10 : 100;
-		if (deadline) {
-			uint64_t t = mono_ns();
-			uint64_t left = t < deadline ? (deadline - t + 999999) / 1000000 : 0;
-			if (left < (uint64_t)timeout)
-				timeout = (int)left;
-		}
-		if (g_stop_sig)
-			timeout = 0;
-		if (r->ps)
-			perf_source_poll(r->ps, timeout);
-		else
-			poll(NULL, 0, timeout);
-		if (r->ps && (werr = perf_source_drain(r->ps, false, on_item, r)) < 0)
-			break;
-		if ((werr = drain_domains(r)) < 0)
-			break;
-		if ((werr = dp_writer_tick(r->w)) < 0)
-			break;
-		if (g_stop_sig) {
-			stop_why = g_stop_sig == SIGINT ? "interrupted" : g_stop_sig == SIGHUP ? "hangup"
-				 : g_stop_sig == SIGPIPE ? "broken pipe" : "terminated";
-			break;
-		}
-		if (r->child && waitpid(r->child, &r->child_status, WNOHANG) == r->child) {
-			r->child_done = true;
-			break;
-		}
-		uint64_t t = mono_ns();
-		if (deadline && t >= deadline)
-			break;
-		if (r->npids && t >= next_pid_check) {
-			next_pid_check = t + 200000000ull;
-			if (pids_gone(r))
-				break;
-		}
-	}
-	if (werr < 0)
-		goto fail_run;
-
-	/* Finish: the rest of the rings, the guests, the totals. */
-	if (r->ps)
-		perf_source_disable(r->ps);
-	reap_child(r, true);
-	if (r->ps && (werr = perf_source_drain(r->ps, true, on_item, r)) < 0)
-		goto fail_run;
-	stop_domains(r);
-	if ((werr = drain_domains(r)) < 0)
-		goto fail_run;
-	uint64_t t_end = mono_ns();
-	uint64_t lost, dsamples = 0;
-	for (size_t i = 0; r->ps && i < perf_source_ncpus(r->ps); i++) {
-		struct dp_lost l = { perf_source_lost(r->ps, (int)i), DP_LOST_RING,
-				     (uint32_t)perf_source_cpu(r->ps, i) };
-		if (l.count && (werr = dp_write_lost(r->w, &l)) < 0)
-			goto fail_run;
-		l.count = perf_source_throttled(r->ps, (int)i);
-		l.source = DP_LOST_THROTTLE;
-		if (l.count && (werr = dp_write_lost(r->w, &l)) < 0)
-			goto fail_run;
-	}
-	for (size_t i = 0; i < r->ndomains; i++)
-		dsamples += domain_source_samples(r->ds[i]);
-	/* Every LOST record went through the writer: the host's rings and
-	 * throttling above, and each domain's missed ticks from its drain. */
-	lost = dp_writer_lost(r->w);
-	uint32_t exit_status = 0;
-	if (r->child_done)
-		exit_status = WIFEXITED(r->child_status) ? (uint32_t)WEXITSTATUS(r->child_status)
-			    : 128u + (uint32_t)WTERMSIG(r->child_status);
-	struct dp_stats st = {
-		.samples = r->samples + dsamples, .lost = lost,
-		.start_time = t_start, .end_time = t_end, .wall_ns = t_end - t_start,
-		.exit_status = exit_status, .flags = 0,
+/* Open the host's events; on failure the command (not started) is
+ * reaped. 0 or -1 (reported). */
+static int open_host(struct rec *r, int *go_fd)
+{
+	pid_t target = r->child;
+	struct perf_source_opts po = {
+		.events = r->ev, .nevents = r->nev,
+		.period = r->hz ? r->hz : r->period, .freq = r->hz != 0,
+		.callchain = r->callchain, .cpus = r->cpus, .ncpus = r->ncpus,
+		.pids = r->child ? &target : r->pids, .npids = r->child ? 1 : r->npids,
+		.all_threads = !r->child, .enable_on_exec = r->child > 0,
+		.ring_pages = r->ring_pages,
 	};
-	if ((werr = dp_write_stats(r->w, &st)) < 0)
-		goto fail_run;
-	werr = dp_writer_finish(r->w);
-	r->w = NULL;
-	if (werr < 0) {
-		fprintf(stderr, "domprof record: finishing '%s': %s\n", r->output, strerror(-werr));
-		outfile_release(&r->of);
-		free_all(r);
-		return 1;
+	struct perf_source_error pe;
+	r->ps = perf_source_open(&po, &pe);
+	if (r->ps)
+		return 0;
+	report_open_error(r, &pe);
+	if (*go_fd >= 0) {
+		close(*go_fd); /* the child exits without running anything */
+		*go_fd = -1;
 	}
+	reap_child(r, false);
+	return -1;
+}
 
-	/* Through our descriptor: the size of the file this run wrote. */
-	uint64_t bytes = outfile_size(&r->of);
-	outfile_release(&r->of);
-	uint64_t total = st.samples + lost;
+/* Let the command exec; 0, or 127 when it could not run (reported). */
+static int release_child(struct rec *r, int *go_fd, int *err_fd)
+{
+	int e = 0;
+	if (write(*go_fd, "g", 1) != 1)
+		e = errno;
+	close(*go_fd);
+	*go_fd = -1;
+	ssize_t n;
+	while ((n = read(*err_fd, &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(*err_fd);
+	*err_fd = -1;
+	if (n == sizeof(e) || e) {
+		fprintf(stderr, "domprof record: cannot run '%s': %s\n", r->cmd[0],
+			e == ENOENT ? "command not found" : strerror(e));
+		return 127;
+	}
+	return 0;
+}
+
+/* -p / -a: enable the events and describe the processes already running. */
+static int start_attached(struct rec *r)
+{
+	int werr = perf_source_enable(r->ps);
+	if (werr < 0) {
+		fprintf(stderr, "domprof record: enabling events: %s\n", strerror(-werr));
+		return -1;
+	}
+	unsigned nproc = 0;
+	if (r->all)
+		werr = sideband_snapshot(r->sb, r->w, -1, mono_ns(), &nproc);
+	for (size_t i = 0; !werr && i < r->npids; i++)
+		werr = sideband_snapshot(r->sb, r->w, r->pids[i], mono_ns(), &nproc);
+	if (werr < 0) {
+		fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-werr));
+		return -1;
+	}
+	return 0;
+}
+
+static void print_notice(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "domprof record: %s\n", msg);
+}
+
+/* One line: samples written, lost, bytes, duration, and per source. */
+static void print_summary(const struct rec *r, const struct collector_result *res,
+			  uint64_t t_start, uint64_t bytes)
+{
+	uint64_t total = res->samples + res->lost;
 	fprintf(stderr, "domprof record: %" PRIu64 " samples written, %" PRIu64 " lost (%.2f%%), %"
-		PRIu64 " bytes, %.2f s", st.samples, lost, total ? 100.0 * (double)lost / (double)total : 0.0,
-		bytes, (double)(t_end - t_start) / 1e9);
-	if (r->child_done) {
-		if (WIFEXITED(r->child_status))
-			fprintf(stderr, "; command exited with status %d", WEXITSTATUS(r->child_status));
+		PRIu64 " bytes, %.2f s", res->samples, res->lost,
+		total ? 100.0 * (double)res->lost / (double)total : 0.0,
+		bytes, (double)(res->t_end - t_start) / 1e9);
+	if (res->child_done) {
+		if (WIFEXITED(res->child_status))
+			fprintf(stderr, "; command exited with status %d", WEXITSTATUS(res->child_status));
 		else
-			fprintf(stderr, "; command killed by signal %d (%s)", WTERMSIG(r->child_status),
-				strsignal(WTERMSIG(r->child_status)));
+			fprintf(stderr, "; command killed by signal %d (%s)", WTERMSIG(res->child_status),
+				strsignal(WTERMSIG(res->child_status)));
 	}
 	if (r->ndomains) {
 		const char *sep = "; ";
 		if (r->ps) {
-			fprintf(stderr, "; host: %" PRIu64 " samples", r->samples);
+			fprintf(stderr, "; host: %" PRIu64 " samples", res->host_samples);
 			sep = ", ";
 		}
 		for (size_t i = 0; i < r->ndomains; i++, sep = ", ")
@@ -1009,31 +824,117 @@ int cmd_record(int argc, char **argv)
 				fprintf(stderr, " (%" PRIu64 " lost)", dl);
 		}
 	}
-	if (stop_why)
-		fprintf(stderr, " (%s)", stop_why);
+	int sig = res->stop_sig;
+	if (sig)
+		fprintf(stderr, " (%s)", sig == SIGINT ? "interrupted" : sig == SIGHUP ? "hangup"
+			: sig == SIGPIPE ? "broken pipe" : "terminated");
 	fputc('\n', stderr);
-	free_all(r);
-	return 0;
+}
 
-fail_run:
-	/* Chunks already flushed are complete: close without flushing the
-	 * open one, so the file stays readable up to the last full chunk. */
-	fprintf(stderr, "domprof record: writing '%s' failed: %s; recording stopped, the file is "
-		"readable up to the last complete chunk\n", r->output, strerror(-werr));
-	if (r->ps)
-		perf_source_disable(r->ps);
-	reap_child(r, true);
-	stop_domains(r);
-	uint64_t good = dp_writer_bytes(r->w);
-	dp_writer_free(r->w);
+/* Sampling runs: the collector loop, then the file's end. Exit code. */
+static int run_and_finish(struct rec *r, uint64_t t_start)
+{
+	struct collector_config cc = {
+		.w = r->w, .ps = r->ps, .sb = r->sb, .ds = r->ds, .nds = r->ndomains,
+		.stop_flag = &g_stop_sig, .t_start = t_start,
+		.duration_ns = r->duration > 0 ? (uint64_t)(r->duration * 1e9) : 0,
+		.child = r->child, .pids = r->pids, .npids = r->npids,
+		.notice = print_notice,
+	};
+	struct collector_result res;
+	int werr = collector_run(&cc, &res);
+	if (res.child_done) {
+		r->child_done = true;
+		r->child_status = res.child_status;
+	}
+	if (werr < 0) {
+		/* Chunks already flushed are complete: close without flushing the
+		 * open one, so the file stays readable up to the last full chunk. */
+		fprintf(stderr, "domprof record: writing '%s' failed: %s; recording stopped, the file is "
+			"readable up to the last complete chunk\n", r->output, strerror(-werr));
+		if (r->ps)
+			perf_source_disable(r->ps);
+		reap_child(r, true);
+		stop_domains(r);
+		uint64_t good = dp_writer_bytes(r->w);
+		dp_writer_free(r->w);
+		r->w = NULL;
+		/* Drop the partly written chunk too, so readers see a clean end. */
+		if (!r->of.in_place && ftruncate(r->of.fd, (off_t)good) < 0)
+			fprintf(stderr, "domprof record: could not trim '%s' to its last complete chunk: %s\n",
+				r->output, strerror(errno));
+		outfile_release(&r->of);
+		return 1;
+	}
+	werr = dp_writer_finish(r->w);
 	r->w = NULL;
-	/* Drop the partly written chunk too, so readers see a clean end. */
-	if (!r->of.in_place && ftruncate(r->of.fd, (off_t)good) < 0)
-		fprintf(stderr, "domprof record: could not trim '%s' to its last complete chunk: %s\n",
-			r->output, strerror(errno));
+	if (werr < 0) {
+		fprintf(stderr, "domprof record: finishing '%s': %s\n", r->output, strerror(-werr));
+		outfile_release(&r->of);
+		return 1;
+	}
+	/* Through our descriptor: the size of the file this run wrote. */
+	uint64_t bytes = outfile_size(&r->of);
 	outfile_release(&r->of);
+	print_summary(r, &res, t_start, bytes);
+	return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct rec rr, *r = &rr;
+	memset(r, 0, sizeof(*r));
+	r->output = "domprof.data";
+	r->of.fd = -1;
+	keep_std_fds();
+	/* First: even a start-up message to a closed stderr pipe must not
+	 * kill us, and a Ctrl-C during start-up still finishes the file. */
+	install_signals();
+	int ready_fd = take_ready_fd();
+	int ret = parse_args(r, argc, argv);
+	bool host = !ret && (r->all || r->npids || r->cmd[0]);
+	if (ret || (ret = check_targets(r, host))) {
+		free(r->domains);
+		free(r->pids);
+		return ret;
+	}
+	r->sb = sideband_new();
+
+	if (open_output(r) < 0) {
+		free_all(r);
+		return 1;
+	}
+	int go_fd = -1, err_fd = -1;
+	if (r->cmd[0] && spawn(r, &go_fd, &err_fd) < 0) {
+		discard_output(r);
+		free_all(r);
+		return 1;
+	}
+	if (host && open_host(r, &go_fd) < 0) {
+		discard_output(r);
+		free_all(r);
+		return 1;
+	}
+	if (start_file(r, argc, argv) < 0)
+		goto fail_start;
+
+	/* Start sampling. */
+	uint64_t t_start = mono_ns();
+	if (r->child) {
+		if ((ret = release_child(r, &go_fd, &err_fd))) {
+			reap_child(r, false);
+			stop_domains(r);
+			discard_output(r);
+			free_all(r);
+			return ret;
+		}
+	} else if (r->ps && start_attached(r) < 0) {
+		goto fail_start;
+	}
+	signal_ready(ready_fd);
+	ret = run_and_finish(r, t_start);
 	free_all(r);
-	return 1;
+	return ret;
 
 fail_start:
 	if (go_fd >= 0)

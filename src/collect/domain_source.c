@@ -15,13 +15,24 @@
 #include "collect/gdb_source.h"
 #include "util/xalloc.h"
 
-enum ds_kind { DS_GDB = 1, DS_AGENT = 2 };
+enum ds_kind { DS_GDB = 1, DS_AGENT = 2, DS_CUSTOM = 3 };
 
 struct domain_source {
 	enum ds_kind kind;
 	struct gdb_source *gdb;
 	struct agent_source *agent;
+	const struct domain_source_ops *ops;  /* DS_CUSTOM */
+	void *impl;
 };
+
+struct domain_source *domain_source_custom(const struct domain_source_ops *ops, void *impl)
+{
+	struct domain_source *s = xcalloc(1, sizeof(*s));
+	s->kind = DS_CUSTOM;
+	s->ops = ops;
+	s->impl = impl;
+	return s;
+}
 
 struct domain_source *domain_source_start(const char *spec, uint32_t domain_id,
 					  const struct domain_source_opts *o,
@@ -57,7 +68,10 @@ struct domain_source *domain_source_start(const char *spec, uint32_t domain_id,
 }
 
 #define DISPATCH(s, gdbcall, agentcall, dflt) \
-	(!(s) ? (dflt) : (s)->kind == DS_GDB ? (gdbcall) : (agentcall))
+	(!(s) ? (dflt) : (s)->kind == DS_GDB ? (gdbcall) : (s)->kind == DS_CUSTOM ? (dflt) : (agentcall))
+/* The custom kind's call, else the DISPATCH of the others. */
+#define DISPATCH3(s, op, gdbcall, agentcall, dflt) \
+	((s) && (s)->kind == DS_CUSTOM ? (s)->ops->op((s)->impl) : DISPATCH(s, gdbcall, agentcall, dflt))
 
 int domain_source_write_meta(struct domain_source *s, struct dp_writer *w)
 {
@@ -66,17 +80,19 @@ int domain_source_write_meta(struct domain_source *s, struct dp_writer *w)
 
 int domain_source_drain(struct domain_source *s, struct dp_writer *w)
 {
+	if (s && s->kind == DS_CUSTOM)
+		return s->ops->drain(s->impl, w);
 	return DISPATCH(s, gdb_source_drain(s->gdb, w), agent_source_drain(s->agent, w), -EINVAL);
 }
 
 bool domain_source_ended(const struct domain_source *s)
 {
-	return DISPATCH(s, gdb_source_ended(s->gdb), agent_source_ended(s->agent), true);
+	return DISPATCH3(s, ended, gdb_source_ended(s->gdb), agent_source_ended(s->agent), true);
 }
 
 const char *domain_source_message(const struct domain_source *s)
 {
-	return DISPATCH(s, gdb_source_message(s->gdb), agent_source_message(s->agent), NULL);
+	return DISPATCH3(s, message, gdb_source_message(s->gdb), agent_source_message(s->agent), NULL);
 }
 
 const char *domain_source_info(const struct domain_source *s)
@@ -86,12 +102,12 @@ const char *domain_source_info(const struct domain_source *s)
 
 const char *domain_source_name(const struct domain_source *s)
 {
-	return DISPATCH(s, gdb_source_name(s->gdb), agent_source_name(s->agent), NULL);
+	return DISPATCH3(s, name, gdb_source_name(s->gdb), agent_source_name(s->agent), NULL);
 }
 
 uint64_t domain_source_samples(const struct domain_source *s)
 {
-	return DISPATCH(s, gdb_source_samples(s->gdb), agent_source_samples(s->agent), 0);
+	return DISPATCH3(s, samples, gdb_source_samples(s->gdb), agent_source_samples(s->agent), 0);
 }
 
 static uint64_t gdb_lost(const struct gdb_source *g)
@@ -103,7 +119,7 @@ static uint64_t gdb_lost(const struct gdb_source *g)
 
 uint64_t domain_source_lost(const struct domain_source *s)
 {
-	return DISPATCH(s, gdb_lost(s->gdb), agent_source_lost(s->agent), 0);
+	return DISPATCH3(s, lost, gdb_lost(s->gdb), agent_source_lost(s->agent), 0);
 }
 
 bool domain_source_is_passive(const struct domain_source *s)
@@ -120,7 +136,9 @@ void domain_source_stop(struct domain_source *s)
 {
 	if (!s)
 		return;
-	if (s->kind == DS_GDB)
+	if (s->kind == DS_CUSTOM)
+		s->ops->stop(s->impl);
+	else if (s->kind == DS_GDB)
 		gdb_source_stop(s->gdb);
 	else
 		agent_source_stop(s->agent);
@@ -130,7 +148,9 @@ void domain_source_free(struct domain_source *s)
 {
 	if (!s)
 		return;
-	if (s->kind == DS_GDB)
+	if (s->kind == DS_CUSTOM)
+		s->ops->free(s->impl);
+	else if (s->kind == DS_GDB)
 		gdb_source_free(s->gdb);
 	else
 		agent_source_free(s->agent);

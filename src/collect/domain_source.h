@@ -74,4 +74,22 @@ uint64_t domain_source_lost(const struct domain_source *s);
 void domain_source_stop(struct domain_source *s);
 void domain_source_free(struct domain_source *s);
 
+/*
+ * A source of another kind, given as functions mirroring the ones above
+ * on `impl` (the collector's unit test drives the loop with such fakes).
+ * The source owns impl: free() is called on it by domain_source_free.
+ * Every function must be set. It counts as active (not passive).
+ */
+struct domain_source_ops {
+	int (*drain)(void *impl, struct dp_writer *w);
+	bool (*ended)(const void *impl);
+	const char *(*message)(const void *impl);
+	const char *(*name)(const void *impl);
+	uint64_t (*samples)(const void *impl);
+	uint64_t (*lost)(const void *impl);
+	void (*stop)(void *impl);
+	void (*free)(void *impl);
+};
+struct domain_source *domain_source_custom(const struct domain_source_ops *ops, void *impl);
+
 #endif

@@ -68,9 +68,7 @@ struct perf_source {
 	size_t nq, qcap;
 	uint64_t seq;
 	uint64_t limit;         /* max time seen by the previous drain */
-	uint64_t chain[DP_MAX_CALLCHAIN];
-	char path[4096];
-	char comm[64];
+	struct perf_decode_buf dbuf;  /* what decoded items point into */
 };
 
 static int sys_perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu)
@@ -336,14 +334,13 @@ static uint32_t rd32(const uint8_t *p)
 	return v;
 }
 
-/* Copy len bytes at ring offset pos (which may wrap) to dst. */
-static void ring_copy(const struct ring *r, uint64_t pos, void *dst, size_t len)
+void perf_ring_copy(const uint8_t *data, uint64_t mask, uint64_t pos, void *dst, size_t len)
 {
-	uint64_t off = pos & r->mask, size = r->mask + 1;
+	uint64_t off = pos & mask, size = mask + 1;
 	size_t first = len < size - off ? len : (size_t)(size - off);
-	memcpy(dst, r->data + off, first);
+	memcpy(dst, data + off, first);
 	if (first < len)
-		memcpy((uint8_t *)dst + first, r->data, len - first);
+		memcpy((uint8_t *)dst + first, data, len - first);
 }
 
 static void queue_add(struct perf_source *ps, uint32_t ring, uint64_t time,
@@ -351,10 +348,64 @@ static void queue_add(struct perf_source *ps, uint32_t ring, uint64_t time,
 {
 	if (ps->alen + len > ps->acap)
 		xgrow((void **)&ps->arena, &ps->acap, ps->alen + len, 1);
-	ring_copy(r, pos, ps->arena + ps->alen, len);
+	perf_ring_copy(r->data, r->mask, pos, ps->arena + ps->alen, len);
 	xgrow((void **)&ps->q, &ps->qcap, ps->nq + 1, sizeof(*ps->q));
 	ps->q[ps->nq++] = (struct qent){ time, ps->seq++, (uint32_t)ps->alen, (uint32_t)len, ring };
 	ps->alen += len;
+}
+
+int perf_ring_next(const uint8_t *data, uint64_t mask, uint64_t tail, uint64_t head,
+		   struct perf_ring_rec *o)
+{
+	struct perf_event_header h;
+	memset(o, 0, sizeof(*o));
+	if (tail >= head)
+		return 0;
+	perf_ring_copy(data, mask, tail, &h, sizeof(h));
+	if (h.size < sizeof(h) || h.size > head - tail)
+		return -1; /* cannot happen with a sane kernel; do not spin */
+	o->size = h.size;
+	o->type = h.type;
+	uint8_t tr[TRAILER];
+	switch (h.type) {
+	case PERF_RECORD_SAMPLE:
+		if (h.size >= 8 + 40) {
+			uint8_t t[8];
+			perf_ring_copy(data, mask, tail + 8 + 24, t, 8);
+			o->time = rd64(t);
+		}
+		o->what = PERF_RR_QUEUE;
+		break;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES: {
+		uint8_t b[16];
+		o->what = PERF_RR_LOST;
+		if (h.size >= 8 + 16) {
+			perf_ring_copy(data, mask, tail + 8, b, 16);
+			/* LOST: { id, lost }; LOST_SAMPLES: { lost } */
+			o->lost = rd64(h.type == PERF_RECORD_LOST ? b + 8 : b);
+		}
+		break;
+	}
+	case PERF_RECORD_THROTTLE:
+		o->what = PERF_RR_THROTTLE;
+		break;
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if (h.size >= 8 + TRAILER) {
+			perf_ring_copy(data, mask, tail + h.size - TRAILER, tr, TRAILER);
+			o->time = rd64(tr + 8);
+		}
+		o->what = PERF_RR_QUEUE;
+		break;
+	default:
+		o->what = PERF_RR_SKIP; /* UNTHROTTLE and anything not asked for */
+		break;
+	}
+	return 1;
 }
 
 /* Move records from ring i into the queue; count LOST/THROTTLE there. */
@@ -363,52 +414,24 @@ static uint64_t read_ring(struct perf_source *ps, uint32_t i)
 	struct ring *r = &ps->rings[i];
 	uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = r->pg->data_tail, maxt = 0;
-	while (tail < head) {
-		struct perf_event_header h;
-		ring_copy(r, tail, &h, sizeof(h));
-		if (h.size < sizeof(h) || h.size > head - tail)
-			break; /* cannot happen with a sane kernel; do not spin */
-		uint8_t tr[TRAILER];
-		uint64_t time = 0;
-		switch (h.type) {
-		case PERF_RECORD_SAMPLE:
-			if (h.size >= 8 + 40) {
-				uint8_t t[8];
-				ring_copy(r, tail + 8 + 24, t, 8);
-				time = rd64(t);
-			}
-			queue_add(ps, i, time, r, tail, h.size);
+	struct perf_ring_rec rr;
+	while (tail < head && perf_ring_next(r->data, r->mask, tail, head, &rr) > 0) {
+		switch (rr.what) {
+		case PERF_RR_QUEUE:
+			queue_add(ps, i, rr.time, r, tail, rr.size);
 			break;
-		case PERF_RECORD_LOST:
-		case PERF_RECORD_LOST_SAMPLES: {
-			uint8_t b[16];
-			if (h.size >= 8 + 16) {
-				ring_copy(r, tail + 8, b, 16);
-				/* LOST: { id, lost }; LOST_SAMPLES: { lost } */
-				r->lost += rd64(h.type == PERF_RECORD_LOST ? b + 8 : b);
-			}
+		case PERF_RR_LOST:
+			r->lost += rr.lost;
 			break;
-		}
-		case PERF_RECORD_THROTTLE:
+		case PERF_RR_THROTTLE:
 			r->throttled++;
 			break;
-		case PERF_RECORD_COMM:
-		case PERF_RECORD_FORK:
-		case PERF_RECORD_EXIT:
-		case PERF_RECORD_MMAP:
-		case PERF_RECORD_MMAP2:
-			if (h.size >= 8 + TRAILER) {
-				ring_copy(r, tail + h.size - TRAILER, tr, TRAILER);
-				time = rd64(tr + 8);
-			}
-			queue_add(ps, i, time, r, tail, h.size);
+		case PERF_RR_SKIP:
 			break;
-		default:
-			break; /* UNTHROTTLE and anything not asked for */
 		}
-		if (time > maxt)
-			maxt = time;
-		tail += h.size;
+		if (rr.time > maxt)
+			maxt = rr.time;
+		tail += rr.size;
 	}
 	__atomic_store_n(&r->pg->data_tail, tail, __ATOMIC_RELEASE);
 	return maxt;
@@ -434,8 +457,9 @@ static uint8_t cpumode(uint16_t misc)
 	}
 }
 
-static uint16_t event_of(const struct perf_source *ps, uint64_t id)
+static uint16_t event_of(const void *ctx, uint64_t id)
 {
+	const struct perf_source *ps = ctx;
 	size_t lo = 0, hi = ps->nids;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -460,23 +484,24 @@ static const char *str_field(const uint8_t *p, size_t n, char *dst, size_t dstle
 	return dst;
 }
 
-/* Decode one queued record and hand it to fn; 1 if it was a sample. */
-static int emit(struct perf_source *ps, const struct qent *qe, perf_item_fn fn, void *ctx,
-		bool *was_sample)
+int perf_decode_record(const uint8_t *p, size_t size, uint64_t time,
+		       perf_event_of_fn event_of_id, const void *ev_ctx,
+		       struct perf_decode_buf *buf, struct perf_item *out)
 {
-	const uint8_t *p = ps->arena + qe->off;
-	const struct perf_event_header *h = (const void *)p;
-	size_t size = qe->len;
+	struct perf_event_header hdr;
+	const struct perf_event_header *h = &hdr;
 	struct perf_item it;
 	memset(&it, 0, sizeof(it));
-	*was_sample = false;
+	if (size < sizeof(hdr))
+		return 0;
+	memcpy(&hdr, p, sizeof(hdr));
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE: {
 		if (size < 8 + 48)
 			return 0;
 		struct dp_sample *s = &it.u.sample;
 		it.kind = PERF_ITEM_SAMPLE;
-		s->event = event_of(ps, rd64(p + 8));
+		s->event = event_of_id ? event_of_id(ev_ctx, rd64(p + 8)) : 0;
 		s->ip = rd64(p + 16);
 		s->pid = rd32(p + 24);
 		s->tid = rd32(p + 28);
@@ -493,12 +518,11 @@ static int emit(struct perf_source *ps, const struct qent *qe, perf_item_fn fn, 
 				uint64_t ip = rd64(p + 64 + 8 * k);
 				if (ip >= (uint64_t)PERF_CONTEXT_MAX)
 					continue; /* context marker, not an address */
-				ps->chain[n++] = ip;
+				buf->chain[n++] = ip;
 			}
 			s->nr_callchain = n;
-			s->callchain = n ? ps->chain : NULL;
+			s->callchain = n ? buf->chain : NULL;
 		}
-		*was_sample = true;
 		break;
 	}
 	case PERF_RECORD_COMM: {
@@ -508,8 +532,8 @@ static int emit(struct perf_source *ps, const struct qent *qe, perf_item_fn fn, 
 		it.u.task.kind = DP_TASK_COMM;
 		it.u.task.pid = rd32(p + 8);
 		it.u.task.tid = rd32(p + 12);
-		it.u.task.time = qe->time;
-		it.u.task.comm = str_field(p + 16, size - 16 - TRAILER, ps->comm, sizeof(ps->comm));
+		it.u.task.time = time;
+		it.u.task.comm = str_field(p + 16, size - 16 - TRAILER, buf->comm, sizeof(buf->comm));
 		break;
 	}
 	case PERF_RECORD_FORK:
@@ -534,8 +558,8 @@ static int emit(struct perf_source *ps, const struct qent *qe, perf_item_fn fn, 
 		it.u.mmap.start = rd64(p + 16);
 		it.u.mmap.len = rd64(p + 24);
 		it.u.mmap.pgoff = rd64(p + 32);
-		it.u.mmap.time = qe->time;
-		it.u.mmap.path = str_field(p + 40, size - 40 - TRAILER, ps->path, sizeof(ps->path));
+		it.u.mmap.time = time;
+		it.u.mmap.path = str_field(p + 40, size - 40 - TRAILER, buf->path, sizeof(buf->path));
 		break;
 	}
 	case PERF_RECORD_MMAP2: {
@@ -551,18 +575,32 @@ static int emit(struct perf_source *ps, const struct qent *qe, perf_item_fn fn, 
 		m->start = rd64(p + 16);
 		m->len = rd64(p + 24);
 		m->pgoff = rd64(p + 32);
-		m->time = qe->time;
+		m->time = time;
 		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 			uint8_t n = p[40];
 			m->buildid_len = n > 20 ? 20 : n;
 			memcpy(m->buildid, p + 44, m->buildid_len);
 		}
-		m->path = str_field(p + 72, size - 72 - TRAILER, ps->path, sizeof(ps->path));
+		m->path = str_field(p + 72, size - 72 - TRAILER, buf->path, sizeof(buf->path));
 		break;
 	}
 	default:
 		return 0;
 	}
+	*out = it;
+	return 1;
+}
+
+/* Decode one queued record and hand it to fn; *was_sample when it was
+ * a sample. */
+static int emit(struct perf_source *ps, const struct qent *qe, perf_item_fn fn, void *ctx,
+		bool *was_sample)
+{
+	struct perf_item it;
+	*was_sample = false;
+	if (perf_decode_record(ps->arena + qe->off, qe->len, qe->time, event_of, ps, &ps->dbuf, &it) <= 0)
+		return 0;
+	*was_sample = it.kind == PERF_ITEM_SAMPLE;
 	return fn(ctx, &it);
 }
 

@@ -100,6 +100,53 @@ typedef int (*perf_item_fn)(void *ctx, const struct perf_item *it);
  */
 int perf_source_drain(struct perf_source *ps, bool final, perf_item_fn fn, void *ctx);
 
+/* ---- Record decoding: drain's parts, exposed for their unit test --- */
+
+/* Copy len bytes at ring position pos (wrapping at mask + 1, a power of
+ * two) of the ring's data to dst. */
+void perf_ring_copy(const uint8_t *data, uint64_t mask, uint64_t pos, void *dst, size_t len);
+
+/* What the ring reader does with one record. */
+struct perf_ring_rec {
+	uint32_t size;              /* bytes to advance */
+	uint16_t type;              /* PERF_RECORD_* */
+	enum { PERF_RR_QUEUE, PERF_RR_LOST, PERF_RR_THROTTLE, PERF_RR_SKIP } what;
+	uint64_t time;              /* QUEUE: its time (sample or trailer), 0 if too short */
+	uint64_t lost;              /* LOST: samples the kernel dropped */
+};
+
+/*
+ * Look at the record at ring position tail, with data up to head
+ * (positions grow without wrapping; the data wraps at mask + 1).
+ * Returns 1 with *o filled, 0 when tail >= head, -1 for a header whose
+ * size is below 8 or beyond head (the reader stops there: never spin).
+ */
+int perf_ring_next(const uint8_t *data, uint64_t mask, uint64_t tail, uint64_t head,
+		   struct perf_ring_rec *o);
+
+/* Storage the pointers of a decoded item borrow (callchain, path, comm). */
+struct perf_decode_buf {
+	uint64_t chain[DP_MAX_CALLCHAIN];
+	char path[4096];
+	char comm[64];
+};
+/* The event index (dp_event id) of a sample's identifier; 0 if unknown. */
+typedef uint16_t (*perf_event_of_fn)(const void *ctx, uint64_t id);
+
+/*
+ * Decode one whole record (size bytes at p, header included, laid out as
+ * this source opens its events: see perf_source.c) into *it; `time` is
+ * the one perf_ring_next found. Pointers in *it point into buf. Returns 1
+ * when *it was filled, 0 for a record that is not passed on: too short
+ * for its kind, an MMAP2 that is not executable, a kind the ring reader
+ * counts instead (LOST, THROTTLE) or ignores. Callchain context markers
+ * are dropped, the chain is cut at DP_MAX_CALLCHAIN and at the record's
+ * end, strings at their field's end and at buf's size.
+ */
+int perf_decode_record(const uint8_t *p, size_t size, uint64_t time,
+		       perf_event_of_fn event_of_id, const void *ev_ctx,
+		       struct perf_decode_buf *buf, struct perf_item *it);
+
 /* Counters (totals over all CPUs when cpu < 0, else for CPU index i of
  * opts.cpus). lost: samples the kernel dropped (PERF_RECORD_LOST and
  * LOST_SAMPLES); throttled: PERF_RECORD_THROTTLE events. */

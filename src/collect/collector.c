@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The recorder's collector loop (contract in collector.h). One thread,
+ * the caller's: poll the per-CPU rings (wakeup watermark at a quarter of
+ * a ring) with a short timeout, drain every ring in time order, drain
+ * every domain source, then check the stop conditions. Lost samples are
+ * never silent: they go to LOST records and the STATS record, and their
+ * count back to the caller for the summary line.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "collect/collector.h"
+#include "util/clock.h"
+#include "util/xalloc.h"
+
+struct coll {
+	const struct collector_config *c;
+	struct collector_result *res;
+	bool *ds_ended;
+	bool *pid_gone;
+};
+
+static void notice(const struct coll *k, const char *msg)
+{
+	if (k->c->notice)
+		k->c->notice(k->c->notice_ctx, msg);
+}
+
+bool collector_pid_alive(pid_t pid)
+{
+	char p[64], buf[512];
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *rp = strrchr(buf, ')');
+	/* a zombie is gone for our purpose: it runs no more code */
+	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+void collector_reap(pid_t pid, bool kill_it, int *status)
+{
+	if (kill_it)
+		kill(pid, SIGTERM);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+}
+
+void collector_stop_domains(struct domain_source **ds, size_t nds, volatile sig_atomic_t *stop_flag)
+{
+	sig_atomic_t why = stop_flag ? *stop_flag : 0;
+	if (stop_flag)
+		*stop_flag = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < nds; i++)
+			if (ds[i] && domain_source_is_passive(ds[i]) == (pass == 0))
+				domain_source_stop(ds[i]);
+	if (why && stop_flag)
+		*stop_flag = why;
+}
+
+static int on_item(void *ctx, const struct perf_item *it)
+{
+	struct coll *k = ctx;
+	struct dp_writer *w = k->c->w;
+	int ret = 0;
+	switch (it->kind) {
+	case PERF_ITEM_SAMPLE:
+		ret = dp_write_sample(w, DP_HOST_DOMAIN, &it->u.sample);
+		if (!ret)
+			k->res->host_samples++;
+		break;
+	case PERF_ITEM_TASK:
+		ret = dp_write_task(w, DP_HOST_DOMAIN, &it->u.task);
+		break;
+	case PERF_ITEM_MMAP: {
+		struct dp_mmap m = it->u.mmap;
+		sideband_fill_buildid(k->c->sb, &m);
+		sideband_fill_ident(&m);
+		ret = dp_write_mmap(w, DP_HOST_DOMAIN, &m);
+		break;
+	}
+	}
+	return ret;
+}
+
+/* Drain every domain source once; report those that ended. */
+static int drain_domains(struct coll *k)
+{
+	for (size_t i = 0; i < k->c->nds; i++) {
+		struct domain_source *s = k->c->ds[i];
+		int ret = domain_source_drain(s, k->c->w);
+		if (ret < 0)
+			return ret;
+		if (!k->ds_ended[i] && domain_source_ended(s)) {
+			const char *m = domain_source_message(s);
+			k->ds_ended[i] = true;
+			notice(k, m ? m : domain_source_name(s));
+		}
+	}
+	return 0;
+}
+
+/* True when every -p target is gone (each is reported once). */
+static bool pids_gone(struct coll *k)
+{
+	size_t gone = 0;
+	for (size_t i = 0; i < k->c->npids; i++) {
+		if (!k->pid_gone[i] && !collector_pid_alive(k->c->pids[i])) {
+			char msg[64];
+			k->pid_gone[i] = true;
+			snprintf(msg, sizeof(msg), "pid %d exited during recording", (int)k->c->pids[i]);
+			notice(k, msg);
+		}
+		gone += k->pid_gone[i];
+	}
+	return gone == k->c->npids;
+}
+
+static void reap_child(struct coll *k)
+{
+	if (k->c->child <= 0 || k->res->child_done)
+		return;
+	collector_reap(k->c->child, true, &k->res->child_status);
+	k->res->child_done = true;
+}
+
+/* Poll, drain, tick until a stop condition; 0 or the writer's errno. */
+static int loop(struct coll *k)
+{
+	const struct collector_config *c = k->c;
+	uint64_t deadline = c->duration_ns ? c->t_start + c->duration_ns : 0;
+	uint64_t next_pid_check = 0;
+	int werr = 0;
+	while (!werr) {
+		int timeout = c->nds ? 10 : 100;
+		if (deadline) {
+			uint64_t t = mono_ns();
+			uint64_t left = t < deadline ? (deadline - t + 999999) / 1000000 : 0;
+			if (left < (uint64_t)timeout)
+				timeout = (int)left;
+		}
+		if (*c->stop_flag)
+			timeout = 0;
+		if (c->ps)
+			perf_source_poll(c->ps, timeout);
+		else
+			poll(NULL, 0, timeout);
+		if (c->ps && (werr = perf_source_drain(c->ps, false, on_item, k)) < 0)
+			break;
+		if ((werr = drain_domains(k)) < 0)
+			break;
+		if ((werr = dp_writer_tick(c->w)) < 0)
+			break;
+		if (*c->stop_flag) {
+			k->res->stop_sig = *c->stop_flag;
+			break;
+		}
+		if (c->child > 0 && waitpid(c->child, &k->res->child_status, WNOHANG) == c->child) {
+			k->res->child_done = true;
+			break;
+		}
+		uint64_t t = mono_ns();
+		if (deadline && t >= deadline)
+			break;
+		if (c->npids && t >= next_pid_check) {
+			next_pid_check = t + 200000000ull;
+			if (pids_gone(k))
+				break;
+		}
+	}
+	return werr;
+}
+
+/* Finish: the rest of the rings, the guests, the totals. */
+static int finish(struct coll *k)
+{
+	const struct collector_config *c = k->c;
+	struct collector_result *res = k->res;
+	int werr;
+	if (c->ps)
+		perf_source_disable(c->ps);
+	reap_child(k);
+	if (c->ps && (werr = perf_source_drain(c->ps, true, on_item, k)) < 0)
+		return werr;
+	collector_stop_domains(c->ds, c->nds, c->stop_flag);
+	if ((werr = drain_domains(k)) < 0)
+		return werr;
+	res->t_end = mono_ns();
+	uint64_t dsamples = 0;
+	for (size_t i = 0; c->ps && i < perf_source_ncpus(c->ps); i++) {
+		struct dp_lost l = { perf_source_lost(c->ps, (int)i), DP_LOST_RING,
+				     (uint32_t)perf_source_cpu(c->ps, i) };
+		if (l.count && (werr = dp_write_lost(c->w, &l)) < 0)
+			return werr;
+		l.count = perf_source_throttled(c->ps, (int)i);
+		l.source = DP_LOST_THROTTLE;
+		if (l.count && (werr = dp_write_lost(c->w, &l)) < 0)
+			return werr;
+	}
+	for (size_t i = 0; i < c->nds; i++)
+		dsamples += domain_source_samples(c->ds[i]);
+	/* Every LOST record went through the writer: the host's rings and
+	 * throttling above, and each domain's missed ticks from its drain. */
+	res->lost = dp_writer_lost(c->w);
+	res->samples = res->host_samples + dsamples;
+	uint32_t exit_status = 0;
+	if (res->child_done)
+		exit_status = WIFEXITED(res->child_status) ? (uint32_t)WEXITSTATUS(res->child_status)
+			    : 128u + (uint32_t)WTERMSIG(res->child_status);
+	struct dp_stats st = {
+		.samples = res->samples, .lost = res->lost,
+		.start_time = c->t_start, .end_time = res->t_end, .wall_ns = res->t_end - c->t_start,
+		.exit_status = exit_status, .flags = 0,
+	};
+	return dp_write_stats(c->w, &st);
+}
+
+int collector_run(const struct collector_config *c, struct collector_result *res)
+{
+	struct coll k = {
+		.c = c, .res = res,
+		.ds_ended = xcalloc(c->nds ? c->nds : 1, sizeof(bool)),
+		.pid_gone = xcalloc(c->npids ? c->npids : 1, sizeof(bool)),
+	};
+	memset(res, 0, sizeof(*res));
+	int werr = loop(&k);
+	if (werr >= 0)
+		werr = finish(&k);
+	free(k.ds_ended);
+	free(k.pid_gone);
+	return werr < 0 ? werr : 0;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recorder's collector loop, out of `domprof record` (cmd-record.c):
+ * once the file's metadata is written and sampling runs, collector_run()
+ * polls the host's perf rings (collect/perf_source) with a short timeout,
+ * drains every ring in time order, drains every domain source
+ * (collect/domain_source), ticks the writer (time-based chunks), then
+ * checks the stop conditions: the stop flag (a signal), the deadline
+ * (-d), the command's exit, every -p pid gone. At the end it drains what
+ * is left, stops the domains, writes the LOST counts of each host ring
+ * and the STATS record, and returns the counts for the summary line.
+ *
+ * It never prints: what the recorder reports while running (a domain
+ * that ended, a -p pid that exited) goes through the notice callback,
+ * in the order it happens. It does not finish or free the writer, and
+ * owns none of the objects it is given.
+ */
+#ifndef DOMPROF_COLLECT_COLLECTOR_H
+#define DOMPROF_COLLECT_COLLECTOR_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "collect/domain_source.h"
+#include "collect/perf_source.h"
+#include "collect/sideband.h"
+#include "format/format.h"
+
+struct collector_config {
+	struct dp_writer *w;           /* borrowed; not finished here */
+	struct perf_source *ps;        /* borrowed, enabled; NULL: no host sampling */
+	struct sideband *sb;           /* borrowed: build-ids and file identity of host MMAPs */
+	struct domain_source **ds;     /* borrowed, started, metadata written */
+	size_t nds;
+	/* Set by a signal handler: stops the loop. Cleared and restored
+	 * around stopping the domains (see collector_stop_domains). */
+	volatile sig_atomic_t *stop_flag;
+	uint64_t t_start;              /* mono_ns() when sampling started */
+	uint64_t duration_ns;          /* -d; 0: no deadline */
+	pid_t child;                   /* > 0: the command; stop when it exits,
+	                                * SIGTERM and reap it at the end */
+	const pid_t *pids;             /* -p targets: stop when all are gone */
+	size_t npids;
+	/* One line to report (no trailing newline), e.g. "pid 12 exited
+	 * during recording" or a domain's end message. NULL: dropped. */
+	void (*notice)(void *ctx, const char *msg);
+	void *notice_ctx;
+};
+
+struct collector_result {
+	uint64_t host_samples;         /* host samples written */
+	uint64_t samples;              /* host and domains: the STATS total */
+	uint64_t lost;                 /* every LOST record the writer saw */
+	uint64_t t_end;                /* mono_ns() at the end */
+	int stop_sig;                  /* the stop flag's value that ended the loop, else 0 */
+	bool child_done;               /* the command was reaped: child_status is valid */
+	int child_status;              /* waitpid() status */
+};
+
+/*
+ * Run until a stop condition, then finish as described above. Returns 0
+ * with *res filled and the STATS record written (the caller then
+ * finishes the writer), or the writer's negative errno: recording
+ * stopped where it failed, *res as far as known (child_done says whether
+ * the command was reaped). The caller then reports, disables the host
+ * events, reaps the command, stops the domains (in that order, so the
+ * message comes before an agent's stop waits), and keeps the chunks
+ * already flushed, which are complete (trim to dp_writer_bytes()).
+ */
+int collector_run(const struct collector_config *c, struct collector_result *res);
+
+/*
+ * Stop every domain source: passive samplers first (they return at
+ * once), then agents (whose stop waits for the guest's recording), so
+ * samplers do not keep sampling while an agent collection runs. An
+ * agent's wait gives up while *stop_flag is set: a signal that already
+ * stopped the recording must not cancel the collection, only one during
+ * the wait does, so the flag is cleared for the stop and restored after.
+ * ds[i] may be NULL. stop_flag may be NULL.
+ */
+void collector_stop_domains(struct domain_source **ds, size_t nds, volatile sig_atomic_t *stop_flag);
+
+/* Wait for pid (SIGTERM first when kill_it), retrying on EINTR; the
+ * status goes to *status. */
+void collector_reap(pid_t pid, bool kill_it, int *status);
+
+/* True while pid runs code: false when gone or a zombie. */
+bool collector_pid_alive(pid_t pid);
+
+#endif

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to the passive (gdb) domain source: the state of one source and
+ * the functions its files share. gdb_source.c is the domain_source glue;
+ * gdb_spec.c, gdb_target.c, gdb_sampler.c and gdb_symbols.c are its parts
+ * (each file's first paragraph says what it holds). Nothing outside
+ * those files includes this header: the public contract is gdb_source.h.
+ *
+ * Threads: after gdb_source_start, the connection and the fields above
+ * `thread` belong to the sampler thread (gdb_sampler_main); the queue
+ * and stop request are under `lock`; counters are atomics.
+ */
+#ifndef DOMPROF_COLLECT_GDB_INTERNAL_H
+#define DOMPROF_COLLECT_GDB_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collect/gdb_rsp.h"
+#include "collect/gdb_source.h"
+#include "collect/kaslr.h"
+
+#define GDB_TIMEOUT_MS 1000
+/* How long a stub that stopped answering is still waited for once the
+ * recording is asked to stop (see recover_vm). */
+#define GDB_STOP_GRACE_MS 2000
+/* Appended to an end message when we cannot know the VM was resumed. */
+#define MAY_BE_PAUSED "; the VM may be left paused (run `cont` in its QEMU monitor)"
+#define GDB_MAX_SYMFILE (1024ull << 20)
+
+struct reginfo {
+	bool present;
+	bool in_g;              /* else read with `p regnum` */
+	size_t offset;          /* bytes into the g reply */
+	unsigned size;          /* bytes */
+	unsigned regnum;
+};
+
+struct gdb_source {
+	struct gdb_spec spec;
+	uint32_t domain_id;
+	unsigned hz;
+	bool use_p;             /* regs=p: read rip/cs/cr3 with p packets */
+	bool pipeline;          /* 0x03 and register requests in one write */
+	char address[300];
+	char symsrc[4200];
+	char info[512];
+	char message[512];
+	uint64_t kaslr;
+
+	struct rsp_conn *conn;
+	struct rsp_tdesc td;
+	struct reginfo rip, cs, cr3;
+	char (*tids)[RSP_MAX_TID];
+	size_t nvcpu;
+	char *batch;            /* pipelined per-tick requests */
+	size_t batchlen;
+	unsigned replies;       /* replies the batch produces */
+	char detach[40];        /* "D", or "D;PID" for multiprocess thread ids */
+
+	/* What the stub owes the sampler (sampler thread only): the stop
+	 * reply to our 0x03 and the replies to requests already sent. If it
+	 * stops answering with something owed, it will stop the VM for us
+	 * once it catches up (see recover_vm). */
+	bool stop_owed;
+	unsigned owed;
+	bool unsure;            /* a packet write failed midway: state unknown */
+
+	pthread_t thread;
+	bool thread_started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop_req;          /* under lock */
+	uint64_t stop_req_ns;   /* under lock: when stop_req was set */
+	bool stopped;           /* stop() done */
+	atomic_bool ended;
+
+	/* Queue, under lock. */
+	struct dp_sample *q;
+	size_t qcap, qhead, qcount;
+	uint64_t lost_pending;
+
+	atomic_uint_fast64_t samples;   /* vCPU samples taken */
+	atomic_uint_fast64_t ticks;     /* VM stops */
+	atomic_uint_fast64_t stop_ns;   /* total time the VM was held stopped */
+	atomic_uint_fast64_t intr_ns;   /* of which: 0x03 until the stop reply */
+	atomic_uint_fast64_t lost_total;
+};
+
+/* gdb_source.c */
+/* The spec key of a symbol source ("kallsyms", "sysmap", "vmlinux"). */
+const char *gdb_symsrc_key(enum gdb_symsrc s);
+/* Describe an errno from the protocol layer. */
+const char *gdb_rsp_strerror(int e);
+
+/* gdb_target.c */
+/* Connect and learn the target. Fills err on failure. The VM is left
+ * stopped (QEMU stops it when a debugger connects). */
+int gdb_setup_target(struct gdb_source *s, char *err, size_t errlen);
+
+/* gdb_sampler.c */
+/* The per-tick request batch, from the register layout and vCPUs. */
+void gdb_build_batch(struct gdb_source *s);
+/* The detach packet for this stub's thread ids ("D" or "D;PID"). */
+void gdb_set_detach(struct gdb_source *s, const char *tid);
+/* Read rip/cs/cr3 of every vCPU of the stopped VM into out[nvcpu]
+ * (send: also send the batch). 0 or a negative errno. */
+int gdb_read_vcpus(struct gdb_source *s, struct dp_sample *out, uint64_t t, bool send);
+/* Stop the VM (0x03) and wait for the stop reply; batch: pipeline the
+ * register requests. 0 or a negative errno. */
+int gdb_interrupt_vm(struct gdb_source *s, bool batch);
+/* Resume the VM, sending the acks owed first. 0 or a negative errno. */
+int gdb_resume_vm(struct gdb_source *s, unsigned acks);
+/* Detach from the stub (the VM runs on). 0 or a negative errno. */
+int gdb_detach_vm(struct gdb_source *s);
+/* The sampler thread (arg: the struct gdb_source). */
+void *gdb_sampler_main(void *arg);
+
+/* gdb_symbols.c */
+/* A symbol file the user named: bounded, and never a FIFO or device. */
+int gdb_read_symfile(const char *path, uint8_t **data, size_t *len);
+/* kaslr_find's memory reader on the stub (vctx: a struct mem_ctx). */
+struct mem_ctx { struct rsp_conn *c; };
+int gdb_mem_read(void *vctx, uint64_t addr, void *buf, size_t len);
+/* Find the KASLR offset of the stopped VM's kernel into s->kaslr; how
+ * says how it was found. 0, -EAGAIN (no vCPU in the kernel), or another
+ * negative errno. */
+int gdb_find_kaslr(struct gdb_source *s, const struct kaslr_image *img, char *how, size_t howlen);
+/* Load the symbol source of the spec (and the KASLR offset). Fills err. */
+int gdb_load_symbols(struct gdb_source *s, struct kaslr_image *img, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Passive domains, symbols: the user's symbol file (kallsyms, System.map
+ * or vmlinux; bounded, never a FIFO or device), guest memory reads for
+ * collect/kaslr.c, and finding the guest kernel's KASLR offset from the
+ * vCPUs' kernel rips. Part of the gdb source (gdb_internal.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/gdb_rsp.h"
+#include "collect/gdb_internal.h"
+#include "collect/kaslr.h"
+#include "util/clock.h"
+#include "util/file.h"
+#include "util/xalloc.h"
+
+/* ---- Helpers ---------------------------------------------------------- */
+
+/* A symbol file the user named: bounded, and never a FIFO or device. */
+int gdb_read_symfile(const char *path, uint8_t **data, size_t *len)
+{
+	char *buf;
+	int r = file_read_all(path, GDB_MAX_SYMFILE, &buf, len);
+	*data = (uint8_t *)buf;
+	return r;
+}
+
+
+int gdb_mem_read(void *vctx, uint64_t addr, void *buf, size_t len)
+{
+	struct mem_ctx *m = vctx;
+	char req[64];
+	snprintf(req, sizeof(req), "m%" PRIx64 ",%zx", addr, len);
+	int r = rsp_request(m->c, req);
+	if (r < 0)
+		return r;
+	if (m->c->pktlen != len * 2)
+		return -EFAULT;   /* "E14": not mapped */
+	return rsp_hex_bytes(m->c->pkt, m->c->pktlen, buf, len) == (int)len ? 0 : -EFAULT;
+}
+
+/* ---- KASLR and symbols ---------------------------------------------------- */
+
+int gdb_find_kaslr(struct gdb_source *s, const struct kaslr_image *img, char *how, size_t howlen)
+{
+	struct dp_sample *v = xcalloc(s->nvcpu, sizeof(*v));
+	uint64_t rips[RSP_MAX_THREADS];
+	size_t nr = 0;
+	int r = 0, kcpu = -1;
+
+	for (int tries = 0; tries < 50; tries++) {
+		if ((r = gdb_read_vcpus(s, v, 0, true)) < 0)
+			break;
+		if ((r = rsp_ack(s->conn, s->replies)) < 0)
+			break;
+		for (size_t i = 0; i < s->nvcpu; i++)
+			if (v[i].mode == DP_MODE_KERNEL) {
+				if (kcpu < 0)
+					kcpu = (int)i;
+				rips[nr++] = v[i].ip;
+			}
+		if (kcpu >= 0)
+			break;
+		/* All in user mode: let it run a little and look again. */
+		if ((r = gdb_resume_vm(s, 0)) < 0)
+			break;
+		usleep(10000);
+		if ((r = gdb_interrupt_vm(s, false)) < 0)
+			break;
+	}
+	free(v);
+	if (r < 0)
+		return r;
+	if (kcpu < 0)
+		return -EAGAIN;
+	char req[64];
+	snprintf(req, sizeof(req), "Hg%s", s->tids[kcpu]);
+	if ((r = rsp_request(s->conn, req)) < 0)
+		return r;
+	struct mem_ctx mc = { s->conn };
+	uint64_t off = 0;
+	r = kaslr_find(img, gdb_mem_read, &mc, rips, nr, &off, how, howlen);
+	if (r == 0)
+		s->kaslr = off;
+	return r;
+}
+
+int gdb_load_symbols(struct gdb_source *s, struct kaslr_image *img, char *err, size_t errlen)
+{
+	const char *name = s->spec.name;
+	int r;
+
+	/* The file itself, not its contents: say why it cannot be read
+	 * (the parsers' -ENOENT means "no _text symbol"). */
+	if (access(s->spec.symfile, R_OK) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: cannot read %s=%s: %s", name, gdb_symsrc_key(s->spec.symsrc),
+			 s->spec.symfile, strerror(-r));
+		return r;
+	}
+	if (s->spec.symsrc == GDB_SYM_VMLINUX) {
+		r = kaslr_image_from_vmlinux(s->spec.symfile, img);
+	} else {
+		uint8_t *d;
+		size_t l;
+		r = gdb_read_symfile(s->spec.symfile, &d, &l);
+		if (r == 0) {
+			r = kaslr_image_from_symtext((const char *)d, l, img);
+			free(d);
+			/* A symbol table without _text still names functions;
+			 * only auto KASLR needs it. */
+			if (r == -ENOENT && !s->spec.kaslr_auto)
+				r = 0;
+		}
+	}
+	if (r < 0) {
+		const char *why = r == -ENOENT ? "no _text symbol" :
+				  r == -EINVAL ? "no symbol lines" :
+				  r == -ENOEXEC ? "not an ELF file" : file_strerror(r);
+		snprintf(err, errlen, "%s: cannot use %s=%s: %s", name, gdb_symsrc_key(s->spec.symsrc),
+			 s->spec.symfile, why);
+	}
+	return r;
+}
