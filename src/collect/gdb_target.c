@@ -106,6 +106,13 @@ int gdb_setup_target(struct gdb_source *s, char *err, size_t errlen)
 	int r = rsp_drain(c, 50);
 	if (r == 0)
 		r = rsp_request(c, "qSupported:xmlRegisters=i386");
+	/* The stop reply QEMU queues on connect can come after the drain's
+	 * quiet time on a busy host (seen right after another debugger
+	 * left): then it is what the request read. Skip such replies
+	 * (bounded) to reach the qSupported answer. */
+	for (int i = 0; r >= 0 && i < 4 && rsp_parse_stop(c->pkt, c->pktlen, NULL, 0) > 0; i++)
+		if ((r = rsp_recv(c, 0)) >= 0)
+			r = rsp_ack(c, 1);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: %s is not a GDB stub (%s)", name, s->address + 4, gdb_rsp_strerror(r));
 		return r;
