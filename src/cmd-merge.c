@@ -37,6 +37,7 @@
 
 #include "commands.h"
 #include "format/format.h"
+#include "format/scan.h"
 #include "util/hmap.h"
 #include "util/outfile.h"
 #include "util/sat.h"
@@ -59,147 +60,67 @@ const char usage_merge[] =
 	"  -f, --force        overwrite OUT instead of keeping OUT.old\n"
 	"  -q, --quiet        no summary line\n";
 
-struct dom_info {
-	uint32_t id;              /* in the input */
-	uint32_t new_id;          /* in the output */
-	bool has_rec;             /* a DOMAIN record was seen */
-	struct dp_domain d;       /* strings owned (xstrdup) */
-	char *new_name;
-};
-
-struct ev_info {
-	struct dp_event e;        /* name owned */
-	uint32_t new_id;
-};
-
 struct input {
 	const char *path;
 	const char *name;         /* NULL for the host file */
 	struct dp_reader *r;
-	struct dom_info *doms;
-	size_t ndoms, domcap;
-	struct hmap domidx;       /* input id -> index+1 in doms (rebuilt after sorting) */
-	struct ev_info *evs;
-	size_t nevs, evcap;
-	struct hmap evidx;        /* input id -> index+1 in evs */
-	uint64_t samples, lost;
-	bool has_stats;
-	struct dp_stats stats;
+	struct dp_meta m;         /* pass 1: domains, events, samples, lost, stats */
+	/* parallel to m.domains: the output's id and (guests) name */
+	uint32_t *dom_new_id;
+	char **dom_new_name;
+	size_t *order;            /* indices of m.domains in the order they are written */
+	uint32_t *ev_new_id;      /* parallel to m.events */
 };
 
-/* Inputs may hold tens of thousands of domains and events: every lookup
- * by id goes through an index, never a scan. */
-static struct dom_info *dom_get(struct input *in, uint32_t id)
-{
-	uintptr_t at = (uintptr_t)u64map_get(&in->domidx, id);
-	if (at)
-		return &in->doms[at - 1];
-	xgrow((void **)&in->doms, &in->domcap, in->ndoms + 1, sizeof(*in->doms));
-	struct dom_info *d = &in->doms[in->ndoms++];
-	memset(d, 0, sizeof(*d));
-	d->id = id;
-	d->new_id = id;
-	u64map_put(&in->domidx, id, (void *)(uintptr_t)in->ndoms);
-	return d;
-}
-
-static void dom_reindex(struct input *in)
-{
-	hmap_release(&in->domidx);
-	for (size_t i = 0; i < in->ndoms; i++)
-		u64map_put(&in->domidx, in->doms[i].id, (void *)(uintptr_t)(i + 1));
-}
-
-static bool scoped(uint16_t type)
-{
-	return type == DP_REC_TASK || type == DP_REC_MMAP || type == DP_REC_SAMPLE ||
-	       type == DP_REC_SYMTAB || type > DP_REC_MAX_KNOWN;
-}
-
-/* Pass 1: what the input holds. */
+/* Pass 1: what the input holds (every lookup by id goes through the
+ * meta's index: inputs may hold tens of thousands of domains). */
 static void scan(struct input *in)
 {
-	struct dp_record rec;
-	dom_get(in, DP_HOST_DOMAIN);
-	while (dp_reader_next(in->r, &rec) > 0) {
-		if (scoped(rec.type))
-			dom_get(in, rec.domain);
-		switch (rec.type) {
-		case DP_REC_SAMPLE:
-			in->samples++;
-			break;
-		case DP_REC_DOMAIN: {
-			struct dom_info *d = dom_get(in, rec.u.domain.id);
-			if (d->has_rec) {
-				free((char *)d->d.name);
-				free((char *)d->d.address);
-				free((char *)d->d.symsrc);
-			}
-			d->has_rec = true;
-			d->d = rec.u.domain;
-			d->d.name = xstrdup(rec.u.domain.name ? rec.u.domain.name : "");
-			d->d.address = xstrdup(rec.u.domain.address ? rec.u.domain.address : "");
-			d->d.symsrc = xstrdup(rec.u.domain.symsrc ? rec.u.domain.symsrc : "");
-			break;
-		}
-		case DP_REC_EVENT: {
-			if (u64map_get(&in->evidx, rec.u.event.id))
-				break;
-			xgrow((void **)&in->evs, &in->evcap, in->nevs + 1, sizeof(*in->evs));
-			struct ev_info *e = &in->evs[in->nevs++];
-			u64map_put(&in->evidx, rec.u.event.id, (void *)(uintptr_t)in->nevs);
-			e->e = rec.u.event;
-			e->e.name = xstrdup(rec.u.event.name ? rec.u.event.name : "");
-			e->new_id = rec.u.event.id;
-			break;
-		}
-		case DP_REC_LOST:
-			in->lost = sat_add64(in->lost, rec.u.lost.count); /* the file's word */
-			break;
-		case DP_REC_STATS:
-			in->has_stats = true;
-			in->stats = rec.u.stats;
-			break;
-		}
+	dp_scan(in->r, NULL, NULL, &in->m);
+	size_t nd = in->m.ndomains, ne = in->m.nevents;
+	in->dom_new_id = xcalloc(nd + 1, sizeof(*in->dom_new_id));
+	in->dom_new_name = xcalloc(nd + 1, sizeof(*in->dom_new_name));
+	in->order = xcalloc(nd + 1, sizeof(*in->order));
+	in->ev_new_id = xcalloc(ne + 1, sizeof(*in->ev_new_id));
+	for (size_t i = 0; i < nd; i++) {
+		in->dom_new_id[i] = in->m.domains[i].id;
+		in->order[i] = i;
 	}
+	for (size_t i = 0; i < ne; i++)
+		in->ev_new_id[i] = in->m.events[i].e.id;
 }
 
 static void input_release(struct input *in)
 {
-	for (size_t i = 0; i < in->ndoms; i++) {
-		if (in->doms[i].has_rec) {
-			free((char *)in->doms[i].d.name);
-			free((char *)in->doms[i].d.address);
-			free((char *)in->doms[i].d.symsrc);
-		}
-		free(in->doms[i].new_name);
-	}
-	free(in->doms);
-	hmap_release(&in->domidx);
-	for (size_t i = 0; i < in->nevs; i++)
-		free((char *)in->evs[i].e.name);
-	free(in->evs);
-	hmap_release(&in->evidx);
+	for (size_t i = 0; in->dom_new_name && i < in->m.ndomains; i++)
+		free(in->dom_new_name[i]);
+	free(in->dom_new_name);
+	free(in->dom_new_id);
+	free(in->order);
+	free(in->ev_new_id);
+	dp_meta_release(&in->m);
 	dp_reader_free(in->r);
 }
 
-static int cmp_dom(const void *a, const void *b)
+/* Sorting an index of one input's domains by id, with its context. */
+static int cmp_dom(const void *a, const void *b, void *ctx)
 {
-	uint32_t x = ((const struct dom_info *)a)->id, y = ((const struct dom_info *)b)->id;
+	const struct dp_meta *m = ctx;
+	uint32_t x = m->domains[*(const size_t *)a].id, y = m->domains[*(const size_t *)b].id;
 	return x < y ? -1 : x > y;
 }
 
 static uint32_t map_domain(const struct input *in, uint32_t id)
 {
-	uintptr_t at = (uintptr_t)u64map_get(&in->domidx, id);
-	return at ? in->doms[at - 1].new_id
-		  : id; /* every scoped domain was seen in pass 1; keep the rest */
+	long at = dp_meta_domain_index(&in->m, id);
+	return at >= 0 ? in->dom_new_id[at]
+		       : id; /* every scoped domain was seen in pass 1; keep the rest */
 }
 
 static uint32_t map_event(const struct input *in, uint32_t id)
 {
-	uintptr_t at = (uintptr_t)u64map_get(&in->evidx, id);
-	return at ? in->evs[at - 1].new_id : id;
+	long at = dp_meta_event_index(&in->m, id);
+	return at >= 0 ? in->ev_new_id[at] : id;
 }
 
 static bool same_event(const struct dp_event *a, const struct dp_event *b)
@@ -209,9 +130,9 @@ static bool same_event(const struct dp_event *a, const struct dp_event *b)
 }
 
 /* The name HOST's domain d has in the output. */
-static const char *host_dom_name(const struct dom_info *d, char *buf, size_t len)
+static const char *host_dom_name(const struct dp_meta_domain *d, char *buf, size_t len)
 {
-	if (d->has_rec && *d->d.name)
+	if (d->has_record && *d->d.name)
 		return d->d.name;
 	if (d->id == DP_HOST_DOMAIN)
 		return "host";
@@ -253,21 +174,21 @@ static int assign_domains(struct input *in, size_t nin)
 	struct names nm = { 0 };
 	uint32_t next = 0;
 	char buf[32];
-	for (size_t i = 0; i < in[0].ndoms; i++) {
-		if (in[0].doms[i].id >= next)
-			next = in[0].doms[i].id + 1;
-		name_add(&nm, host_dom_name(&in[0].doms[i], buf, sizeof(buf)));
+	for (size_t i = 0; i < in[0].m.ndomains; i++) {
+		if (in[0].m.domains[i].id >= next)
+			next = in[0].m.domains[i].id + 1;
+		name_add(&nm, host_dom_name(&in[0].m.domains[i], buf, sizeof(buf)));
 	}
 	int rc = 0;
 	for (size_t k = 1; k < nin && !rc; k++) {
-		qsort(in[k].doms, in[k].ndoms, sizeof(*in[k].doms), cmp_dom);
-		dom_reindex(&in[k]);
-		for (size_t i = 0; i < in[k].ndoms; i++) {
-			struct dom_info *d = &in[k].doms[i];
+		qsort_r(in[k].order, in[k].m.ndomains, sizeof(*in[k].order), cmp_dom, &in[k].m);
+		for (size_t j = 0; j < in[k].m.ndomains; j++) {
+			size_t i = in[k].order[j];
+			const struct dp_meta_domain *d = &in[k].m.domains[i];
 			char name[256];
 			if (d->id == DP_HOST_DOMAIN)
 				snprintf(name, sizeof(name), "%s", in[k].name);
-			else if (d->has_rec && *d->d.name)
+			else if (d->has_record && *d->d.name)
 				snprintf(name, sizeof(name), "%s.%s", in[k].name, d->d.name);
 			else
 				snprintf(name, sizeof(name), "%s.%" PRIu32, in[k].name, d->id);
@@ -275,8 +196,8 @@ static int assign_domains(struct input *in, size_t nin)
 				rc = usage_error("merge", "domain name '%s' is used twice (choose another NAME)", name);
 				break;
 			}
-			d->new_name = xstrdup(name);
-			d->new_id = next++;
+			in[k].dom_new_name[i] = xstrdup(name);
+			in[k].dom_new_id[i] = next++;
 		}
 	}
 	names_release(&nm);
@@ -297,22 +218,23 @@ static int merge_events(struct input *in, size_t nin, struct dp_event **out, siz
 	uint32_t next_ev = 0;
 	int ret = 0;
 	for (size_t k = 0; k < nin; k++)
-		for (size_t i = 0; i < in[k].nevs; i++)
-			if (in[k].evs[i].e.id >= next_ev)
-				next_ev = in[k].evs[i].e.id + 1;
+		for (size_t i = 0; i < in[k].m.nevents; i++)
+			if (in[k].m.events[i].e.id >= next_ev)
+				next_ev = in[k].m.events[i].e.id + 1;
 	for (size_t k = 0; k < nin && !ret; k++)
-		for (size_t i = 0; i < in[k].nevs; i++) {
-			struct ev_info *e = &in[k].evs[i];
+		for (size_t i = 0; i < in[k].m.nevents; i++) {
+			const struct dp_meta_event *e = &in[k].m.events[i];
+			uint32_t *new_id = &in[k].ev_new_id[i];
 			char def[320];
 			snprintf(def, sizeof(def), "%" PRIu32 ":%" PRIu64 ":%" PRIu64 ":%d:%s", e->e.type,
 				 e->e.config, e->e.period, e->e.freq, e->e.name);
 			uintptr_t at = (uintptr_t)strmap_get(&by_def, def);
 			if (at && same_event(&evs[at - 1], &e->e)) {
-				e->new_id = evs[at - 1].id;
+				*new_id = evs[at - 1].id;
 				continue;
 			}
-			e->new_id = u64map_get(&by_id, e->e.id) ? next_ev++ : e->e.id;
-			if (e->new_id > UINT16_MAX) {
+			*new_id = u64map_get(&by_id, e->e.id) ? next_ev++ : e->e.id;
+			if (*new_id > UINT16_MAX) {
 				fprintf(stderr, "domprof merge: too many distinct events to merge (ids above %u)\n",
 					UINT16_MAX);
 				ret = -1;
@@ -320,8 +242,8 @@ static int merge_events(struct input *in, size_t nin, struct dp_event **out, siz
 			}
 			xgrow((void **)&evs, &evcap, nevs + 1, sizeof(*evs));
 			evs[nevs] = e->e;
-			evs[nevs++].id = e->new_id;
-			u64map_put(&by_id, e->new_id, (void *)(uintptr_t)nevs);
+			evs[nevs++].id = *new_id;
+			u64map_put(&by_id, *new_id, (void *)(uintptr_t)nevs);
 			if (!at && name_add(&defs, def))
 				strmap_put(&by_def, defs.own[defs.n - 1], (void *)(uintptr_t)nevs);
 		}
@@ -340,8 +262,8 @@ static int merge_events(struct input *in, size_t nin, struct dp_event **out, siz
 
 static void warn_damage(const struct input *in)
 {
-	const struct dp_damage *dmg;
-	size_t nd = dp_reader_damage(in->r, &dmg);
+	const struct dp_damage *dmg = in->m.damage;
+	size_t nd = in->m.ndamage;
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < nd; i++) {
 		fprintf(stderr, "domprof merge: warning: %s: damaged at offset %" PRIu64 ": %s\n",
@@ -350,52 +272,60 @@ static void warn_damage(const struct input *in)
 	}
 	if (nd)
 		fprintf(stderr, "domprof merge: warning: %s is damaged: merged its %" PRIu64
-				" readable samples, %" PRIu64 " bytes lost\n", in->path, in->samples, bytes);
-	const char *inc = dp_reader_incomplete(in->r);
+				" readable samples, %" PRIu64 " bytes lost\n", in->path, in->m.samples, bytes);
+	const char *inc = in->m.incomplete;
 	if (inc)
 		fprintf(stderr, "domprof merge: warning: %s: %s; the merged file says so too\n",
 			in->path, inc);
 }
 
 /* Pass 2: copy the input's records into w under their new ids. */
+struct copy {
+	struct input *in;
+	struct dp_writer *w;
+	uint64_t *nsamples;
+};
+
+static int copy_lost(void *ctx, const struct dp_record *rec)
+{
+	struct copy *c = ctx;
+	struct dp_lost l = rec->u.lost;
+	if (l.source == DP_LOST_DOMAIN || l.source == DP_LOST_AGENT)
+		l.where = map_domain(c->in, l.where);
+	return dp_write_lost(c->w, &l);
+}
+
+static int copy_sample(void *ctx, const struct dp_record *rec)
+{
+	struct copy *c = ctx;
+	uint32_t dom = map_domain(c->in, rec->domain);
+	uint32_t ev = map_event(c->in, rec->u.sample.event);
+	(*c->nsamples)++;
+	if (ev == rec->u.sample.event)
+		return dp_write_raw(c->w, dom, rec->raw, rec->raw_len);
+	struct dp_sample s = rec->u.sample;
+	s.event = (uint16_t)ev;
+	return dp_write_sample(c->w, dom, &s);
+}
+
+static int copy_raw(void *ctx, const struct dp_record *rec)
+{
+	struct copy *c = ctx;
+	if (rec->type == DP_REC_DOMAIN_SWITCH)
+		return 0; /* the writer inserts its own */
+	return dp_write_raw(c->w, map_domain(c->in, rec->domain), rec->raw, rec->raw_len);
+}
+
+/* EVENT, DOMAIN and STATS are written once, up front or at the end. */
+static const struct dp_visitor copy_visitor = {
+	.sample = copy_sample, .lost = copy_lost,
+	.mmap = copy_raw, .task = copy_raw, .symtab = copy_raw, .other = copy_raw,
+};
+
 static int copy_records(struct input *in, struct dp_writer *w, uint64_t *nsamples)
 {
-	struct dp_record rec;
-	int ret = 0;
-	dp_reader_rewind(in->r);
-	while (!ret && dp_reader_next(in->r, &rec) > 0) {
-		switch (rec.type) {
-		case DP_REC_EVENT:
-		case DP_REC_DOMAIN:
-		case DP_REC_DOMAIN_SWITCH:
-		case DP_REC_STATS:
-			break; /* written once, up front or at the end */
-		case DP_REC_LOST: {
-			struct dp_lost l = rec.u.lost;
-			if (l.source == DP_LOST_DOMAIN || l.source == DP_LOST_AGENT)
-				l.where = map_domain(in, l.where);
-			ret = dp_write_lost(w, &l);
-			break;
-		}
-		case DP_REC_SAMPLE: {
-			uint32_t dom = map_domain(in, rec.domain);
-			uint32_t ev = map_event(in, rec.u.sample.event);
-			(*nsamples)++;
-			if (ev == rec.u.sample.event) {
-				ret = dp_write_raw(w, dom, rec.raw, rec.raw_len);
-			} else {
-				struct dp_sample s = rec.u.sample;
-				s.event = (uint16_t)ev;
-				ret = dp_write_sample(w, dom, &s);
-			}
-			break;
-		}
-		default:
-			ret = dp_write_raw(w, map_domain(in, rec.domain), rec.raw, rec.raw_len);
-			break;
-		}
-	}
-	return ret;
+	struct copy c = { in, w, nsamples };
+	return dp_scan(in->r, &copy_visitor, &c, NULL);
 }
 
 int cmd_merge(int argc, char **argv)
@@ -508,9 +438,9 @@ int cmd_merge(int argc, char **argv)
 	free(evs);
 
 	/* DOMAIN records before any scoped record, so readers know names first. */
-	for (size_t i = 0; i < in[0].ndoms && !ret; i++) {
-		struct dom_info *d = &in[0].doms[i];
-		if (d->has_rec) {
+	for (size_t i = 0; i < in[0].m.ndomains && !ret; i++) {
+		const struct dp_meta_domain *d = &in[0].m.domains[i];
+		if (d->has_record) {
 			ret = dp_write_domain(w, &d->d);
 		} else {
 			char nm[32];
@@ -523,16 +453,17 @@ int cmd_merge(int argc, char **argv)
 	for (size_t k = 1; k < nin && !ret; k++) {
 		char addr[4200];
 		snprintf(addr, sizeof(addr), "merge:%s", in[k].path);
-		for (size_t i = 0; i < in[k].ndoms && !ret; i++) {
-			struct dom_info *d = &in[k].doms[i];
+		for (size_t j = 0; j < in[k].m.ndomains && !ret; j++) {
+			size_t i = in[k].order[j];
+			const struct dp_meta_domain *d = &in[k].m.domains[i];
 			struct dp_domain dd = {
-				.id = d->new_id,
+				.id = in[k].dom_new_id[i],
 				.kind = d->id == DP_HOST_DOMAIN ? DP_DOMAIN_ACTIVE
-					: d->has_rec ? d->d.kind : DP_DOMAIN_ACTIVE,
-				.vcpus = d->has_rec && d->d.vcpus ? d->d.vcpus
+					: d->has_record ? d->d.kind : DP_DOMAIN_ACTIVE,
+				.vcpus = d->has_record && d->d.vcpus ? d->d.vcpus
 					 : d->id == DP_HOST_DOMAIN ? dp_reader_header(in[k].r)->ncpus : 0,
-				.kaslr_offset = d->has_rec ? d->d.kaslr_offset : 0,
-				.name = d->new_name,
+				.kaslr_offset = d->has_record ? d->d.kaslr_offset : 0,
+				.name = in[k].dom_new_name[i],
 				.address = addr,
 				.symsrc = "embedded",
 			};
@@ -544,12 +475,12 @@ int cmd_merge(int argc, char **argv)
 	struct dp_stats st = { 0 };
 	for (size_t k = 0; k < nin && !ret; k++) {
 		ret = copy_records(&in[k], w, &nsamples);
-		lost = sat_add64(lost, in[k].lost);
+		lost = sat_add64(lost, in[k].m.lost); /* the file's word */
 		/* an input without its end makes the merge incomplete as well */
 		if (dp_reader_incomplete(in[k].r))
 			st.flags |= DP_STATS_INCOMPLETE;
-		if (in[k].has_stats) {
-			const struct dp_stats *s = &in[k].stats;
+		if (in[k].m.has_stats) {
+			const struct dp_stats *s = &in[k].m.stats;
 			if (s->start_time && (!st.start_time || s->start_time < st.start_time))
 				st.start_time = s->start_time;
 			if (s->end_time > st.end_time)
@@ -584,7 +515,7 @@ int cmd_merge(int argc, char **argv)
 	if (!quiet) {
 		size_t ndom = 0;
 		for (size_t k = 0; k < nin; k++)
-			ndom += in[k].ndoms;
+			ndom += in[k].m.ndomains;
 		fprintf(stderr, "domprof merge: wrote %s: %zu domains, %" PRIu64 " samples, %" PRIu64
 				" lost, from %zu files\n", out, ndom, nsamples, lost, nin);
 	}

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "analysis/profile.h"
+#include "format/scan.h"
 #include "symbols/symbols.h"
 #include "util/addrspace.h"
 #include "util/hmap.h"
@@ -884,6 +885,81 @@ static void loader_release(struct loader *L)
 	oa_release(&L->symtab);
 }
 
+/* The load pass: dp_scan calls these with the loader as ctx. */
+static int ld_sample(void *ctx, const struct dp_record *rec)
+{
+	on_sample(ctx, rec->domain, &rec->u.sample);
+	return 0;
+}
+
+static int ld_mmap(void *ctx, const struct dp_record *rec)
+{
+	sym_add_mmap(((struct loader *)ctx)->pv->sym, rec->domain, &rec->u.mmap);
+	return 0;
+}
+
+static int ld_task(void *ctx, const struct dp_record *rec)
+{
+	sym_add_task(((struct loader *)ctx)->pv->sym, rec->domain, &rec->u.task);
+	return 0;
+}
+
+static int ld_symtab(void *ctx, const struct dp_record *rec)
+{
+	sym_add_symtab_rec(((struct loader *)ctx)->pv->sym, rec);
+	return 0;
+}
+
+static int ld_domain(void *ctx, const struct dp_record *rec)
+{
+	on_domain(ctx, &rec->u.domain);
+	return 0;
+}
+
+static int ld_event(void *ctx, const struct dp_record *rec)
+{
+	on_event(ctx, &rec->u.event);
+	return 0;
+}
+
+static int ld_lost(void *ctx, const struct dp_record *rec)
+{
+	struct loader *L = ctx;
+	struct profile *p = L->p;
+	/* a guest's LOST (where = its domain id) counts only for
+	 * its domain; sums saturate, counts are crafted input */
+	if (L->dom_filter && (rec->u.lost.source == DP_LOST_DOMAIN ||
+			      rec->u.lost.source == DP_LOST_AGENT) &&
+	    (!L->dom_found || rec->u.lost.where != L->dom_id))
+		return 0;
+	p->lost = sat_add64(p->lost, rec->u.lost.count);
+	if (rec->u.lost.source < DP_LOST_SOURCES)
+		p->lost_by_source[rec->u.lost.source] =
+			sat_add64(p->lost_by_source[rec->u.lost.source], rec->u.lost.count);
+	return 0;
+}
+
+static int ld_stats(void *ctx, const struct dp_record *rec)
+{
+	struct profile *p = ((struct loader *)ctx)->p;
+	p->has_stats = true;
+	p->stats = rec->u.stats;
+	return 0;
+}
+
+static void ld_progress(void *ctx, uint64_t pos, uint64_t size)
+{
+	struct loader *L = ctx;
+	if (L->o.progress)
+		L->o.progress(L->o.progress_arg, pos, size);
+}
+
+static const struct dp_visitor load_visitor = {
+	.sample = ld_sample, .mmap = ld_mmap, .task = ld_task, .symtab = ld_symtab,
+	.domain = ld_domain, .event = ld_event, .lost = ld_lost, .stats = ld_stats,
+	.progress = ld_progress,
+};
+
 /* Read and build; when own, the reader is freed (and *rp cleared) as
  * soon as reading is done, so its buffers and mapped file are not
  * resident while symbols are loaded. */
@@ -930,51 +1006,8 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 	}
 	domain_get(&L, DP_HOST_DOMAIN);
 
-	dp_reader_rewind(r);
-	struct dp_record rec;
-	uint64_t nrec = 0, size = dp_reader_size(r);
-	while (dp_reader_next(r, &rec) == 1) {
-		if (L.o.progress && (++nrec & 0xffff) == 0)
-			L.o.progress(L.o.progress_arg, dp_reader_pos(r), size);
-		switch (rec.type) {
-		case DP_REC_SAMPLE:
-			on_sample(&L, rec.domain, &rec.u.sample);
-			break;
-		case DP_REC_MMAP:
-			sym_add_mmap(pv->sym, rec.domain, &rec.u.mmap);
-			break;
-		case DP_REC_TASK:
-			sym_add_task(pv->sym, rec.domain, &rec.u.task);
-			break;
-		case DP_REC_SYMTAB:
-			sym_add_symtab_rec(pv->sym, &rec);
-			break;
-		case DP_REC_DOMAIN:
-			on_domain(&L, &rec.u.domain);
-			break;
-		case DP_REC_EVENT:
-			on_event(&L, &rec.u.event);
-			break;
-		case DP_REC_LOST:
-			/* a guest's LOST (where = its domain id) counts only for
-			 * its domain; sums saturate, counts are crafted input */
-			if (L.dom_filter && (rec.u.lost.source == DP_LOST_DOMAIN ||
-					     rec.u.lost.source == DP_LOST_AGENT) &&
-			    (!L.dom_found || rec.u.lost.where != L.dom_id))
-				break;
-			p->lost = sat_add64(p->lost, rec.u.lost.count);
-			if (rec.u.lost.source < 5)
-				p->lost_by_source[rec.u.lost.source] =
-					sat_add64(p->lost_by_source[rec.u.lost.source], rec.u.lost.count);
-			break;
-		case DP_REC_STATS:
-			p->has_stats = true;
-			p->stats = rec.u.stats;
-			break;
-		default:
-			break;
-		}
-	}
+	uint64_t size = dp_reader_size(r);
+	dp_scan(r, &load_visitor, &L, NULL);
 	if (L.o.progress)
 		L.o.progress(L.o.progress_arg, size, size);
 
