@@ -1167,22 +1167,27 @@ int profile_parse_sort(const char *keys, enum profile_sort_key *out, const char 
 	return n;
 }
 
-static const struct profile *sort_p;
-static const enum profile_sort_key *g_keys;
-static int g_nkeys;
+/* What a row sort compares by, passed to qsort_r (no global state: two
+ * profiles may be sorted at once, e.g. by diff). */
+struct row_sort {
+	const struct profile *p;
+	const enum profile_sort_key *keys;
+	int nkeys;
+};
 
 static int cmp_str0(const char *a, const char *b)
 {
 	return strcmp(a ? a : "", b ? b : "");
 }
 
-static int cmp_row(const void *a, const void *b)
+static int cmp_row(const void *a, const void *b, void *ctx)
 {
-	const struct profile_symbol *x = &sort_p->syms[*(const uint32_t *)a];
-	const struct profile_symbol *y = &sort_p->syms[*(const uint32_t *)b];
-	for (int i = 0; i < g_nkeys; i++) {
+	const struct row_sort *rs = ctx;
+	const struct profile_symbol *x = &rs->p->syms[*(const uint32_t *)a];
+	const struct profile_symbol *y = &rs->p->syms[*(const uint32_t *)b];
+	for (int i = 0; i < rs->nkeys; i++) {
 		int c = 0;
-		switch (g_keys[i]) {
+		switch (rs->keys[i]) {
 		case PROFILE_SORT_SAMPLE:
 			c = x->self != y->self ? (x->self > y->self ? -1 : 1) : 0;
 			break;
@@ -1221,18 +1226,17 @@ uint32_t *profile_rows(const struct profile *p, const enum profile_sort_key *key
 		if (p->syms[i].self && profile_pct(p, p->syms[i].self) >= threshold_pct)
 			v[m++] = (uint32_t)i;
 	static const enum profile_sort_key def = PROFILE_SORT_SAMPLE;
-	sort_p = p;
-	g_keys = nkeys > 0 ? keys : &def;
-	g_nkeys = nkeys > 0 ? nkeys : 1;
-	qsort(v, m, sizeof(*v), cmp_row);
+	struct row_sort rs = { p, nkeys > 0 ? keys : &def, nkeys > 0 ? nkeys : 1 };
+	qsort_r(v, m, sizeof(*v), cmp_row, &rs);
 	*n = m;
 	return v;
 }
 
-static int cmp_cg(const void *a, const void *b)
+static int cmp_cg(const void *a, const void *b, void *ctx)
 {
-	const struct profile_symbol *x = &sort_p->syms[*(const uint32_t *)a];
-	const struct profile_symbol *y = &sort_p->syms[*(const uint32_t *)b];
+	const struct profile *sp = ctx;
+	const struct profile_symbol *x = &sp->syms[*(const uint32_t *)a];
+	const struct profile_symbol *y = &sp->syms[*(const uint32_t *)b];
 	if (x->self != y->self)
 		return x->self > y->self ? -1 : 1;
 	if (x->total != y->total)
@@ -1250,8 +1254,7 @@ uint32_t *profile_cg_entries(const struct profile *p, double threshold_pct, size
 	for (size_t i = 0; i < p->nsyms; i++)
 		if (p->syms[i].total && profile_pct(p, p->syms[i].total) >= threshold_pct)
 			v[m++] = (uint32_t)i;
-	sort_p = p;
-	qsort(v, m, sizeof(*v), cmp_cg);
+	qsort_r(v, m, sizeof(*v), cmp_cg, (void *)p);
 	*n = m;
 	return v;
 }
