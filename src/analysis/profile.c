@@ -703,6 +703,67 @@ static void sort_images(struct profile *p)
 	free(r);
 }
 
+/* The call graph's edges: a sorted array plus per-symbol in/out views
+ * (pv->in_ptrs/out_ptrs, indexed by in_off/out_off). Takes E's edges. */
+static void finish_edges(struct profile *p, struct priv *pv, struct edge_tab *E)
+{
+	p->edges = E->e;
+	p->nedges = E->n;
+	E->e = NULL;
+	if (p->nedges)
+		qsort(p->edges, p->nedges, sizeof(*p->edges), cmp_edge);
+	size_t ns = p->nsyms, ne = p->nedges;
+	pv->in_ptrs = xmalloc((ne ? ne : 1) * sizeof(*pv->in_ptrs));
+	pv->out_ptrs = xmalloc((ne ? ne : 1) * sizeof(*pv->out_ptrs));
+	pv->in_off = xcalloc(ns + 1, sizeof(*pv->in_off));
+	pv->out_off = xcalloc(ns + 1, sizeof(*pv->out_off));
+	for (size_t j = 0; j < ne; j++) {
+		pv->in_ptrs[j] = &p->edges[j];
+		pv->out_ptrs[j] = &p->edges[j];
+		pv->in_off[p->edges[j].callee + 1]++;
+		pv->out_off[p->edges[j].caller + 1]++;
+	}
+	for (size_t j = 0; j < ns; j++) {
+		pv->in_off[j + 1] += pv->in_off[j];
+		pv->out_off[j + 1] += pv->out_off[j];
+	}
+	if (ne) {
+		qsort(pv->in_ptrs, ne, sizeof(*pv->in_ptrs), cmp_edge_callee);
+		qsort(pv->out_ptrs, ne, sizeof(*pv->out_ptrs), cmp_edge_caller);
+	}
+	oa_release(&E->t);
+	free(E->stamp);
+}
+
+/* The stacks table, sorted, from S (its frames move to pv->frames). */
+static void finish_stacks(struct loader *L, struct stack_tab *S)
+{
+	struct profile *p = L->p;
+	struct priv *pv = L->pv;
+	p->stacks = xmalloc((S->n ? S->n : 1) * sizeof(*p->stacks));
+	p->nstacks = S->n;
+	pv->frames = S->fr;
+	for (size_t j = 0; j < S->n; j++) {
+		struct stack_ent *e = &S->v[j];
+		p->stacks[j] = (struct profile_stack){
+			.domain = e->domain,
+			.domain_name = domain_get(L, e->domain)->name,
+			.pid = e->pid,
+			.comm = sym_comm(pv->sym, e->domain, e->pid),
+			.mode = e->mode,
+			.nframes = e->n,
+			.frames = S->fr + e->off,
+			.count = e->count,
+			.event = e->event,
+			.period = e->period,
+		};
+	}
+	if (S->n)
+		qsort(p->stacks, S->n, sizeof(*p->stacks), cmp_stack);
+	free(S->v);
+	oa_release(&S->t);
+}
+
 static void build(struct loader *L)
 {
 	struct profile *p = L->p;
@@ -807,65 +868,16 @@ static void build(struct loader *L)
 	p->unique_keys = L->nkeys;
 	p->unique_addrs = L->naddrs;
 
-	/* edges: sorted array plus per-symbol in/out views */
-	if (L->o.callgraph) {
-		p->edges = E.e;
-		p->nedges = E.n;
-		E.e = NULL;
-		if (p->nedges)
-			qsort(p->edges, p->nedges, sizeof(*p->edges), cmp_edge);
-		size_t ns = p->nsyms, ne = p->nedges;
-		pv->in_ptrs = xmalloc((ne ? ne : 1) * sizeof(*pv->in_ptrs));
-		pv->out_ptrs = xmalloc((ne ? ne : 1) * sizeof(*pv->out_ptrs));
-		pv->in_off = xcalloc(ns + 1, sizeof(*pv->in_off));
-		pv->out_off = xcalloc(ns + 1, sizeof(*pv->out_off));
-		for (size_t j = 0; j < ne; j++) {
-			pv->in_ptrs[j] = &p->edges[j];
-			pv->out_ptrs[j] = &p->edges[j];
-			pv->in_off[p->edges[j].callee + 1]++;
-			pv->out_off[p->edges[j].caller + 1]++;
-		}
-		for (size_t j = 0; j < ns; j++) {
-			pv->in_off[j + 1] += pv->in_off[j];
-			pv->out_off[j + 1] += pv->out_off[j];
-		}
-		if (ne) {
-			qsort(pv->in_ptrs, ne, sizeof(*pv->in_ptrs), cmp_edge_callee);
-			qsort(pv->out_ptrs, ne, sizeof(*pv->out_ptrs), cmp_edge_caller);
-		}
-		oa_release(&E.t);
-		free(E.stamp);
-	}
+	if (L->o.callgraph)
+		finish_edges(p, pv, &E);
 
 	p->images = I.v;
 	p->nimages = I.n;
 	oa_release(&I.t);
 	sort_images(p);
 
-	if (L->o.stacks) {
-		p->stacks = xmalloc((S.n ? S.n : 1) * sizeof(*p->stacks));
-		p->nstacks = S.n;
-		pv->frames = S.fr;
-		for (size_t j = 0; j < S.n; j++) {
-			struct stack_ent *e = &S.v[j];
-			p->stacks[j] = (struct profile_stack){
-				.domain = e->domain,
-				.domain_name = domain_get(L, e->domain)->name,
-				.pid = e->pid,
-				.comm = sym_comm(pv->sym, e->domain, e->pid),
-				.mode = e->mode,
-				.nframes = e->n,
-				.frames = S.fr + e->off,
-				.count = e->count,
-				.event = e->event,
-				.period = e->period,
-			};
-		}
-		if (S.n)
-			qsort(p->stacks, S.n, sizeof(*p->stacks), cmp_stack);
-		free(S.v);
-		oa_release(&S.t);
-	}
+	if (L->o.stacks)
+		finish_stacks(L, &S);
 
 	const char *const *w;
 	size_t nw = sym_warnings(pv->sym, &w);
