@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "format/format.h"
+#include "format/scan.h"
 
 const char usage_dump[] =
 	"usage: domprof dump [-i FILE] [FILE] [--type TYPE]\n"
@@ -103,6 +104,15 @@ void dump_record(FILE *f, const struct dp_record *rec)
 	fputc('\n', f);
 }
 
+/* ctx: the --type name, or NULL for every record */
+static int on_record(void *ctx, const struct dp_record *rec)
+{
+	const char *type = ctx;
+	if (!type || !strcasecmp(type, dp_rec_type_name(rec->type)))
+		dump_record(stdout, rec);
+	return 0;
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -135,12 +145,8 @@ int cmd_dump(int argc, char **argv)
 	/* only sizes are printed: a table is never decompressed (a file may
 	 * claim 1 GiB for each) */
 	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED);
-	struct dp_record rec;
-	while (dp_reader_next(r, &rec) > 0) {
-		if (type && strcasecmp(type, dp_rec_type_name(rec.type)))
-			continue;
-		dump_record(stdout, &rec);
-	}
+	const struct dp_visitor vis = { .record = on_record };
+	dp_scan(r, &vis, (void *)type, NULL);
 	const struct dp_damage *d;
 	size_t nd = dp_reader_damage(r, &d);
 	for (size_t i = 0; i < nd; i++)

@@ -13,8 +13,7 @@
 
 #include "commands.h"
 #include "format/format.h"
-#include "util/hmap.h"
-#include "util/sat.h"
+#include "format/scan.h"
 #include "util/xalloc.h"
 
 const char usage_info[] =
@@ -28,28 +27,50 @@ const char usage_info[] =
 	"\n"
 	"  -i, --input FILE   recording to read (default domprof.data)\n";
 
-struct dom_count {
-	uint32_t id;
-	uint64_t samples;
-	char *name, *kind, *address, *symsrc;
-	uint32_t vcpus;
-	uint64_t kaslr;
-};
-
-/* Domains in order of appearance, found by id through idx (id ->
- * index+1): a file may switch among tens of thousands of them. */
-static struct dom_count *dom_get(struct dom_count **v, size_t *n, size_t *cap, struct hmap *idx,
-				 uint32_t id)
+/* Events as the file lists them, every EVENT record (repeats included). */
+static int on_event(void *ctx, const struct dp_record *rec)
 {
-	uintptr_t at = (uintptr_t)u64map_get(idx, id);
-	if (at)
-		return &(*v)[at - 1];
-	xgrow((void **)v, cap, *n + 1, sizeof(**v));
-	struct dom_count *d = &(*v)[(*n)++];
-	memset(d, 0, sizeof(*d));
-	d->id = id;
-	u64map_put(idx, id, (void *)(uintptr_t)*n);
-	return d;
+	fprintf(ctx, "  id %u: %s, %s %" PRIu64 "\n", rec->u.event.id, rec->u.event.name,
+		rec->u.event.freq ? "frequency" : "period", rec->u.event.period);
+	return 0;
+}
+
+static int cmp_listed(const void *a, const void *b)
+{
+	uint64_t x = (*(const struct dp_meta_domain *const *)a)->listed;
+	uint64_t y = (*(const struct dp_meta_domain *const *)b)->listed;
+	return x < y ? -1 : x > y;
+}
+
+static void print_domains(const struct dp_meta *m)
+{
+	/* the domains that hold samples or are described, in the order the
+	 * file first did so (a domain with only maps or tasks is not listed) */
+	const struct dp_meta_domain **v = xcalloc(m->ndomains + 1, sizeof(*v));
+	size_t n = 0;
+	for (size_t i = 0; i < m->ndomains; i++)
+		if (m->domains[i].listed)
+			v[n++] = &m->domains[i];
+	qsort(v, n, sizeof(*v), cmp_listed);
+	printf("domains:\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct dp_meta_domain *d = v[i];
+		const char *name = d->has_record ? d->d.name
+				   : d->id == DP_HOST_DOMAIN ? "host" : "(no DOMAIN record)";
+		const char *kind = d->has_record ? dp_domain_kind_name(d->d.kind)
+				   : d->id == DP_HOST_DOMAIN ? "host" : "?";
+		printf("  %-3u %-12s %-8s %10" PRIu64 " samples", d->id, name, kind, d->samples);
+		if (d->d.address[0])
+			printf("  via %s", d->d.address);
+		if (d->d.symsrc[0])
+			printf("  symbols %s", d->d.symsrc);
+		if (d->d.vcpus)
+			printf("  vcpus %u", d->d.vcpus);
+		if (d->d.kaslr_offset)
+			printf("  kaslr 0x%" PRIx64, d->d.kaslr_offset);
+		printf("\n");
+	}
+	free(v);
 }
 
 int cmd_info(int argc, char **argv)
@@ -89,90 +110,32 @@ int cmd_info(int argc, char **argv)
 	printf("cpus:        %u x %s\n", h->ncpus, h->cpu_desc[0] ? h->cpu_desc : "(unknown)");
 	printf("command:     %s\n", h->cmdline);
 
-	uint64_t counts[DP_REC_MAX_KNOWN + 1] = { 0 }, unknown = 0, lost_by[8] = { 0 }, lost = 0;
-	struct dom_count *doms = NULL;
-	size_t ndom = 0, domcap = 0;
-	struct hmap domidx = { 0 };
-	dom_get(&doms, &ndom, &domcap, &domidx, DP_HOST_DOMAIN);
 	char *events = NULL;
 	size_t evlen = 0;
 	FILE *ev = open_memstream(&events, &evlen);
-	struct dp_stats stats = { 0 };
-	bool have_stats = false;
-	struct dp_record rec;
-	while (dp_reader_next(r, &rec) > 0) {
-		if (rec.type <= DP_REC_MAX_KNOWN)
-			counts[rec.type]++;
-		else
-			unknown++;
-		switch (rec.type) {
-		case DP_REC_SAMPLE:
-			dom_get(&doms, &ndom, &domcap, &domidx, rec.domain)->samples++;
-			break;
-		case DP_REC_DOMAIN: {
-			struct dom_count *d = dom_get(&doms, &ndom, &domcap, &domidx, rec.u.domain.id);
-			free(d->name); free(d->kind); free(d->address); free(d->symsrc);
-			d->name = xstrdup(rec.u.domain.name);
-			d->kind = xstrdup(dp_domain_kind_name(rec.u.domain.kind));
-			d->address = xstrdup(rec.u.domain.address);
-			d->symsrc = xstrdup(rec.u.domain.symsrc);
-			d->vcpus = rec.u.domain.vcpus;
-			d->kaslr = rec.u.domain.kaslr_offset;
-			break;
-		}
-		case DP_REC_EVENT:
-			fprintf(ev, "  id %u: %s, %s %" PRIu64 "\n", rec.u.event.id, rec.u.event.name,
-				rec.u.event.freq ? "frequency" : "period", rec.u.event.period);
-			break;
-		case DP_REC_LOST:
-			/* crafted counts saturate instead of wrapping */
-			lost = sat_add64(lost, rec.u.lost.count);
-			lost_by[rec.u.lost.source < 7 ? rec.u.lost.source : 7] =
-				sat_add64(lost_by[rec.u.lost.source < 7 ? rec.u.lost.source : 7], rec.u.lost.count);
-			break;
-		case DP_REC_STATS:
-			stats = rec.u.stats;
-			have_stats = true;
-			break;
-		}
-	}
+	struct dp_meta m = { 0 };
+	const struct dp_visitor vis = { .event = on_event };
+	dp_scan(r, &vis, ev, &m);
 	fclose(ev);
 	printf("events:\n%s", events[0] ? events : "  (none)\n");
-	uint64_t total = 0;
-	for (size_t i = 0; i < ndom; i++)
-		total += doms[i].samples;
-	printf("domains:\n");
-	for (size_t i = 0; i < ndom; i++) {
-		struct dom_count *d = &doms[i];
-		if (!d->name && d->id == DP_HOST_DOMAIN)
-			d->name = xstrdup("host"), d->kind = xstrdup("host");
-		printf("  %-3u %-12s %-8s %10" PRIu64 " samples", d->id, d->name ? d->name : "(no DOMAIN record)",
-		       d->kind ? d->kind : "?", d->samples);
-		if (d->address && d->address[0])
-			printf("  via %s", d->address);
-		if (d->symsrc && d->symsrc[0])
-			printf("  symbols %s", d->symsrc);
-		if (d->vcpus)
-			printf("  vcpus %u", d->vcpus);
-		if (d->kaslr)
-			printf("  kaslr 0x%" PRIx64, d->kaslr);
-		printf("\n");
-	}
+	print_domains(&m);
+	uint64_t total = m.samples, lost = m.lost;
 	printf("records:     %" PRIu64 " chunks\n", dp_reader_chunks(r));
 	for (int i = 1; i <= DP_REC_MAX_KNOWN; i++)
-		printf("  %-14s %" PRIu64 "\n", dp_rec_type_name((uint16_t)i), counts[i]);
-	if (unknown)
-		printf("  %-14s %" PRIu64 " (skipped)\n", "unknown tags", unknown);
+		printf("  %-14s %" PRIu64 "\n", dp_rec_type_name((uint16_t)i), m.counts[i]);
+	if (m.unknown)
+		printf("  %-14s %" PRIu64 " (skipped)\n", "unknown tags", m.unknown);
 	printf("samples:     %" PRIu64 "\n", total);
 	printf("lost:        %" PRIu64 " (%.4f%%)", lost,
 	       total || lost ? 100.0 * (double)lost / ((double)total + (double)lost) : 0.0);
-	for (int i = 0; i < 8; i++)
-		if (lost_by[i])
-			printf("  %s %" PRIu64, dp_lost_source_name((uint32_t)i), lost_by[i]);
+	for (uint32_t i = 0; i <= DP_LOST_SOURCES; i++)  /* the last: every other source */
+		if (dp_meta_lost_of(&m, i))
+			printf("  %s %" PRIu64, dp_lost_source_name(i), dp_meta_lost_of(&m, i));
 	printf("\n");
 	if (lost == UINT64_MAX) /* saturated: the share above means nothing */
 		printf("             the LOST counts add up past 2^64: not plausible\n");
-	if (have_stats) {
+	if (m.has_stats) {
+		const struct dp_stats stats = m.stats;
 		printf("stats:       %" PRIu64 " samples, %" PRIu64 " lost, %.3f s, exit status %u%s",
 		       stats.samples, stats.lost, (double)stats.wall_ns / 1e9, stats.exit_status,
 		       stats.flags & DP_STATS_ERROR ? ", ended by an error" : "");
@@ -181,8 +144,8 @@ int cmd_info(int argc, char **argv)
 		printf("\n");
 	} else
 		printf("stats:       none (recording did not finish)\n");
-	const struct dp_damage *d;
-	size_t nd = dp_reader_damage(r, &d);
+	const struct dp_damage *d = m.damage;
+	size_t nd = m.ndamage;
 	if (!nd)
 		printf("damage:      none\n");
 	else {
@@ -190,13 +153,9 @@ int cmd_info(int argc, char **argv)
 		for (size_t i = 0; i < nd; i++)
 			printf("  offset %" PRIu64 ": %s\n", d[i].offset, d[i].what);
 	}
-	const char *inc = dp_reader_incomplete(r);
+	const char *inc = m.incomplete;
 	printf("complete:    %s%s\n", inc ? "no: " : "yes", inc ? inc : "");
-	for (size_t i = 0; i < ndom; i++) {
-		free(doms[i].name); free(doms[i].kind); free(doms[i].address); free(doms[i].symsrc);
-	}
-	free(doms);
-	hmap_release(&domidx);
+	dp_meta_release(&m);
 	free(events);
 	dp_reader_free(r);
 	return 0;

@@ -5,21 +5,10 @@
  * copied out by hand) into one multi-domain file, as if the guests had
  * been active domains of the host's recording.
  *
- * Two passes over each input through the format reader: the first learns
- * its domains, events, lost counts and stats; the second copies every
- * domain-scoped record (samples, tasks, mmaps, symbol tables) with
- * dp_write_raw under its new domain id, so the bytes of a record are
- * never re-encoded except a SAMPLE whose event id had to change. The
- * writer inserts the DOMAIN_SWITCH records. Rules (docs/merge-diff.md):
- *  - HOST's domains keep their ids and DOMAIN records;
- *  - each domain of a guest file gets the next free id: its domain 0 is
- *    named NAME (kind active), any other domain NAME.SUBNAME (its kind);
- *  - an event with the same definition (type, config, period, freq, name)
- *    as one already in the output shares its id; a different event keeps
- *    its id if free, else gets the next free one, and the SAMPLEs that
- *    use it are rewritten with the new id;
- *  - LOST records are copied (where = a domain id is remapped), one STATS
- *    sums samples and lost of all inputs.
+ * The algorithm (domain ids and names, event unification, the copy, the
+ * output's STATS) is src/analysis/merge.c, rules in docs/merge-diff.md;
+ * this command parses options, opens the inputs and the output, and
+ * prints the messages.
  * The output follows the rule of util/outfile.h (as `record -o` does):
  * written to OUT.tmp-PID and renamed into place at the end, so an input
  * may be the output and a failure leaves OUT untouched; a symlink OUT is
@@ -37,9 +26,8 @@
 
 #include "commands.h"
 #include "format/format.h"
-#include "util/hmap.h"
+#include "analysis/merge.h"
 #include "util/outfile.h"
-#include "util/sat.h"
 #include "util/xalloc.h"
 
 const char usage_merge[] =
@@ -59,286 +47,7 @@ const char usage_merge[] =
 	"  -f, --force        overwrite OUT instead of keeping OUT.old\n"
 	"  -q, --quiet        no summary line\n";
 
-struct dom_info {
-	uint32_t id;              /* in the input */
-	uint32_t new_id;          /* in the output */
-	bool has_rec;             /* a DOMAIN record was seen */
-	struct dp_domain d;       /* strings owned (xstrdup) */
-	char *new_name;
-};
-
-struct ev_info {
-	struct dp_event e;        /* name owned */
-	uint32_t new_id;
-};
-
-struct input {
-	const char *path;
-	const char *name;         /* NULL for the host file */
-	struct dp_reader *r;
-	struct dom_info *doms;
-	size_t ndoms, domcap;
-	struct hmap domidx;       /* input id -> index+1 in doms (rebuilt after sorting) */
-	struct ev_info *evs;
-	size_t nevs, evcap;
-	struct hmap evidx;        /* input id -> index+1 in evs */
-	uint64_t samples, lost;
-	bool has_stats;
-	struct dp_stats stats;
-};
-
-/* Inputs may hold tens of thousands of domains and events: every lookup
- * by id goes through an index, never a scan. */
-static struct dom_info *dom_get(struct input *in, uint32_t id)
-{
-	uintptr_t at = (uintptr_t)u64map_get(&in->domidx, id);
-	if (at)
-		return &in->doms[at - 1];
-	xgrow((void **)&in->doms, &in->domcap, in->ndoms + 1, sizeof(*in->doms));
-	struct dom_info *d = &in->doms[in->ndoms++];
-	memset(d, 0, sizeof(*d));
-	d->id = id;
-	d->new_id = id;
-	u64map_put(&in->domidx, id, (void *)(uintptr_t)in->ndoms);
-	return d;
-}
-
-static void dom_reindex(struct input *in)
-{
-	hmap_release(&in->domidx);
-	for (size_t i = 0; i < in->ndoms; i++)
-		u64map_put(&in->domidx, in->doms[i].id, (void *)(uintptr_t)(i + 1));
-}
-
-static bool scoped(uint16_t type)
-{
-	return type == DP_REC_TASK || type == DP_REC_MMAP || type == DP_REC_SAMPLE ||
-	       type == DP_REC_SYMTAB || type > DP_REC_MAX_KNOWN;
-}
-
-/* Pass 1: what the input holds. */
-static void scan(struct input *in)
-{
-	struct dp_record rec;
-	dom_get(in, DP_HOST_DOMAIN);
-	while (dp_reader_next(in->r, &rec) > 0) {
-		if (scoped(rec.type))
-			dom_get(in, rec.domain);
-		switch (rec.type) {
-		case DP_REC_SAMPLE:
-			in->samples++;
-			break;
-		case DP_REC_DOMAIN: {
-			struct dom_info *d = dom_get(in, rec.u.domain.id);
-			if (d->has_rec) {
-				free((char *)d->d.name);
-				free((char *)d->d.address);
-				free((char *)d->d.symsrc);
-			}
-			d->has_rec = true;
-			d->d = rec.u.domain;
-			d->d.name = xstrdup(rec.u.domain.name ? rec.u.domain.name : "");
-			d->d.address = xstrdup(rec.u.domain.address ? rec.u.domain.address : "");
-			d->d.symsrc = xstrdup(rec.u.domain.symsrc ? rec.u.domain.symsrc : "");
-			break;
-		}
-		case DP_REC_EVENT: {
-			if (u64map_get(&in->evidx, rec.u.event.id))
-				break;
-			xgrow((void **)&in->evs, &in->evcap, in->nevs + 1, sizeof(*in->evs));
-			struct ev_info *e = &in->evs[in->nevs++];
-			u64map_put(&in->evidx, rec.u.event.id, (void *)(uintptr_t)in->nevs);
-			e->e = rec.u.event;
-			e->e.name = xstrdup(rec.u.event.name ? rec.u.event.name : "");
-			e->new_id = rec.u.event.id;
-			break;
-		}
-		case DP_REC_LOST:
-			in->lost = sat_add64(in->lost, rec.u.lost.count); /* the file's word */
-			break;
-		case DP_REC_STATS:
-			in->has_stats = true;
-			in->stats = rec.u.stats;
-			break;
-		}
-	}
-}
-
-static void input_release(struct input *in)
-{
-	for (size_t i = 0; i < in->ndoms; i++) {
-		if (in->doms[i].has_rec) {
-			free((char *)in->doms[i].d.name);
-			free((char *)in->doms[i].d.address);
-			free((char *)in->doms[i].d.symsrc);
-		}
-		free(in->doms[i].new_name);
-	}
-	free(in->doms);
-	hmap_release(&in->domidx);
-	for (size_t i = 0; i < in->nevs; i++)
-		free((char *)in->evs[i].e.name);
-	free(in->evs);
-	hmap_release(&in->evidx);
-	dp_reader_free(in->r);
-}
-
-static int cmp_dom(const void *a, const void *b)
-{
-	uint32_t x = ((const struct dom_info *)a)->id, y = ((const struct dom_info *)b)->id;
-	return x < y ? -1 : x > y;
-}
-
-static uint32_t map_domain(const struct input *in, uint32_t id)
-{
-	uintptr_t at = (uintptr_t)u64map_get(&in->domidx, id);
-	return at ? in->doms[at - 1].new_id
-		  : id; /* every scoped domain was seen in pass 1; keep the rest */
-}
-
-static uint32_t map_event(const struct input *in, uint32_t id)
-{
-	uintptr_t at = (uintptr_t)u64map_get(&in->evidx, id);
-	return at ? in->evs[at - 1].new_id : id;
-}
-
-static bool same_event(const struct dp_event *a, const struct dp_event *b)
-{
-	return a->type == b->type && a->config == b->config && a->period == b->period &&
-	       a->freq == b->freq && !strcmp(a->name, b->name);
-}
-
-/* The name HOST's domain d has in the output. */
-static const char *host_dom_name(const struct dom_info *d, char *buf, size_t len)
-{
-	if (d->has_rec && *d->d.name)
-		return d->d.name;
-	if (d->id == DP_HOST_DOMAIN)
-		return "host";
-	snprintf(buf, len, "domain%" PRIu32, d->id);
-	return buf;
-}
-
-/* The output's domain names so far (owned copies), to refuse a second use. */
-struct names {
-	struct hmap taken;
-	char **own;
-	size_t n, cap;
-};
-
-/* Adds name; false when it was taken already. */
-static bool name_add(struct names *nm, const char *name)
-{
-	if (strmap_get(&nm->taken, name))
-		return false;
-	xgrow((void **)&nm->own, &nm->cap, nm->n + 1, sizeof(*nm->own));
-	char *c = nm->own[nm->n++] = xstrdup(name);
-	strmap_put(&nm->taken, c, c);
-	return true;
-}
-
-static void names_release(struct names *nm)
-{
-	for (size_t i = 0; i < nm->n; i++)
-		free(nm->own[i]);
-	free(nm->own);
-	hmap_release(&nm->taken);
-}
-
-/* Domain ids and names of the output: HOST's keep theirs; each guest
- * file's domains (in id order) take the next free ids and NAME[.SUB].
- * Returns 0, or the usage error's status for a name used twice. */
-static int assign_domains(struct input *in, size_t nin)
-{
-	struct names nm = { 0 };
-	uint32_t next = 0;
-	char buf[32];
-	for (size_t i = 0; i < in[0].ndoms; i++) {
-		if (in[0].doms[i].id >= next)
-			next = in[0].doms[i].id + 1;
-		name_add(&nm, host_dom_name(&in[0].doms[i], buf, sizeof(buf)));
-	}
-	int rc = 0;
-	for (size_t k = 1; k < nin && !rc; k++) {
-		qsort(in[k].doms, in[k].ndoms, sizeof(*in[k].doms), cmp_dom);
-		dom_reindex(&in[k]);
-		for (size_t i = 0; i < in[k].ndoms; i++) {
-			struct dom_info *d = &in[k].doms[i];
-			char name[256];
-			if (d->id == DP_HOST_DOMAIN)
-				snprintf(name, sizeof(name), "%s", in[k].name);
-			else if (d->has_rec && *d->d.name)
-				snprintf(name, sizeof(name), "%s.%s", in[k].name, d->d.name);
-			else
-				snprintf(name, sizeof(name), "%s.%" PRIu32, in[k].name, d->id);
-			if (!name_add(&nm, name)) {
-				rc = usage_error("merge", "domain name '%s' is used twice (choose another NAME)", name);
-				break;
-			}
-			d->new_name = xstrdup(name);
-			d->new_id = next++;
-		}
-	}
-	names_release(&nm);
-	return rc;
-}
-
-/*
- * Event ids: equal definitions share an id, others keep theirs or get a
- * free one. Fills *out (malloc'd; names borrowed from the inputs) and
- * returns 0, or -1 after printing why (ids beyond the sample's u16).
- */
-static int merge_events(struct input *in, size_t nin, struct dp_event **out, size_t *nout)
-{
-	struct dp_event *evs = NULL;
-	size_t nevs = 0, evcap = 0;
-	struct hmap by_def = { 0 }, by_id = { 0 };  /* definition text / output id -> index+1 */
-	struct names defs = { 0 };                  /* owns the definition texts */
-	uint32_t next_ev = 0;
-	int ret = 0;
-	for (size_t k = 0; k < nin; k++)
-		for (size_t i = 0; i < in[k].nevs; i++)
-			if (in[k].evs[i].e.id >= next_ev)
-				next_ev = in[k].evs[i].e.id + 1;
-	for (size_t k = 0; k < nin && !ret; k++)
-		for (size_t i = 0; i < in[k].nevs; i++) {
-			struct ev_info *e = &in[k].evs[i];
-			char def[320];
-			snprintf(def, sizeof(def), "%" PRIu32 ":%" PRIu64 ":%" PRIu64 ":%d:%s", e->e.type,
-				 e->e.config, e->e.period, e->e.freq, e->e.name);
-			uintptr_t at = (uintptr_t)strmap_get(&by_def, def);
-			if (at && same_event(&evs[at - 1], &e->e)) {
-				e->new_id = evs[at - 1].id;
-				continue;
-			}
-			e->new_id = u64map_get(&by_id, e->e.id) ? next_ev++ : e->e.id;
-			if (e->new_id > UINT16_MAX) {
-				fprintf(stderr, "domprof merge: too many distinct events to merge (ids above %u)\n",
-					UINT16_MAX);
-				ret = -1;
-				break;
-			}
-			xgrow((void **)&evs, &evcap, nevs + 1, sizeof(*evs));
-			evs[nevs] = e->e;
-			evs[nevs++].id = e->new_id;
-			u64map_put(&by_id, e->new_id, (void *)(uintptr_t)nevs);
-			if (!at && name_add(&defs, def))
-				strmap_put(&by_def, defs.own[defs.n - 1], (void *)(uintptr_t)nevs);
-		}
-	hmap_release(&by_def);
-	hmap_release(&by_id);
-	names_release(&defs);
-	if (ret < 0) {
-		free(evs);
-		evs = NULL;
-		nevs = 0;
-	}
-	*out = evs;
-	*nout = nevs;
-	return ret;
-}
-
-static void warn_damage(const struct input *in)
+static void warn_damage(const struct merge_input *in)
 {
 	const struct dp_damage *dmg;
 	size_t nd = dp_reader_damage(in->r, &dmg);
@@ -350,52 +59,11 @@ static void warn_damage(const struct input *in)
 	}
 	if (nd)
 		fprintf(stderr, "domprof merge: warning: %s is damaged: merged its %" PRIu64
-				" readable samples, %" PRIu64 " bytes lost\n", in->path, in->samples, bytes);
+				" readable samples, %" PRIu64 " bytes lost\n", in->path, in->m.samples, bytes);
 	const char *inc = dp_reader_incomplete(in->r);
 	if (inc)
 		fprintf(stderr, "domprof merge: warning: %s: %s; the merged file says so too\n",
 			in->path, inc);
-}
-
-/* Pass 2: copy the input's records into w under their new ids. */
-static int copy_records(struct input *in, struct dp_writer *w, uint64_t *nsamples)
-{
-	struct dp_record rec;
-	int ret = 0;
-	dp_reader_rewind(in->r);
-	while (!ret && dp_reader_next(in->r, &rec) > 0) {
-		switch (rec.type) {
-		case DP_REC_EVENT:
-		case DP_REC_DOMAIN:
-		case DP_REC_DOMAIN_SWITCH:
-		case DP_REC_STATS:
-			break; /* written once, up front or at the end */
-		case DP_REC_LOST: {
-			struct dp_lost l = rec.u.lost;
-			if (l.source == DP_LOST_DOMAIN || l.source == DP_LOST_AGENT)
-				l.where = map_domain(in, l.where);
-			ret = dp_write_lost(w, &l);
-			break;
-		}
-		case DP_REC_SAMPLE: {
-			uint32_t dom = map_domain(in, rec.domain);
-			uint32_t ev = map_event(in, rec.u.sample.event);
-			(*nsamples)++;
-			if (ev == rec.u.sample.event) {
-				ret = dp_write_raw(w, dom, rec.raw, rec.raw_len);
-			} else {
-				struct dp_sample s = rec.u.sample;
-				s.event = (uint16_t)ev;
-				ret = dp_write_sample(w, dom, &s);
-			}
-			break;
-		}
-		default:
-			ret = dp_write_raw(w, map_domain(in, rec.domain), rec.raw, rec.raw_len);
-			break;
-		}
-	}
-	return ret;
 }
 
 int cmd_merge(int argc, char **argv)
@@ -434,7 +102,8 @@ int cmd_merge(int argc, char **argv)
 	free(hargv);
 
 	size_t nin = (size_t)(argc - optind);
-	struct input *in = xcalloc(nin, sizeof(*in));
+	struct merge mg = { 0 };
+	struct merge_input *in = xcalloc(nin, sizeof(*in));
 	int rc = 1;
 	in[0].path = argv[optind];
 	for (size_t i = 1; i < nin; i++) {
@@ -468,17 +137,18 @@ int cmd_merge(int argc, char **argv)
 		}
 		/* tables are copied as stored, never decompressed */
 		dp_reader_set_flags(in[i].r, DP_READ_SYMTAB_STORED);
-		scan(&in[i]);
 	}
 
-	if ((rc = assign_domains(in, nin)) != 0)
+	char why[320];
+	int prc = merge_plan(&mg, in, nin, why, sizeof(why));
+	if (prc == MERGE_ERR_NAME) {
+		rc = usage_error("merge", "%s", why);
 		goto done;
-	rc = 1;
-
-	struct dp_event *evs = NULL;
-	size_t nevs = 0;
-	if (merge_events(in, nin, &evs, &nevs) < 0)
+	}
+	if (prc) {
+		fprintf(stderr, "domprof merge: %s\n", why);
 		goto done;
+	}
 
 	/* Header: the host's machine, this command line. */
 	struct dp_header hdr = *dp_reader_header(in[0].r);
@@ -489,7 +159,6 @@ int cmd_merge(int argc, char **argv)
 	int oerr = outfile_open(&of, out, force ? OUTFILE_FORCE : 0);
 	if (oerr < 0) {
 		fprintf(stderr, "domprof merge: %s\n", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
-		free(evs);
 		goto done;
 	}
 	int werr = 0, wfd = fcntl(of.fd, F_DUPFD_CLOEXEC, 3);
@@ -499,72 +168,9 @@ int cmd_merge(int argc, char **argv)
 		fprintf(stderr, "domprof merge: cannot write '%s': %s\n", of.tmp,
 			strerror(wfd < 0 ? errno : -werr));
 		outfile_discard(&of);
-		free(evs);
 		goto done;
 	}
-	int ret = 0;
-	for (size_t j = 0; j < nevs && !ret; j++)
-		ret = dp_write_event(w, &evs[j]);
-	free(evs);
-
-	/* DOMAIN records before any scoped record, so readers know names first. */
-	for (size_t i = 0; i < in[0].ndoms && !ret; i++) {
-		struct dom_info *d = &in[0].doms[i];
-		if (d->has_rec) {
-			ret = dp_write_domain(w, &d->d);
-		} else {
-			char nm[32];
-			struct dp_domain dd = { .id = d->id, .kind = d->id ? DP_DOMAIN_PASSIVE : DP_DOMAIN_HOST,
-						.vcpus = d->id ? 0 : hdr.ncpus, .address = "", .symsrc = "" };
-			dd.name = host_dom_name(d, nm, sizeof(nm));
-			ret = dp_write_domain(w, &dd);
-		}
-	}
-	for (size_t k = 1; k < nin && !ret; k++) {
-		char addr[4200];
-		snprintf(addr, sizeof(addr), "merge:%s", in[k].path);
-		for (size_t i = 0; i < in[k].ndoms && !ret; i++) {
-			struct dom_info *d = &in[k].doms[i];
-			struct dp_domain dd = {
-				.id = d->new_id,
-				.kind = d->id == DP_HOST_DOMAIN ? DP_DOMAIN_ACTIVE
-					: d->has_rec ? d->d.kind : DP_DOMAIN_ACTIVE,
-				.vcpus = d->has_rec && d->d.vcpus ? d->d.vcpus
-					 : d->id == DP_HOST_DOMAIN ? dp_reader_header(in[k].r)->ncpus : 0,
-				.kaslr_offset = d->has_rec ? d->d.kaslr_offset : 0,
-				.name = d->new_name,
-				.address = addr,
-				.symsrc = "embedded",
-			};
-			ret = dp_write_domain(w, &dd);
-		}
-	}
-
-	uint64_t nsamples = 0, lost = 0;
-	struct dp_stats st = { 0 };
-	for (size_t k = 0; k < nin && !ret; k++) {
-		ret = copy_records(&in[k], w, &nsamples);
-		lost = sat_add64(lost, in[k].lost);
-		/* an input without its end makes the merge incomplete as well */
-		if (dp_reader_incomplete(in[k].r))
-			st.flags |= DP_STATS_INCOMPLETE;
-		if (in[k].has_stats) {
-			const struct dp_stats *s = &in[k].stats;
-			if (s->start_time && (!st.start_time || s->start_time < st.start_time))
-				st.start_time = s->start_time;
-			if (s->end_time > st.end_time)
-				st.end_time = s->end_time;
-			if (s->wall_ns > st.wall_ns)
-				st.wall_ns = s->wall_ns;
-			st.flags |= s->flags;
-			if (k == 0)
-				st.exit_status = s->exit_status;
-		}
-	}
-	st.samples = nsamples;
-	st.lost = lost;
-	if (!ret)
-		ret = dp_write_stats(w, &st);
+	int ret = merge_write(&mg, w);
 	int fret = dp_writer_finish(w);
 	if (!ret)
 		ret = fret;
@@ -582,16 +188,14 @@ int cmd_merge(int argc, char **argv)
 	for (size_t k = 0; k < nin; k++)
 		warn_damage(&in[k]);
 	if (!quiet) {
-		size_t ndom = 0;
-		for (size_t k = 0; k < nin; k++)
-			ndom += in[k].ndoms;
 		fprintf(stderr, "domprof merge: wrote %s: %zu domains, %" PRIu64 " samples, %" PRIu64
-				" lost, from %zu files\n", out, ndom, nsamples, lost, nin);
+				" lost, from %zu files\n", out, mg.ndomains, mg.samples, mg.lost, nin);
 	}
 	rc = 0;
 done:
+	merge_release(&mg);
 	for (size_t k = 0; k < nin; k++)
-		input_release(&in[k]);
+		merge_input_release(&in[k]);
 	free(in);
 	return rc;
 }

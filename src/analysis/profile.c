@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "analysis/profile.h"
+#include "format/scan.h"
 #include "symbols/symbols.h"
 #include "util/addrspace.h"
 #include "util/hmap.h"
@@ -702,6 +703,67 @@ static void sort_images(struct profile *p)
 	free(r);
 }
 
+/* The call graph's edges: a sorted array plus per-symbol in/out views
+ * (pv->in_ptrs/out_ptrs, indexed by in_off/out_off). Takes E's edges. */
+static void finish_edges(struct profile *p, struct priv *pv, struct edge_tab *E)
+{
+	p->edges = E->e;
+	p->nedges = E->n;
+	E->e = NULL;
+	if (p->nedges)
+		qsort(p->edges, p->nedges, sizeof(*p->edges), cmp_edge);
+	size_t ns = p->nsyms, ne = p->nedges;
+	pv->in_ptrs = xmalloc((ne ? ne : 1) * sizeof(*pv->in_ptrs));
+	pv->out_ptrs = xmalloc((ne ? ne : 1) * sizeof(*pv->out_ptrs));
+	pv->in_off = xcalloc(ns + 1, sizeof(*pv->in_off));
+	pv->out_off = xcalloc(ns + 1, sizeof(*pv->out_off));
+	for (size_t j = 0; j < ne; j++) {
+		pv->in_ptrs[j] = &p->edges[j];
+		pv->out_ptrs[j] = &p->edges[j];
+		pv->in_off[p->edges[j].callee + 1]++;
+		pv->out_off[p->edges[j].caller + 1]++;
+	}
+	for (size_t j = 0; j < ns; j++) {
+		pv->in_off[j + 1] += pv->in_off[j];
+		pv->out_off[j + 1] += pv->out_off[j];
+	}
+	if (ne) {
+		qsort(pv->in_ptrs, ne, sizeof(*pv->in_ptrs), cmp_edge_callee);
+		qsort(pv->out_ptrs, ne, sizeof(*pv->out_ptrs), cmp_edge_caller);
+	}
+	oa_release(&E->t);
+	free(E->stamp);
+}
+
+/* The stacks table, sorted, from S (its frames move to pv->frames). */
+static void finish_stacks(struct loader *L, struct stack_tab *S)
+{
+	struct profile *p = L->p;
+	struct priv *pv = L->pv;
+	p->stacks = xmalloc((S->n ? S->n : 1) * sizeof(*p->stacks));
+	p->nstacks = S->n;
+	pv->frames = S->fr;
+	for (size_t j = 0; j < S->n; j++) {
+		struct stack_ent *e = &S->v[j];
+		p->stacks[j] = (struct profile_stack){
+			.domain = e->domain,
+			.domain_name = domain_get(L, e->domain)->name,
+			.pid = e->pid,
+			.comm = sym_comm(pv->sym, e->domain, e->pid),
+			.mode = e->mode,
+			.nframes = e->n,
+			.frames = S->fr + e->off,
+			.count = e->count,
+			.event = e->event,
+			.period = e->period,
+		};
+	}
+	if (S->n)
+		qsort(p->stacks, S->n, sizeof(*p->stacks), cmp_stack);
+	free(S->v);
+	oa_release(&S->t);
+}
+
 static void build(struct loader *L)
 {
 	struct profile *p = L->p;
@@ -806,65 +868,16 @@ static void build(struct loader *L)
 	p->unique_keys = L->nkeys;
 	p->unique_addrs = L->naddrs;
 
-	/* edges: sorted array plus per-symbol in/out views */
-	if (L->o.callgraph) {
-		p->edges = E.e;
-		p->nedges = E.n;
-		E.e = NULL;
-		if (p->nedges)
-			qsort(p->edges, p->nedges, sizeof(*p->edges), cmp_edge);
-		size_t ns = p->nsyms, ne = p->nedges;
-		pv->in_ptrs = xmalloc((ne ? ne : 1) * sizeof(*pv->in_ptrs));
-		pv->out_ptrs = xmalloc((ne ? ne : 1) * sizeof(*pv->out_ptrs));
-		pv->in_off = xcalloc(ns + 1, sizeof(*pv->in_off));
-		pv->out_off = xcalloc(ns + 1, sizeof(*pv->out_off));
-		for (size_t j = 0; j < ne; j++) {
-			pv->in_ptrs[j] = &p->edges[j];
-			pv->out_ptrs[j] = &p->edges[j];
-			pv->in_off[p->edges[j].callee + 1]++;
-			pv->out_off[p->edges[j].caller + 1]++;
-		}
-		for (size_t j = 0; j < ns; j++) {
-			pv->in_off[j + 1] += pv->in_off[j];
-			pv->out_off[j + 1] += pv->out_off[j];
-		}
-		if (ne) {
-			qsort(pv->in_ptrs, ne, sizeof(*pv->in_ptrs), cmp_edge_callee);
-			qsort(pv->out_ptrs, ne, sizeof(*pv->out_ptrs), cmp_edge_caller);
-		}
-		oa_release(&E.t);
-		free(E.stamp);
-	}
+	if (L->o.callgraph)
+		finish_edges(p, pv, &E);
 
 	p->images = I.v;
 	p->nimages = I.n;
 	oa_release(&I.t);
 	sort_images(p);
 
-	if (L->o.stacks) {
-		p->stacks = xmalloc((S.n ? S.n : 1) * sizeof(*p->stacks));
-		p->nstacks = S.n;
-		pv->frames = S.fr;
-		for (size_t j = 0; j < S.n; j++) {
-			struct stack_ent *e = &S.v[j];
-			p->stacks[j] = (struct profile_stack){
-				.domain = e->domain,
-				.domain_name = domain_get(L, e->domain)->name,
-				.pid = e->pid,
-				.comm = sym_comm(pv->sym, e->domain, e->pid),
-				.mode = e->mode,
-				.nframes = e->n,
-				.frames = S.fr + e->off,
-				.count = e->count,
-				.event = e->event,
-				.period = e->period,
-			};
-		}
-		if (S.n)
-			qsort(p->stacks, S.n, sizeof(*p->stacks), cmp_stack);
-		free(S.v);
-		oa_release(&S.t);
-	}
+	if (L->o.stacks)
+		finish_stacks(L, &S);
 
 	const char *const *w;
 	size_t nw = sym_warnings(pv->sym, &w);
@@ -883,6 +896,81 @@ static void loader_release(struct loader *L)
 	oa_release(&L->addrtab);
 	oa_release(&L->symtab);
 }
+
+/* The load pass: dp_scan calls these with the loader as ctx. */
+static int ld_sample(void *ctx, const struct dp_record *rec)
+{
+	on_sample(ctx, rec->domain, &rec->u.sample);
+	return 0;
+}
+
+static int ld_mmap(void *ctx, const struct dp_record *rec)
+{
+	sym_add_mmap(((struct loader *)ctx)->pv->sym, rec->domain, &rec->u.mmap);
+	return 0;
+}
+
+static int ld_task(void *ctx, const struct dp_record *rec)
+{
+	sym_add_task(((struct loader *)ctx)->pv->sym, rec->domain, &rec->u.task);
+	return 0;
+}
+
+static int ld_symtab(void *ctx, const struct dp_record *rec)
+{
+	sym_add_symtab_rec(((struct loader *)ctx)->pv->sym, rec);
+	return 0;
+}
+
+static int ld_domain(void *ctx, const struct dp_record *rec)
+{
+	on_domain(ctx, &rec->u.domain);
+	return 0;
+}
+
+static int ld_event(void *ctx, const struct dp_record *rec)
+{
+	on_event(ctx, &rec->u.event);
+	return 0;
+}
+
+static int ld_lost(void *ctx, const struct dp_record *rec)
+{
+	struct loader *L = ctx;
+	struct profile *p = L->p;
+	/* a guest's LOST (where = its domain id) counts only for
+	 * its domain; sums saturate, counts are crafted input */
+	if (L->dom_filter && (rec->u.lost.source == DP_LOST_DOMAIN ||
+			      rec->u.lost.source == DP_LOST_AGENT) &&
+	    (!L->dom_found || rec->u.lost.where != L->dom_id))
+		return 0;
+	p->lost = sat_add64(p->lost, rec->u.lost.count);
+	if (rec->u.lost.source < DP_LOST_SOURCES)
+		p->lost_by_source[rec->u.lost.source] =
+			sat_add64(p->lost_by_source[rec->u.lost.source], rec->u.lost.count);
+	return 0;
+}
+
+static int ld_stats(void *ctx, const struct dp_record *rec)
+{
+	struct profile *p = ((struct loader *)ctx)->p;
+	p->has_stats = true;
+	p->stats = rec->u.stats;
+	return 0;
+}
+
+static void ld_progress(void *ctx, uint64_t pos, uint64_t size)
+{
+	struct loader *L = ctx;
+	if (L->o.progress)
+		L->o.progress(L->o.progress_arg, pos, size);
+}
+
+static const struct dp_visitor load_visitor = {
+	.sample = ld_sample, .mmap = ld_mmap, .task = ld_task, .symtab = ld_symtab,
+	.domain = ld_domain, .event = ld_event, .lost = ld_lost, .stats = ld_stats,
+	.progress = ld_progress,
+};
 
 /* Read and build; when own, the reader is freed (and *rp cleared) as
  * soon as reading is done, so its buffers and mapped file are not
@@ -930,51 +1018,8 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 	}
 	domain_get(&L, DP_HOST_DOMAIN);
 
-	dp_reader_rewind(r);
-	struct dp_record rec;
-	uint64_t nrec = 0, size = dp_reader_size(r);
-	while (dp_reader_next(r, &rec) == 1) {
-		if (L.o.progress && (++nrec & 0xffff) == 0)
-			L.o.progress(L.o.progress_arg, dp_reader_pos(r), size);
-		switch (rec.type) {
-		case DP_REC_SAMPLE:
-			on_sample(&L, rec.domain, &rec.u.sample);
-			break;
-		case DP_REC_MMAP:
-			sym_add_mmap(pv->sym, rec.domain, &rec.u.mmap);
-			break;
-		case DP_REC_TASK:
-			sym_add_task(pv->sym, rec.domain, &rec.u.task);
-			break;
-		case DP_REC_SYMTAB:
-			sym_add_symtab_rec(pv->sym, &rec);
-			break;
-		case DP_REC_DOMAIN:
-			on_domain(&L, &rec.u.domain);
-			break;
-		case DP_REC_EVENT:
-			on_event(&L, &rec.u.event);
-			break;
-		case DP_REC_LOST:
-			/* a guest's LOST (where = its domain id) counts only for
-			 * its domain; sums saturate, counts are crafted input */
-			if (L.dom_filter && (rec.u.lost.source == DP_LOST_DOMAIN ||
-					     rec.u.lost.source == DP_LOST_AGENT) &&
-			    (!L.dom_found || rec.u.lost.where != L.dom_id))
-				break;
-			p->lost = sat_add64(p->lost, rec.u.lost.count);
-			if (rec.u.lost.source < 5)
-				p->lost_by_source[rec.u.lost.source] =
-					sat_add64(p->lost_by_source[rec.u.lost.source], rec.u.lost.count);
-			break;
-		case DP_REC_STATS:
-			p->has_stats = true;
-			p->stats = rec.u.stats;
-			break;
-		default:
-			break;
-		}
-	}
+	uint64_t size = dp_reader_size(r);
+	dp_scan(r, &load_visitor, &L, NULL);
 	if (L.o.progress)
 		L.o.progress(L.o.progress_arg, size, size);
 
@@ -1134,22 +1179,27 @@ int profile_parse_sort(const char *keys, enum profile_sort_key *out, const char 
 	return n;
 }
 
-static const struct profile *sort_p;
-static const enum profile_sort_key *g_keys;
-static int g_nkeys;
+/* What a row sort compares by, passed to qsort_r (no global state: two
+ * profiles may be sorted at once, e.g. by diff). */
+struct row_sort {
+	const struct profile *p;
+	const enum profile_sort_key *keys;
+	int nkeys;
+};
 
 static int cmp_str0(const char *a, const char *b)
 {
 	return strcmp(a ? a : "", b ? b : "");
 }
 
-static int cmp_row(const void *a, const void *b)
+static int cmp_row(const void *a, const void *b, void *ctx)
 {
-	const struct profile_symbol *x = &sort_p->syms[*(const uint32_t *)a];
-	const struct profile_symbol *y = &sort_p->syms[*(const uint32_t *)b];
-	for (int i = 0; i < g_nkeys; i++) {
+	const struct row_sort *rs = ctx;
+	const struct profile_symbol *x = &rs->p->syms[*(const uint32_t *)a];
+	const struct profile_symbol *y = &rs->p->syms[*(const uint32_t *)b];
+	for (int i = 0; i < rs->nkeys; i++) {
 		int c = 0;
-		switch (g_keys[i]) {
+		switch (rs->keys[i]) {
 		case PROFILE_SORT_SAMPLE:
 			c = x->self != y->self ? (x->self > y->self ? -1 : 1) : 0;
 			break;
@@ -1188,18 +1238,17 @@ uint32_t *profile_rows(const struct profile *p, const enum profile_sort_key *key
 		if (p->syms[i].self && profile_pct(p, p->syms[i].self) >= threshold_pct)
 			v[m++] = (uint32_t)i;
 	static const enum profile_sort_key def = PROFILE_SORT_SAMPLE;
-	sort_p = p;
-	g_keys = nkeys > 0 ? keys : &def;
-	g_nkeys = nkeys > 0 ? nkeys : 1;
-	qsort(v, m, sizeof(*v), cmp_row);
+	struct row_sort rs = { p, nkeys > 0 ? keys : &def, nkeys > 0 ? nkeys : 1 };
+	qsort_r(v, m, sizeof(*v), cmp_row, &rs);
 	*n = m;
 	return v;
 }
 
-static int cmp_cg(const void *a, const void *b)
+static int cmp_cg(const void *a, const void *b, void *ctx)
 {
-	const struct profile_symbol *x = &sort_p->syms[*(const uint32_t *)a];
-	const struct profile_symbol *y = &sort_p->syms[*(const uint32_t *)b];
+	const struct profile *sp = ctx;
+	const struct profile_symbol *x = &sp->syms[*(const uint32_t *)a];
+	const struct profile_symbol *y = &sp->syms[*(const uint32_t *)b];
 	if (x->self != y->self)
 		return x->self > y->self ? -1 : 1;
 	if (x->total != y->total)
@@ -1217,8 +1266,7 @@ uint32_t *profile_cg_entries(const struct profile *p, double threshold_pct, size
 	for (size_t i = 0; i < p->nsyms; i++)
 		if (p->syms[i].total && profile_pct(p, p->syms[i].total) >= threshold_pct)
 			v[m++] = (uint32_t)i;
-	sort_p = p;
-	qsort(v, m, sizeof(*v), cmp_cg);
+	qsort_r(v, m, sizeof(*v), cmp_cg, (void *)p);
 	*n = m;
 	return v;
 }

@@ -525,189 +525,228 @@ static const char *get_str(const uint8_t **p, const uint8_t *end)
 	return s;
 }
 
-/* Decode a known record body; false when it is too short or malformed. */
-static bool decode(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
+/* Per-tag decoders of a record body at p (len bytes, header included):
+ * false when it is too short or malformed. */
+static bool dec_sample(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
 {
 	const uint8_t *end = p + len, *b = p + DP_REC_HDR, *q;
 	uint16_t flags = get16(p + 2);
-	switch (rec->type) {
-	case DP_REC_SAMPLE: {
-		struct dp_sample *s = &rec->u.sample;
-		if (len < DP_REC_HDR + DP_SAMPLE_FIXED)
+	struct dp_sample *s = &rec->u.sample;
+	if (len < DP_REC_HDR + DP_SAMPLE_FIXED)
+		return false;
+	s->time = get64(b);
+	s->ip = get64(b + 8);
+	s->period = get64(b + 16);
+	s->pid = get32(b + 24);
+	s->tid = get32(b + 28);
+	s->cpu = get32(b + 32);
+	s->event = get16(b + 36);
+	s->mode = b[38];
+	q = b + DP_SAMPLE_FIXED;
+	s->has_asid = flags & DP_SAMPLE_F_ASID;
+	s->asid = 0;
+	if (s->has_asid) {
+		if (end - q < 8)
 			return false;
-		s->time = get64(b);
-		s->ip = get64(b + 8);
-		s->period = get64(b + 16);
-		s->pid = get32(b + 24);
-		s->tid = get32(b + 28);
-		s->cpu = get32(b + 32);
-		s->event = get16(b + 36);
-		s->mode = b[38];
-		q = b + DP_SAMPLE_FIXED;
-		s->has_asid = flags & DP_SAMPLE_F_ASID;
-		s->asid = 0;
-		if (s->has_asid) {
-			if (end - q < 8)
-				return false;
-			s->asid = get64(q);
-			q += 8;
-		}
-		s->nr_callchain = 0;
-		s->callchain = NULL;
-		if (flags & DP_SAMPLE_F_CHAIN) {
-			if (end - q < 8)
-				return false;
-			uint32_t nr = get32(q);
-			q += 8;
-			if (nr > DP_MAX_CALLCHAIN || (size_t)(end - q) / 8 < nr)
-				return false;
-			s->nr_callchain = nr;
-			if (((uintptr_t)q & 7) == 0) {
-				s->callchain = (const uint64_t *)(const void *)q;
-			} else {
-				xgrow((void **)&r->chain, &r->chain_cap, nr, 8);
-				memcpy(r->chain, q, 8 * (size_t)nr);
-				s->callchain = r->chain;
-			}
-		}
-		return true;
+		s->asid = get64(q);
+		q += 8;
 	}
-	case DP_REC_DOMAIN_SWITCH:
-		if (len < 16)
+	s->nr_callchain = 0;
+	s->callchain = NULL;
+	if (flags & DP_SAMPLE_F_CHAIN) {
+		if (end - q < 8)
 			return false;
-		rec->u.switch_to = get32(b);
-		return true;
-	case DP_REC_EVENT: {
-		struct dp_event *e = &rec->u.event;
-		if (len < DP_REC_HDR + 32)
+		uint32_t nr = get32(q);
+		q += 8;
+		if (nr > DP_MAX_CALLCHAIN || (size_t)(end - q) / 8 < nr)
 			return false;
-		e->id = get32(b);
-		e->type = get32(b + 4);
-		e->config = get64(b + 8);
-		e->period = get64(b + 16);
-		e->freq = get32(b + 24) & 1;
-		q = b + 32;
-		return (e->name = get_str(&q, end)) != NULL;
-	}
-	case DP_REC_DOMAIN: {
-		struct dp_domain *d = &rec->u.domain;
-		if (len < DP_REC_HDR + 24)
-			return false;
-		d->id = get32(b);
-		d->kind = b[4];
-		d->vcpus = get32(b + 8);
-		d->kaslr_offset = get64(b + 16);
-		q = b + 24;
-		return (d->name = get_str(&q, end)) && (d->address = get_str(&q, end)) &&
-		       (d->symsrc = get_str(&q, end));
-	}
-	case DP_REC_TASK: {
-		struct dp_task *t = &rec->u.task;
-		if (len < DP_REC_HDR + 32)
-			return false;
-		t->kind = b[0];
-		t->pid = get32(b + 4);
-		t->tid = get32(b + 8);
-		t->ppid = get32(b + 12);
-		t->ptid = get32(b + 16);
-		t->time = get64(b + 24);
-		q = b + 32;
-		return (t->comm = get_str(&q, end)) != NULL;
-	}
-	case DP_REC_MMAP: {
-		struct dp_mmap *m = &rec->u.mmap;
-		if (len < DP_REC_HDR + 64)
-			return false;
-		m->pid = get32(b);
-		m->buildid_len = b[4] > 20 ? 20 : b[4];
-		m->start = get64(b + 8);
-		m->len = get64(b + 16);
-		m->pgoff = get64(b + 24);
-		m->time = get64(b + 32);
-		memcpy(m->buildid, b + 40, 20);
-		q = b + 64;
-		if (!(m->path = get_str(&q, end)))
-			return false;
-		/* 1.1 identity block at the next 8-byte boundary, if there */
-		size_t at = align8((uint32_t)(q - p));
-		m->has_ident = len >= at + DP_MMAP_IDENT && (get32(p + at) & 1);
-		m->dev = m->has_ident ? get64(p + at + 8) : 0;
-		m->ino = m->has_ident ? get64(p + at + 16) : 0;
-		m->size = m->has_ident ? get64(p + at + 24) : 0;
-		m->mtime_ns = m->has_ident ? get64(p + at + 32) : 0;
-		return true;
-	}
-	case DP_REC_LOST:
-		if (len < 24)
-			return false;
-		rec->u.lost.count = get64(b);
-		rec->u.lost.source = get32(b + 8);
-		rec->u.lost.where = get32(b + 12);
-		return true;
-	case DP_REC_STATS: {
-		struct dp_stats *s = &rec->u.stats;
-		if (len < 56)
-			return false;
-		s->samples = get64(b);
-		s->lost = get64(b + 8);
-		s->start_time = get64(b + 16);
-		s->end_time = get64(b + 24);
-		s->wall_ns = get64(b + 32);
-		s->exit_status = get32(b + 40);
-		s->flags = get32(b + 44);
-		s->has_totals = len >= 72;  /* format 1.1 */
-		s->records = s->has_totals ? get64(b + 48) : 0;
-		s->sample_records = s->has_totals ? get64(b + 56) : 0;
-		return true;
-	}
-	case DP_REC_SYMTAB: {
-		struct dp_symtab *st = &rec->u.symtab;
-		if (len < DP_REC_HDR + 24)
-			return false;
-		st->kind = get32(b);
-		uint32_t comp = get32(b + 4);
-		uint64_t raw = get64(b + 8), stored = get64(b + 16);
-		q = b + 24;
-		if (!(st->name = get_str(&q, end)))
-			return false;
-		size_t head = align8((uint32_t)(q - p));
-		if (head > len || stored > len - head || raw > DP_SYMTAB_MAX_RAW)
-			return false;
-		const uint8_t *data = p + head;
-		rec->symtab_compression = comp;
-		rec->symtab_stored = data;
-		rec->symtab_stored_size = stored;
-		if (comp == 0) {
-			if (raw != stored)
-				return false;
-			st->data = data;
-			st->size = raw;
-		} else if (comp == 1) {
-			unsigned long long fs = ZSTD_getFrameContentSize(data, stored);
-			if (fs != raw)
-				return false;
-			if (r->flags & DP_READ_SYMTAB_STORED) {
-				/* the caller decompresses (and checks) it when needed */
-				st->data = NULL;
-				st->size = raw;
-				return true;
-			}
-			if (raw + 1 > r->scap) {
-				free(r->sbuf);
-				r->sbuf = xmalloc(raw + 1);
-				r->scap = raw + 1;
-			}
-			size_t n = ZSTD_decompressDCtx(r->dctx, r->sbuf, raw, data, stored);
-			if (ZSTD_isError(n) || n != raw)
-				return false;
-			r->sbuf[raw] = 0;
-			st->data = r->sbuf;
-			st->size = raw;
+		s->nr_callchain = nr;
+		if (((uintptr_t)q & 7) == 0) {
+			s->callchain = (const uint64_t *)(const void *)q;
 		} else {
-			return false;
+			xgrow((void **)&r->chain, &r->chain_cap, nr, 8);
+			memcpy(r->chain, q, 8 * (size_t)nr);
+			s->callchain = r->chain;
 		}
-		return true;
 	}
+	return true;
+}
+
+static bool dec_switch(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
+{
+	const uint8_t *b = p + DP_REC_HDR;
+	if (len < 16)
+		return false;
+	rec->u.switch_to = get32(b);
+	return true;
+}
+
+static bool dec_event(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
+{
+	const uint8_t *end = p + len, *b = p + DP_REC_HDR, *q;
+	struct dp_event *e = &rec->u.event;
+	if (len < DP_REC_HDR + 32)
+		return false;
+	e->id = get32(b);
+	e->type = get32(b + 4);
+	e->config = get64(b + 8);
+	e->period = get64(b + 16);
+	e->freq = get32(b + 24) & 1;
+	q = b + 32;
+	return (e->name = get_str(&q, end)) != NULL;
+}
+
+static bool dec_domain(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
+{
+	const uint8_t *end = p + len, *b = p + DP_REC_HDR, *q;
+	struct dp_domain *d = &rec->u.domain;
+	if (len < DP_REC_HDR + 24)
+		return false;
+	d->id = get32(b);
+	d->kind = b[4];
+	d->vcpus = get32(b + 8);
+	d->kaslr_offset = get64(b + 16);
+	q = b + 24;
+	return (d->name = get_str(&q, end)) && (d->address = get_str(&q, end)) &&
+	       (d->symsrc = get_str(&q, end));
+}
+
+static bool dec_task(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
+{
+	const uint8_t *end = p + len, *b = p + DP_REC_HDR, *q;
+	struct dp_task *t = &rec->u.task;
+	if (len < DP_REC_HDR + 32)
+		return false;
+	t->kind = b[0];
+	t->pid = get32(b + 4);
+	t->tid = get32(b + 8);
+	t->ppid = get32(b + 12);
+	t->ptid = get32(b + 16);
+	t->time = get64(b + 24);
+	q = b + 32;
+	return (t->comm = get_str(&q, end)) != NULL;
+}
+
+static bool dec_mmap(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
+{
+	const uint8_t *end = p + len, *b = p + DP_REC_HDR, *q;
+	struct dp_mmap *m = &rec->u.mmap;
+	if (len < DP_REC_HDR + 64)
+		return false;
+	m->pid = get32(b);
+	m->buildid_len = b[4] > 20 ? 20 : b[4];
+	m->start = get64(b + 8);
+	m->len = get64(b + 16);
+	m->pgoff = get64(b + 24);
+	m->time = get64(b + 32);
+	memcpy(m->buildid, b + 40, 20);
+	q = b + 64;
+	if (!(m->path = get_str(&q, end)))
+		return false;
+	/* 1.1 identity block at the next 8-byte boundary, if there */
+	size_t at = align8((uint32_t)(q - p));
+	m->has_ident = len >= at + DP_MMAP_IDENT && (get32(p + at) & 1);
+	m->dev = m->has_ident ? get64(p + at + 8) : 0;
+	m->ino = m->has_ident ? get64(p + at + 16) : 0;
+	m->size = m->has_ident ? get64(p + at + 24) : 0;
+	m->mtime_ns = m->has_ident ? get64(p + at + 32) : 0;
+	return true;
+}
+
+static bool dec_lost(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
+{
+	const uint8_t *b = p + DP_REC_HDR;
+	if (len < 24)
+		return false;
+	rec->u.lost.count = get64(b);
+	rec->u.lost.source = get32(b + 8);
+	rec->u.lost.where = get32(b + 12);
+	return true;
+}
+
+static bool dec_stats(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
+{
+	const uint8_t *b = p + DP_REC_HDR;
+	struct dp_stats *s = &rec->u.stats;
+	if (len < 56)
+		return false;
+	s->samples = get64(b);
+	s->lost = get64(b + 8);
+	s->start_time = get64(b + 16);
+	s->end_time = get64(b + 24);
+	s->wall_ns = get64(b + 32);
+	s->exit_status = get32(b + 40);
+	s->flags = get32(b + 44);
+	s->has_totals = len >= 72;  /* format 1.1 */
+	s->records = s->has_totals ? get64(b + 48) : 0;
+	s->sample_records = s->has_totals ? get64(b + 56) : 0;
+	return true;
+}
+
+static bool dec_symtab(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
+{
+	const uint8_t *end = p + len, *b = p + DP_REC_HDR, *q;
+	struct dp_symtab *st = &rec->u.symtab;
+	if (len < DP_REC_HDR + 24)
+		return false;
+	st->kind = get32(b);
+	uint32_t comp = get32(b + 4);
+	uint64_t raw = get64(b + 8), stored = get64(b + 16);
+	q = b + 24;
+	if (!(st->name = get_str(&q, end)))
+		return false;
+	size_t head = align8((uint32_t)(q - p));
+	if (head > len || stored > len - head || raw > DP_SYMTAB_MAX_RAW)
+		return false;
+	const uint8_t *data = p + head;
+	rec->symtab_compression = comp;
+	rec->symtab_stored = data;
+	rec->symtab_stored_size = stored;
+	if (comp == 0) {
+		if (raw != stored)
+			return false;
+		st->data = data;
+		st->size = raw;
+	} else if (comp == 1) {
+		unsigned long long fs = ZSTD_getFrameContentSize(data, stored);
+		if (fs != raw)
+			return false;
+		if (r->flags & DP_READ_SYMTAB_STORED) {
+			/* the caller decompresses (and checks) it when needed */
+			st->data = NULL;
+			st->size = raw;
+			return true;
+		}
+		if (raw + 1 > r->scap) {
+			free(r->sbuf);
+			r->sbuf = xmalloc(raw + 1);
+			r->scap = raw + 1;
+		}
+		size_t n = ZSTD_decompressDCtx(r->dctx, r->sbuf, raw, data, stored);
+		if (ZSTD_isError(n) || n != raw)
+			return false;
+		r->sbuf[raw] = 0;
+		st->data = r->sbuf;
+		st->size = raw;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* Decode a known record body; false when it is too short or malformed. */
+static bool decode(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
+{
+	switch (rec->type) {
+	case DP_REC_SAMPLE: return dec_sample(r, rec, p, len);
+	case DP_REC_DOMAIN_SWITCH: return dec_switch(r, rec, p, len);
+	case DP_REC_EVENT: return dec_event(r, rec, p, len);
+	case DP_REC_DOMAIN: return dec_domain(r, rec, p, len);
+	case DP_REC_TASK: return dec_task(r, rec, p, len);
+	case DP_REC_MMAP: return dec_mmap(r, rec, p, len);
+	case DP_REC_LOST: return dec_lost(r, rec, p, len);
+	case DP_REC_STATS: return dec_stats(r, rec, p, len);
+	case DP_REC_SYMTAB: return dec_symtab(r, rec, p, len);
 	default:
 		return true; /* unknown tag: raw only */
 	}
