@@ -16,6 +16,7 @@
 #include "collect/sideband.h"
 #include "symbols/buildid.h"
 #include "symbols/kallsyms.h"
+#include "util/file.h"
 #include "util/xalloc.h"
 
 struct bid_ent {
@@ -108,24 +109,13 @@ void sideband_fill_ident(struct dp_mmap *m)
 	m->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
 }
 
-/* Read a whole /proc text file. Returns malloc'd bytes (NUL-terminated) or NULL. */
+/* A whole /proc text file (size 0 in stat, read to EOF), bounded far
+ * above a real kallsyms (~10 MB). Returns malloc'd bytes or NULL. */
+#define PROC_TEXT_MAX (256u << 20)
 static char *slurp(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	size_t cap = 65536, n = 0;
-	char *buf = xmalloc(cap);
-	size_t r;
-	while ((r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-		n += r;
-		if (cap - n - 1 < 4096)
-			xgrow((void **)&buf, &cap, cap * 2, 1);
-	}
-	fclose(f);
-	buf[n] = 0;
-	*len = n;
-	return buf;
+	char *buf;
+	return file_read_all(path, PROC_TEXT_MAX, &buf, len) == 0 ? buf : NULL;
 }
 
 /* The next entry of a /proc directory named by a number (a pid or a
