@@ -17,19 +17,17 @@
 #include "symbols/buildid.h"
 #include "symbols/kallsyms.h"
 #include "util/file.h"
+#include "util/hmap.h"
 #include "util/xalloc.h"
 
 struct bid_ent {
 	char *path;
 	uint8_t len;
 	uint8_t id[20];
-	struct bid_ent *next;
 };
 
-#define NBUCKETS 1024u
-
 struct sideband {
-	struct bid_ent *bucket[NBUCKETS];
+	struct hmap bids;       /* path -> struct bid_ent (the key is its path) */
 	unsigned reads;
 };
 
@@ -42,26 +40,20 @@ void sideband_free(struct sideband *sb)
 {
 	if (!sb)
 		return;
-	for (unsigned i = 0; i < NBUCKETS; i++)
-		for (struct bid_ent *e = sb->bucket[i], *n; e; e = n) {
-			n = e->next;
+	for (size_t i = 0; i < sb->bids.cap; i++) {
+		struct bid_ent *e = sb->bids.v[i].val;
+		if (e) {
 			free(e->path);
 			free(e);
 		}
+	}
+	hmap_release(&sb->bids);
 	free(sb);
 }
 
 unsigned sideband_buildid_reads(const struct sideband *sb)
 {
 	return sb->reads;
-}
-
-static uint32_t hash_str(const char *s)
-{
-	uint32_t h = 2166136261u;
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 16777619u;
-	return h;
 }
 
 void sideband_fill_buildid(struct sideband *sb, struct dp_mmap *m)
@@ -72,11 +64,7 @@ void sideband_fill_buildid(struct sideband *sb, struct dp_mmap *m)
 	size_t n = strlen(p);
 	if (n > 10 && !strcmp(p + n - 10, " (deleted)"))
 		return;
-	uint32_t b = hash_str(p) % NBUCKETS;
-	struct bid_ent *e;
-	for (e = sb->bucket[b]; e; e = e->next)
-		if (!strcmp(e->path, p))
-			break;
+	struct bid_ent *e = strmap_get(&sb->bids, p);
 	if (!e) {
 		/* Failures are cached too: a file without a note (or gone)
 		 * is not opened again for every mapping of it. */
@@ -85,8 +73,7 @@ void sideband_fill_buildid(struct sideband *sb, struct dp_mmap *m)
 		if (sym_read_build_id(p, e->id, &e->len) < 0)
 			e->len = 0;
 		sb->reads++;
-		e->next = sb->bucket[b];
-		sb->bucket[b] = e;
+		strmap_put(&sb->bids, e->path, e);
 	}
 	m->buildid_len = e->len;
 	memcpy(m->buildid, e->id, e->len);
