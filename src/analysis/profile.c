@@ -33,9 +33,9 @@ static void loader_release(struct loader *L)
 	free(L->chain_map);
 	free(L->chain_mode);
 	free(L->addrs);
-	oa_release(&L->keytab);
-	oa_release(&L->addrtab);
-	oa_release(&L->symtab);
+	hidx_release(&L->keytab);
+	hidx_release(&L->addrtab);
+	hidx_release(&L->symtab);
 }
 
 /* Read and build; when own, the reader is freed (and *rp cleared) as
@@ -72,7 +72,7 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 		L.dom_found = true;
 		L.dom_id = DP_HOST_DOMAIN;
 	}
-	oa_init(&L.keytab, 4096);
+	hidx_init(&L.keytab, 4096);
 
 	const struct dp_header *h = dp_reader_header(r);
 	if (h) {

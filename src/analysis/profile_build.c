@@ -22,9 +22,10 @@ static uint32_t sym_intern(struct loader *L, uint32_t domain, const struct sym_r
 	bool bp = L->o.by_process;
 	if (!bp)
 		pid = 0;
-	uint64_t h = hash_str(hash_str(mix(mix(77, domain), pid), r->image), r->symbol);
-	struct oa *t = &L->symtab;
-	size_t msk = t->cap - 1, i = h & msk;
+	uint64_t h = hash_fold64(hash_fold64(77, domain), pid);
+	h = hash_str(hash_str(h, r->image), r->symbol);
+	struct hidx *t = &L->symtab;
+	size_t i = hidx_start(t, h);
 	for (;;) {
 		uint32_t sl = t->slot[i];
 		if (!sl)
@@ -35,7 +36,7 @@ static uint32_t sym_intern(struct loader *L, uint32_t domain, const struct sym_r
 			    streq(y->symbol, r->symbol))
 				return sl - 1;
 		}
-		i = (i + 1) & msk;
+		i = hidx_step(t, i);
 	}
 	xgrow((void **)&p->syms, &L->capsyms, p->nsyms + 1, sizeof(*p->syms));
 	uint32_t idx = (uint32_t)p->nsyms++;
@@ -50,10 +51,7 @@ static uint32_t sym_intern(struct loader *L, uint32_t domain, const struct sym_r
 	y->kernel = kernel;
 	y->pid = pid;
 	y->comm = bp ? sym_comm(L->pv->sym, domain, pid) : NULL;
-	t->slot[i] = idx + 1;
-	t->hash[i] = h;
-	t->n++;
-	oa_grow_if_needed(t);
+	hidx_fill(t, i, h, idx);
 	return idx;
 }
 
@@ -61,9 +59,10 @@ static uint32_t sym_intern(struct loader *L, uint32_t domain, const struct sym_r
 static uint32_t resolve_addr(struct loader *L, const struct key *k, const struct sym_map *map,
 			     uint64_t ip, uint8_t mode)
 {
-	uint64_t h = mix(mix(mix(99, (uint64_t)(uintptr_t)map), ip), L->o.by_process ? k->pid : 0);
-	struct oa *t = &L->addrtab;
-	size_t msk = t->cap - 1, i = h & msk;
+	uint64_t h = hash_fold64(hash_fold64(99, (uint64_t)(uintptr_t)map), ip);
+	h = hash_fold64(h, L->o.by_process ? k->pid : 0);
+	struct hidx *t = &L->addrtab;
+	size_t i = hidx_start(t, h);
 	for (;;) {
 		uint32_t sl = t->slot[i];
 		if (!sl)
@@ -75,7 +74,7 @@ static uint32_t resolve_addr(struct loader *L, const struct key *k, const struct
 			    L->p->syms[a->sym].domain == k->domain)
 				return a->sym;
 		}
-		i = (i + 1) & msk;
+		i = hidx_step(t, i);
 	}
 	struct sym_result r;
 	memset(&r, 0, sizeof(r));
@@ -86,18 +85,15 @@ static uint32_t resolve_addr(struct loader *L, const struct key *k, const struct
 	a->map = map;
 	a->ip = ip;
 	a->sym = sym;
-	t->slot[i] = (uint32_t)L->naddrs + 1;
-	t->hash[i] = h;
-	t->n++;
+	hidx_fill(t, i, h, (uint32_t)L->naddrs);
 	L->naddrs++;
-	oa_grow_if_needed(t);
 	return sym;
 }
 
 /* ---- build ---- */
 
 struct edge_tab {
-	struct oa t;
+	struct hidx t;
 	struct profile_edge *e;
 	uint64_t *stamp;
 	size_t n, cap;
@@ -106,8 +102,8 @@ struct edge_tab {
 static void edge_add(struct profile *p, struct edge_tab *E, uint32_t caller, uint32_t callee,
 		     uint64_t c, uint64_t stamp)
 {
-	uint64_t h = mix(mix(55, caller), callee);
-	size_t msk = E->t.cap - 1, i = h & msk;
+	uint64_t h = hash_fold64(hash_fold64(55, caller), callee);
+	size_t i = hidx_start(&E->t, h);
 	for (;;) {
 		uint32_t sl = E->t.slot[i];
 		if (!sl)
@@ -122,7 +118,7 @@ static void edge_add(struct profile *p, struct edge_tab *E, uint32_t caller, uin
 				return;
 			}
 		}
-		i = (i + 1) & msk;
+		i = hidx_step(&E->t, i);
 	}
 	size_t cap0 = E->cap;
 	xgrow((void **)&E->e, &E->cap, E->n + 1, sizeof(*E->e));
@@ -130,16 +126,13 @@ static void edge_add(struct profile *p, struct edge_tab *E, uint32_t caller, uin
 		E->stamp = xrealloc(E->stamp, E->cap * sizeof(*E->stamp));
 	E->e[E->n] = (struct profile_edge){ caller, callee, c };
 	E->stamp[E->n] = stamp;
-	E->t.slot[i] = (uint32_t)E->n + 1;
-	E->t.hash[i] = h;
-	E->t.n++;
+	hidx_fill(&E->t, i, h, (uint32_t)E->n);
 	E->n++;
-	oa_grow_if_needed(&E->t);
 	(void)p;
 }
 
 struct img_tab {
-	struct oa t;
+	struct hidx t;
 	struct profile_image *v;
 	size_t n, cap;
 };
@@ -147,8 +140,8 @@ struct img_tab {
 static void image_add(struct img_tab *I, uint32_t domain, const char *dname, const char *app,
 		      const char *image, uint64_t c)
 {
-	uint64_t h = hash_str(hash_str(mix(33, domain), app), image);
-	size_t msk = I->t.cap - 1, i = h & msk;
+	uint64_t h = hash_str(hash_str(hash_fold64(33, domain), app), image);
+	size_t i = hidx_start(&I->t, h);
 	for (;;) {
 		uint32_t sl = I->t.slot[i];
 		if (!sl)
@@ -160,19 +153,16 @@ static void image_add(struct img_tab *I, uint32_t domain, const char *dname, con
 				return;
 			}
 		}
-		i = (i + 1) & msk;
+		i = hidx_step(&I->t, i);
 	}
 	xgrow((void **)&I->v, &I->cap, I->n + 1, sizeof(*I->v));
 	I->v[I->n] = (struct profile_image){ domain, dname, app, image, c };
-	I->t.slot[i] = (uint32_t)I->n + 1;
-	I->t.hash[i] = h;
-	I->t.n++;
+	hidx_fill(&I->t, i, h, (uint32_t)I->n);
 	I->n++;
-	oa_grow_if_needed(&I->t);
 }
 
 struct stack_tab {
-	struct oa t;
+	struct hidx t;
 	struct stack_ent *v;
 	size_t n, cap;
 	uint32_t *fr;
@@ -182,10 +172,11 @@ struct stack_tab {
 static void stack_add(struct stack_tab *S, const struct key *k, const uint32_t *leaf_first,
 		      uint32_t n)
 {
-	uint64_t h = mix(mix(mix(mix(11, k->domain), k->pid), k->mode), k->event);
+	uint64_t h = hash_fold64(hash_fold64(11, k->domain), k->pid);
+	h = hash_fold64(hash_fold64(h, k->mode), k->event);
 	for (uint32_t j = 0; j < n; j++)
-		h = mix(h, leaf_first[j]);
-	size_t msk = S->t.cap - 1, i = h & msk;
+		h = hash_fold64(h, leaf_first[j]);
+	size_t i = hidx_start(&S->t, h);
 	for (;;) {
 		uint32_t sl = S->t.slot[i];
 		if (!sl)
@@ -205,7 +196,7 @@ static void stack_add(struct stack_tab *S, const struct key *k, const uint32_t *
 				}
 			}
 		}
-		i = (i + 1) & msk;
+		i = hidx_step(&S->t, i);
 	}
 	xgrow((void **)&S->v, &S->cap, S->n + 1, sizeof(*S->v));
 	xgrow((void **)&S->fr, &S->capfr, S->nfr + n, sizeof(*S->fr));
@@ -215,11 +206,8 @@ static void stack_add(struct stack_tab *S, const struct key *k, const uint32_t *
 	for (uint32_t j = 0; j < n; j++)
 		S->fr[S->nfr + j] = leaf_first[n - 1 - j];
 	S->nfr += n;
-	S->t.slot[i] = (uint32_t)S->n + 1;
-	S->t.hash[i] = h;
-	S->t.n++;
+	hidx_fill(&S->t, i, h, (uint32_t)S->n);
 	S->n++;
-	oa_grow_if_needed(&S->t);
 }
 
 /* Edges grouped by one end (key), heaviest first within a group, then by
@@ -344,7 +332,7 @@ static void finish_edges(struct profile *p, struct priv *pv, struct edge_tab *E)
 		qsort(pv->in_ptrs, ne, sizeof(*pv->in_ptrs), cmp_edge_callee);
 		qsort(pv->out_ptrs, ne, sizeof(*pv->out_ptrs), cmp_edge_caller);
 	}
-	oa_release(&E->t);
+	hidx_release(&E->t);
 	free(E->stamp);
 }
 
@@ -374,7 +362,7 @@ static void finish_stacks(struct loader *L, struct stack_tab *S)
 	if (S->n)
 		qsort(p->stacks, S->n, sizeof(*p->stacks), cmp_stack);
 	free(S->v);
-	oa_release(&S->t);
+	hidx_release(&S->t);
 }
 
 void profile_build(struct loader *L)
@@ -383,8 +371,8 @@ void profile_build(struct loader *L)
 	struct priv *pv = L->pv;
 	const struct profile_filter *f = L->f;
 
-	oa_init(&L->addrtab, 1024);
-	oa_init(&L->symtab, 1024);
+	hidx_init(&L->addrtab, 1024);
+	hidx_init(&L->symtab, 1024);
 
 	/* The comm filter, and every address that will be resolved announced
 	 * first, so the kernel table fetches its names in one pass. */
@@ -418,11 +406,11 @@ void profile_build(struct loader *L)
 	struct edge_tab E = { 0 };
 	struct img_tab I = { 0 };
 	struct stack_tab S = { 0 };
-	oa_init(&I.t, 256);
+	hidx_init(&I.t, 256);
 	if (L->o.callgraph)
-		oa_init(&E.t, 1024);
+		hidx_init(&E.t, 1024);
 	if (L->o.stacks)
-		oa_init(&S.t, 1024);
+		hidx_init(&S.t, 1024);
 
 	uint32_t *fr = NULL;
 	size_t capfr = 0;
@@ -486,7 +474,7 @@ void profile_build(struct loader *L)
 
 	p->images = I.v;
 	p->nimages = I.n;
-	oa_release(&I.t);
+	hidx_release(&I.t);
 	sort_images(p);
 
 	if (L->o.stacks)

@@ -21,26 +21,14 @@
 #include "analysis/profile.h"
 #include "format/scan.h"
 #include "symbols/symbols.h"
+#include "util/hash.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"
 
-static inline uint64_t mix(uint64_t h, uint64_t x)
-{
-	h ^= x;
-	h *= 0x9E3779B97F4A7C15ull;
-	h ^= h >> 29;
-	return h;
-}
-
+/* A string folded into h; NULL hashes as "". */
 static inline uint64_t hash_str(uint64_t h, const char *s)
 {
-	uint64_t f = 0xcbf29ce484222325ull;
-	if (s)
-		for (; *s; s++) {
-			f ^= (unsigned char)*s;
-			f *= 0x100000001b3ull;
-		}
-	return mix(h, f);
+	return hash_fold64(h, hash_str64(s ? s : ""));
 }
 
 static inline bool streq(const char *a, const char *b)
@@ -48,55 +36,9 @@ static inline bool streq(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
-/* ---- open-addressing index: slots hold entry index + 1, 0 = empty ---- */
-
-struct oa {
-	uint32_t *slot;
-	uint64_t *hash;   /* hash of the entry in each slot, to skip compares */
-	size_t cap;       /* power of two */
-	size_t n;
-};
-
-static inline void oa_init(struct oa *t, size_t cap)
-{
-	t->cap = cap;
-	t->n = 0;
-	t->slot = xcalloc(cap, sizeof(*t->slot));
-	t->hash = xmalloc(cap * sizeof(*t->hash));
-}
-
-static inline void oa_release(struct oa *t)
-{
-	free(t->slot);
-	free(t->hash);
-	memset(t, 0, sizeof(*t));
-}
-
-static inline void oa_insert_slot(struct oa *t, uint64_t h, uint32_t idx)
-{
-	size_t m = t->cap - 1, i = h & m;
-	while (t->slot[i])
-		i = (i + 1) & m;
-	t->slot[i] = idx + 1;
-	t->hash[i] = h;
-	t->n++;
-}
-
-static inline void oa_grow_if_needed(struct oa *t)
-{
-	if ((t->n + 1) * 10 < t->cap * 7)
-		return;
-	struct oa old = *t;
-	oa_init(t, old.cap * 2);
-	for (size_t i = 0; i < old.cap; i++)
-		if (old.slot[i])
-			oa_insert_slot(t, old.hash[i], old.slot[i] - 1);
-	oa_release(&old);
-}
-
 /* ---- private state ---- */
 
-/* One unique sample key (64 bytes; the table holds its hash). */
+/* One unique sample key (64 bytes; the index holds its hash). */
 struct key {
 	uint64_t ip;
 	uint64_t asid;
@@ -151,7 +93,7 @@ struct loader {
 
 	struct key *keys;
 	size_t nkeys, capkeys;
-	struct oa keytab;
+	struct hidx keytab;
 	uint64_t *chain;             /* raw chains */
 	size_t nchain, capchain;
 	const struct sym_map **chain_map; /* per chain slot: map of that frame (NULL: marker / skipped) */
@@ -160,10 +102,10 @@ struct loader {
 
 	struct addr *addrs;
 	size_t naddrs, capaddrs;
-	struct oa addrtab;
+	struct hidx addrtab;
 
 	size_t capsyms;
-	struct oa symtab;
+	struct hidx symtab;
 	size_t capdomains, capevents;
 };
 

@@ -181,15 +181,20 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 		p->has_callchains = true;
 	uint64_t asid = s->has_asid ? s->asid : 0;
 
-	uint64_t h = mix(mix(mix(mix(mix(mix(0x1234567ull, domain), s->pid), s->mode), asid), s->ip),
-			 s->event);
-	h = mix(h, (uint64_t)(uintptr_t)map);
+	uint64_t h = 0x1234567ull;
+	h = hash_fold64(h, domain);
+	h = hash_fold64(h, s->pid);
+	h = hash_fold64(h, s->mode);
+	h = hash_fold64(h, asid);
+	h = hash_fold64(h, s->ip);
+	h = hash_fold64(h, s->event);
+	h = hash_fold64(h, (uint64_t)(uintptr_t)map);
 	for (uint32_t i = 0; i < nc; i++)
-		h = mix(h, s->callchain[i]);
-	h = mix(h, nc);
+		h = hash_fold64(h, s->callchain[i]);
+	h = hash_fold64(h, nc);
 
-	struct oa *t = &L->keytab;
-	size_t msk = t->cap - 1, i = h & msk;
+	struct hidx *t = &L->keytab;
+	size_t i = hidx_start(t, h);
 	for (;;) {
 		uint32_t sl = t->slot[i];
 		if (!sl)
@@ -205,7 +210,7 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 				return;
 			}
 		}
-		i = (i + 1) & msk;
+		i = hidx_step(t, i);
 	}
 	/* new key */
 	xgrow((void **)&L->keys, &L->capkeys, L->nkeys + 1, sizeof(*L->keys));
@@ -231,11 +236,8 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 		L->nchain = need;
 		key_chain_maps(L, k, s);
 	}
-	t->slot[i] = (uint32_t)L->nkeys + 1;
-	t->hash[i] = h;
-	t->n++;
+	hidx_fill(t, i, h, (uint32_t)L->nkeys);
 	L->nkeys++;
-	oa_grow_if_needed(t);
 }
 
 /* The load pass: dp_scan calls these with the loader as ctx. */
