@@ -9,8 +9,8 @@
  *  1. read: every record once; metadata goes to the symbol session in file
  *     order, each sample is counted under its unique key (domain, pid,
  *     mode, asid, leaf map, leaf ip, raw call chain) in an open-addressing
- *     table. Chains live in one growing arena; nothing is allocated per
- *     sample.
+ *     table (hidx, util/hmap.h). Chains live in one growing arena;
+ *     nothing is allocated per sample.
  *  2. resolve: each unique (map, address) of the keys is resolved once
  *     with sym_resolve and mapped to a symbol index (unique domain, image,
  *     symbol[, pid]).

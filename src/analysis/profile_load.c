@@ -3,7 +3,8 @@
  * Pass 1 of building a profile, reading (see profile.c): the dp_scan
  * visitor callbacks (ld_*) send metadata to the symbol session in file
  * order and count each sample under its unique key (domain, pid, mode,
- * asid, leaf map, leaf ip, raw call chain) in an open-addressing table.
+ * asid, leaf map, leaf ip, raw call chain) in an open-addressing table
+ * (hidx, util/hmap.h).
  * Chains live in one growing arena; nothing is allocated per sample.
  */
 #include <stdio.h>
