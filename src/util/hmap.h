@@ -19,10 +19,12 @@
  * the caller compares its own entries on a hash match, so composite keys
  * (a call chain, a pair of names) need no copy in the table and hash
  * collisions stay apart. Slots are 12 bytes (entry + 1, hash) against
- * the general form's 24, and no second mix: on a kernel-heavy recording
- * (93,040 samples, -a -g) `report -l -g` with the general form took
- * 0.12-0.13 s and 21.8 MB against 0.09-0.10 s and 15.6 MB with this one
- * (parity, 0.04-0.05 s, on a recording of two threefuncs loops).
+ * the general form's 24, and no second mix. Measured with the profile's
+ * six tables on either form, `report -q -l -g`, CPU s/run over 15 runs:
+ * a kernel-heavy -a -g recording (93,040 samples) took 0.175 s and
+ * 21.9 MB peak with the general form against 0.143 s and 15.6 MB with
+ * this one; a recording of two threefuncs loops (99,806 samples, few
+ * unique keys) 0.059 s / 7.4 MB against 0.058 s / 7.1 MB.
  *
  * Lookup protocol (the probe is the caller's, to keep its compare inline):
  *
