@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Small hash functions shared by the open-addressing tables: the general
- * map (util/hmap.c), the flame-graph builder (output/flamegraph.c) and the
- * pprof string table (output/pprof.c). Not for anything stored in
+ * map (util/hmap.c), the flame-graph builder (output/flamegraph.c), the
+ * pprof string table (output/pprof.c) and the profile's composite keys
+ * (analysis/profile*.c, through hidx in util/hmap.h). Not for anything stored in
  * a file: they are fast, not stable across versions.
  */
 #ifndef DOMPROF_UTIL_HASH_H
@@ -20,6 +21,18 @@ static inline uint64_t hash_mix64(uint64_t x)
 	x *= 0xc4ceb9fe1a85ec53ull;
 	x ^= x >> 33;
 	return x;
+}
+
+/* Folds x into the running hash h (one multiply, one xor-shift): cheap
+ * enough for the profile's per-sample keys, which fold several fields and
+ * a whole call chain; the table's index bits come from the low bits, which
+ * the multiply fills from every bit of x. */
+static inline uint64_t hash_fold64(uint64_t h, uint64_t x)
+{
+	h ^= x;
+	h *= 0x9E3779B97F4A7C15ull;
+	h ^= h >> 29;
+	return h;
 }
 
 /* FNV-1a over a NUL-terminated string (with a shortened offset basis,

@@ -2,7 +2,9 @@
 /*
  * Open-addressing map (see hmap.h): linear probing over a power-of-two
  * table, doubled when half full, hashed with hash_mix64 so ids that
- * differ only in high bits still spread.
+ * differ only in high bits still spread. The index form (hidx_*) is
+ * the open-addressing index profile.c had of its own, moved here as is:
+ * grown at 7/10, probed by the caller.
  */
 #include "util/hmap.h"
 
@@ -76,4 +78,46 @@ void *strmap_get(const struct hmap *m, const char *key)
 void strmap_put(struct hmap *m, const char *key, void *val)
 {
 	hmap_put(m, hash_str64(key), key, val);
+}
+
+/* ---- index form ---- */
+
+void hidx_init(struct hidx *t, size_t cap)
+{
+	t->cap = cap;
+	t->n = 0;
+	t->slot = xcalloc(cap, sizeof(*t->slot));
+	t->hash = xmalloc(cap * sizeof(*t->hash));
+}
+
+void hidx_release(struct hidx *t)
+{
+	free(t->slot);
+	free(t->hash);
+	memset(t, 0, sizeof(*t));
+}
+
+static void hidx_insert_slot(struct hidx *t, uint64_t h, uint32_t idx)
+{
+	size_t i = hidx_start(t, h);
+	while (t->slot[i])
+		i = hidx_step(t, i);
+	t->slot[i] = idx + 1;
+	t->hash[i] = h;
+	t->n++;
+}
+
+void hidx_fill(struct hidx *t, size_t i, uint64_t h, uint32_t idx)
+{
+	t->slot[i] = idx + 1;
+	t->hash[i] = h;
+	t->n++;
+	if ((t->n + 1) * 10 < t->cap * 7)
+		return;
+	struct hidx old = *t;
+	hidx_init(t, old.cap * 2);
+	for (size_t j = 0; j < old.cap; j++)
+		if (old.slot[j])
+			hidx_insert_slot(t, old.hash[j], old.slot[j] - 1);
+	hidx_release(&old);
 }

@@ -12,6 +12,31 @@
  * A zeroed struct hmap is an empty map. Strings used as keys are not
  * copied: they must outlive the map. hmap_release frees the table only.
  * Iterate with `for (i < m->cap) if (m->v[i].val)`. Load factor <= 1/2.
+ *
+ * Index form (hidx_*), for hot tables whose keys live in the caller's
+ * arrays (the profile's sample keys, addresses, symbols, edges, stacks):
+ * the table maps a caller-computed 64-bit hash to an entry number, and
+ * the caller compares its own entries on a hash match, so composite keys
+ * (a call chain, a pair of names) need no copy in the table and hash
+ * collisions stay apart. Slots are 12 bytes (entry + 1, hash) against
+ * the general form's 24, and no second mix. Measured with the profile's
+ * six tables on either form, `report -q -l -g`, CPU s/run over 15 runs:
+ * a kernel-heavy -a -g recording (93,040 samples) took 0.175 s and
+ * 21.9 MB peak with the general form against 0.143 s and 15.6 MB with
+ * this one; a recording of two threefuncs loops (99,806 samples, few
+ * unique keys) 0.059 s / 7.4 MB against 0.058 s / 7.1 MB.
+ *
+ * Lookup protocol (the probe is the caller's, to keep its compare inline):
+ *
+ *     for (i = hidx_start(t, h); t->slot[i]; i = hidx_step(t, i))
+ *             if (t->hash[i] == h && equal(entry[t->slot[i] - 1]))
+ *                     found;
+ *     hidx_fill(t, i, h, new_entry_number);   // i: the empty slot reached
+ *
+ * hidx_init gives a table of cap slots (a power of two); hidx_fill grows
+ * it when 7/10 full, so the probe always ends on an empty slot.
+ * hidx_release frees the table; a zeroed struct hidx is released (not
+ * usable before hidx_init).
  */
 #ifndef DOMPROF_UTIL_HMAP_H
 #define DOMPROF_UTIL_HMAP_H
@@ -33,5 +58,27 @@ void *u64map_get(const struct hmap *m, uint64_t key);
 void u64map_put(struct hmap *m, uint64_t key, void *val);
 void *strmap_get(const struct hmap *m, const char *key);
 void strmap_put(struct hmap *m, const char *key, void *val);
+
+struct hidx {
+	uint32_t *slot;   /* entry number + 1; 0 = empty */
+	uint64_t *hash;   /* hash of the entry in each slot, to skip compares */
+	size_t cap;       /* power of two */
+	size_t n;
+};
+
+void hidx_init(struct hidx *t, size_t cap);
+void hidx_release(struct hidx *t);
+/* Fills the empty slot i (where the probe for h ended) with entry idx. */
+void hidx_fill(struct hidx *t, size_t i, uint64_t h, uint32_t idx);
+
+static inline size_t hidx_start(const struct hidx *t, uint64_t h)
+{
+	return h & (t->cap - 1);
+}
+
+static inline size_t hidx_step(const struct hidx *t, size_t i)
+{
+	return (i + 1) & (t->cap - 1);
+}
 
 #endif

@@ -4,7 +4,9 @@
  * a FIFO (without blocking: a writer-less FIFO would hang a plain open), a
  * directory and a device; whole-file reads are exact, bounded, and read
  * /proc files that report size 0 to their end. The map keeps 100,000 ids
- * apart, and string keys whose hashes collide stay apart.
+ * apart, and string keys whose hashes collide stay apart; the index form
+ * (hidx) keeps values that share a hash apart through the caller's
+ * compare while it grows from 16 slots.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -85,9 +87,42 @@ static void test_hmap(void)
 	hmap_release(&s);
 }
 
+/* Find-or-add of v in entries ent[] through t, the way profile*.c
+ * probes: the caller's compare on a hash match. */
+static uint32_t hidx_intern(struct hidx *t, uint64_t *ent, uint32_t *n, uint64_t v, uint64_t h)
+{
+	size_t i;
+	for (i = hidx_start(t, h); t->slot[i]; i = hidx_step(t, i))
+		if (t->hash[i] == h && ent[t->slot[i] - 1] == v)
+			return t->slot[i] - 1;
+	ent[*n] = v;
+	hidx_fill(t, i, h, *n);
+	return (*n)++;
+}
+
+static void test_hidx(void)
+{
+	static uint64_t ent[20000];
+	uint32_t n = 0;
+	struct hidx t;
+	hidx_init(&t, 16);    /* grows many times on the way */
+	int ok = 1;
+	for (uint64_t v = 0; v < 10000; v++)   /* every hash shared by 4 values */
+		ok &= hidx_intern(&t, ent, &n, v, v / 4) == v;
+	CHECK(ok && n == 10000 && t.n == 10000 && t.cap >= 10000 * 10 / 7);
+	for (uint64_t v = 0; v < 10000; v++)   /* found again, nothing added */
+		ok &= hidx_intern(&t, ent, &n, v, v / 4) == v;
+	CHECK(ok && n == 10000 && t.n == 10000);
+	/* control: a value not in the table under a used hash is added */
+	CHECK(hidx_intern(&t, ent, &n, 123456, 7) == 10000 && n == 10001);
+	hidx_release(&t);
+	CHECK(t.cap == 0 && t.slot == NULL);
+}
+
 int main(void)
 {
 	test_file();
 	test_hmap();
+	test_hidx();
 	return unit_done();
 }

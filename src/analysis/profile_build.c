@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Passes 2 and 3 of building a profile (see profile.c):
+ *  2. resolve: each unique (map, address) of the keys is resolved once
+ *     with sym_resolve and mapped to a symbol index (unique domain, image,
+ *     symbol[, pid]).
+ *  3. build: per unique key, the frames become symbol indexes; self,
+ *     total, edges, image summary and unique stacks are summed from there,
+ *     then sorted into the arrays profile.h describes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/profile_internal.h"
+
+/* ---- resolution ---- */
+
+static uint32_t sym_intern(struct loader *L, uint32_t domain, const struct sym_result *r,
+			   bool kernel, uint32_t pid)
+{
+	struct profile *p = L->p;
+	bool bp = L->o.by_process;
+	if (!bp)
+		pid = 0;
+	uint64_t h = hash_fold64(hash_fold64(77, domain), pid);
+	h = hash_str(hash_str(h, r->image), r->symbol);
+	struct hidx *t = &L->symtab;
+	size_t i = hidx_start(t, h);
+	for (;;) {
+		uint32_t sl = t->slot[i];
+		if (!sl)
+			break;
+		if (t->hash[i] == h) {
+			struct profile_symbol *y = &p->syms[sl - 1];
+			if (y->domain == domain && y->pid == pid && streq(y->image, r->image) &&
+			    streq(y->symbol, r->symbol))
+				return sl - 1;
+		}
+		i = hidx_step(t, i);
+	}
+	xgrow((void **)&p->syms, &L->capsyms, p->nsyms + 1, sizeof(*p->syms));
+	uint32_t idx = (uint32_t)p->nsyms++;
+	struct profile_symbol *y = &p->syms[idx];
+	memset(y, 0, sizeof(*y));
+	y->domain = domain;
+	y->domain_name = profile_domain_get(L, domain)->name;
+	y->image = r->image ? r->image : "[unknown]";
+	y->image_path = r->image_path ? r->image_path : y->image;
+	y->symbol = r->symbol ? r->symbol : "[unknown]";
+	y->known = r->known;
+	y->kernel = kernel;
+	y->pid = pid;
+	y->comm = bp ? sym_comm(L->pv->sym, domain, pid) : NULL;
+	hidx_fill(t, i, h, idx);
+	return idx;
+}
+
+/* Symbol index of (map, ip) for a frame of key k. */
+static uint32_t resolve_addr(struct loader *L, const struct key *k, const struct sym_map *map,
+			     uint64_t ip, uint8_t mode)
+{
+	uint64_t h = hash_fold64(hash_fold64(99, (uint64_t)(uintptr_t)map), ip);
+	h = hash_fold64(h, L->o.by_process ? k->pid : 0);
+	struct hidx *t = &L->addrtab;
+	size_t i = hidx_start(t, h);
+	for (;;) {
+		uint32_t sl = t->slot[i];
+		if (!sl)
+			break;
+		if (t->hash[i] == h) {
+			struct addr *a = &L->addrs[sl - 1];
+			if (a->map == map && a->ip == ip &&
+			    (!L->o.by_process || L->p->syms[a->sym].pid == k->pid) &&
+			    L->p->syms[a->sym].domain == k->domain)
+				return a->sym;
+		}
+		i = hidx_step(t, i);
+	}
+	struct sym_result r;
+	memset(&r, 0, sizeof(r));
+	sym_resolve(L->pv->sym, map, ip, &r);
+	uint32_t sym = sym_intern(L, k->domain, &r, mode_is_kernel(mode), k->pid);
+	xgrow((void **)&L->addrs, &L->capaddrs, L->naddrs + 1, sizeof(*L->addrs));
+	struct addr *a = &L->addrs[L->naddrs];
+	a->map = map;
+	a->ip = ip;
+	a->sym = sym;
+	hidx_fill(t, i, h, (uint32_t)L->naddrs);
+	L->naddrs++;
+	return sym;
+}
+
+/* ---- build ---- */
+
+struct edge_tab {
+	struct hidx t;
+	struct profile_edge *e;
+	uint64_t *stamp;
+	size_t n, cap;
+};
+
+static void edge_add(struct profile *p, struct edge_tab *E, uint32_t caller, uint32_t callee,
+		     uint64_t c, uint64_t stamp)
+{
+	uint64_t h = hash_fold64(hash_fold64(55, caller), callee);
+	size_t i = hidx_start(&E->t, h);
+	for (;;) {
+		uint32_t sl = E->t.slot[i];
+		if (!sl)
+			break;
+		if (E->t.hash[i] == h) {
+			struct profile_edge *e = &E->e[sl - 1];
+			if (e->caller == caller && e->callee == callee) {
+				if (E->stamp[sl - 1] != stamp) {
+					E->stamp[sl - 1] = stamp;
+					e->count += c;
+				}
+				return;
+			}
+		}
+		i = hidx_step(&E->t, i);
+	}
+	size_t cap0 = E->cap;
+	xgrow((void **)&E->e, &E->cap, E->n + 1, sizeof(*E->e));
+	if (E->cap != cap0)
+		E->stamp = xrealloc(E->stamp, E->cap * sizeof(*E->stamp));
+	E->e[E->n] = (struct profile_edge){ caller, callee, c };
+	E->stamp[E->n] = stamp;
+	hidx_fill(&E->t, i, h, (uint32_t)E->n);
+	E->n++;
+	(void)p;
+}
+
+struct img_tab {
+	struct hidx t;
+	struct profile_image *v;
+	size_t n, cap;
+};
+
+static void image_add(struct img_tab *I, uint32_t domain, const char *dname, const char *app,
+		      const char *image, uint64_t c)
+{
+	uint64_t h = hash_str(hash_str(hash_fold64(33, domain), app), image);
+	size_t i = hidx_start(&I->t, h);
+	for (;;) {
+		uint32_t sl = I->t.slot[i];
+		if (!sl)
+			break;
+		if (I->t.hash[i] == h) {
+			struct profile_image *e = &I->v[sl - 1];
+			if (e->domain == domain && streq(e->app, app) && streq(e->image, image)) {
+				e->samples += c;
+				return;
+			}
+		}
+		i = hidx_step(&I->t, i);
+	}
+	xgrow((void **)&I->v, &I->cap, I->n + 1, sizeof(*I->v));
+	I->v[I->n] = (struct profile_image){ domain, dname, app, image, c };
+	hidx_fill(&I->t, i, h, (uint32_t)I->n);
+	I->n++;
+}
+
+struct stack_tab {
+	struct hidx t;
+	struct stack_ent *v;
+	size_t n, cap;
+	uint32_t *fr;
+	size_t nfr, capfr;
+};
+
+static void stack_add(struct stack_tab *S, const struct key *k, const uint32_t *leaf_first,
+		      uint32_t n)
+{
+	uint64_t h = hash_fold64(hash_fold64(11, k->domain), k->pid);
+	h = hash_fold64(hash_fold64(h, k->mode), k->event);
+	for (uint32_t j = 0; j < n; j++)
+		h = hash_fold64(h, leaf_first[j]);
+	size_t i = hidx_start(&S->t, h);
+	for (;;) {
+		uint32_t sl = S->t.slot[i];
+		if (!sl)
+			break;
+		if (S->t.hash[i] == h) {
+			struct stack_ent *e = &S->v[sl - 1];
+			if (e->n == n && e->domain == k->domain && e->pid == k->pid &&
+			    e->mode == k->mode && e->event == k->event) {
+				/* stored root-first */
+				bool same = true;
+				for (uint32_t j = 0; j < n && same; j++)
+					same = S->fr[e->off + j] == leaf_first[n - 1 - j];
+				if (same) {
+					e->count += k->count;
+					e->period += k->period;
+					return;
+				}
+			}
+		}
+		i = hidx_step(&S->t, i);
+	}
+	xgrow((void **)&S->v, &S->cap, S->n + 1, sizeof(*S->v));
+	xgrow((void **)&S->fr, &S->capfr, S->nfr + n, sizeof(*S->fr));
+	struct stack_ent *e = &S->v[S->n];
+	*e = (struct stack_ent){ h, (uint32_t)S->nfr, n, k->domain, k->pid, k->mode, k->event,
+				 k->count, k->period };
+	for (uint32_t j = 0; j < n; j++)
+		S->fr[S->nfr + j] = leaf_first[n - 1 - j];
+	S->nfr += n;
+	hidx_fill(&S->t, i, h, (uint32_t)S->n);
+	S->n++;
+}
+
+/* Edges grouped by one end (key), heaviest first within a group, then by
+ * the other end: the callers list orders by (caller, -count, callee), the
+ * callees list by (callee, -count, caller). */
+static int edge_order(uint32_t xkey, uint32_t ykey, uint64_t xcount, uint64_t ycount,
+		      uint32_t xother, uint32_t yother)
+{
+	if (xkey != ykey)
+		return xkey < ykey ? -1 : 1;
+	if (xcount != ycount)
+		return xcount > ycount ? -1 : 1;
+	return xother < yother ? -1 : xother > yother;
+}
+
+static int cmp_edge_caller(const void *a, const void *b)
+{
+	const struct profile_edge *x = *(const struct profile_edge *const *)a;
+	const struct profile_edge *y = *(const struct profile_edge *const *)b;
+	return edge_order(x->caller, y->caller, x->count, y->count, x->callee, y->callee);
+}
+
+static int cmp_edge_callee(const void *a, const void *b)
+{
+	const struct profile_edge *x = *(const struct profile_edge *const *)a;
+	const struct profile_edge *y = *(const struct profile_edge *const *)b;
+	return edge_order(x->callee, y->callee, x->count, y->count, x->caller, y->caller);
+}
+
+static int cmp_edge(const void *a, const void *b)
+{
+	const struct profile_edge *x = a, *y = b;
+	return edge_order(x->caller, y->caller, x->count, y->count, x->callee, y->callee);
+}
+
+static int cmp_stack(const void *a, const void *b)
+{
+	const struct profile_stack *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->nframes < y->nframes ? -1 : x->nframes > y->nframes;
+}
+
+struct app_row {
+	struct profile_image im;
+	uint64_t app_total;
+};
+
+static int cmp_app_row(const void *a, const void *b)
+{
+	const struct app_row *x = a, *y = b;
+	if (x->app_total != y->app_total)
+		return x->app_total > y->app_total ? -1 : 1;
+	if (x->im.domain != y->im.domain)
+		return x->im.domain < y->im.domain ? -1 : 1;
+	int c = strcmp(x->im.app, y->im.app);
+	if (c)
+		return c;
+	if (x->im.samples != y->im.samples)
+		return x->im.samples > y->im.samples ? -1 : 1;
+	return strcmp(x->im.image, y->im.image);
+}
+
+static int cmp_app_group(const void *a, const void *b)
+{
+	const struct app_row *x = a, *y = b;
+	if (x->im.domain != y->im.domain)
+		return x->im.domain < y->im.domain ? -1 : 1;
+	return strcmp(x->im.app, y->im.app);
+}
+
+static void sort_images(struct profile *p)
+{
+	size_t n = p->nimages;
+	struct app_row *r = xmalloc((n ? n : 1) * sizeof(*r));
+	for (size_t i = 0; i < n; i++)
+		r[i] = (struct app_row){ p->images[i], 0 };
+	/* per-application totals: group rows by (domain, app) with a sort,
+	 * not by comparing every row with every other (a file with many
+	 * domains has as many applications) */
+	if (n)
+		qsort(r, n, sizeof(*r), cmp_app_group);
+	for (size_t i = 0, j; i < n; i = j) {
+		uint64_t tot = 0;
+		for (j = i; j < n && !cmp_app_group(&r[i], &r[j]); j++)
+			tot += r[j].im.samples;
+		for (size_t k = i; k < j; k++)
+			r[k].app_total = tot;
+	}
+	if (n)
+		qsort(r, n, sizeof(*r), cmp_app_row);
+	for (size_t i = 0; i < n; i++)
+		p->images[i] = r[i].im;
+	free(r);
+}
+
+/* The call graph's edges: a sorted array plus per-symbol in/out views
+ * (pv->in_ptrs/out_ptrs, indexed by in_off/out_off). Takes E's edges. */
+static void finish_edges(struct profile *p, struct priv *pv, struct edge_tab *E)
+{
+	p->edges = E->e;
+	p->nedges = E->n;
+	E->e = NULL;
+	if (p->nedges)
+		qsort(p->edges, p->nedges, sizeof(*p->edges), cmp_edge);
+	size_t ns = p->nsyms, ne = p->nedges;
+	pv->in_ptrs = xmalloc((ne ? ne : 1) * sizeof(*pv->in_ptrs));
+	pv->out_ptrs = xmalloc((ne ? ne : 1) * sizeof(*pv->out_ptrs));
+	pv->in_off = xcalloc(ns + 1, sizeof(*pv->in_off));
+	pv->out_off = xcalloc(ns + 1, sizeof(*pv->out_off));
+	for (size_t j = 0; j < ne; j++) {
+		pv->in_ptrs[j] = &p->edges[j];
+		pv->out_ptrs[j] = &p->edges[j];
+		pv->in_off[p->edges[j].callee + 1]++;
+		pv->out_off[p->edges[j].caller + 1]++;
+	}
+	for (size_t j = 0; j < ns; j++) {
+		pv->in_off[j + 1] += pv->in_off[j];
+		pv->out_off[j + 1] += pv->out_off[j];
+	}
+	if (ne) {
+		qsort(pv->in_ptrs, ne, sizeof(*pv->in_ptrs), cmp_edge_callee);
+		qsort(pv->out_ptrs, ne, sizeof(*pv->out_ptrs), cmp_edge_caller);
+	}
+	hidx_release(&E->t);
+	free(E->stamp);
+}
+
+/* The stacks table, sorted, from S (its frames move to pv->frames). */
+static void finish_stacks(struct loader *L, struct stack_tab *S)
+{
+	struct profile *p = L->p;
+	struct priv *pv = L->pv;
+	p->stacks = xmalloc((S->n ? S->n : 1) * sizeof(*p->stacks));
+	p->nstacks = S->n;
+	pv->frames = S->fr;
+	for (size_t j = 0; j < S->n; j++) {
+		struct stack_ent *e = &S->v[j];
+		p->stacks[j] = (struct profile_stack){
+			.domain = e->domain,
+			.domain_name = profile_domain_get(L, e->domain)->name,
+			.pid = e->pid,
+			.comm = sym_comm(pv->sym, e->domain, e->pid),
+			.mode = e->mode,
+			.nframes = e->n,
+			.frames = S->fr + e->off,
+			.count = e->count,
+			.event = e->event,
+			.period = e->period,
+		};
+	}
+	if (S->n)
+		qsort(p->stacks, S->n, sizeof(*p->stacks), cmp_stack);
+	free(S->v);
+	hidx_release(&S->t);
+}
+
+void profile_build(struct loader *L)
+{
+	struct profile *p = L->p;
+	struct priv *pv = L->pv;
+	const struct profile_filter *f = L->f;
+
+	hidx_init(&L->addrtab, 1024);
+	hidx_init(&L->symtab, 1024);
+
+	/* The comm filter, and every address that will be resolved announced
+	 * first, so the kernel table fetches its names in one pass. */
+	for (size_t i = 0; i < L->nkeys; i++) {
+		struct key *k = &L->keys[i];
+		k->keep = !(f && f->comm && strcmp(sym_comm(pv->sym, k->domain, k->pid), f->comm));
+		if (!k->keep)
+			continue;
+		sym_want(pv->sym, k->map, k->ip);
+		const uint64_t *ch = L->chain + k->chain_off;
+		for (uint32_t j = 0; j < k->nchain; j++) {
+			const struct sym_map *m = L->chain_map[k->chain_off + j];
+			if (m)
+				sym_want(pv->sym, m, ch[j] ? ch[j] - 1 : 0);
+		}
+	}
+
+	/* Leaf resolution and the post-read image filter. */
+	for (size_t i = 0; i < L->nkeys; i++) {
+		struct key *k = &L->keys[i];
+		if (!k->keep)
+			continue;
+		k->leaf_sym = resolve_addr(L, k, k->map, k->ip, k->mode);
+		if (f && f->image) {
+			const struct profile_symbol *y = &p->syms[k->leaf_sym];
+			if (strcmp(y->image, f->image) && strcmp(y->image_path, f->image))
+				k->keep = false;
+		}
+	}
+
+	struct edge_tab E = { 0 };
+	struct img_tab I = { 0 };
+	struct stack_tab S = { 0 };
+	hidx_init(&I.t, 256);
+	if (L->o.callgraph)
+		hidx_init(&E.t, 1024);
+	if (L->o.stacks)
+		hidx_init(&S.t, 1024);
+
+	uint32_t *fr = NULL;
+	size_t capfr = 0;
+	uint64_t *stamp = NULL;
+	size_t capstamp = 0;
+
+	for (size_t i = 0; i < L->nkeys; i++) {
+		struct key *k = &L->keys[i];
+		if (!k->keep)
+			continue;
+		uint64_t c = k->count;
+		p->matched += c;
+		profile_domain_get(L, k->domain)->samples += c;
+
+		/* frames, leaf first */
+		xgrow((void **)&fr, &capfr, k->nchain + 1, sizeof(*fr));
+		uint32_t n = 0;
+		fr[n++] = k->leaf_sym;
+		const uint64_t *ch = L->chain + k->chain_off;
+		for (uint32_t j = 0; j < k->nchain; j++) {
+			const struct sym_map *m = L->chain_map[k->chain_off + j];
+			if (!m)
+				continue;
+			fr[n++] = resolve_addr(L, k, m, ch[j] ? ch[j] - 1 : 0,
+					       L->chain_mode[k->chain_off + j]);
+		}
+
+		if (capstamp < p->nsyms) {
+			size_t old = capstamp;
+			capstamp = p->nsyms * 2;
+			stamp = xrealloc(stamp, capstamp * sizeof(*stamp));
+			memset(stamp + old, 0, (capstamp - old) * sizeof(*stamp));
+		}
+		p->syms[fr[0]].self += c;
+		for (uint32_t j = 0; j < n; j++)
+			if (stamp[fr[j]] != i + 1) {
+				stamp[fr[j]] = i + 1;
+				p->syms[fr[j]].total += c;
+			}
+		if (L->o.callgraph)
+			for (uint32_t j = 0; j + 1 < n; j++)
+				edge_add(p, &E, fr[j + 1], fr[j], c, i + 1);
+
+		const struct profile_symbol *leaf = &p->syms[fr[0]];
+		/* A passive domain has no process names: its samples form one
+		 * application, "[guest]", under the domain's name. */
+		const char *app = profile_domain_get(L, k->domain)->kind == DP_DOMAIN_PASSIVE
+					  ? "[guest]" : sym_comm(pv->sym, k->domain, k->pid);
+		image_add(&I, k->domain, leaf->domain_name, app, leaf->image, c);
+		if (L->o.stacks)
+			stack_add(&S, k, fr, n);
+	}
+	free(fr);
+	free(stamp);
+
+	p->unique_keys = L->nkeys;
+	p->unique_addrs = L->naddrs;
+
+	if (L->o.callgraph)
+		finish_edges(p, pv, &E);
+
+	p->images = I.v;
+	p->nimages = I.n;
+	hidx_release(&I.t);
+	sort_images(p);
+
+	if (L->o.stacks)
+		finish_stacks(L, &S);
+
+	const char *const *w;
+	size_t nw = sym_warnings(pv->sym, &w);
+	for (size_t j = 0; j < nw; j++)
+		profile_add_warning(p, w[j]);
+}
+

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to src/analysis/profile*.c: the state shared by the three
+ * passes that make a profile (see profile.c for the overview). Nothing
+ * outside src/analysis/profile*.c includes this; the public contract is
+ * profile.h.
+ *
+ * Ownership: struct priv hangs off profile->priv and lives as long as
+ * the profile (profile_free releases it); struct loader lives on the
+ * stack of one load and owns the key, chain and address arrays and the
+ * lookup tables (released by loader_release in profile.c).
+ */
+#ifndef DOMPROF_ANALYSIS_PROFILE_INTERNAL_H
+#define DOMPROF_ANALYSIS_PROFILE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/profile.h"
+#include "format/scan.h"
+#include "symbols/symbols.h"
+#include "util/hash.h"
+#include "util/hmap.h"
+#include "util/xalloc.h"
+
+/* A string folded into h; NULL hashes as "". */
+static inline uint64_t hash_str(uint64_t h, const char *s)
+{
+	return hash_fold64(h, hash_str64(s ? s : ""));
+}
+
+static inline bool streq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* ---- private state ---- */
+
+/* One unique sample key (64 bytes; the index holds its hash). */
+struct key {
+	uint64_t ip;
+	uint64_t asid;
+	uint64_t count;
+	uint64_t period;             /* sum of the samples' periods */
+	const struct sym_map *map;
+	uint32_t domain, pid;
+	uint32_t chain_off, nchain;  /* raw call chain in keys' arena */
+	uint32_t leaf_sym;           /* filled by resolve */
+	uint16_t event;
+	uint8_t mode;
+	bool keep;
+};
+
+struct addr {
+	const struct sym_map *map;
+	uint64_t ip;
+	uint32_t sym;
+};
+
+struct stack_ent {
+	uint64_t hash;
+	uint32_t off, n;
+	uint32_t domain, pid;
+	uint8_t mode;
+	uint16_t event;
+	uint64_t count, period;
+};
+
+struct priv {
+	struct sym_session *sym;
+	char **strings;              /* copies of header/event/domain strings */
+	size_t nstrings, capstrings;
+	uint32_t *frames;            /* stack frames, root-first */
+	const struct profile_edge **in_ptrs, **out_ptrs;
+	uint32_t *in_off, *out_off;
+	/* id -> index+1 in p->domains / p->events: a file may hold tens of
+	 * thousands of domains, each looked up per unique key */
+	struct hmap domidx, evidx;
+};
+
+struct loader {
+	struct profile *p;
+	struct priv *pv;
+	const struct profile_filter *f;
+	struct profile_opts o;
+
+	/* domain filter: resolved when the DOMAIN record appears */
+	bool dom_filter;
+	bool dom_found;
+	uint32_t dom_id;
+
+	struct key *keys;
+	size_t nkeys, capkeys;
+	struct hidx keytab;
+	uint64_t *chain;             /* raw chains */
+	size_t nchain, capchain;
+	const struct sym_map **chain_map; /* per chain slot: map of that frame (NULL: marker / skipped) */
+	uint8_t *chain_mode;
+	size_t capchain_map, capchain_mode;
+
+	struct addr *addrs;
+	size_t naddrs, capaddrs;
+	struct hidx addrtab;
+
+	size_t capsyms;
+	struct hidx symtab;
+	size_t capdomains, capevents;
+};
+
+static inline bool mode_is_kernel(uint8_t m)
+{
+	return m == DP_MODE_KERNEL || m == DP_MODE_GUEST_KERNEL || m == DP_MODE_HYPERVISOR;
+}
+
+/* ---- shared between the passes (profile_load.c) ---- */
+
+/* A copy of s ("" for NULL) owned by the profile. */
+const char *profile_keep_str(struct priv *pv, const char *s);
+/* Appends a copy of s to p->warnings. */
+void profile_add_warning(struct profile *p, const char *s);
+/* The domain with this id, created (named "host" / "dom<id>") on first use. */
+struct profile_domain *profile_domain_get(struct loader *L, uint32_t id);
+
+/* The load pass (profile_load.c): dp_scan's callbacks, ctx = the loader. */
+extern const struct dp_visitor profile_load_visitor;
+
+/* Passes 2 and 3 (profile_build.c): resolve the loader's keys and fill
+ * syms, edges, images and stacks of L->p. */
+void profile_build(struct loader *L);
+
+#endif

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Pass 1 of building a profile, reading (see profile.c): the dp_scan
+ * visitor callbacks (ld_*) send metadata to the symbol session in file
+ * order and count each sample under its unique key (domain, pid, mode,
+ * asid, leaf map, leaf ip, raw call chain) in an open-addressing table
+ * (hidx, util/hmap.h).
+ * Chains live in one growing arena; nothing is allocated per sample.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/profile_internal.h"
+#include "util/addrspace.h"
+#include "util/sat.h"
+
+/* perf's call-chain context markers (linux/perf_event.h). */
+#define CTX_HV           ((uint64_t)-32)
+#define CTX_KERNEL       ((uint64_t)-128)
+#define CTX_USER         ((uint64_t)-512)
+#define CTX_GUEST        ((uint64_t)-2048)
+#define CTX_GUEST_KERNEL ((uint64_t)-2176)
+#define CTX_GUEST_USER   ((uint64_t)-2560)
+#define CTX_MAX          ((uint64_t)-4095)
+const char *profile_keep_str(struct priv *pv, const char *s)
+{
+	char *c = xstrdup(s ? s : "");
+	xgrow((void **)&pv->strings, &pv->capstrings, pv->nstrings + 1, sizeof(char *));
+	pv->strings[pv->nstrings++] = c;
+	return c;
+}
+
+void profile_add_warning(struct profile *p, const char *s)
+{
+	p->warnings = xrealloc(p->warnings, (p->nwarnings + 1) * sizeof(char *));
+	p->warnings[p->nwarnings++] = xstrdup(s);
+}
+
+struct profile_domain *profile_domain_get(struct loader *L, uint32_t id)
+{
+	struct profile *p = L->p;
+	uintptr_t at = (uintptr_t)u64map_get(&L->pv->domidx, id);
+	if (at)
+		return &p->domains[at - 1];
+	xgrow((void **)&p->domains, &L->capdomains, p->ndomains + 1, sizeof(*p->domains));
+	struct profile_domain *d = &p->domains[p->ndomains++];
+	u64map_put(&L->pv->domidx, id, (void *)(uintptr_t)p->ndomains);
+	memset(d, 0, sizeof(*d));
+	d->id = id;
+	d->kind = id == DP_HOST_DOMAIN ? DP_DOMAIN_HOST : DP_DOMAIN_PASSIVE;
+	char name[32];
+	if (id == DP_HOST_DOMAIN)
+		snprintf(name, sizeof(name), "host");
+	else
+		snprintf(name, sizeof(name), "dom%u", id);
+	d->name = profile_keep_str(L->pv, name);
+	d->address = "";
+	d->symsrc = "";
+	return d;
+}
+
+static void on_domain(struct loader *L, const struct dp_domain *dd)
+{
+	struct profile_domain *d = profile_domain_get(L, dd->id);
+	d->kind = dd->kind;
+	d->vcpus = dd->vcpus;
+	d->kaslr_offset = dd->kaslr_offset;
+	d->name = profile_keep_str(L->pv, dd->name && *dd->name ? dd->name : d->name);
+	d->address = profile_keep_str(L->pv, dd->address);
+	d->symsrc = profile_keep_str(L->pv, dd->symsrc);
+	sym_set_domain(L->pv->sym, dd->id, dd->kind, d->name, dd->kaslr_offset);
+	if (L->dom_filter && !L->dom_found && streq(d->name, L->f->domain)) {
+		L->dom_found = true;
+		L->dom_id = dd->id;
+	}
+}
+
+static void on_event(struct loader *L, const struct dp_event *e)
+{
+	struct profile *p = L->p;
+	if (u64map_get(&L->pv->evidx, e->id))
+		return;
+	xgrow((void **)&p->events, &L->capevents, p->nevents + 1, sizeof(*p->events));
+	struct profile_event *pe = &p->events[p->nevents++];
+	u64map_put(&L->pv->evidx, e->id, (void *)(uintptr_t)p->nevents);
+	pe->id = e->id;
+	pe->type = e->type;
+	pe->config = e->config;
+	pe->period = e->period;
+	pe->freq = e->freq;
+	pe->name = profile_keep_str(L->pv, e->name);
+}
+
+
+static bool mode_matches(int want, uint8_t m)
+{
+	if (!want)
+		return true;
+	if (want == PROFILE_MODE_KERNEL)
+		return mode_is_kernel(m);
+	return m == DP_MODE_USER || m == DP_MODE_GUEST_USER;
+}
+
+/* Mode of the frames after a context marker. */
+static uint8_t ctx_mode(uint64_t v, uint8_t cur)
+{
+	switch (v) {
+	case CTX_HV: return DP_MODE_HYPERVISOR;
+	case CTX_KERNEL: return DP_MODE_KERNEL;
+	case CTX_USER: return DP_MODE_USER;
+	case CTX_GUEST_KERNEL: return DP_MODE_GUEST_KERNEL;
+	case CTX_GUEST_USER: return DP_MODE_GUEST_USER;
+	case CTX_GUEST: return DP_MODE_GUEST_KERNEL;
+	default: return cur;
+	}
+}
+
+static bool chain_has_markers(const uint64_t *c, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (c[i] >= CTX_MAX)
+			return true;
+	return false;
+}
+
+/* First time a key is seen: look up the map of each caller frame now,
+ * while the symbol session holds the mappings of this moment. */
+static void key_chain_maps(struct loader *L, struct key *k, const struct dp_sample *s)
+{
+	const uint64_t *c = L->chain + k->chain_off;
+	const struct sym_map **m = L->chain_map + k->chain_off;
+	uint8_t *md = L->chain_mode + k->chain_off;
+	bool markers = chain_has_markers(c, k->nchain);
+	uint8_t cur = k->mode;
+	bool leaf_skipped = false;
+	for (uint32_t i = 0; i < k->nchain; i++) {
+		uint64_t ip = c[i];
+		m[i] = NULL;
+		if (markers && ip >= CTX_MAX) {
+			cur = ctx_mode(ip, cur);
+			continue;
+		}
+		if (!leaf_skipped) {
+			leaf_skipped = true;
+			if (ip == k->ip)
+				continue;
+		}
+		uint8_t fm = cur;
+		if (!markers) {
+			/* Without markers, the half of the address space tells
+			 * kernel frames from user frames of the same chain. */
+			if (cur == DP_MODE_KERNEL || cur == DP_MODE_USER)
+				fm = ip >= KERNEL_ADDR_START ? DP_MODE_KERNEL : DP_MODE_USER;
+			else if (cur == DP_MODE_GUEST_KERNEL || cur == DP_MODE_GUEST_USER)
+				fm = ip >= KERNEL_ADDR_START ? DP_MODE_GUEST_KERNEL : DP_MODE_GUEST_USER;
+		}
+		md[i] = fm;
+		/* A return address: the call is just before it. */
+		uint64_t look = ip ? ip - 1 : ip;
+		m[i] = sym_find_map(L->pv->sym, k->domain, k->pid, fm, s->has_asid, s->asid, look);
+	}
+}
+
+static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample *s)
+{
+	struct profile *p = L->p;
+	p->total_samples++;
+	if (L->dom_filter && (!L->dom_found || domain != L->dom_id))
+		return;
+	if (L->f && L->f->has_pid && s->pid != L->f->pid)
+		return;
+	if (L->f && !mode_matches(L->f->mode, s->mode))
+		return;
+
+	const struct sym_map *map = sym_find_map(L->pv->sym, domain, s->pid, s->mode,
+						 s->has_asid, s->asid, s->ip);
+	uint32_t nc = L->o.callgraph || L->o.stacks ? s->nr_callchain : 0;
+	if (nc)
+		p->has_callchains = true;
+	else if (s->nr_callchain)
+		p->has_callchains = true;
+	uint64_t asid = s->has_asid ? s->asid : 0;
+
+	uint64_t h = 0x1234567ull;
+	h = hash_fold64(h, domain);
+	h = hash_fold64(h, s->pid);
+	h = hash_fold64(h, s->mode);
+	h = hash_fold64(h, asid);
+	h = hash_fold64(h, s->ip);
+	h = hash_fold64(h, s->event);
+	h = hash_fold64(h, (uint64_t)(uintptr_t)map);
+	for (uint32_t i = 0; i < nc; i++)
+		h = hash_fold64(h, s->callchain[i]);
+	h = hash_fold64(h, nc);
+
+	struct hidx *t = &L->keytab;
+	size_t i = hidx_start(t, h);
+	for (;;) {
+		uint32_t sl = t->slot[i];
+		if (!sl)
+			break;
+		if (t->hash[i] == h) {
+			struct key *k = &L->keys[sl - 1];
+			if (k->ip == s->ip && k->map == map && k->domain == domain &&
+			    k->pid == s->pid && k->mode == s->mode && k->asid == asid &&
+			    k->event == s->event && k->nchain == nc &&
+			    (!nc || !memcmp(L->chain + k->chain_off, s->callchain, nc * sizeof(uint64_t)))) {
+				k->count++;
+				k->period += s->period;
+				return;
+			}
+		}
+		i = hidx_step(t, i);
+	}
+	/* new key */
+	xgrow((void **)&L->keys, &L->capkeys, L->nkeys + 1, sizeof(*L->keys));
+	struct key *k = &L->keys[L->nkeys];
+	memset(k, 0, sizeof(*k));
+	k->ip = s->ip;
+	k->asid = asid;
+	k->count = 1;
+	k->period = s->period;
+	k->event = s->event;
+	k->map = map;
+	k->domain = domain;
+	k->pid = s->pid;
+	k->mode = s->mode;
+	k->nchain = nc;
+	k->chain_off = (uint32_t)L->nchain;
+	if (nc) {
+		size_t need = L->nchain + nc;
+		xgrow((void **)&L->chain, &L->capchain, need, sizeof(*L->chain));
+		xgrow((void **)&L->chain_map, &L->capchain_map, need, sizeof(*L->chain_map));
+		xgrow((void **)&L->chain_mode, &L->capchain_mode, need, sizeof(*L->chain_mode));
+		memcpy(L->chain + L->nchain, s->callchain, nc * sizeof(uint64_t));
+		L->nchain = need;
+		key_chain_maps(L, k, s);
+	}
+	hidx_fill(t, i, h, (uint32_t)L->nkeys);
+	L->nkeys++;
+}
+
+/* The load pass: dp_scan calls these with the loader as ctx. */
+static int ld_sample(void *ctx, const struct dp_record *rec)
+{
+	on_sample(ctx, rec->domain, &rec->u.sample);
+	return 0;
+}
+
+static int ld_mmap(void *ctx, const struct dp_record *rec)
+{
+	sym_add_mmap(((struct loader *)ctx)->pv->sym, rec->domain, &rec->u.mmap);
+	return 0;
+}
+
+static int ld_task(void *ctx, const struct dp_record *rec)
+{
+	sym_add_task(((struct loader *)ctx)->pv->sym, rec->domain, &rec->u.task);
+	return 0;
+}
+
+static int ld_symtab(void *ctx, const struct dp_record *rec)
+{
+	sym_add_symtab_rec(((struct loader *)ctx)->pv->sym, rec);
+	return 0;
+}
+
+static int ld_domain(void *ctx, const struct dp_record *rec)
+{
+	on_domain(ctx, &rec->u.domain);
+	return 0;
+}
+
+static int ld_event(void *ctx, const struct dp_record *rec)
+{
+	on_event(ctx, &rec->u.event);
+	return 0;
+}
+
+static int ld_lost(void *ctx, const struct dp_record *rec)
+{
+	struct loader *L = ctx;
+	struct profile *p = L->p;
+	/* a guest's LOST (where = its domain id) counts only for
+	 * its domain; sums saturate, counts are crafted input */
+	if (L->dom_filter && (rec->u.lost.source == DP_LOST_DOMAIN ||
+			      rec->u.lost.source == DP_LOST_AGENT) &&
+	    (!L->dom_found || rec->u.lost.where != L->dom_id))
+		return 0;
+	p->lost = sat_add64(p->lost, rec->u.lost.count);
+	if (rec->u.lost.source < DP_LOST_SOURCES)
+		p->lost_by_source[rec->u.lost.source] =
+			sat_add64(p->lost_by_source[rec->u.lost.source], rec->u.lost.count);
+	return 0;
+}
+
+static int ld_stats(void *ctx, const struct dp_record *rec)
+{
+	struct profile *p = ((struct loader *)ctx)->p;
+	p->has_stats = true;
+	p->stats = rec->u.stats;
+	return 0;
+}
+
+static void ld_progress(void *ctx, uint64_t pos, uint64_t size)
+{
+	struct loader *L = ctx;
+	if (L->o.progress)
+		L->o.progress(L->o.progress_arg, pos, size);
+}
+
+const struct dp_visitor profile_load_visitor = {
+	.sample = ld_sample, .mmap = ld_mmap, .task = ld_task, .symtab = ld_symtab,
+	.domain = ld_domain, .event = ld_event, .lost = ld_lost, .stats = ld_stats,
+	.progress = ld_progress,
+};
