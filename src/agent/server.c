@@ -19,6 +19,7 @@
 #include "agent/child.h"
 #include "agent/collect.h"
 #include "agent/server.h"
+#include "util/clock.h"
 #include "util/sha256.h"
 
 /* ---- the real recorder behind the ops ---- */
@@ -100,13 +101,6 @@ static void refuse_busy(struct session *s)
 		(void)!read(c, junk, sizeof(junk));
 	close(c);
 	say(s, "refused a second controller");
-}
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*
