@@ -35,6 +35,7 @@
 #include "collect/events.h"
 #include "collect/perf_source.h"
 #include "collect/sideband.h"
+#include "collect/target.h"
 #include "commands.h"
 #include "format/format.h"
 #include "util/clock.h"
@@ -125,66 +126,6 @@ struct rec {
 	bool child_done;
 };
 
-static long read_sysctl(const char *path, long dflt)
-{
-	FILE *f = fopen(path, "re");
-	long v = dflt;
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = dflt;
-		fclose(f);
-	}
-	return v;
-}
-
-/* "0,2-3" -> CPU numbers; returns count or -1 on a syntax error. */
-static int parse_cpulist(const char *s, int *out, int max)
-{
-	int n = 0;
-	while (*s && *s != '\n') {
-		char *end;
-		long a = strtol(s, &end, 10), b;
-		if (end == s || a < 0)
-			return -1;
-		b = a;
-		if (*end == '-') {
-			s = end + 1;
-			b = strtol(s, &end, 10);
-			if (end == s || b < a)
-				return -1;
-		}
-		for (long c = a; c <= b; c++) {
-			if (n >= max)
-				return -1;
-			out[n++] = (int)c;
-		}
-		s = end;
-		if (*s == ',')
-			s++;
-		else if (*s && *s != '\n')
-			return -1;
-	}
-	return n;
-}
-
-static int online_cpus(int *out, int max)
-{
-	char buf[4096] = "";
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	if (f) {
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = 0;
-		fclose(f);
-	}
-	int n = buf[0] ? parse_cpulist(buf, out, max) : -1;
-	if (n <= 0) {
-		long c = sysconf(_SC_NPROCESSORS_ONLN);
-		for (n = 0; n < c && n < max; n++)
-			out[n] = n;
-	}
-	return n;
-}
-
 /* Undo the output file when recording never started: nothing is left
  * behind, a FILE.old moved aside is put back, a device is left alone. */
 static void discard_output(struct rec *r)
@@ -233,7 +174,7 @@ static void report_open_error(const struct rec *r, const struct perf_source_erro
 		char lim[32] = "unlimited";
 		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 			snprintf(lim, sizeof(lim), "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
-		long kb = read_sysctl("/proc/sys/kernel/perf_event_mlock_kb", -1);
+		long kb = target_read_sysctl("/proc/sys/kernel/perf_event_mlock_kb", -1);
 		size_t ring_kb = r->ring_pages * (size_t)sysconf(_SC_PAGESIZE) / 1024;
 		fprintf(stderr,
 			"domprof record: cannot map the ring buffer of CPU %d (-m %zu = %zu KiB per CPU): %s; "
@@ -241,7 +182,7 @@ static void report_open_error(const struct rec *r, const struct perf_source_erro
 			"ulimit -l is %s): use a smaller -m, raise a limit, or run with CAP_IPC_LOCK\n",
 			e->cpu, r->ring_pages, ring_kb, strerror(err), kb, lim);
 	} else if (err == EACCES || err == EPERM) {
-		long p = read_sysctl("/proc/sys/kernel/perf_event_paranoid", 99);
+		long p = target_read_sysctl("/proc/sys/kernel/perf_event_paranoid", 99);
 		/* User-space sampling of one's own processes may still be
 		 * allowed: ask the kernel rather than guess from the number
 		 * (3 means "nothing" on some kernels, the same as 2 on others). */
@@ -449,14 +390,14 @@ static int parse_args(struct rec *r, int argc, char **argv)
 static int select_cpus(struct rec *r)
 {
 	int online[MAX_CPUS];
-	int n = online_cpus(online, MAX_CPUS);
+	int n = target_online_cpus(online, MAX_CPUS);
 	if (!r->cpulist) {
 		memcpy(r->cpus, online, (size_t)n * sizeof(int));
 		r->ncpus = (size_t)n;
 		return 0;
 	}
 	int want[MAX_CPUS];
-	int m = parse_cpulist(r->cpulist, want, MAX_CPUS);
+	int m = target_parse_cpulist(r->cpulist, want, MAX_CPUS);
 	if (m <= 0)
 		return usage_error("record", "bad CPU list '%s' (e.g. 0,2-3)", r->cpulist);
 	for (int i = 0; i < m; i++) {
@@ -469,39 +410,6 @@ static int select_cpus(struct rec *r)
 		}
 		r->cpus[r->ncpus++] = want[i];
 	}
-	return 0;
-}
-
-/* Fork the command, stopped before exec until *go_fd is written. */
-static int spawn(struct rec *r, int *go_fd, int *err_fd)
-{
-	int go[2], er[2];
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0) {
-		fprintf(stderr, "domprof record: pipe: %s\n", strerror(errno));
-		return -1;
-	}
-	fflush(NULL);
-	r->child = fork();
-	if (r->child < 0) {
-		fprintf(stderr, "domprof record: fork: %s\n", strerror(errno));
-		return -1;
-	}
-	if (r->child == 0) {
-		char c;
-		close(go[1]);
-		close(er[0]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127); /* the recorder gave up before starting us */
-		execvp(r->cmd[0], r->cmd);
-		int e = errno;
-		if (write(er[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(er[1]);
-	*go_fd = go[1];
-	*err_fd = er[0];
 	return 0;
 }
 
@@ -656,7 +564,7 @@ static int check_targets(struct rec *r, bool host)
 	int ret;
 	if (host && (ret = select_cpus(r)))
 		return ret;
-	long maxrate = read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", 0);
+	long maxrate = target_read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", 0);
 	if (host && r->hz && maxrate > 0 && r->hz > (uint64_t)maxrate) {
 		fprintf(stderr, "domprof record: -F %" PRIu64 " is above kernel.perf_event_max_sample_rate "
 			"(%ld): use a lower -F or raise the sysctl\n", r->hz, maxrate);
@@ -904,8 +812,9 @@ int cmd_record(int argc, char **argv)
 		free_all(r);
 		return 1;
 	}
-	int go_fd = -1, err_fd = -1;
-	if (r->cmd[0] && spawn(r, &go_fd, &err_fd) < 0) {
+	int go_fd = -1, err_fd = -1, err;
+	if (r->cmd[0] && (err = target_spawn(r->cmd, &r->child, &go_fd, &err_fd)) < 0) {
+		fprintf(stderr, "domprof record: cannot start the command: %s\n", strerror(-err));
 		discard_output(r);
 		free_all(r);
 		return 1;
