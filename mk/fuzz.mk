@@ -13,3 +13,9 @@ build/fuzz/fuzz-reader: tests/fuzz/fuzz-reader.c $(FORMAT_SRC) $(wildcard src/fo
 # Run the reader fuzzer for FUZZ_SECONDS (default 60) on the seed corpus.
 fuzz-run: fuzz
 	@FUZZ_SECONDS=$${FUZZ_SECONDS:-60} bash tests/e2e/fuzz-reader.sh
+
+# libFuzzer target for the agent protocol's frame reader and payload decoders.
+fuzz: build/fuzz/fuzz-agent
+build/fuzz/fuzz-agent: tests/fuzz/fuzz-agent.c src/collect/agent_proto.c $(FORMAT_SRC) $(wildcard src/format/*.h src/util/*.h src/collect/agent_proto.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-agent.c src/collect/agent_proto.c $(FORMAT_SRC) -lzstd -lpthread
