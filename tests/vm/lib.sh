@@ -83,18 +83,22 @@ vm_cache_dir() {
 }
 
 # Sets VM_KERNEL (vmlinuz) and VM_KDIR (its cache folder, keyed by the
-# Debian package name and version). Downloads the package once.
+# Debian package name and version). Downloads the package once. The kernel
+# is the one Debian's meta package $VM_KMETA depends on: linux-image-amd64
+# (6.1 in Debian 12) unless a test asks for another, e.g.
+# VM_KMETA=linux-image-6.12-amd64 (also in Debian 12's archive).
+VM_KMETA=${VM_KMETA:-linux-image-amd64}
 vm_kernel() {
-	local cache pkg ver dir tmp
+	local cache pkg ver dir tmp meta=$VM_KMETA
 	cache=$(vm_cache_dir)
 	exec 8>"$cache/lock"
 	flock 8
-	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+	pkg=$(apt-cache depends "$meta" 2>/dev/null |
 		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n 1)
 	# A fresh machine may have no package lists yet.
-	if [ -z "$pkg" ] && ! ls -d "$cache"/linux-image-*/ >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+	if [ -z "$pkg" ] && [ "$(id -u)" -eq 0 ]; then
 		apt-get update -qq >/dev/null 2>&1
-		pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+		pkg=$(apt-cache depends "$meta" 2>/dev/null |
 			sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n 1)
 	fi
 	[ -n "$pkg" ] && ver=$(apt-cache show --no-all-versions "$pkg" 2>/dev/null |
@@ -102,7 +106,7 @@ vm_kernel() {
 	if [ -n "$pkg" ] && [ -n "$ver" ]; then
 		dir=$cache/${pkg}_${ver}
 		if [ ! -s "$dir/vmlinuz" ]; then
-			echo "vm: downloading guest kernel $pkg $ver (about 70 MB, once)"
+			echo "vm: downloading guest kernel $pkg $ver (about 70-110 MB, once)"
 			tmp=$(mktemp -d "$cache/dl.XXXXXX")
 			if (cd "$tmp" && apt-get download "$pkg=$ver" >/dev/null 2>&1) &&
 			   dpkg -x "$tmp"/*.deb "$tmp/x"; then
@@ -113,19 +117,42 @@ vm_kernel() {
 			rm -rf "$tmp"
 		fi
 	fi
-	# Offline: the newest cached kernel, else a Debian kernel in /boot.
-	[ -n "$dir" ] && [ -s "$dir/vmlinuz" ] || dir=$(ls -d "$cache"/linux-image-*/ 2>/dev/null | sort -V | tail -n 1)
+	# Offline: the newest cached kernel of that series, else a Debian
+	# kernel in /boot (only for the default series).
+	local series=
+	[ "$meta" != linux-image-amd64 ] && series=$(echo "$meta" | sed -n 's/^linux-image-\([0-9.]*\)-amd64$/\1/p')
+	[ -n "$dir" ] && [ -s "$dir/vmlinuz" ] ||
+		dir=$(ls -d "$cache"/linux-image-"$series"*/ 2>/dev/null | sort -V | tail -n 1)
 	dir=${dir%/}
 	if [ -n "$dir" ] && [ -s "$dir/vmlinuz" ]; then
 		VM_KDIR=$dir
 		VM_KERNEL=$dir/vmlinuz
-	else
+	elif [ "$meta" = linux-image-amd64 ]; then
 		local b
 		b=$(ls /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -n 1)
 		[ -r "$b" ] || fail "no guest kernel: 'apt-get download ${pkg:-linux-image-amd64}' failed and /boot has no readable Debian kernel"
 		VM_KDIR=$cache/boot-$(basename "$b" | sed 's/^vmlinuz-//')
 		mkdir -p "$VM_KDIR"
 		VM_KERNEL=$b
+	else
+		fail "no guest kernel: 'apt-get download ${pkg:-$meta}' failed"
+	fi
+	flock -u 8
+}
+
+# Sets VM_VMLINUX: the uncompressed kernel ELF (with its .symtab stripped,
+# but with the kallsyms tables and .BTF) unpacked from $VM_KERNEL's
+# compressed payload, cached next to it. For offline tests of what is read
+# from guest memory. Needs vm_kernel first.
+vm_vmlinux() {
+	VM_VMLINUX=$VM_KDIR/vmlinux
+	[ -s "$VM_VMLINUX" ] && return 0
+	exec 8>"$VM_KDIR/.vmlinux.lock"
+	flock 8
+	if [ ! -s "$VM_VMLINUX" ]; then
+		python3 "$DOMPROF_TOP/tests/vm/extract-vmlinux.py" "$VM_KERNEL" "$VM_VMLINUX.tmp" &&
+			mv "$VM_VMLINUX.tmp" "$VM_VMLINUX" ||
+			{ rm -f "$VM_VMLINUX.tmp"; fail "cannot unpack vmlinux from $VM_KERNEL"; }
 	fi
 	flock -u 8
 }
