@@ -5,7 +5,7 @@
 
 CC      ?= gcc
 PREFIX  ?= /usr/local
-PKGS    := libelf libdw libzstd
+PKGS    := libelf libdw libzstd libbpf
 VERSION := 0.1.0
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

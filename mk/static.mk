@@ -11,7 +11,7 @@
 # zlib1g-dev liblzma-dev libbz2-dev libiberty-dev ship the .a files.
 # Debug info is stripped to keep the initramfs small; symbols stay.
 
-STATIC_PKG_LIBS := $(shell pkg-config --static --libs libdw libelf libzstd 2>/dev/null)
+STATIC_PKG_LIBS := $(shell pkg-config --static --libs libbpf libdw libelf libzstd 2>/dev/null)
 ifeq ($(strip $(STATIC_PKG_LIBS)),)
 STATIC_PKG_LIBS := -ldw -lelf -lbz2 -llzma -lzstd -lz
 endif

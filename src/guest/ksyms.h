@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A guest kernel's own symbol table, found and decoded in guest memory.
+ *
+ * A passive domain needs nothing from inside the guest: the kernel image
+ * is found from outside (the first mapped 2 MiB step of the kernel image
+ * area, which must hold the vCPUs' kernel-mode rips), and the kernel's
+ * compressed kallsyms tables (kallsyms_num_syms, _names, _markers,
+ * _token_table, _token_index, _offsets + _relative_base or _addresses)
+ * are located by their structure in the image's read-only data, then
+ * decoded and validated (_text, _stext, startup_64 consistent, names
+ * printable, addresses sorted where the layout says so).
+ *
+ * All of it is hostile input: every count, length and offset is bounded
+ * against the region read before use; a table that does not validate is
+ * refused with a one-line cause, never half-used.
+ */
+#ifndef DOMPROF_GUEST_KSYMS_H
+#define DOMPROF_GUEST_KSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "guest/mem.h"
+
+/* x86_64's kernel image area and KASLR step. */
+#define GUEST_KIMAGE_START 0xffffffff80000000ull
+#define GUEST_KIMAGE_END   0xffffffffc0000000ull   /* modules start here */
+#define GUEST_KIMAGE_ALIGN (2ull << 20)
+/* The unrelocated _text of x86_64 kernels (CONFIG_PHYSICAL_START 16 MiB). */
+#define GUEST_LINK_TEXT    0xffffffff81000000ull
+/* Bounds on what a decoded table may hold. */
+#define GUEST_KSYMS_MAX_SYMS  (4u << 20)   /* symbols (6.1: ~140,000 with KALLSYMS_ALL) */
+#define GUEST_KSYMS_MAX_TEXT  (256u << 20) /* bytes of the kallsyms text made */
+
+/* Where the kernel image is at run time. */
+struct guest_kimage {
+	uint64_t text;          /* runtime _text (2 MiB aligned) */
+	uint64_t end;           /* end of the mapped image found (exclusive) */
+};
+
+/* Finds the image: krips are kernel-mode rips read from the vCPUs (may be
+ * empty; when given, all must fall in [text, end)). Returns 0, -ENOENT
+ * (nothing mapped in the kernel image area: not Linux, or still in
+ * firmware), -EPROTO (the rips are outside what was found). *why gets a
+ * one-line cause on failure. */
+int guest_kimage_find(struct guest_mem *m, const uint64_t *krips, size_t nrips,
+		      struct guest_kimage *img, char *why, size_t whylen);
+
+/* The kernel's identity, for the host-side cache: the GNU build-id note of
+ * the image (in .notes, found by a bounded scan), as lowercase hex into
+ * hex[41]. Returns 0 or -ENOENT (no note found; *why says so). */
+int guest_kernel_buildid(struct guest_mem *m, const struct guest_kimage *img,
+			 char hex[41], char *why, size_t whylen);
+
+struct guest_ksyms {
+	char *text;             /* /proc/kallsyms-style text, one
+				 * "%016lx T name\n" line per symbol, runtime
+				 * addresses; malloc'd, caller frees */
+	size_t len;
+	size_t nsyms;
+	uint64_t text_addr;     /* runtime _text as decoded */
+	uint64_t kaslr_offset;  /* text_addr - GUEST_LINK_TEXT */
+	char layout[64];        /* which table layout decoded, for info/docs:
+				 * "base-relative, absolute per-cpu, 6.1" ... */
+	uint64_t tables_at;     /* guest address of the first table found */
+};
+
+/* Finds and decodes the tables in img. Returns 0 and fills *out, or a
+ * negative errno with *why a one-line cause (-ENOENT: tables not found;
+ * -EBADMSG: found but did not validate; -E2BIG: over a bound). */
+int guest_ksyms_read(struct guest_mem *m, const struct guest_kimage *img,
+		     struct guest_ksyms *out, char *why, size_t whylen);
+
+void guest_ksyms_free(struct guest_ksyms *k);
+
+#endif

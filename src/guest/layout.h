@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The guest kernel's structure layouts, from its own BTF.
+ *
+ * Offsets of what the passive domain reads from guest memory to name
+ * processes and modules, found with libbpf in the BTF the guest kernel
+ * embeds (__start_BTF..__stop_BTF). Nothing here is hard-coded per kernel
+ * version: a field is known when BTF names it. The BTF blob is hostile
+ * input (read from guest memory): its size is bounded before it is read
+ * and libbpf validates it.
+ */
+#ifndef DOMPROF_GUEST_LAYOUT_H
+#define DOMPROF_GUEST_LAYOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "guest/mem.h"
+
+/* Largest BTF blob read from a guest (Debian's 6.1: 4.2 MiB, 6.12: 4.7). */
+#define GUEST_BTF_MAX (32u << 20)
+
+/* Runtime address of a guest kernel symbol by name (the decoded kallsyms
+ * table), or 0 when it is not there. */
+typedef uint64_t (*guest_sym_fn)(void *ctx, const char *name);
+
+/* Byte offsets; a field that BTF does not have is GUEST_NO_OFFSET. */
+#define GUEST_NO_OFFSET UINT32_MAX
+struct guest_layout {
+	/* struct task_struct */
+	uint32_t task_tasks;        /* struct list_head tasks */
+	uint32_t task_pid, task_tgid;  /* pid_t (4 bytes each) */
+	uint32_t task_comm;         /* char comm[16] */
+	uint32_t task_mm;           /* struct mm_struct *mm */
+	uint32_t task_real_parent;  /* struct task_struct *real_parent */
+	uint32_t task_flags;        /* unsigned int flags (PF_KTHREAD 0x00200000) */
+	/* struct mm_struct */
+	uint32_t mm_pgd;            /* pgd_t *pgd */
+	/* The per-CPU current task: offset of the task pointer from a CPU's
+	 * per-CPU base (gs_base in kernel mode, k_gs_base in user mode):
+	 * `current_task` (6.1) or `pcpu_hot` + offsetof(current_task) (6.2+). */
+	uint64_t percpu_current;
+	bool has_current;
+	/* struct module (for module symbols) */
+	uint32_t mod_list;          /* struct list_head list */
+	uint32_t mod_name;          /* char name[56] */
+	uint32_t mod_name_len;      /* its size */
+	uint32_t mod_kallsyms;      /* struct mod_kallsyms *kallsyms */
+	uint32_t mod_core_base;     /* core text base: core_layout.base (<6.4) or mem[MOD_TEXT].base (6.4+) */
+	uint32_t mod_core_size;     /* its size field */
+	/* struct mod_kallsyms */
+	uint32_t mks_symtab, mks_num_symtab, mks_strtab, mks_typetab;
+	/* Elf64_Sym is fixed by the ELF ABI: 24 bytes, st_name at 0, st_value at 8. */
+	/* Runtime addresses (from the symbol table, KASLR applied). */
+	uint64_t init_task;
+	uint64_t modules;           /* the `modules` list head, 0 if unknown */
+	uint64_t page_offset_base;  /* value read from guest memory: the
+				     * direct map's (randomized) base */
+	uint64_t per_cpu_offset;    /* address of __per_cpu_offset[] */
+};
+
+/* Fills *l from a BTF blob (offline tests: a vmlinux's .BTF section).
+ * Returns 0, -ENOENT (BTF lacks task_struct's fields: *why says which),
+ * -EINVAL (not BTF, libbpf refused it). Module fields missing is not an
+ * error (they stay GUEST_NO_OFFSET). */
+int guest_layout_from_btf(const void *btf, size_t len, struct guest_layout *l,
+			  char *why, size_t whylen);
+
+/* Reads the guest's BTF through m (bounds: GUEST_BTF_MAX), fills *l, and
+ * the runtime addresses through sym (and page_offset_base's value through
+ * m). Returns 0 or a negative errno with *why a one-line cause
+ * ("no __start_BTF symbol: kernel built without BTF", ...). */
+int guest_layout_read(struct guest_mem *m, guest_sym_fn sym, void *symctx,
+		      struct guest_layout *l, char *why, size_t whylen);
+
+#endif

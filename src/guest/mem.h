@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading a guest's memory: the one interface every module of src/guest/
+ * reads through.
+ *
+ * Everything read here comes from the guest kernel, which may lie about
+ * its own tables: callers bound every length, count, offset and pointer
+ * before use. This layer bounds the total: a struct guest_mem carries a
+ * byte budget, and reads beyond it fail, so no decoder can make domprof
+ * read (or keep the VM stopped) without limit, whatever the guest claims.
+ *
+ * The reader callback does one transfer of at most `chunk` bytes (the
+ * gdbstub's `m` packet: 2032 bytes on QEMU 7.2); guest_mem_read splits
+ * longer reads. In tests the callback reads a vmlinux file or a fake
+ * memory image.
+ */
+#ifndef DOMPROF_GUEST_MEM_H
+#define DOMPROF_GUEST_MEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One read of len (<= chunk) bytes of guest virtual memory at addr.
+ * Returns 0, or a negative errno (-EFAULT: not mapped). */
+typedef int (*guest_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
+
+struct guest_mem {
+	guest_read_fn read;
+	void *ctx;
+	size_t chunk;           /* largest single read; 0 = 2032 */
+	uint64_t budget;        /* total bytes allowed; 0 = GUEST_MEM_BUDGET */
+	/* Counters, updated by guest_mem_read (for the printed pause and the
+	 * benchmarks). */
+	uint64_t bytes;         /* bytes read so far */
+	uint64_t reads;         /* callback calls so far */
+};
+
+/* Default total budget of one guest_mem: 256 MiB (a 6.1 kernel's text and
+ * rodata are ~20 MiB; a scan never needs more). */
+#define GUEST_MEM_BUDGET (256ull << 20)
+#define GUEST_MEM_CHUNK  2032u
+
+/* Reads len bytes at addr, in chunks. Returns 0, the callback's negative
+ * errno (the first chunk that failed), or -E2BIG when the read would pass
+ * the budget (nothing is read then). */
+int guest_mem_read(struct guest_mem *m, uint64_t addr, void *buf, size_t len);
+
+/* Little-endian scalars; 0 or a negative errno as guest_mem_read. */
+int guest_mem_u64(struct guest_mem *m, uint64_t addr, uint64_t *v);
+int guest_mem_u32(struct guest_mem *m, uint64_t addr, uint32_t *v);
+
+/* A NUL-terminated string of at most max-1 bytes at addr into buf[max]
+ * (always terminated; a string longer than that is cut). Reads at most
+ * max bytes, never across a failing chunk. Returns 0 or a negative errno. */
+int guest_mem_str(struct guest_mem *m, uint64_t addr, char *buf, size_t max);
+
+/* True when addr is a canonical x86_64 kernel-half address
+ * (>= 0xffff800000000000); pointers read from guest memory are checked
+ * with it before they are followed. */
+static inline bool guest_kptr(uint64_t addr)
+{
+	return addr >= 0xffff800000000000ull;
+}
+
+#endif

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The guest's processes, read from its task list.
+ *
+ * Walks init_task.tasks (a circular list: bounded by GUEST_TASKS_MAX and
+ * by revisits) with the offsets of guest/layout.h, and gives each task its
+ * address space as the guest's cr3 holds it: mm->pgd is a direct-map
+ * virtual address, so asid = pgd - page_offset_base (the direct map's base
+ * is randomized; its value is in the layout). A cr3 read from a vCPU is
+ * compared after guest_asid_of_cr3 strips the PCID bits and page-table
+ * isolation's user-half bit (bit 12).
+ */
+#ifndef DOMPROF_GUEST_TASKS_H
+#define DOMPROF_GUEST_TASKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "guest/layout.h"
+#include "guest/mem.h"
+
+#define GUEST_TASKS_MAX 65536u
+
+struct guest_task {
+	uint32_t pid;           /* the kernel's task pid (thread id) */
+	uint32_t tgid;          /* process id */
+	uint32_t ppid;          /* real_parent's tgid, 0 if unknown */
+	char comm[16];          /* NUL-terminated, printable (others -> '?') */
+	uint64_t asid;          /* guest_asid_of_cr3 form; 0: kernel thread (no mm) */
+	bool kthread;
+};
+
+/* The address-space id of a cr3 value: the page-table base without PCID
+ * bits (0-11) and without PTI's user-half bit (12). */
+static inline uint64_t guest_asid_of_cr3(uint64_t cr3)
+{
+	return cr3 & 0x000fffffffffe000ull;
+}
+
+/* Walks the task list. *out is malloc'd (caller frees), at most max
+ * (<= GUEST_TASKS_MAX) entries. Returns the number of tasks, or a negative
+ * errno with *why set (a broken list stops the walk: what was read so far
+ * is returned with -EBADMSG only when nothing was). */
+int guest_tasks_walk(struct guest_mem *m, const struct guest_layout *l,
+		     struct guest_task **out, size_t max, char *why, size_t whylen);
+
+/* The task running on a vCPU: percpu_base is gs_base (kernel mode) or
+ * k_gs_base (user mode). Returns 0, -ENOENT (layout has no current), or a
+ * read error. */
+int guest_current_task(struct guest_mem *m, const struct guest_layout *l,
+		       uint64_t percpu_base, struct guest_task *out);
+
+#endif
