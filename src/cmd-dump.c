@@ -71,6 +71,8 @@ void dump_record(FILE *f, const struct dp_record *rec)
 		static const char *const k[] = { "comm", "fork", "exit" };
 		fprintf(f, " %s pid=%u tid=%u ppid=%u ptid=%u time=%" PRIu64 " comm=%s",
 			t->kind < 3 ? k[t->kind] : "?", t->pid, t->tid, t->ppid, t->ptid, t->time, t->comm);
+		if (t->has_asid)
+			fprintf(f, " asid=0x%" PRIx64, t->asid);
 		break;
 	}
 	case DP_REC_MMAP: {

@@ -23,7 +23,7 @@
  * order), STATS carries the writer's record totals, and MMAP may carry the
  * mapped file's identity. Files of minor 0 are read as before, without the
  * sequence check. */
-#define DP_VERSION_MINOR 1
+#define DP_VERSION_MINOR 2
 #define DP_HOST_DOMAIN 0u
 
 /* Record tags (u16 on disk). New tags may be added in minor versions;
@@ -112,6 +112,11 @@ struct dp_task {
 	uint32_t ppid, ptid;    /* parent, for FORK */
 	uint64_t time;
 	const char *comm;
+	/* The task's address space as a passive domain's samples carry it
+	 * (dp_sample.asid), when the recorder read it from guest memory
+	 * (format 1.2; absent otherwise). */
+	bool has_asid;
+	uint64_t asid;
 };
 
 /* MMAP: an executable mapping in the current domain. */

@@ -624,7 +624,13 @@ static bool dec_task(struct dp_reader *r, struct dp_record *rec, const uint8_t *
 	t->ptid = get32(b + 16);
 	t->time = get64(b + 24);
 	q = b + 32;
-	return (t->comm = get_str(&q, end)) != NULL;
+	if (!(t->comm = get_str(&q, end)))
+		return false;
+	/* 1.2 address-space block at the next 8-byte boundary, if there */
+	size_t at = align8((uint32_t)(q - p));
+	t->has_asid = len >= at + DP_TASK_ASID && (get32(p + at) & 1);
+	t->asid = t->has_asid ? get64(p + at + 8) : 0;
+	return true;
 }
 
 static bool dec_mmap(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)

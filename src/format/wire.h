@@ -21,6 +21,7 @@
 #define DP_SAMPLE_F_ASID 1u
 #define DP_SAMPLE_F_CHAIN 2u
 #define DP_MMAP_IDENT 40u /* 1.1 MMAP identity: u32 flags, u32 0, u64 dev, ino, size, mtime_ns */
+#define DP_TASK_ASID 16u  /* 1.2 TASK address space: u32 flags, u32 0, u64 asid */
 #define DP_SYMTAB_MAX_RAW (1u << 30)
 
 enum { DP_FIELD_HOSTNAME = 1, DP_FIELD_RELEASE = 2, DP_FIELD_CPU = 3, DP_FIELD_CMDLINE = 4 };

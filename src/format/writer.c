@@ -347,7 +347,8 @@ int dp_write_domain(struct dp_writer *w, const struct dp_domain *d)
 
 int dp_write_task(struct dp_writer *w, uint32_t domain, const struct dp_task *t)
 {
-	size_t n = align8((uint32_t)(DP_REC_HDR + 32 + str_size(t->comm)));
+	size_t head = align8((uint32_t)(DP_REC_HDR + 32 + str_size(t->comm)));
+	size_t n = head + (t->has_asid ? DP_TASK_ASID : 0);
 	uint8_t *p = reserve_in(w, domain, n);
 	if (!p)
 		return w->err;
@@ -360,6 +361,10 @@ int dp_write_task(struct dp_writer *w, uint32_t domain, const struct dp_task *t)
 	put32(p + 24, t->ptid);
 	put64(p + 32, t->time);
 	put_str(p + 40, t->comm);
+	if (t->has_asid) {
+		put32(p + head, 1);
+		put64(p + head + 8, t->asid);
+	}
 	return after_record(w);
 }
 

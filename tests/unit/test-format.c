@@ -124,6 +124,8 @@ static void roundtrip(size_t n, size_t chunk, int zlevel)
 			t->time = adv64();
 			snprintf(e->comm, sizeof(e->comm), "comm-%u", (unsigned)(rnd() % 1000));
 			t->comm = e->comm;
+			t->has_asid = rnd() % 2; /* 1.2 address-space block, or the 1.0 layout */
+			t->asid = t->has_asid ? adv64() : 0;
 			CHECK(dp_write_task(w, e->domain, t) == 0);
 		}
 	}
@@ -174,7 +176,7 @@ static void roundtrip(size_t n, size_t chunk, int zlevel)
 			const struct dp_task *a = &rec.u.task, *b = &e->t;
 			if (a->kind != b->kind || a->pid != b->pid || a->tid != b->tid ||
 			    a->ppid != b->ppid || a->ptid != b->ptid || a->time != b->time ||
-			    strcmp(a->comm, b->comm))
+			    strcmp(a->comm, b->comm) || a->has_asid != b->has_asid || a->asid != b->asid)
 				bad++;
 		}
 	}
@@ -559,7 +561,7 @@ static void sequence(void)
 	struct chunks c;
 	split_chunks(b, len, &c);
 	CHECK(c.n >= 10);
-	CHECK_EQ_U64(get16(b + 10), 1);   /* written as format 1.1 */
+	CHECK_EQ_U64(get16(b + 10), DP_VERSION_MINOR);   /* the sequence is checked from 1.1 on */
 	struct readout o;
 	char want[160];
 
