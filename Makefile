@@ -80,7 +80,7 @@ deps:
 	@./scripts/deps.sh
 
 test: deps
-	@$(MAKE) --no-print-directory build/domprof build/san/domprof unit workloads fixtures fuzz
+	@$(MAKE) --no-print-directory build/domprof build/san/domprof unit workloads fixtures fuzz vm-guest static
 	@./tests/run.sh
 
 check-valgrind: $(UNIT_VG)

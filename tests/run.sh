@@ -5,6 +5,11 @@
 # 0, is skipped with exit 77 (it must print why), fails otherwise.
 # Ends with the line "N passed, N failed, N skipped".
 # Usage: tests/run.sh [PATTERN]   (substring filter on test names)
+#
+# VM tests spend their time in TCG guests; they run $VM_JOBS at a time
+# (default 2), except those whose script holds a line "# runs alone"
+# (measurements a busy host would disturb), which run afterwards, one by
+# one.
 set -u
 cd "$(dirname "$0")/.."
 export DOMPROF="${DOMPROF:-$PWD/build/san/domprof}"
@@ -17,12 +22,9 @@ export TEST_OUT="$OUT"
 pat="${1:-}"
 pass=0 fail=0 skip=0 failed=()
 
-run_one() {
-	local name=$1; shift
-	[ -n "$pat" ] && [[ "$name" != *"$pat"* ]] && return
-	local log="$OUT/${name//\//_}.log" start=$SECONDS rc
-	"$@" >"$log" 2>&1; rc=$?
-	local dt=$((SECONDS - start))
+# report NAME RC SECONDS: counts and prints one result.
+report() {
+	local name=$1 rc=$2 dt=$3 log="$OUT/${1//\//_}.log"
 	case $rc in
 	0) pass=$((pass + 1)); printf 'PASS %-40s %3ds\n' "$name" "$dt" ;;
 	77) skip=$((skip + 1)); printf 'SKIP %-40s %3ds  %s\n' "$name" "$dt" "$(tail -n 1 "$log")" ;;
@@ -31,14 +33,61 @@ run_one() {
 	esac
 }
 
+run_one() {
+	local name=$1; shift
+	[ -n "$pat" ] && [[ "$name" != *"$pat"* ]] && return
+	local log="$OUT/${name//\//_}.log" start=$SECONDS rc
+	"$@" >"$log" 2>&1; rc=$?
+	report "$name" "$rc" $((SECONDS - start))
+}
+
+# Runs "$@" in the background; its result is reported by reap.
+declare -A BG_NAME=()
+run_bg() {
+	local name=$1; shift
+	[ -n "$pat" ] && [[ "$name" != *"$pat"* ]] && return
+	while [ "$(jobs -rp | wc -l)" -ge "${VM_JOBS:-2}" ]; do
+		wait -n 2>/dev/null || true
+		reap
+	done
+	local log="$OUT/${name//\//_}.log" res="$OUT/${name//\//_}.rc"
+	rm -f "$res"
+	( start=$SECONDS; "$@" >"$log" 2>&1; echo "$? $((SECONDS - start))" >"$res" ) &
+	BG_NAME[$!]=$name
+}
+# Reports the background tests that have finished.
+reap() {
+	local p name res
+	for p in "${!BG_NAME[@]}"; do
+		name=${BG_NAME[$p]}
+		res="$OUT/${name//\//_}.rc"
+		kill -0 "$p" 2>/dev/null && continue
+		[ -s "$res" ] || continue
+		read -r rc dt <"$res"
+		report "$name" "$rc" "$dt"
+		unset "BG_NAME[$p]"
+	done
+}
+
 for t in build/san/tests/test-*; do
 	[ -x "$t" ] && run_one "unit/$(basename "$t")" "$t"
 done
 for t in tests/e2e/*.sh; do
 	[ -f "$t" ] && run_one "e2e/$(basename "$t" .sh)" bash "$t"
 done
+alone=()
 for t in tests/vm/test-*.sh; do
-	[ -f "$t" ] && run_one "vm/$(basename "$t" .sh)" bash "$t"
+	[ -f "$t" ] || continue
+	if grep -qx '# runs alone' "$t"; then
+		alone+=("$t")
+	else
+		run_bg "vm/$(basename "$t" .sh)" bash "$t"
+	fi
+done
+wait
+reap
+for t in "${alone[@]}"; do
+	run_one "vm/$(basename "$t" .sh)" bash "$t"
 done
 
 echo

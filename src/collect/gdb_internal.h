@@ -50,16 +50,29 @@ struct gdb_source {
 	char info[512];
 	char message[512];
 	uint64_t kaslr;
+	size_t mem_chunk;       /* largest `m` read the stub answers (bytes) */
+	struct gdb_guest *guest; /* gdb_guest.c; NULL: no symbols from memory */
 
 	struct rsp_conn *conn;
 	struct rsp_tdesc td;
 	struct reginfo rip, cs, cr3;
+	struct reginfo gs_base, k_gs_base;  /* in g only; for the current task */
 	char (*tids)[RSP_MAX_TID];
 	size_t nvcpu;
 	char *batch;            /* pipelined per-tick requests */
 	size_t batchlen;
 	unsigned replies;       /* replies the batch produces */
 	char detach[40];        /* "D", or "D;PID" for multiprocess thread ids */
+	/* The guest's current task, read at every tick (gdb_guest.c decides;
+	 * sampler thread only): cur_off is the per-CPU offset of the task
+	 * pointer (0: off); each vCPU's per-CPU base is learned from its
+	 * gs_base / k_gs_base, and once known the batch carries one
+	 * `m BASE+cur_off,8` per vCPU after its registers. */
+	uint64_t cur_off;
+	uint64_t *pcpu_base;    /* [nvcpu]; 0 unknown */
+	bool *batch_m;          /* [nvcpu]: the batch reads that vCPU's task */
+	uint64_t *cur_task;     /* [nvcpu]: task pointer read this tick, 0 none */
+	bool rebuild;           /* a per-CPU base changed: rebuild the batch */
 
 	/* What the stub owes the sampler (sampler thread only): the stop
 	 * reply to our 0x03 and the replies to requests already sent. If it
@@ -125,11 +138,35 @@ int gdb_read_symfile(const char *path, uint8_t **data, size_t *len);
 /* kaslr_find's memory reader on the stub (vctx: a struct mem_ctx). */
 struct mem_ctx { struct rsp_conn *c; };
 int gdb_mem_read(void *vctx, uint64_t addr, void *buf, size_t len);
+/* Kernel-mode rips of the stopped VM's vCPUs into rips[] (RSP_MAX_THREADS
+ * room), *kcpu the first vCPU in kernel mode; when all are in user mode
+ * the VM runs a little and is looked at again (bounded). 0, -EAGAIN (no
+ * vCPU in the kernel), or another negative errno. */
+int gdb_kernel_vcpus(struct gdb_source *s, uint64_t *rips, size_t *nrips, int *kcpu);
 /* Find the KASLR offset of the stopped VM's kernel into s->kaslr; how
  * says how it was found. 0, -EAGAIN (no vCPU in the kernel), or another
  * negative errno. */
 int gdb_find_kaslr(struct gdb_source *s, const struct kaslr_image *img, char *how, size_t howlen);
 /* Load the symbol source of the spec (and the KASLR offset). Fills err. */
 int gdb_load_symbols(struct gdb_source *s, struct kaslr_image *img, char *err, size_t errlen);
+
+/* gdb_guest.c: symbols and processes from guest memory */
+/* With the VM stopped after gdb_setup_target: read the kernel's symbols,
+ * modules and processes (s->guest). What was found or not goes into
+ * note (one line, for s->info). Returns 0 (also when nothing could be
+ * read: the domain is then recorded by address) or a negative errno
+ * when the stub itself failed. */
+int gdb_guest_start(struct gdb_source *s, char *note, size_t notelen);
+/* The kallsyms text read (kernel and modules), NULL if none. */
+const char *gdb_guest_symtab(const struct gdb_source *s, size_t *len);
+/* Sampler thread, VM stopped, v[n] just read: sets the pid of user-mode
+ * samples from their address space; may walk the task list (rate
+ * limited), first sending the *acks owed (then *acks = 0). */
+void gdb_guest_tick(struct gdb_source *s, struct dp_sample *v, size_t n, unsigned *acks);
+/* Sampler thread, VM stopped at the end: one last walk. */
+void gdb_guest_final(struct gdb_source *s);
+/* Writes the TASK records queued. Records written or a negative errno. */
+int gdb_guest_drain(struct gdb_source *s, struct dp_writer *w);
+void gdb_guest_free(struct gdb_source *s);
 
 #endif

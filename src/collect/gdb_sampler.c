@@ -59,7 +59,9 @@ static void batch_add(struct gdb_source *s, size_t *cap, const char *payload)
 }
 
 /* Requests sent at every tick, pipelined in one write: for each vCPU
- * Hg<tid> then g (or p for rip, cs, cr3 with regs=p). */
+ * Hg<tid> then g (or p for rip, cs, cr3 with regs=p), then, when the
+ * guest's current task is read and the vCPU's per-CPU base is known,
+ * m<base+cur_off>,8 (the task pointer). */
 void gdb_build_batch(struct gdb_source *s)
 {
 	size_t cap = 0;
@@ -85,6 +87,31 @@ void gdb_build_batch(struct gdb_source *s)
 			snprintf(req, sizeof(req), "p%x", s->cr3.regnum);
 			batch_add(s, &cap, req);
 		}
+		if (s->batch_m)
+			s->batch_m[i] = false;
+		if (s->cur_off && s->pcpu_base && s->pcpu_base[i]) {
+			snprintf(req, sizeof(req), "m%" PRIx64 ",8", s->pcpu_base[i] + s->cur_off);
+			batch_add(s, &cap, req);
+			s->batch_m[i] = true;
+		}
+	}
+	s->rebuild = false;
+}
+
+/* The per-CPU base of vCPU i from its g reply: gs_base in kernel mode,
+ * k_gs_base in user mode; the one that is a kernel address (that also
+ * covers a vCPU stopped between kernel entry and swapgs). */
+static void learn_pcpu_base(struct gdb_source *s, const struct rsp_conn *c, size_t i)
+{
+	uint64_t gs = 0, kgs = 0, base = 0;
+	if (!s->cur_off || !s->pcpu_base || s->use_p || !s->gs_base.in_g || !s->k_gs_base.in_g)
+		return;
+	if (reg_from_g(c, &s->gs_base, &gs) < 0 || reg_from_g(c, &s->k_gs_base, &kgs) < 0)
+		return;
+	base = gs >= 0xffff800000000000ull ? gs : kgs >= 0xffff800000000000ull ? kgs : 0;
+	if (base && base != s->pcpu_base[i]) {
+		s->pcpu_base[i] = base;
+		s->rebuild = true;
 	}
 }
 
@@ -160,12 +187,23 @@ int gdb_read_vcpus(struct gdb_source *s, struct dp_sample *out, uint64_t t, bool
 				err = reg_from_g(c, &s->cs, &cs);
 			if (!err && s->cr3.present && s->cr3.in_g)
 				err = reg_from_g(c, &s->cr3, &cr3);
+			if (!err)
+				learn_pcpu_base(s, c, i);
 		}
 		if (s->cr3.present && (s->use_p || !s->cr3.in_g)) {
 			if ((r = recv_owed(s)) < 0)
 				return r;
 			if (!err)
 				err = reg_from_p(c, &s->cr3, &cr3);
+		}
+		if (s->batch_m && s->batch_m[i]) {
+			uint64_t task = 0;
+			if ((r = recv_owed(s)) < 0)
+				return r;
+			/* an error reply (E14) or junk: no task this tick */
+			if (c->pktlen != 16 || rsp_hex_le(c->pkt, 16, 8, &task) < 0)
+				task = 0;
+			s->cur_task[i] = task;
 		}
 		struct dp_sample *sm = &out[i];
 		memset(sm, 0, sizeof(*sm));
@@ -431,8 +469,10 @@ static void end_on_error(struct gdb_source *s, int e, bool held)
 static void end_on_stop(struct gdb_source *s)
 {
 	int r = gdb_interrupt_vm(s, false);
-	if (r == 0)
+	if (r == 0) {
+		gdb_guest_final(s);
 		r = gdb_detach_vm(s);
+	}
 	else if (r == -ETIMEDOUT && !s->unsure)
 		r = recover_vm(s);
 	if (r == 0 || r == -ECHILD || r == -EPIPE)
@@ -482,8 +522,13 @@ void *gdb_sampler_main(void *arg)
 			r = rr;
 			goto out;
 		}
-		if ((r = gdb_resume_vm(s, s->replies + (s->pipeline ? 1 : 0))) < 0)
+		unsigned acks = s->replies + (s->pipeline ? 1 : 0);
+		if (rr == 0)
+			gdb_guest_tick(s, v, s->nvcpu, &acks);
+		if ((r = gdb_resume_vm(s, acks)) < 0)
 			goto out;
+		if (s->rebuild)
+			gdb_build_batch(s);   /* next tick reads the new bases */
 		/* Whatever replies are still unread, QEMU handles our `c`
 		 * after their requests: the VM runs. */
 		held = false;

@@ -51,6 +51,7 @@ const char *gdb_symsrc_key(enum gdb_symsrc s)
 	case GDB_SYM_KALLSYMS: return "kallsyms";
 	case GDB_SYM_SYSMAP: return "sysmap";
 	case GDB_SYM_VMLINUX: return "vmlinux";
+	case GDB_SYM_GUEST: return "kallsyms";
 	default: return "";
 	}
 }
@@ -92,7 +93,8 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 		snprintf(s->address, sizeof(s->address), "gdb:[%s]:%s", s->spec.host, s->spec.port);
 	else
 		snprintf(s->address, sizeof(s->address), "gdb:%s:%s", s->spec.host, s->spec.port);
-	if (s->spec.symsrc)
+	bool from_guest = !s->spec.symsrc || s->spec.symsrc == GDB_SYM_GUEST;
+	if (!from_guest)
 		snprintf(s->symsrc, sizeof(s->symsrc), "%s=%s", gdb_symsrc_key(s->spec.symsrc), s->spec.symfile);
 
 	if (!s->spec.is_unix && !(o && o->allow_remote)) {
@@ -102,7 +104,7 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 			goto fail;
 		}
 	}
-	if (s->spec.symsrc && gdb_load_symbols(s, &img, err, errlen) < 0)
+	if (!from_guest && gdb_load_symbols(s, &img, err, errlen) < 0)
 		goto fail;
 
 	s->conn = xmalloc(sizeof(*s->conn));
@@ -125,10 +127,25 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 	const char *kwhy = s->spec.kaslr_auto ? how :
 			   s->spec.kaslr_given ? "given" :
 			   s->spec.symsrc == GDB_SYM_KALLSYMS ? "kallsyms from the running kernel" : "none";
-	snprintf(s->info, sizeof(s->info), "%s: %zu vCPU%s at %s, registers by %s%s; KASLR offset 0x%" PRIx64 " (%s%s)",
-		 s->spec.name, s->nvcpu, s->nvcpu == 1 ? "" : "s", s->address + 4,
-		 s->use_p ? "p" : "g", s->conn->noack ? ", no-ack" : "", s->kaslr,
-		 s->spec.kaslr_auto ? "auto, from " : "", kwhy);
+	int il = snprintf(s->info, sizeof(s->info), "%s: %zu vCPU%s at %s, registers by %s%s", s->spec.name,
+			  s->nvcpu, s->nvcpu == 1 ? "" : "s", s->address + 4, s->use_p ? "p" : "g",
+			  s->conn->noack ? ", no-ack" : "");
+	if (from_guest) {
+		/* The table read from memory holds this boot's addresses: the
+		 * DOMAIN record's offset stays 0, as for a kallsyms copy of
+		 * the same boot; the note says the offset found. */
+		char note[400];
+		if ((r = gdb_guest_start(s, note, sizeof(note))) < 0) {
+			snprintf(err, errlen, "%s: %s while reading guest memory", s->spec.name, gdb_rsp_strerror(r));
+			goto fail;
+		}
+		if (s->guest)
+			snprintf(s->symsrc, sizeof(s->symsrc), "kallsyms=guest");
+		snprintf(s->info + il, sizeof(s->info) - (size_t)il, "; %s", note);
+	} else {
+		snprintf(s->info + il, sizeof(s->info) - (size_t)il, "; KASLR offset 0x%" PRIx64 " (%s%s)",
+			 s->kaslr, s->spec.kaslr_auto ? "auto, from " : "", kwhy);
+	}
 
 	size_t cap = (size_t)s->hz * s->nvcpu * 2;
 	s->qcap = cap < 4096 ? 4096 : cap > (1u << 20) ? (1u << 20) : cap;
@@ -155,6 +172,7 @@ fail:
 		rsp_close(s->conn);
 		free(s->conn);
 	}
+	gdb_guest_free(s);
 	rsp_tdesc_release(&s->td);
 	free(s->tids);
 	free(s->batch);
@@ -177,7 +195,13 @@ int gdb_source_write_meta(struct gdb_source *s, struct dp_writer *w)
 		.symsrc = s->symsrc,
 	};
 	int r = dp_write_domain(w, &d);
-	if (r < 0 || !s->spec.symsrc)
+	size_t glen;
+	const char *gtab = gdb_guest_symtab(s, &glen);
+	if (r < 0 || gtab) {
+		struct dp_symtab gst = { .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms", .data = (const uint8_t *)gtab, .size = glen };
+		return r < 0 ? r : dp_write_symtab(w, s->domain_id, &gst);
+	}
+	if (!s->spec.symsrc || s->spec.symsrc == GDB_SYM_GUEST)
 		return r;
 	uint8_t *data;
 	size_t len;
@@ -200,7 +224,10 @@ int gdb_source_write_meta(struct gdb_source *s, struct dp_writer *w)
 int gdb_source_drain(struct gdb_source *s, struct dp_writer *w)
 {
 	struct dp_sample buf[512];
-	int written = 0;
+	/* TASK records first: they name the samples that follow. */
+	int written = gdb_guest_drain(s, w);
+	if (written < 0)
+		return written;
 
 	for (;;) {
 		size_t n = 0;
@@ -291,6 +318,7 @@ void gdb_source_free(struct gdb_source *s)
 	gdb_source_stop(s);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
+	gdb_guest_free(s);
 	rsp_tdesc_release(&s->td);
 	free(s->conn);
 	free(s->tids);

@@ -22,7 +22,9 @@
 struct gdb_source;
 
 /* Parsed "gdb:..." part of a domain spec (after "NAME=gdb:"). */
-enum gdb_symsrc { GDB_SYM_NONE = 0, GDB_SYM_KALLSYMS, GDB_SYM_SYSMAP, GDB_SYM_VMLINUX };
+/* GDB_SYM_GUEST (kallsyms=guest, and the default when no symbol file is
+ * given): read from guest memory (collect/gdb_guest.c). */
+enum gdb_symsrc { GDB_SYM_NONE = 0, GDB_SYM_KALLSYMS, GDB_SYM_SYSMAP, GDB_SYM_VMLINUX, GDB_SYM_GUEST };
 
 struct gdb_spec {
 	char name[64];
@@ -36,6 +38,7 @@ struct gdb_spec {
 	uint64_t kaslr;
 	bool regs_p;            /* regs=p: read registers with p, not g */
 	bool no_pipeline;       /* pipeline=0: wait for the stop reply before reading */
+	bool no_current;        /* current=0: do not read the guest's current task per tick */
 };
 
 /* Parse a whole spec "NAME=gdb:HOST:PORT[,OPTS]" / "NAME=gdb:unix:PATH[,OPTS]".

@@ -128,6 +128,10 @@ int gdb_spec_parse(const char *spec, struct gdb_spec *out, char *err, size_t err
 			}
 			out->symsrc = ss;
 			strcpy(out->symfile, val);
+			if (ss == GDB_SYM_KALLSYMS && !strcmp(val, "guest")) {
+				out->symsrc = GDB_SYM_GUEST;
+				out->symfile[0] = 0;
+			}
 		} else if (!strcmp(opt, "kaslr")) {
 			out->kaslr_given = true;
 			if (!strcmp(val, "auto")) {
@@ -147,6 +151,12 @@ int gdb_spec_parse(const char *spec, struct gdb_spec *out, char *err, size_t err
 				return -EINVAL;
 			}
 			out->no_pipeline = val[0] == '0';
+		} else if (!strcmp(opt, "current")) {
+			if (strcmp(val, "0") && strcmp(val, "1")) {
+				snprintf(err, errlen, "%s: current= must be 0 or 1", name);
+				return -EINVAL;
+			}
+			out->no_current = val[0] == '0';
 		} else if (!strcmp(opt, "regs")) {
 			if (strcmp(val, "g") && strcmp(val, "p")) {
 				snprintf(err, errlen, "%s: regs= must be g or p", name);
@@ -154,14 +164,20 @@ int gdb_spec_parse(const char *spec, struct gdb_spec *out, char *err, size_t err
 			}
 			out->regs_p = val[0] == 'p';
 		} else {
-			snprintf(err, errlen, "%s: unknown option '%s' (kallsyms=, sysmap=, vmlinux=, kaslr=, regs=, pipeline=)", name, opt);
+			snprintf(err, errlen, "%s: unknown option '%s' (kallsyms=, sysmap=, vmlinux=, kaslr=, regs=, pipeline=, current=)", name, opt);
 			return -EINVAL;
 		}
 	}
 	if (!out->kaslr_given)
 		out->kaslr_auto = out->symsrc == GDB_SYM_SYSMAP || out->symsrc == GDB_SYM_VMLINUX;
-	if (out->kaslr_auto && !out->symsrc) {
-		snprintf(err, errlen, "%s: kaslr=auto needs a symbol source (kallsyms=, sysmap= or vmlinux=)", name);
+	if (out->kaslr_auto && (!out->symsrc || out->symsrc == GDB_SYM_GUEST)) {
+		snprintf(err, errlen, "%s: kaslr=auto needs a symbol file (kallsyms=FILE, sysmap= or vmlinux=); "
+			 "symbols read from guest memory find the offset themselves", name);
+		return -EINVAL;
+	}
+	if (out->kaslr_given && (!out->symsrc || out->symsrc == GDB_SYM_GUEST)) {
+		snprintf(err, errlen, "%s: kaslr= needs a symbol file (kallsyms=FILE, sysmap= or vmlinux=); "
+			 "symbols read from guest memory find the offset themselves", name);
 		return -EINVAL;
 	}
 	return 0;

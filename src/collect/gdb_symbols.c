@@ -54,10 +54,9 @@ int gdb_mem_read(void *vctx, uint64_t addr, void *buf, size_t len)
 
 /* ---- KASLR and symbols ---------------------------------------------------- */
 
-int gdb_find_kaslr(struct gdb_source *s, const struct kaslr_image *img, char *how, size_t howlen)
+int gdb_kernel_vcpus(struct gdb_source *s, uint64_t *rips, size_t *nrips, int *kcpu_out)
 {
 	struct dp_sample *v = xcalloc(s->nvcpu, sizeof(*v));
-	uint64_t rips[RSP_MAX_THREADS];
 	size_t nr = 0;
 	int r = 0, kcpu = -1;
 
@@ -82,10 +81,21 @@ int gdb_find_kaslr(struct gdb_source *s, const struct kaslr_image *img, char *ho
 			break;
 	}
 	free(v);
+	*nrips = nr;
+	*kcpu_out = kcpu;
 	if (r < 0)
 		return r;
-	if (kcpu < 0)
-		return -EAGAIN;
+	return kcpu < 0 ? -EAGAIN : 0;
+}
+
+int gdb_find_kaslr(struct gdb_source *s, const struct kaslr_image *img, char *how, size_t howlen)
+{
+	uint64_t rips[RSP_MAX_THREADS];
+	size_t nr = 0;
+	int kcpu = -1;
+	int r = gdb_kernel_vcpus(s, rips, &nr, &kcpu);
+	if (r < 0)
+		return r;
 	char req[64];
 	snprintf(req, sizeof(req), "Hg%s", s->tids[kcpu]);
 	if ((r = rsp_request(s->conn, req)) < 0)

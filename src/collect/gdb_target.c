@@ -118,6 +118,13 @@ int gdb_setup_target(struct gdb_source *s, char *err, size_t errlen)
 		return r;
 	}
 	bool xfer = strstr(c->pkt, "qXfer:features:read+") != NULL;
+	/* Memory reads as large as the stub's packets allow: PacketSize (hex)
+	 * bounds the reply, two hex digits per byte plus framing. */
+	const char *ps = strstr(c->pkt, "PacketSize=");
+	unsigned long pkt = ps ? strtoul(ps + 11, NULL, 16) : 0;
+	if (pkt > RSP_MAX_PAYLOAD)
+		pkt = RSP_MAX_PAYLOAD;
+	s->mem_chunk = pkt >= 64 ? (pkt - 32) / 2 : 512;
 	if (strstr(c->pkt, "QStartNoAckMode+")) {
 		if ((r = rsp_request(c, "QStartNoAckMode")) < 0)
 			goto proto;
@@ -166,6 +173,8 @@ int gdb_setup_target(struct gdb_source *s, char *err, size_t errlen)
 		return -ENOTSUP;
 	}
 	find_reg(s, "cr3", &s->cr3);
+	find_reg(s, "gs_base", &s->gs_base);
+	find_reg(s, "k_gs_base", &s->k_gs_base);
 
 	/* How long is `g` really? Registers past its end need `p`. */
 	if ((r = rsp_request(c, "g")) < 0)
@@ -175,6 +184,8 @@ int gdb_setup_target(struct gdb_source *s, char *err, size_t errlen)
 		s->use_p = true;   /* a stub with a short g: ask per register */
 	s->rip.in_g = s->cs.in_g = true;
 	s->cr3.in_g = s->cr3.present && s->cr3.offset + s->cr3.size <= gbytes;
+	s->gs_base.in_g = s->gs_base.present && s->gs_base.offset + s->gs_base.size <= gbytes;
+	s->k_gs_base.in_g = s->k_gs_base.present && s->k_gs_base.offset + s->k_gs_base.size <= gbytes;
 
 	/* vCPUs. */
 	s->tids = xcalloc(RSP_MAX_THREADS, RSP_MAX_TID);

@@ -217,8 +217,11 @@ const char *sym_base_name(const char *path)
 
 /* ---- lookup ---- */
 
+/* A passive domain whose recorder read the guest's task list gives its
+ * user samples the pid of their address space's process (and TASK
+ * records name it): that image is "[guest user] COMM (PID)". */
 static const struct sym_map *guest_user_map(struct sym_session *s, struct sym_domain *d,
-					    bool has_asid, uint64_t asid)
+					    bool has_asid, uint64_t asid, uint32_t pid)
 {
 	if (!has_asid)
 		return sym_pseudo_map(s, d, "[guest user]");
@@ -226,8 +229,12 @@ static const struct sym_map *guest_user_map(struct sym_session *s, struct sym_do
 		return d->last_asid_map;
 	struct sym_map *m = u64map_get(&d->asids, asid);
 	if (!m) {
-		char name[64];
-		snprintf(name, sizeof(name), "[guest user cr3=0x%" PRIx64 "]", asid);
+		char name[96];
+		const char *comm = pid ? sym_comm(s, d->id, pid) : NULL;
+		if (comm && strcmp(comm, SYM_UNKNOWN))
+			snprintf(name, sizeof(name), "[guest user] %.40s (%" PRIu32 ")", comm, pid);
+		else
+			snprintf(name, sizeof(name), "[guest user cr3=0x%" PRIx64 "]", asid);
 		struct sym_image *img = sym_image_new(s, d, IMG_PSEUDO, name, name);
 		m = sym_map_new(s, img, 0, UINT64_MAX, 0);
 		u64map_put(&d->asids, asid, m);
@@ -248,7 +255,7 @@ const struct sym_map *sym_find_map(struct sym_session *s, uint32_t domain,
 		if (mode == DP_MODE_KERNEL || mode == DP_MODE_GUEST_KERNEL ||
 		    (mode == DP_MODE_UNKNOWN && khalf))
 			return kernel_map(s, d, ip);
-		return guest_user_map(s, d, has_asid, asid);
+		return guest_user_map(s, d, has_asid, asid, pid);
 	}
 	switch (mode) {
 	case DP_MODE_KERNEL:
@@ -257,7 +264,7 @@ const struct sym_map *sym_find_map(struct sym_session *s, uint32_t domain,
 		/* a KVM host's view of some guest's kernel: no table for it */
 		return sym_pseudo_map(s, d, "[guest.kernel]");
 	case DP_MODE_GUEST_USER:
-		return guest_user_map(s, d, has_asid, asid);
+		return guest_user_map(s, d, has_asid, asid, 0);  /* pid: the host's (qemu) */
 	default:
 		break;
 	}

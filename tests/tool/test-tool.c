@@ -16,6 +16,9 @@
  *   test-tool gen-hostile KIND OUT ARGS...
  *       hostile recordings for the report-side bounds tests
  *       (tests/e2e/hostile-*.sh)
+ *   test-tool symtab get|set ...
+ *       a domain's embedded kallsyms table out of / into a recording
+ *       (two views of one recording, tests/vm/test-guest-ksyms.sh)
  *
  * Exit 0 on success, 1 on a runtime failure, 2 on usage errors; one line
  * on stderr for each failure.
@@ -34,6 +37,7 @@ static const struct {
 	{ "mkseed", cmd_mkseed, "DIR" },
 	{ "gen-profile", cmd_gen_profile, "OUT SAMPLES" },
 	{ "gen-hostile", cmd_gen_hostile, "bomb|domains|forks|tables|fifo OUT ARGS..." },
+	{ "symtab", cmd_symtab, "get IN DOMAIN OUT | set IN DOMAIN FILE OUT" },
 };
 
 int main(int argc, char **argv)

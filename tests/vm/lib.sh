@@ -19,6 +19,9 @@
 #                         unix socket $(vm_mon_sock ID)); prints its answer
 #   vm_status ID          "running" or "paused" (the monitor's info status)
 #   vm_domprof LOG ARGS / vm_report_csv CSV ARGS   run domprof (with a timeout)
+#   vm_shift_kallsyms IN OUT    a kallsyms text moved by 2 MiB (controls)
+#   VM_KMETA=linux-image-6.12-amd64 vm_kernel; vm_vmlinux   another kernel series,
+#                         its uncompressed ELF (offline decoding tests)
 #   vm_samples / vm_top / vm_share / vm_show CSV DOMAIN ...   query a csv report
 #   vm_check_dd / vm_check_urandom CSV DOMAIN   known answers of the workloads
 #   vm_dump_cpus DUMP NAME                      samples per vCPU from `dump`
@@ -308,6 +311,20 @@ vm_top() {
 
 # vm_domprof LOG ARGS...: runs $DOMPROF ARGS, output to $VM_OUT/LOG
 # (and shown); fails the test on a non-zero exit.
+# vm_shift_kallsyms IN OUT: kallsyms text IN with every kernel-image
+# address moved by 0x200000, as another boot's KASLR would place it (the
+# control of the symbol checks: such a table must score low).
+vm_shift_kallsyms() {
+	python3 - "$1" "$2" <<'EOF' || fail "cannot write the shifted kallsyms $2"
+import sys
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as o:
+    for line in f:
+        a, rest = line.split(" ", 1)
+        v = int(a, 16)
+        o.write("%016x %s" % (v + 0x200000 if v >= 0xffffffff80000000 else v, rest))
+EOF
+}
+
 vm_domprof() {
 	local log="$VM_OUT/$1" rc; shift
 	echo "+ domprof $*" >>"$VM_OUT/commands.log"

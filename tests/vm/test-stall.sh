@@ -16,6 +16,7 @@
 #  3. A debugger that negotiated multiprocess (gdb does) was attached and
 #     detached before: QEMU then answers a bare `D` with E22 and keeps the
 #     VM paused. After a plain recording the VM must run.
+# runs alone
 set -u
 . "$(dirname "$0")/lib.sh"
 vm_init stall

@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Passive domains, guest introspection: with no symbol file (or with
+ * kallsyms=guest), the guest kernel's symbols, modules and processes are
+ * read from the guest's own memory through the stub (src/guest/), so a
+ * passive domain needs nothing from inside the guest. Part of the gdb
+ * source (gdb_internal.h).
+ *
+ * At start (the VM is stopped since connect): the kernel image is found
+ * from the vCPUs' kernel rips, its build-id keys the host cache
+ * (guest/cache.h), and the kallsyms tables are decoded from memory (or
+ * taken from the cache and checked against memory); the modules list and
+ * the BTF layouts follow, then the task list. The symbol text becomes the
+ * domain's embedded SYMTAB, exactly like a kallsyms copy of the same boot.
+ *
+ * While sampling (sampler thread, VM stopped by the tick): with the
+ * guest's current task read at every tick (the sampler's batch carries
+ * one `m` per vCPU, see gdb_build_batch; current=0 turns it off), every
+ * sample, kernel or user, gets the pid and thread of the task that ran;
+ * a task pointer not seen yet is read once (a thread, an idle task).
+ * Otherwise user-mode samples get the pid of the process whose address
+ * space their cr3 is. An address space not yet known triggers a new walk
+ * of the task list, at most once per GUEST_REWALK_NS; at the end one more
+ * walk. Each task seen becomes a TASK record carrying its asid (format
+ * 1.2), queued under s->lock and written by gdb_guest_drain.
+ *
+ * Everything read is hostile: the decoders in src/guest/ bound it, and a
+ * failure here never fails the recording: the domain is then recorded by
+ * address, and s->info says once what was not found.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect/gdb_internal.h"
+#include "guest/cache.h"
+#include "guest/ksyms.h"
+#include "guest/layout.h"
+#include "guest/modules.h"
+#include "guest/tasks.h"
+#include "util/clock.h"
+#include "util/hmap.h"
+#include "util/xalloc.h"
+
+/* At most one task-list walk per second for address spaces not yet seen:
+ * a walk of ~100 tasks costs a few ms of stopped VM. */
+#define GUEST_REWALK_NS 1000000000ull
+/* Processes remembered per domain (new address spaces beyond this keep
+ * their cr3 bucket). */
+#define GUEST_MAX_PROCS 65536u
+/* Largest cache entry read back (a kallsyms text is ~10 MiB). */
+#define GUEST_CACHE_MAX (64u << 20)
+
+struct gproc {
+	uint64_t addr;          /* the task_struct's address */
+	uint32_t pid, tgid, ppid;
+	uint64_t asid;
+	char comm[16];
+};
+
+struct gdb_guest {
+	char *symtab;           /* kallsyms text (kernel + modules), runtime addresses */
+	size_t symtab_len;
+	char buildid[41];
+	struct guest_layout layout;
+	bool have_layout;
+	/* Processes seen (sampler thread after start). */
+	struct gproc *procs;
+	size_t nprocs;
+	struct hmap by_asid;    /* asid -> index + 1 */
+	struct hmap by_pid;     /* pid -> index + 1 */
+	struct hmap by_task;    /* task_struct address -> index + 1 */
+	unsigned task_reads;    /* unknown current tasks read this tick */
+	bool want_walk;         /* a sample had an unknown address space */
+	uint64_t last_walk_ns;
+	/* TASK records to write, under s->lock. */
+	struct dp_task *tq;
+	char (*tqcomm)[16];
+	size_t tqn, tqcap;
+};
+
+/* ---- Memory through the stub ---------------------------------------- */
+
+static void mem_init(struct gdb_source *s, struct guest_mem *m, struct mem_ctx *mc)
+{
+	memset(m, 0, sizeof(*m));
+	mc->c = s->conn;
+	m->read = gdb_mem_read;
+	m->ctx = mc;
+	m->chunk = s->mem_chunk;
+}
+
+/* Runtime address of a symbol in kallsyms text ("ADDR T name\n"), 0 if
+ * it is not there. A linear search: called a handful of times per start. */
+static uint64_t text_sym(void *ctx, const char *name)
+{
+	const struct gdb_guest *g = ctx;
+	char needle[160];
+	int n = snprintf(needle, sizeof(needle), " %s\n", name);
+	if (n <= 0 || (size_t)n >= sizeof(needle))
+		return 0;
+	const char *t = g->symtab, *end = t + g->symtab_len;
+	while (t < end) {
+		const char *hit = memmem(t, (size_t)(end - t), needle, (size_t)n);
+		if (!hit)
+			return 0;
+		/* "ADDR T name": the hit starts after the type letter */
+		const char *line = hit;
+		while (line > g->symtab && line[-1] != '\n')
+			line--;
+		if (hit - line >= 3 && hit[-2] == ' ')
+			return strtoull(line, NULL, 16);
+		t = hit + 1;
+	}
+	return 0;
+}
+
+/* ---- Kernel symbols ---------------------------------------------------- */
+
+/* Moves every kernel-image address of a cached table by delta (this
+ * boot's _text minus the cached one). Per-CPU offsets ('A' symbols below
+ * the image area) stay. Returns the new text or NULL (bad entry). */
+static char *shift_table(const char *in, size_t len, int64_t delta, size_t *outlen)
+{
+	size_t cap = len + 64;
+	char *out = xmalloc(cap), *o = out;
+	const char *p = in, *end = in + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		char *e;
+		uint64_t a = strtoull(p, &e, 16);
+		if (e != p + 16 || ll < 19 || ll > 600) {
+			free(out);
+			return NULL;
+		}
+		if (a >= GUEST_KIMAGE_START)
+			a += (uint64_t)delta;
+		if ((size_t)(o - out) + ll + 2 > cap) {
+			free(out);
+			return NULL;
+		}
+		o += sprintf(o, "%016" PRIx64, a);
+		memcpy(o, p + 16, ll - 16);
+		o += ll - 16;
+		*o++ = '\n';
+		p += ll + 1;
+	}
+	*outlen = (size_t)(o - out);
+	return out;
+}
+
+/* The cached table of this kernel, moved to this boot, if it still
+ * matches guest memory (linux_banner where it says). */
+static char *from_cache(struct gdb_guest *g, struct guest_mem *m, const struct guest_kimage *img,
+			size_t *len, size_t *nsyms)
+{
+	char *data;
+	size_t dl;
+	if (guest_cache_get(g->buildid, "kallsyms", GUEST_CACHE_MAX, &data, &dl) < 0)
+		return NULL;
+	uint64_t text = 0;
+	char *nl = memchr(data, '\n', dl);
+	if (!nl || sscanf(data, "# domprof guest kallsyms 1 text=%" SCNx64, &text) != 1 || text % GUEST_KIMAGE_ALIGN) {
+		free(data);
+		return NULL;
+	}
+	size_t skip = (size_t)(nl + 1 - data);
+	char *t = shift_table(nl + 1, dl - skip, (int64_t)(img->text - text), len);
+	free(data);
+	if (!t)
+		return NULL;
+	g->symtab = t;
+	g->symtab_len = *len;
+	uint64_t banner = text_sym(g, "linux_banner");
+	char b[16] = "";
+	if (!banner || guest_mem_read(m, banner, b, 14) < 0 || memcmp(b, "Linux version ", 14)) {
+		free(t);
+		g->symtab = NULL;
+		g->symtab_len = 0;
+		return NULL;
+	}
+	*nsyms = 0;
+	for (size_t i = 0; i < *len; i++)
+		*nsyms += t[i] == '\n';
+	return t;
+}
+
+static void to_cache(const struct gdb_guest *g, const struct guest_ksyms *k)
+{
+	char head[96];
+	int hn = snprintf(head, sizeof(head), "# domprof guest kallsyms 1 text=%" PRIx64 "\n", k->text_addr);
+	char *buf = xmalloc((size_t)hn + k->len);
+	memcpy(buf, head, (size_t)hn);
+	memcpy(buf + hn, k->text, k->len);
+	(void)guest_cache_put(g->buildid, "kallsyms", buf, (size_t)hn + k->len);
+	free(buf);
+}
+
+/* Kernel-mode rips of the stopped VM; selects (Hg) a vCPU in kernel
+ * mode for the memory reads that follow. */
+static int kernel_rips(struct gdb_source *s, uint64_t *rips, size_t *nr)
+{
+	int kcpu = -1;
+	int r = gdb_kernel_vcpus(s, rips, nr, &kcpu);
+	if (r < 0)
+		return r;
+	char req[64];
+	snprintf(req, sizeof(req), "Hg%s", s->tids[kcpu]);
+	return rsp_request(s->conn, req);
+}
+
+static int read_kernel(struct gdb_source *s, struct gdb_guest *g, struct guest_mem *m,
+		       char *note, size_t notelen)
+{
+	uint64_t rips[RSP_MAX_THREADS];
+	size_t nr = 0;
+	char why[200] = "";
+	int r = kernel_rips(s, rips, &nr);
+	if (r < 0) {
+		snprintf(note, notelen, "no kernel symbols from guest memory: %s",
+			 r == -EAGAIN ? "no vCPU was in kernel mode (still in firmware, or not Linux?)" :
+			 gdb_rsp_strerror(r));
+		return r;
+	}
+	struct guest_kimage img;
+	if ((r = guest_kimage_find(m, rips, nr, &img, why, sizeof(why))) < 0) {
+		snprintf(note, notelen, "no kernel symbols from guest memory: %s", why);
+		return r;
+	}
+	bool have_id = guest_kernel_buildid(m, &img, g->buildid, why, sizeof(why)) == 0;
+	size_t len = 0, nsyms = 0;
+	if (have_id && from_cache(g, m, &img, &len, &nsyms)) {
+		snprintf(note, notelen, "kernel symbols from guest memory (cached for build-id %.12s...): %zu symbols, "
+			 "KASLR offset 0x%" PRIx64, g->buildid, nsyms, img.text - GUEST_LINK_TEXT);
+		return 0;
+	}
+	struct guest_ksyms k;
+	if ((r = guest_ksyms_read(m, &img, &k, why, sizeof(why))) < 0) {
+		snprintf(note, notelen, "no kernel symbols from guest memory: %s", why);
+		return r;
+	}
+	if (have_id)
+		to_cache(g, &k);
+	snprintf(note, notelen, "kernel symbols from guest memory (%s): %zu symbols, KASLR offset 0x%" PRIx64,
+		 k.layout, k.nsyms, k.kaslr_offset);
+	g->symtab = k.text;
+	g->symtab_len = k.len;
+	k.text = NULL;
+	guest_ksyms_free(&k);
+	return 0;
+}
+
+/* ---- Layout, modules ------------------------------------------------- */
+
+static void read_layout(struct gdb_source *s, struct gdb_guest *g, struct guest_mem *m,
+			char *note, size_t notelen)
+{
+	char why[200] = "";
+	char *btf = NULL;
+	size_t blen = 0;
+	int r;
+	if (g->buildid[0] && guest_cache_get(g->buildid, "btf", GUEST_BTF_MAX, &btf, &blen) == 0)
+		r = guest_layout_from_cached(m, btf, blen, text_sym, g, &g->layout, why, sizeof(why));
+	else
+		r = guest_layout_read(m, text_sym, g, &g->layout, why, sizeof(why));
+	free(btf);
+	if (r < 0) {
+		snprintf(note, notelen, "; processes not named (%s)", why);
+		return;
+	}
+	g->have_layout = true;
+	if (g->buildid[0] && !btf && g->layout.btf && g->layout.btf_len)
+		(void)guest_cache_put(g->buildid, "btf", g->layout.btf, g->layout.btf_len);
+	struct guest_modsyms ms;
+	size_t skipped = 0;
+	if (guest_modules_read(m, &g->layout, &ms, &skipped, why, sizeof(why)) == 0) {
+		if (ms.len) {
+			g->symtab = xrealloc(g->symtab, g->symtab_len + ms.len + 1);
+			memcpy(g->symtab + g->symtab_len, ms.text, ms.len);
+			g->symtab_len += ms.len;
+			g->symtab[g->symtab_len] = 0;
+		}
+		size_t used = strlen(note);
+		snprintf(note + used, notelen - used, ", %zu module%s", ms.nmodules, ms.nmodules == 1 ? "" : "s");
+		if (skipped) {
+			used = strlen(note);
+			snprintf(note + used, notelen - used, " (%zu refused)", skipped);
+		}
+		guest_modsyms_free(&ms);
+	}
+}
+
+/* ---- Processes --------------------------------------------------------- */
+
+static void queue_task(struct gdb_source *s, struct gdb_guest *g, const struct gproc *p, uint64_t t)
+{
+	pthread_mutex_lock(&s->lock);
+	if (g->tqn == g->tqcap) {
+		g->tqcap = g->tqcap ? 2 * g->tqcap : 64;
+		g->tq = xrealloc(g->tq, g->tqcap * sizeof(*g->tq));
+		g->tqcomm = xrealloc(g->tqcomm, g->tqcap * sizeof(*g->tqcomm));
+	}
+	memcpy(g->tqcomm[g->tqn], p->comm, sizeof(p->comm));
+	g->tq[g->tqn] = (struct dp_task){
+		.kind = DP_TASK_COMM, .pid = p->tgid, .tid = p->pid, .ppid = p->ppid, .ptid = p->ppid,
+		.time = t, .has_asid = p->asid != 0, .asid = p->asid,
+	};
+	g->tqn++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Remembers a task read from guest memory; a new or renamed one is
+ * queued as a TASK record. Returns it (NULL: over GUEST_MAX_PROCS). */
+static const struct gproc *note_task(struct gdb_source *s, struct gdb_guest *g,
+				     const struct guest_task *k, uint64_t t)
+{
+	uintptr_t at = (uintptr_t)u64map_get(&g->by_pid, k->pid);
+	struct gproc *p = at ? &g->procs[at - 1] : NULL;
+	if (p && p->addr == k->addr && p->asid == k->asid && !memcmp(p->comm, k->comm, sizeof(p->comm)))
+		return p;   /* known, unchanged */
+	if (!p) {
+		if (g->nprocs >= GUEST_MAX_PROCS)
+			return NULL;
+		g->procs = xrealloc(g->procs, (g->nprocs + 1) * sizeof(*g->procs));
+		p = &g->procs[g->nprocs++];
+		u64map_put(&g->by_pid, k->pid, (void *)(uintptr_t)g->nprocs);
+	}
+	uintptr_t idx = (uintptr_t)(p - g->procs + 1);
+	p->addr = k->addr;
+	p->pid = k->pid;
+	p->tgid = k->tgid;
+	p->ppid = k->ppid;
+	p->asid = k->asid;
+	memcpy(p->comm, k->comm, sizeof(p->comm));
+	p->comm[15] = 0;
+	u64map_put(&g->by_task, k->addr, (void *)idx);
+	/* the process's address space is named by its main thread */
+	if (k->asid && k->pid == k->tgid)
+		u64map_put(&g->by_asid, k->asid, (void *)idx);
+	/* pid 0 (idle) is named only when kernel samples carry the current
+	 * task: otherwise every kernel sample has pid 0 */
+	if (k->pid || s->cur_off)
+		queue_task(s, g, p, t);
+	return p;
+}
+
+/* Walks the task list; new or renamed tasks are queued as TASK records.
+ * Returns 0 or a negative errno (the walk failed). */
+static int walk(struct gdb_source *s, struct gdb_guest *g, struct guest_mem *m)
+{
+	struct guest_task *tv = NULL;
+	char why[200];
+	uint64_t t = mono_ns();
+	int n = guest_tasks_walk(m, &g->layout, &tv, GUEST_TASKS_MAX, why, sizeof(why));
+	g->last_walk_ns = mono_ns();
+	g->want_walk = false;
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++)
+		note_task(s, g, &tv[i], t);
+	free(tv);
+	return 0;
+}
+
+/* The process of a sample's address space, or NULL. The sample's asid is
+ * cr3 without the PCID bits; with page-table isolation a user-mode cr3
+ * points at the user half of the pgd (bit 12 set, the pgd is 8 KiB
+ * aligned then), so that form is tried second and the sample is given
+ * the process's asid: its user and kernel samples stay one address
+ * space. Without isolation bit 12 is an ordinary address bit, which is
+ * why it is not simply masked. */
+static const struct gproc *proc_of(struct gdb_guest *g, struct dp_sample *v)
+{
+	uintptr_t at = (uintptr_t)u64map_get(&g->by_asid, v->asid);
+	if (!at && (v->asid & 0x1000))
+		at = (uintptr_t)u64map_get(&g->by_asid, v->asid & ~0x1000ull);
+	if (!at)
+		return NULL;
+	const struct gproc *p = &g->procs[at - 1];
+	v->asid = p->asid;
+	return p;
+}
+
+/* The task a vCPU ran: known from a walk or an earlier read, else read
+ * now (at most GUEST_TASK_READS per tick; the acks owed go first). */
+#define GUEST_TASK_READS 4u
+static const struct gproc *current_of(struct gdb_source *s, struct gdb_guest *g, uint64_t task,
+				      unsigned *acks, uint64_t t)
+{
+	uintptr_t at = (uintptr_t)u64map_get(&g->by_task, task);
+	if (at)
+		return &g->procs[at - 1];
+	if (g->task_reads >= GUEST_TASK_READS || !guest_kptr(task))
+		return NULL;
+	g->task_reads++;
+	if (*acks && rsp_ack(s->conn, *acks) < 0)
+		return NULL;
+	*acks = 0;
+	struct guest_mem m;
+	struct mem_ctx mc;
+	struct guest_task k;
+	mem_init(s, &m, &mc);
+	if (guest_task_read(&m, &g->layout, task, &k) < 0)
+		return NULL;
+	return note_task(s, g, &k, t);
+}
+
+/* ---- Entry points (gdb_internal.h) -------------------------------------- */
+
+int gdb_guest_start(struct gdb_source *s, char *note, size_t notelen)
+{
+	struct gdb_guest *g = xcalloc(1, sizeof(*g));
+	struct guest_mem m;
+	struct mem_ctx mc;
+	uint64_t t0 = mono_ns();
+	mem_init(s, &m, &mc);
+	note[0] = 0;
+	int r = read_kernel(s, g, &m, note, notelen);
+	if (r < 0 && r != -ETIMEDOUT && r != -EPIPE) {
+		free(g);
+		return 0;   /* recorded by address; note says why */
+	}
+	if (r < 0) {
+		free(g);
+		return r;   /* the stub itself failed */
+	}
+	read_layout(s, g, &m, note + strlen(note), notelen - strlen(note));
+	if (g->have_layout && g->layout.has_current && !s->spec.no_current && !s->use_p &&
+	    s->gs_base.in_g && s->k_gs_base.in_g) {
+		s->cur_off = g->layout.percpu_current;
+		s->pcpu_base = xcalloc(s->nvcpu, sizeof(*s->pcpu_base));
+		s->batch_m = xcalloc(s->nvcpu, sizeof(*s->batch_m));
+		s->cur_task = xcalloc(s->nvcpu, sizeof(*s->cur_task));
+	}
+	size_t nprocs = 0;
+	if (g->have_layout && walk(s, g, &m) == 0)
+		nprocs = g->nprocs;
+	uint64_t pause = mono_ns() - t0;
+	size_t used = strlen(note);
+	if (g->have_layout)
+		snprintf(note + used, notelen - used, ", %zu tasks%s", nprocs,
+			 s->cur_off ? ", current task per sample" : "");
+	used = strlen(note);
+	snprintf(note + used, notelen - used, "; VM paused %.2f s to read %.1f MB", pause / 1e9,
+		 m.bytes / 1e6);
+	s->guest = g;
+	return 0;
+}
+
+const char *gdb_guest_symtab(const struct gdb_source *s, size_t *len)
+{
+	if (!s->guest || !s->guest->symtab)
+		return NULL;
+	*len = s->guest->symtab_len;
+	return s->guest->symtab;
+}
+
+void gdb_guest_tick(struct gdb_source *s, struct dp_sample *v, size_t n, unsigned *acks)
+{
+	struct gdb_guest *g = s->guest;
+	if (!g || !g->have_layout)
+		return;
+	int kcpu = -1;
+	g->task_reads = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].mode == DP_MODE_KERNEL && kcpu < 0)
+			kcpu = (int)i;
+		if (s->cur_task && s->cur_task[i]) {
+			const struct gproc *p = current_of(s, g, s->cur_task[i], acks, v[i].time);
+			if (p) {
+				v[i].pid = p->tgid;
+				v[i].tid = p->pid;
+				if (v[i].mode == DP_MODE_USER && v[i].has_asid)
+					(void)proc_of(g, &v[i]);   /* the asid form of the process */
+				continue;
+			}
+		}
+		if (v[i].mode != DP_MODE_USER || !v[i].has_asid)
+			continue;
+		const struct gproc *p = proc_of(g, &v[i]);
+		if (p)
+			v[i].pid = v[i].tid = p->tgid;
+		else
+			g->want_walk = true;
+	}
+	if (!g->want_walk || mono_ns() - g->last_walk_ns < GUEST_REWALK_NS)
+		return;
+	/* The replies read so far are acked first: our requests follow. A
+	 * kernel-mode vCPU is selected when there is one (with page-table
+	 * isolation a user-mode cr3 does not map the kernel). */
+	if (rsp_ack(s->conn, *acks) < 0)
+		return;
+	*acks = 0;
+	char req[64];
+	snprintf(req, sizeof(req), "Hg%s", s->tids[kcpu >= 0 ? kcpu : 0]);
+	if (rsp_request(s->conn, req) < 0)
+		return;
+	struct guest_mem m;
+	struct mem_ctx mc;
+	mem_init(s, &m, &mc);
+	(void)walk(s, g, &m);
+	/* the samples of this tick get the names just read */
+	for (size_t i = 0; i < n; i++) {
+		const struct gproc *p = v[i].mode == DP_MODE_USER && v[i].has_asid ? proc_of(g, &v[i]) : NULL;
+		if (p)
+			v[i].pid = v[i].tid = p->tgid;
+	}
+}
+
+void gdb_guest_final(struct gdb_source *s)
+{
+	struct gdb_guest *g = s->guest;
+	if (!g || !g->have_layout)
+		return;
+	struct guest_mem m;
+	struct mem_ctx mc;
+	mem_init(s, &m, &mc);
+	(void)walk(s, g, &m);
+}
+
+int gdb_guest_drain(struct gdb_source *s, struct dp_writer *w)
+{
+	struct gdb_guest *g = s->guest;
+	if (!g)
+		return 0;
+	int written = 0;
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < g->tqn; i++) {
+		g->tq[i].comm = g->tqcomm[i];
+		int r = dp_write_task(w, s->domain_id, &g->tq[i]);
+		if (r < 0) {
+			written = r;
+			break;
+		}
+		written++;
+	}
+	g->tqn = 0;
+	pthread_mutex_unlock(&s->lock);
+	return written;
+}
+
+void gdb_guest_free(struct gdb_source *s)
+{
+	struct gdb_guest *g = s->guest;
+	if (!g)
+		return;
+	free(g->symtab);
+	free(g->procs);
+	hmap_release(&g->by_asid);
+	hmap_release(&g->by_pid);
+	hmap_release(&g->by_task);
+	free(g->tq);
+	free(g->tqcomm);
+	guest_layout_release(&g->layout);
+	free(g);
+	s->guest = NULL;
+	free(s->pcpu_base);
+	free(s->batch_m);
+	free(s->cur_task);
+	s->pcpu_base = s->cur_task = NULL;
+	s->batch_m = NULL;
+	s->cur_off = 0;
+}

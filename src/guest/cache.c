@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The host-side cache of guest kernel tables (cache.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "guest/cache.h"
+#include "util/file.h"
+
+void guest_cache_dir(char *buf, size_t len)
+{
+	const char *d = getenv("DOMPROF_CACHE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+	if (d && *d)
+		snprintf(buf, len, "%s/guest-kernels", d);
+	else if (x && *x == '/')
+		snprintf(buf, len, "%s/domprof/guest-kernels", x);
+	else
+		snprintf(buf, len, "%s/.cache/domprof/guest-kernels", h && *h == '/' ? h : "/tmp");
+}
+
+static bool good_key(const char *id)
+{
+	size_t n = 0;
+	for (; id[n]; n++)
+		if (!((id[n] >= '0' && id[n] <= '9') || (id[n] >= 'a' && id[n] <= 'f')))
+			return false;
+	return n == 40;
+}
+
+static bool good_kind(const char *k)
+{
+	return !strcmp(k, "kallsyms") || !strcmp(k, "btf");
+}
+
+static int entry_path(const char *id, const char *kind, char *buf, size_t len)
+{
+	if (!good_key(id) || !good_kind(kind))
+		return -EINVAL;
+	char dir[4096];
+	guest_cache_dir(dir, sizeof(dir));
+	if ((size_t)snprintf(buf, len, "%s/%s.%s", dir, id, kind) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int guest_cache_get(const char *buildid, const char *kind, size_t max, char **data, size_t *len)
+{
+	char path[4200];
+	int r = entry_path(buildid, kind, path, sizeof(path));
+	if (r < 0)
+		return r;
+	return file_read_all(path, max, data, len);
+}
+
+/* mkdir -p with mode 0700 for the parts it creates. */
+static int make_dirs(const char *dir)
+{
+	char p[4096];
+	if (strlen(dir) >= sizeof(p))
+		return -ENAMETOOLONG;
+	strcpy(p, dir);
+	for (char *s = p + 1; ; s++) {
+		if (*s == '/' || *s == 0) {
+			char c = *s;
+			*s = 0;
+			if (mkdir(p, 0700) < 0 && errno != EEXIST)
+				return -errno;
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	return 0;
+}
+
+int guest_cache_put(const char *buildid, const char *kind, const void *data, size_t len)
+{
+	char path[4200], tmp[4300], dir[4096];
+	int r = entry_path(buildid, kind, path, sizeof(path));
+	if (r < 0)
+		return r;
+	guest_cache_dir(dir, sizeof(dir));
+	if ((r = make_dirs(dir)) < 0)
+		return r;
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	const char *p = data;
+	size_t left = len;
+	while (left) {
+		ssize_t n = write(fd, p, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;
+			break;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
+}

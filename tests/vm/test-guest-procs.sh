@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Guest processes named from guest memory, against an independent view.
+#
+# One guest (KASLR on) runs two known programs: "spinner" (a pure
+# user-space loop) and dd. It is recorded passively (gdbstub, no symbol
+# file: kernel symbols and the task list read from guest memory) and
+# actively (the agent inside, the ground truth for comm and pid) in one
+# run. Checks:
+#   - the passive domain's kernel symbols came from guest memory (info
+#     line, SYMTAB embedded, kallsyms=guest) with no symbol option;
+#   - passive guest user time is named per process: spinner and dd appear
+#     with the pids the guest printed, as "[guest user] spinner (PID)";
+#   - per-process shares of guest user time agree with the active view
+#     within 5 points, and every name in the passive top 5 is in the
+#     active top 5;
+#   - control: a passive recording of the same guest with a symbol file
+#     given (the table cached by the first run) reads no task list: it
+#     must show cr3 buckets and no named process.
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/agent-lib.sh"
+vm_init guest-procs
+agent_init
+export DOMPROF_CACHE=$VM_OUT/cache
+agent_boot g run=spindd kaslr=1
+
+sock=$(vm_sock g); port=$(agent_port g)
+spid=$(sed -n 's/.*agent-guest: spinner pid \([0-9]*\).*/\1/p' "$VM_OUT/g/console.log" | head -n 1)
+dpid=$(sed -n 's/.*agent-guest: dd pid \([0-9]*\).*/\1/p' "$VM_OUT/g/console.log" | head -n 1)
+[ -n "$spid" ] && [ -n "$dpid" ] || fail "the guest did not print its workload pids"
+note "guest: spinner pid $spid, dd pid $dpid"
+
+data=$VM_OUT/procs.data
+vm_domprof record.log record -f -F 500 -d 8 -o "$data" \
+	--domain "vmp=gdb:unix:$sock" \
+	--domain "vma=agent:127.0.0.1:$port,key=$AGENT_KEY"
+grep -q 'vmp: .*kernel symbols from guest memory' "$VM_OUT/record.log" ||
+	fail "the passive domain did not read its kernel symbols from guest memory"
+grep -q 'vmp: .*[1-9][0-9]* tasks' "$VM_OUT/record.log" || fail "the passive domain read no task list"
+pause=$(sed -n 's/.*VM paused \([0-9.]*\) s.*/\1/p' "$VM_OUT/record.log" | head -n 1)
+note "VM paused $pause s at start to read symbols and tasks"
+
+"$DOMPROF" info "$data" >"$VM_OUT/info.txt" 2>&1 || fail "info failed"
+grep -q 'vmp .*kallsyms=guest\|vmp .*symbols embedded' "$VM_OUT/info.txt" || { cat "$VM_OUT/info.txt"; fail "info does not show the embedded guest table"; }
+
+# guest user time per process, both views: "comm,share of the domain's user samples"
+shares() {
+	"$DOMPROF" report -q -i "$data" --domain "$1" --mode user -s comm --format csv >"$VM_OUT/$1-user.csv" 2>"$VM_OUT/$1-user.err" ||
+		fail "report --domain $1 --mode user failed: $(tail -n 1 "$VM_OUT/$1-user.err")"
+	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "comm") c = i; next }
+		 { n[$c] += $1; t += $1 }
+		 END { for (k in n) printf "%s,%.2f\n", k, 100 * n[k] / t }' "$VM_OUT/$1-user.csv" |
+		sort -t, -k2,2gr >"$VM_OUT/$1.shares"
+}
+shares vmp
+shares vma
+echo "guest user time per process (passive | active):"
+join -t, -a1 -a2 -e 0 -o 0,1.2,2.2 <(sort "$VM_OUT/vmp.shares") <(sort "$VM_OUT/vma.shares") |
+	sort -t, -k2,2gr | head -n 8 | awk -F, '{ printf "    %-16s %6.2f%%  %6.2f%%\n", $1, $2, $3 }'
+
+share() { awk -F, -v k="$2" '$1 == k { print $2 }' "$VM_OUT/$1.shares"; }
+for c in spinner dd; do
+	p=$(share vmp $c); a=$(share vma $c)
+	[ -n "$p" ] || fail "passive view has no guest user time for $c"
+	[ -n "$a" ] || fail "active view has no guest user time for $c"
+	awk -v a="$p" -v b="$a" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 5) }' ||
+		fail "$c: passive $p% vs active $a% of guest user time (more than 5 points apart)"
+done
+ptop=$(head -n 5 "$VM_OUT/vmp.shares" | cut -d, -f1)
+for c in $ptop; do
+	head -n 5 "$VM_OUT/vma.shares" | cut -d, -f1 | grep -qxF "$c" ||
+		fail "passive top-5 process '$c' is not in the active top 5 ($(head -n 5 "$VM_OUT/vma.shares" | cut -d, -f1 | tr '\n' ' '))"
+done
+
+# the rows name the process, with the guest's own pid
+"$DOMPROF" report -q -i "$data" --domain vmp -l >"$VM_OUT/vmp.txt" 2>&1 || fail "report failed"
+grep -q "\[guest user\] spinner ($spid)" "$VM_OUT/vmp.txt" ||
+	{ head -n 20 "$VM_OUT/vmp.txt"; fail "no '[guest user] spinner ($spid)' row"; }
+"$DOMPROF" report -q -i "$data" --domain vmp --pid "$spid" --format csv >"$VM_OUT/vmp-pid.csv" 2>&1 ||
+	fail "report --pid $spid failed"
+[ "$(awk -F, 'NR > 1 { n += $1 } END { print n + 0 }' "$VM_OUT/vmp-pid.csv")" -gt 0 ] ||
+	fail "--pid $spid selects no passive samples"
+"$DOMPROF" dump --type TASK "$data" | grep -q "comm=spinner asid=0x" || fail "no TASK record for spinner carries its asid"
+
+# control: a passive recording with a symbol file given reads no task
+# list, so no process is named: the checks above must fail on it
+cached=$(ls "$DOMPROF_CACHE"/guest-kernels/*.kallsyms 2>/dev/null | head -n 1)
+[ -s "$cached" ] || fail "the guest's table was not cached in $DOMPROF_CACHE"
+tail -n +2 "$cached" >"$VM_OUT/ctl-kallsyms.txt"
+vm_domprof ctl.log record -f -F 500 -d 2 -o "$VM_OUT/ctl.data" \
+	--domain "vmp=gdb:unix:$sock,kallsyms=$VM_OUT/ctl-kallsyms.txt"
+"$DOMPROF" report -q -i "$VM_OUT/ctl.data" --domain vmp -l >"$VM_OUT/ctl.txt" 2>&1 || fail "control report failed"
+grep -q "\[guest user\] spinner" "$VM_OUT/ctl.txt" && fail "control: a recording without guest reading names spinner"
+grep -q "guest user cr3=" "$VM_OUT/ctl.txt" || fail "control: no cr3 buckets without guest reading"
+note "guest processes ok: spinner $(share vmp spinner)% / $(share vma spinner)%, dd $(share vmp dd)% / $(share vma dd)% (passive / active)"
