@@ -31,7 +31,8 @@ struct guest_layout {
 	/* struct task_struct */
 	uint32_t task_tasks;        /* struct list_head tasks */
 	uint32_t task_pid, task_tgid;  /* pid_t (4 bytes each) */
-	uint32_t task_comm;         /* char comm[16] */
+	uint32_t task_comm;         /* char comm[TASK_COMM_LEN] */
+	uint32_t task_comm_len;     /* its size (16 on 6.1 and 6.12; 8..64 accepted) */
 	uint32_t task_mm;           /* struct mm_struct *mm */
 	uint32_t task_real_parent;  /* struct task_struct *real_parent */
 	uint32_t task_flags;        /* unsigned int flags (PF_KTHREAD 0x00200000) */
@@ -39,7 +40,14 @@ struct guest_layout {
 	uint32_t mm_pgd;            /* pgd_t *pgd */
 	/* The per-CPU current task: offset of the task pointer from a CPU's
 	 * per-CPU base (gs_base in kernel mode, k_gs_base in user mode):
-	 * `current_task` (6.1) or `pcpu_hot` + offsetof(current_task) (6.2+). */
+	 * `current_task` (6.1) or `pcpu_hot` + offsetof(current_task) (6.2+).
+	 * The kernel addresses a per-CPU variable as %gs:SYMBOL, so the
+	 * offset is the symbol's kallsyms value (with absolute per-CPU
+	 * symbols, 6.1..6.14, a small number such as 0x1fb80; it is not
+	 * KASLR-shifted) plus the member's offset. guest_layout_from_btf sets
+	 * percpu_sym and the member offset only; guest_layout_read adds the
+	 * symbol's value and sets has_current. */
+	char percpu_sym[16];        /* "pcpu_hot" or "current_task" */
 	uint64_t percpu_current;
 	bool has_current;
 	/* struct module (for module symbols) */
@@ -48,7 +56,8 @@ struct guest_layout {
 	uint32_t mod_name_len;      /* its size */
 	uint32_t mod_kallsyms;      /* struct mod_kallsyms *kallsyms */
 	uint32_t mod_core_base;     /* core text base: core_layout.base (<6.4) or mem[MOD_TEXT].base (6.4+) */
-	uint32_t mod_core_size;     /* its size field */
+	uint32_t mod_core_size;     /* its size field (unsigned int, 4 bytes):
+				     * <6.4 the whole core (text, rodata, data), 6.4+ text only */
 	/* struct mod_kallsyms */
 	uint32_t mks_symtab, mks_num_symtab, mks_strtab, mks_typetab;
 	/* Elf64_Sym is fixed by the ELF ABI: 24 bytes, st_name at 0, st_value at 8. */
@@ -62,8 +71,14 @@ struct guest_layout {
 
 /* Fills *l from a BTF blob (offline tests: a vmlinux's .BTF section).
  * Returns 0, -ENOENT (BTF lacks task_struct's fields: *why says which),
- * -EINVAL (not BTF, libbpf refused it). Module fields missing is not an
- * error (they stay GUEST_NO_OFFSET). */
+ * -EINVAL (not BTF, libbpf refused it), -EBADMSG (a field has a size or
+ * place no kernel gives it: *why says which), -E2BIG (len over
+ * GUEST_BTF_MAX). Module fields missing is not an error (each stays
+ * GUEST_NO_OFFSET). The runtime addresses are left 0. A member inside
+ * anonymous structs/unions is found (bounded depth and work); a
+ * bitfield member is refused. Nothing is printed (libbpf's messages are
+ * silenced during the call; libbpf's print hook is process-global, so
+ * this is not to be called concurrently with other libbpf users). */
 int guest_layout_from_btf(const void *btf, size_t len, struct guest_layout *l,
 			  char *why, size_t whylen);
 

@@ -9,6 +9,18 @@
  * is randomized; its value is in the layout). A cr3 read from a vCPU is
  * compared after guest_asid_of_cr3 strips the PCID bits and page-table
  * isolation's user-half bit (bit 12).
+ *
+ * Processes, not threads: the tasks list links thread-group leaders only
+ * (a thread is on its leader's signal->thread_head, not walked here), so
+ * one entry is one process (pid == tgid, its main thread). All threads
+ * of a process share its mm, hence its asid: naming samples by asid needs
+ * no more. guest_current_task does give the running thread (pid != tgid
+ * for a secondary thread). init_task itself (pid 0, the boot CPU's idle
+ * task) is the list's head and is not listed, as in for_each_process.
+ *
+ * The walk reads guest memory while the VM is stopped: the list is then
+ * consistent (the kernel links tasks with list_add_tail_rcu, so `next`
+ * pointers are valid at every instruction boundary).
  */
 #ifndef DOMPROF_GUEST_TASKS_H
 #define DOMPROF_GUEST_TASKS_H
@@ -38,16 +50,24 @@ static inline uint64_t guest_asid_of_cr3(uint64_t cr3)
 	return cr3 & 0x000fffffffffe000ull;
 }
 
-/* Walks the task list. *out is malloc'd (caller frees), at most max
- * (<= GUEST_TASKS_MAX) entries. Returns the number of tasks, or a negative
- * errno with *why set (a broken list stops the walk: what was read so far
- * is returned with -EBADMSG only when nothing was). */
+/* Walks the task list. *out is malloc'd (caller frees; NULL when none),
+ * at most max (clamped to GUEST_TASKS_MAX) entries. Returns the number of
+ * tasks, or a negative errno with *why set. A broken list (a pointer that
+ * is not a kernel address, a task seen twice, a task that cannot be read,
+ * more than max tasks) stops the walk: what was read so far is returned,
+ * with *why saying where and why it was cut (else *why is ""), and
+ * -EBADMSG only when nothing was read. A task whose mm or parent cannot
+ * be read keeps asid 0 / ppid 0. */
 int guest_tasks_walk(struct guest_mem *m, const struct guest_layout *l,
 		     struct guest_task **out, size_t max, char *why, size_t whylen);
 
 /* The task running on a vCPU: percpu_base is gs_base (kernel mode) or
- * k_gs_base (user mode). Returns 0, -ENOENT (layout has no current), or a
- * read error. */
+ * k_gs_base (user mode); as the other one is the user's (never a kernel
+ * address), taking whichever of the two guest_kptr accepts also covers a
+ * vCPU stopped between kernel entry and swapgs. Costs two reads plus the
+ * task's (see guest_tasks_walk). Returns 0, -ENOENT (layout has no
+ * current), -EFAULT (percpu_base not a kernel address), -EBADMSG (the
+ * per-CPU slot holds no kernel pointer), or a read error. */
 int guest_current_task(struct guest_mem *m, const struct guest_layout *l,
 		       uint64_t percpu_base, struct guest_task *out);
 

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The guest kernel's structure layouts from its embedded BTF (layout.h).
+ *
+ * libbpf parses and validates the blob (btf__new checks the header, the
+ * string section and that every type's member list fits the type
+ * section); this file only looks members up by name. The blob is still
+ * hostile after that: type ids may point anywhere (btf__type_by_id
+ * bounds them), anonymous members may nest without end or refer to
+ * themselves, offsets and sizes may be absurd. So every lookup has a
+ * depth and a work bound, every field's size is checked against what
+ * the kernel's C type has, and every offset must lie inside its struct.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "guest/layout.h"
+#include "util/xalloc.h"
+
+/* Anonymous struct/union nesting followed (the kernel's deepest for
+ * these fields: 2) and members visited per lookup (task_struct has ~250;
+ * a crafted BTF of anonymous members nesting into each other stops here). */
+#define MAX_ANON_DEPTH 8
+#define MAX_VISITS     100000u
+#define MAX_MODS       32     /* typedef/const/volatile chain */
+
+struct bctx {
+	const struct btf *btf;
+	char *why;
+	size_t whylen;
+};
+
+static int fail(struct bctx *c, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (c->why && c->whylen)
+		vsnprintf(c->why, c->whylen, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* The type id behind typedefs and qualifiers; NULL for a bad id or a
+ * chain longer than MAX_MODS. */
+static const struct btf_type *skip_mods(const struct btf *btf, __u32 id, __u32 *out_id)
+{
+	for (int i = 0; i < MAX_MODS; i++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		if (!t)
+			return NULL;
+		if (!btf_is_typedef(t) && !btf_is_mod(t)) {
+			if (out_id)
+				*out_id = id;
+			return t;
+		}
+		id = t->type;
+	}
+	return NULL;
+}
+
+/* Member `name` of composite t, also inside anonymous struct/union
+ * members: its byte offset from t's start and type id. -ENOENT, or
+ * -EBADMSG (a bitfield, an unaligned offset, a lookup over its bounds). */
+static int find_member(const struct btf *btf, const struct btf_type *t, const char *name,
+		       unsigned depth, unsigned *visits, uint32_t *off, __u32 *type)
+{
+	const struct btf_member *m = btf_members(t);
+	unsigned n = btf_vlen(t);
+	for (unsigned i = 0; i < n; i++) {
+		if (++*visits > MAX_VISITS)
+			return -EBADMSG;
+		const char *mn = btf__name_by_offset(btf, m[i].name_off);
+		__u32 bits = btf_member_bit_offset(t, i);
+		if (mn && *mn) {
+			if (strcmp(mn, name))
+				continue;
+			if (btf_member_bitfield_size(t, i) || bits % 8)
+				return -EBADMSG;
+			*off = bits / 8;
+			*type = m[i].type;
+			return 0;
+		}
+		if (depth >= MAX_ANON_DEPTH)
+			continue;
+		const struct btf_type *sub = skip_mods(btf, m[i].type, NULL);
+		if (!sub || !btf_is_composite(sub))
+			continue;
+		uint32_t o;
+		int r = find_member(btf, sub, name, depth + 1, visits, &o, type);
+		if (r == -ENOENT)
+			continue;
+		if (r < 0)
+			return r;
+		if (bits % 8 || o > UINT32_MAX - bits / 8)
+			return -EBADMSG;
+		*off = bits / 8 + o;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* The struct (or union) called name. */
+static const struct btf_type *find_struct(struct bctx *c, const char *name, __u32 *id)
+{
+	__s32 i = btf__find_by_name_kind(c->btf, name, BTF_KIND_STRUCT);
+	if (i <= 0)
+		return NULL;
+	const struct btf_type *t = btf__type_by_id(c->btf, (__u32)i);
+	if (id)
+		*id = (__u32)i;
+	return t && btf_is_composite(t) ? t : NULL;
+}
+
+/*
+ * A field of struct sname at a dotted path ("core_layout.base"): offset
+ * from the struct's start into *off. Its size must be in [minsz, maxsz]
+ * (*size gets it, may be NULL) and it must end inside the outer struct.
+ * Returns 0, -ENOENT or -EBADMSG with *why set.
+ */
+static int field(struct bctx *c, const struct btf_type *st, const char *sname, const char *path,
+		 uint64_t minsz, uint64_t maxsz, uint32_t *off, uint32_t *size)
+{
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%s", path);
+	const struct btf_type *t = st;
+	uint64_t total = 0;
+	__u32 type = 0;
+	for (char *save = NULL, *part = strtok_r(buf, ".", &save); part; part = strtok_r(NULL, ".", &save)) {
+		if (!t || !btf_is_composite(t))
+			return fail(c, -EBADMSG, "BTF: %s.%s: '%s' is not inside a struct", sname, path, part);
+		unsigned visits = 0;
+		uint32_t o;
+		int r = find_member(c->btf, t, part, 0, &visits, &o, &type);
+		if (r == -ENOENT)
+			return fail(c, r, "BTF: struct %s has no member %s", sname, path);
+		if (r < 0)
+			return fail(c, r, "BTF: %s.%s is a bitfield, unaligned, or nested beyond bounds", sname, path);
+		total += o;
+		t = skip_mods(c->btf, type, NULL);
+	}
+	__s64 sz = btf__resolve_size(c->btf, type);
+	if (sz < 0 || (uint64_t)sz < minsz || (uint64_t)sz > maxsz)
+		return fail(c, -EBADMSG, "BTF: %s.%s has size %lld, expected %llu..%llu", sname, path,
+			    (long long)sz, (unsigned long long)minsz, (unsigned long long)maxsz);
+	if (total + (uint64_t)sz > st->size)
+		return fail(c, -EBADMSG, "BTF: %s.%s (offset %llu) ends past the struct's %u bytes", sname, path,
+			    (unsigned long long)total, st->size);
+	*off = (uint32_t)total;
+	if (size)
+		*size = (uint32_t)sz;
+	return 0;
+}
+
+static int task_fields(struct bctx *c, struct guest_layout *l)
+{
+	const struct btf_type *t = find_struct(c, "task_struct", NULL);
+	if (!t)
+		return fail(c, -ENOENT, "BTF has no struct task_struct");
+	int r;
+	if ((r = field(c, t, "task_struct", "tasks", 16, 16, &l->task_tasks, NULL)) < 0 ||
+	    (r = field(c, t, "task_struct", "pid", 4, 4, &l->task_pid, NULL)) < 0 ||
+	    (r = field(c, t, "task_struct", "tgid", 4, 4, &l->task_tgid, NULL)) < 0 ||
+	    (r = field(c, t, "task_struct", "comm", 8, 64, &l->task_comm, &l->task_comm_len)) < 0 ||
+	    (r = field(c, t, "task_struct", "mm", 8, 8, &l->task_mm, NULL)) < 0 ||
+	    (r = field(c, t, "task_struct", "real_parent", 8, 8, &l->task_real_parent, NULL)) < 0 ||
+	    (r = field(c, t, "task_struct", "flags", 4, 4, &l->task_flags, NULL)) < 0)
+		return r;
+	t = find_struct(c, "mm_struct", NULL);
+	if (!t)
+		return fail(c, -ENOENT, "BTF has no struct mm_struct");
+	return field(c, t, "mm_struct", "pgd", 8, 8, &l->mm_pgd, NULL);
+}
+
+/* The value of enumerator name (in any enum), or -1. */
+static long long enum_value(struct bctx *c, const char *ename, const char *name)
+{
+	__s32 id = btf__find_by_name_kind(c->btf, ename, BTF_KIND_ENUM);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(c->btf, (__u32)id) : NULL;
+	if (!t || !btf_is_enum(t))
+		return -1;
+	const struct btf_enum *e = btf_enum(t);
+	for (unsigned i = 0; i < btf_vlen(t); i++) {
+		const char *n = btf__name_by_offset(c->btf, e[i].name_off);
+		if (n && !strcmp(n, name))
+			return e[i].val;
+	}
+	return -1;
+}
+
+/* Core text of a module: mem[MOD_TEXT] (6.4+) or core_layout (<6.4). */
+static void module_core(struct bctx *c, const struct btf_type *mod, struct guest_layout *l)
+{
+	uint32_t off;
+	if (field(c, mod, "module", "core_layout.base", 8, 8, &l->mod_core_base, NULL) == 0) {
+		if (field(c, mod, "module", "core_layout.size", 4, 4, &l->mod_core_size, NULL) < 0)
+			l->mod_core_base = GUEST_NO_OFFSET;
+		return;
+	}
+	/* 6.4+: struct module_memory mem[MOD_MEM_NUM_TYPES], indexed by enum mod_mem_type. */
+	uint32_t memsz;
+	if (field(c, mod, "module", "mem", 1, UINT32_MAX, &off, &memsz) < 0)
+		return;
+	const struct btf_type *mm = find_struct(c, "module_memory", NULL);
+	long long idx = enum_value(c, "mod_mem_type", "MOD_TEXT");
+	if (!mm || idx < 0 || mm->size == 0 || (uint64_t)(idx + 1) * mm->size > memsz)
+		return;
+	uint32_t b, s;
+	if (field(c, mm, "module_memory", "base", 8, 8, &b, NULL) < 0 ||
+	    field(c, mm, "module_memory", "size", 4, 4, &s, NULL) < 0)
+		return;
+	uint64_t elem = (uint64_t)off + (uint64_t)idx * mm->size;
+	l->mod_core_base = (uint32_t)(elem + b);
+	l->mod_core_size = (uint32_t)(elem + s);
+}
+
+/* Module fields: each one missing stays GUEST_NO_OFFSET. */
+static void module_fields(struct bctx *c, struct guest_layout *l)
+{
+	const struct btf_type *t = find_struct(c, "module", NULL);
+	if (t) {
+		field(c, t, "module", "list", 16, 16, &l->mod_list, NULL);
+		uint32_t o, n;
+		if (field(c, t, "module", "name", 1, 256, &o, &n) == 0) {
+			l->mod_name = o;
+			l->mod_name_len = n;
+		}
+		field(c, t, "module", "kallsyms", 8, 8, &l->mod_kallsyms, NULL);
+		module_core(c, t, l);
+	}
+	t = find_struct(c, "mod_kallsyms", NULL);
+	if (t) {
+		field(c, t, "mod_kallsyms", "symtab", 8, 8, &l->mks_symtab, NULL);
+		field(c, t, "mod_kallsyms", "num_symtab", 4, 4, &l->mks_num_symtab, NULL);
+		field(c, t, "mod_kallsyms", "strtab", 8, 8, &l->mks_strtab, NULL);
+		field(c, t, "mod_kallsyms", "typetab", 8, 8, &l->mks_typetab, NULL);
+	}
+}
+
+/* Which per-CPU symbol holds the current task (see layout.h). */
+static void percpu_fields(struct bctx *c, struct guest_layout *l)
+{
+	const struct btf_type *t = find_struct(c, "pcpu_hot", NULL);
+	uint32_t off;
+	if (t && field(c, t, "pcpu_hot", "current_task", 8, 8, &off, NULL) == 0) {
+		snprintf(l->percpu_sym, sizeof(l->percpu_sym), "pcpu_hot");
+		l->percpu_current = off;
+		return;
+	}
+	/* 6.1 (and again 6.15+): DEFINE_PER_CPU(struct task_struct *, current_task). */
+	snprintf(l->percpu_sym, sizeof(l->percpu_sym), "current_task");
+	l->percpu_current = 0;
+}
+
+static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+static void layout_clear(struct guest_layout *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->task_tasks = l->task_pid = l->task_tgid = l->task_comm = GUEST_NO_OFFSET;
+	l->task_mm = l->task_real_parent = l->task_flags = l->mm_pgd = GUEST_NO_OFFSET;
+	l->mod_list = l->mod_name = l->mod_kallsyms = GUEST_NO_OFFSET;
+	l->mod_core_base = l->mod_core_size = GUEST_NO_OFFSET;
+	l->mks_symtab = l->mks_num_symtab = l->mks_strtab = l->mks_typetab = GUEST_NO_OFFSET;
+}
+
+int guest_layout_from_btf(const void *blob, size_t len, struct guest_layout *l, char *why, size_t whylen)
+{
+	struct bctx c = { NULL, why, whylen };
+	layout_clear(l);
+	if (why && whylen)
+		why[0] = 0;
+	if (len > GUEST_BTF_MAX)
+		return fail(&c, -E2BIG, "BTF is %zu bytes, more than the %u MiB accepted", len, GUEST_BTF_MAX >> 20);
+	libbpf_print_fn_t old = libbpf_set_print(silent);
+	struct btf *btf = btf__new(blob, (__u32)len);
+	libbpf_set_print(old);
+	if (!btf || libbpf_get_error(btf))
+		return fail(&c, -EINVAL, "not BTF (libbpf refused the %zu-byte blob)", len);
+	c.btf = btf;
+	int r = task_fields(&c, l);
+	if (r == 0) {
+		module_fields(&c, l);
+		percpu_fields(&c, l);
+		if (why && whylen)   /* a missing module field is not an error here */
+			why[0] = 0;
+	} else {
+		layout_clear(l);
+	}
+	btf__free(btf);
+	return r;
+}
+
+/* Runtime addresses: what guest_layout_read needs from the symbol table. */
+static int read_addresses(struct guest_mem *m, guest_sym_fn sym, void *symctx, struct guest_layout *l,
+			  struct bctx *c)
+{
+	l->init_task = sym(symctx, "init_task");
+	if (!guest_kptr(l->init_task))
+		return fail(c, -ENOENT, "no init_task symbol in the guest's kallsyms");
+	l->modules = sym(symctx, "modules");
+	if (l->modules && !guest_kptr(l->modules))
+		l->modules = 0;
+	l->per_cpu_offset = sym(symctx, "__per_cpu_offset");
+	uint64_t pob = sym(symctx, "page_offset_base");
+	if (pob) {
+		int r = guest_mem_u64(m, pob, &l->page_offset_base);
+		if (r < 0)
+			return fail(c, r, "cannot read page_offset_base at 0x%llx: %s", (unsigned long long)pob,
+				    strerror(-r));
+		/* KASLR places the direct map on a 1 GiB (PUD) boundary. */
+		if (!guest_kptr(l->page_offset_base) || (l->page_offset_base & ((1ull << 30) - 1)))
+			return fail(c, -EBADMSG, "page_offset_base is 0x%llx: not a kernel direct-map base",
+				    (unsigned long long)l->page_offset_base);
+	} else {
+		/* CONFIG_RANDOMIZE_MEMORY=n: the fixed base (4-level paging). */
+		l->page_offset_base = 0xffff888000000000ull;
+	}
+	uint64_t pc = l->percpu_sym[0] ? sym(symctx, l->percpu_sym) : 0;
+	if (pc && pc <= UINT64_MAX - l->percpu_current) {
+		l->percpu_current += pc;
+		l->has_current = true;
+	}
+	return 0;
+}
+
+int guest_layout_read(struct guest_mem *m, guest_sym_fn sym, void *symctx, struct guest_layout *l,
+		      char *why, size_t whylen)
+{
+	struct bctx c = { NULL, why, whylen };
+	layout_clear(l);
+	if (why && whylen)
+		why[0] = 0;
+	uint64_t start = sym(symctx, "__start_BTF"), stop = sym(symctx, "__stop_BTF");
+	if (!start)
+		return fail(&c, -ENOENT, "no __start_BTF symbol: kernel built without BTF (CONFIG_DEBUG_INFO_BTF)");
+	if (!guest_kptr(start) || stop <= start)
+		return fail(&c, -EBADMSG, "__start_BTF 0x%llx and __stop_BTF 0x%llx do not bound a BTF section",
+			    (unsigned long long)start, (unsigned long long)stop);
+	if (stop - start > GUEST_BTF_MAX)
+		return fail(&c, -E2BIG, "the guest's BTF is %llu bytes, more than the %u MiB accepted",
+			    (unsigned long long)(stop - start), GUEST_BTF_MAX >> 20);
+	size_t len = (size_t)(stop - start);
+	void *buf = xmalloc(len);
+	int r = guest_mem_read(m, start, buf, len);
+	if (r < 0) {
+		free(buf);
+		return fail(&c, r, "cannot read the guest's BTF (%zu bytes at 0x%llx): %s", len,
+			    (unsigned long long)start, strerror(-r));
+	}
+	r = guest_layout_from_btf(buf, len, l, why, whylen);
+	free(buf);
+	if (r < 0)
+		return r;
+	r = read_addresses(m, sym, symctx, l, &c);
+	if (r < 0) {
+		char keep[256];
+		snprintf(keep, sizeof(keep), "%s", why ? why : "");
+		layout_clear(l);
+		if (why && whylen)
+			snprintf(why, whylen, "%s", keep);
+	}
+	return r;
+}

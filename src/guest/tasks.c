@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The guest's processes from its task list (tasks.h).
+ *
+ * Every pointer comes from guest memory and may be anything: each is
+ * checked with guest_kptr before it is followed, a task address seen
+ * twice ends the walk (a cycle that does not come back to the head), and
+ * the walk never takes more than `max` steps. One task costs one read of
+ * the span of its fields (when it fits one transfer: on 6.1 and 6.12 the
+ * fields read lie within 1 KiB) plus its mm's pgd and its parent's tgid.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guest/tasks.h"
+#include "util/hmap.h"
+#include "util/le.h"
+#include "util/xalloc.h"
+
+#define PF_KTHREAD 0x00200000u
+/* Largest span of task_struct fields read in one transfer. */
+#define SPAN_MAX 2048u
+
+static void set_why(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (why && whylen)
+		vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+static bool layout_ok(const struct guest_layout *l)
+{
+	const uint32_t f[] = { l->task_tasks, l->task_pid, l->task_tgid, l->task_comm, l->task_mm,
+			       l->task_real_parent, l->task_flags, l->mm_pgd };
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i] > (1u << 20))   /* also GUEST_NO_OFFSET; task_struct is ~10 KiB */
+			return false;
+	return l->task_comm_len >= 1 && l->task_comm_len <= 64;
+}
+
+/* Reads one field of the task at addr: from the span when it was read,
+ * else on its own. */
+static int task_field(struct guest_mem *m, uint64_t task, const uint8_t *span, uint32_t lo, uint32_t hi,
+		      uint32_t off, void *out, size_t n)
+{
+	if (span && off >= lo && off + n <= hi) {
+		memcpy(out, span + (off - lo), n);
+		return 0;
+	}
+	return guest_mem_read(m, task + off, out, n);
+}
+
+/* Fills *t from the task at address task; *next gets its tasks.next.
+ * Returns 0 or the read error of the task itself (its parent and mm
+ * failing only leave ppid / asid 0). */
+static int read_task(struct guest_mem *m, const struct guest_layout *l, uint64_t task, struct guest_task *t,
+		     uint64_t *next)
+{
+	uint32_t clen = l->task_comm_len < sizeof(t->comm) ? l->task_comm_len : sizeof(t->comm);
+	const struct { uint32_t off, len; } f[] = {
+		{ l->task_tasks, 8 }, { l->task_pid, 4 }, { l->task_tgid, 4 }, { l->task_comm, clen },
+		{ l->task_mm, 8 }, { l->task_real_parent, 8 }, { l->task_flags, 4 },
+	};
+	uint32_t lo = UINT32_MAX, hi = 0;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (f[i].off < lo)
+			lo = f[i].off;
+		if (f[i].off + f[i].len > hi)
+			hi = f[i].off + f[i].len;
+	}
+	uint8_t spanbuf[SPAN_MAX];
+	const uint8_t *span = NULL;
+	if (hi - lo <= SPAN_MAX) {
+		int r = guest_mem_read(m, task + lo, spanbuf, hi - lo);
+		if (r < 0)
+			return r;
+		span = spanbuf;
+	}
+	uint8_t b[8][8];
+	char comm[sizeof(t->comm)];
+	int r = 0;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]) && r == 0; i++)
+		r = task_field(m, task, span, lo, hi, f[i].off, i == 3 ? (void *)comm : b[i], f[i].len);
+	if (r < 0)
+		return r;
+	memset(t, 0, sizeof(*t));
+	*next = get64(b[0]);
+	t->pid = get32(b[1]);
+	t->tgid = get32(b[2]);
+	for (uint32_t i = 0; i < clen && comm[i]; i++)
+		t->comm[i] = comm[i] >= 0x20 && comm[i] < 0x7f ? comm[i] : '?';
+	t->comm[sizeof(t->comm) - 1] = 0;   /* a comm without NUL is cut at 15 */
+	uint64_t mm = get64(b[4]), parent = get64(b[5]);
+	t->kthread = (get32(b[6]) & PF_KTHREAD) || mm == 0;
+	uint32_t ptgid;
+	if (guest_kptr(parent) && guest_mem_u32(m, parent + l->task_tgid, &ptgid) == 0)
+		t->ppid = ptgid;
+	uint64_t pgd;
+	if (mm && guest_kptr(mm) && guest_mem_u64(m, mm + l->mm_pgd, &pgd) == 0 && guest_kptr(pgd) &&
+	    pgd >= l->page_offset_base)
+		t->asid = guest_asid_of_cr3(pgd - l->page_offset_base);
+	return 0;
+}
+
+int guest_tasks_walk(struct guest_mem *m, const struct guest_layout *l, struct guest_task **out, size_t max,
+		     char *why, size_t whylen)
+{
+	*out = NULL;
+	if (why && whylen)
+		why[0] = 0;
+	if (!layout_ok(l)) {
+		set_why(why, whylen, "the layout lacks task_struct fields");
+		return -ENOENT;
+	}
+	if (!guest_kptr(l->init_task) || l->init_task > UINT64_MAX - l->task_tasks) {
+		set_why(why, whylen, "init_task 0x%llx is not a kernel address", (unsigned long long)l->init_task);
+		return -ENOENT;
+	}
+	if (max > GUEST_TASKS_MAX)
+		max = GUEST_TASKS_MAX;
+	uint64_t head = l->init_task + l->task_tasks, cur;
+	int r = guest_mem_u64(m, head, &cur);
+	if (r < 0) {
+		set_why(why, whylen, "cannot read init_task.tasks at 0x%llx: %s", (unsigned long long)head,
+			strerror(-r));
+		return r;
+	}
+	struct guest_task *v = NULL;
+	size_t n = 0, cap = 0;
+	struct hmap seen = { 0 };
+	const char *broken = NULL;
+	uint64_t at = 0;
+	while (cur != head) {
+		if (n >= max) {
+			broken = "more tasks than the limit";
+			break;
+		}
+		at = cur;
+		uint64_t task = cur - l->task_tasks;
+		if (!guest_kptr(cur) || cur < l->task_tasks || !guest_kptr(task)) {
+			broken = "a tasks.next pointer is not a kernel address";
+			break;
+		}
+		if (u64map_get(&seen, task)) {
+			broken = "the list loops without coming back to init_task";
+			break;
+		}
+		u64map_put(&seen, task, (void *)1);
+		xgrow((void **)&v, &cap, n + 1, sizeof(*v));
+		if ((r = read_task(m, l, task, &v[n], &cur)) < 0) {
+			broken = r == -E2BIG ? "the read budget is spent" : "a task cannot be read";
+			break;
+		}
+		n++;
+	}
+	hmap_release(&seen);
+	if (broken)
+		set_why(why, whylen, "task list cut after %zu tasks at 0x%llx: %s", n, (unsigned long long)at, broken);
+	if (broken && n == 0) {
+		free(v);
+		return -EBADMSG;
+	}
+	*out = v;
+	return (int)n;
+}
+
+int guest_current_task(struct guest_mem *m, const struct guest_layout *l, uint64_t percpu_base,
+		       struct guest_task *out)
+{
+	if (!l->has_current || !layout_ok(l))
+		return -ENOENT;
+	if (!guest_kptr(percpu_base) || percpu_base > UINT64_MAX - l->percpu_current)
+		return -EFAULT;
+	uint64_t task, next;
+	int r = guest_mem_u64(m, percpu_base + l->percpu_current, &task);
+	if (r < 0)
+		return r;
+	if (!guest_kptr(task))
+		return -EBADMSG;
+	return read_task(m, l, task, out, &next);
+}
