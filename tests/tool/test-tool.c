@@ -34,6 +34,7 @@ static const struct {
 	{ "mkseed", cmd_mkseed, "DIR" },
 	{ "gen-profile", cmd_gen_profile, "OUT SAMPLES" },
 	{ "gen-hostile", cmd_gen_hostile, "bomb|domains|forks|tables|fifo OUT ARGS..." },
+	{ "guest-modules", cmd_guest_modules, "[--shift-kallsyms N] vmlinux:PATH|gdb:SOCKET KALLSYMS" },
 };
 
 int main(int argc, char **argv)
