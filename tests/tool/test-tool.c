@@ -38,6 +38,7 @@ static const struct {
 	{ "gen-profile", cmd_gen_profile, "OUT SAMPLES" },
 	{ "gen-hostile", cmd_gen_hostile, "bomb|domains|forks|tables|fifo OUT ARGS..." },
 	{ "symtab", cmd_symtab, "get IN DOMAIN OUT | set IN DOMAIN FILE OUT" },
+	{ "guest-modules", cmd_guest_modules, "[--shift-kallsyms N] vmlinux:PATH|gdb:SOCKET KALLSYMS" },
 };
 
 int main(int argc, char **argv)
