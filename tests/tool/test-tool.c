@@ -16,6 +16,9 @@
  *   test-tool gen-hostile KIND OUT ARGS...
  *       hostile recordings for the report-side bounds tests
  *       (tests/e2e/hostile-*.sh)
+ *   test-tool guest-ksyms MEMSPEC [--buildid] [--rip A] [--flip A]
+ *       the guest kernel's kallsyms (or build id) decoded from guest
+ *       memory: a vmlinux file or a live gdbstub (tests/e2e/guest-ksyms.sh)
  *
  * Exit 0 on success, 1 on a runtime failure, 2 on usage errors; one line
  * on stderr for each failure.
@@ -34,6 +37,7 @@ static const struct {
 	{ "mkseed", cmd_mkseed, "DIR" },
 	{ "gen-profile", cmd_gen_profile, "OUT SAMPLES" },
 	{ "gen-hostile", cmd_gen_hostile, "bomb|domains|forks|tables|fifo OUT ARGS..." },
+	{ "guest-ksyms", cmd_guest_ksyms, "vmlinux:PATH[,shift=0x..]|gdb:SOCKET [--buildid] [--rip A] [--flip A]" },
 };
 
 int main(int argc, char **argv)
