@@ -150,8 +150,15 @@ static int win_grow(struct guest_mem *m, struct win *w, size_t more)
 		if (r == -E2BIG)
 			return r;
 		if (r < 0) {
-			w->eof = true;
-			return 0;
+			/* The mapping ends within this read: halve it down to
+			 * 64 bytes, so the bytes up to the end are kept (a
+			 * file-backed image ends mid-page). */
+			if (n <= 64) {
+				w->eof = true;
+				return 0;
+			}
+			chunk = n / 2;
+			continue;
 		}
 		w->len += n;
 	}
@@ -577,9 +584,10 @@ int guest_ksyms_read(struct guest_mem *m, const struct guest_kimage *img,
 	if (r == 0) {
 		snprintf(out->layout, sizeof(out->layout), "%s%s, %s first, markers u%u%s",
 			 t.relbase ? "base-relative" : "absolute", t.abs_percpu ? " abs-percpu" : "",
-			 t.offsets_first ? "offsets" : "names", t.mwidth * 8,
+			 t.offsets_first ? (t.relbase ? "offsets" : "addresses") : "names", t.mwidth * 8,
 			 t.seqs_size ? ", seqs" : "");
 		out->tables_at = t.offsets_first ? t.addrs : t.num_syms_at;
+		out->tokens_at = t.tt;
 	}
 	free(w.buf);
 	return r;

@@ -71,6 +71,7 @@ struct guest_ksyms {
 				 * markers u32, seqs" ... */
 	uint64_t tables_at;     /* guest address of the first table (in
 				 * memory order: offsets or num_syms) */
+	uint64_t tokens_at;     /* kallsyms_token_table (the tests corrupt it) */
 	uint64_t rodata;        /* where the read-only data starts (the
 				 * 2 MiB step holding the banner) */
 	uint64_t delta;         /* added to the tables' addresses: 0 for a

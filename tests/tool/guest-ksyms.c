@@ -109,9 +109,9 @@ int cmd_guest_ksyms(int argc, char **argv)
 			fwrite(k.text, 1, k.len, stdout);
 			fprintf(stderr, "guest-ksyms: symbols=%zu bytes=%" PRIu64 " reads=%" PRIu64
 				" ms=%.1f text=0x%" PRIx64 " kaslr=0x%" PRIx64 " delta=0x%" PRIx64
-				" rodata=0x%" PRIx64 " tables=0x%" PRIx64 " version=%s layout=%s\n",
+				" rodata=0x%" PRIx64 " tables=0x%" PRIx64 " tokens=0x%" PRIx64 " version=%s layout=%s\n",
 				k.nsyms, m.bytes, m.reads, ms, k.text_addr, k.kaslr_offset, k.delta,
-				k.rodata, k.tables_at, k.version, k.layout);
+				k.rodata, k.tables_at, k.tokens_at, k.version, k.layout);
 			guest_ksyms_free(&k);
 		}
 	}
