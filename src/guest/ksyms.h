@@ -32,6 +32,9 @@
 /* Bounds on what a decoded table may hold. */
 #define GUEST_KSYMS_MAX_SYMS  (4u << 20)   /* symbols (6.1: ~140,000 with KALLSYMS_ALL) */
 #define GUEST_KSYMS_MAX_TEXT  (256u << 20) /* bytes of the kallsyms text made */
+/* Bytes of read-only data scanned for the tables or the build-id note
+ * (6.12's .rodata .. .notes is ~7 MiB). */
+#define GUEST_KSYMS_MAX_SCAN  (32u << 20)
 
 /* Where the kernel image is at run time. */
 struct guest_kimage {
@@ -40,7 +43,9 @@ struct guest_kimage {
 };
 
 /* Finds the image: krips are kernel-mode rips read from the vCPUs (may be
- * empty; when given, all must fall in [text, end)). Returns 0, -ENOENT
+ * empty; when given, all that fall in the kernel image area must fall in
+ * [text, end): rips in modules or BPF programs are not checked). Probes
+ * one 8-byte read a 2 MiB step: at most 512 reads. Returns 0, -ENOENT
  * (nothing mapped in the kernel image area: not Linux, or still in
  * firmware), -EPROTO (the rips are outside what was found). *why gets a
  * one-line cause on failure. */
@@ -62,8 +67,17 @@ struct guest_ksyms {
 	uint64_t text_addr;     /* runtime _text as decoded */
 	uint64_t kaslr_offset;  /* text_addr - GUEST_LINK_TEXT */
 	char layout[64];        /* which table layout decoded, for info/docs:
-				 * "base-relative, absolute per-cpu, 6.1" ... */
-	uint64_t tables_at;     /* guest address of the first table found */
+				 * "base-relative abs-percpu, offsets first,
+				 * markers u32, seqs" ... */
+	uint64_t tables_at;     /* guest address of the first table (in
+				 * memory order: offsets or num_syms) */
+	uint64_t tokens_at;     /* kallsyms_token_table (the tests corrupt it) */
+	uint64_t rodata;        /* where the read-only data starts (the
+				 * 2 MiB step holding the banner) */
+	uint64_t delta;         /* added to the tables' addresses: 0 for a
+				 * live guest (its tables are relocated);
+				 * the shift of an unrelocated image */
+	char version[64];       /* the banner's version word, "6.1.0-57-amd64" */
 };
 
 /* Finds and decodes the tables in img. Returns 0 and fills *out, or a

@@ -19,6 +19,9 @@
  *   test-tool symtab get|set ...
  *       a domain's embedded kallsyms table out of / into a recording
  *       (two views of one recording, tests/vm/test-guest-ksyms.sh)
+ *   test-tool guest-ksyms MEMSPEC [--buildid] [--rip A] [--flip A]
+ *       the guest kernel's kallsyms (or build id) decoded from guest
+ *       memory: a vmlinux file or a live gdbstub (tests/e2e/guest-ksyms.sh)
  *
  * Exit 0 on success, 1 on a runtime failure, 2 on usage errors; one line
  * on stderr for each failure.
@@ -39,6 +42,7 @@ static const struct {
 	{ "gen-hostile", cmd_gen_hostile, "bomb|domains|forks|tables|fifo OUT ARGS..." },
 	{ "symtab", cmd_symtab, "get IN DOMAIN OUT | set IN DOMAIN FILE OUT" },
 	{ "guest-modules", cmd_guest_modules, "[--shift-kallsyms N] vmlinux:PATH|gdb:SOCKET KALLSYMS" },
+	{ "guest-ksyms", cmd_guest_ksyms, "vmlinux:PATH[,shift=0x..]|gdb:SOCKET [--buildid] [--rip A] [--flip A]" },
 };
 
 int main(int argc, char **argv)

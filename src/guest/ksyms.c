@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A guest kernel's kallsyms tables, found by their structure in guest
+ * memory and decoded (see ksyms.h and docs/passive.md, "Guest kernel
+ * symbols from guest memory").
+ *
+ * The read-only data is read once, forward, from its start (the first
+ * 2 MiB step after _text that holds the "Linux version " banner) into a
+ * host window until the token table and index are seen; every other
+ * table is then located relative to them by the adjacencies that
+ * scripts/kallsyms.c produces in any version (each table 8-aligned):
+ *
+ *   num_syms, names, markers are always in that order, names directly
+ *   after num_syms and markers directly after names;
+ *   markers is followed by the token table, or by kallsyms_seqs_of_names
+ *   (3 or 4 bytes a symbol) and then the token table;
+ *   the token index directly follows the token table;
+ *   offsets + relative_base (or addresses) come either just before
+ *   num_syms (up to 6.3) or just after the token index (6.4+).
+ *
+ * Each candidate is verified by decoding (markers must match the decoded
+ * names, addresses must be sorted, _text/_stext/startup_64 consistent)
+ * before it is used. The guest is hostile: every count and offset is
+ * checked against the window read, and all loops are bounded by it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guest/ksyms.h"
+#include "util/le.h"
+#include "util/xalloc.h"
+
+#define KSYM_NAME_LEN 512          /* the kernel's limit since 6.1 */
+#define BANNER "Linux version "
+#define BANNER_WINDOW 4096u        /* the banner is in rodata's first page */
+
+static int fail(char *why, size_t whylen, int err, const char *fmt, ...)
+{
+	if (why && whylen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(why, whylen, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+static uint64_t align8(uint64_t v) { return (v + 7) & ~7ull; }
+
+/* --- the image ---------------------------------------------------- */
+
+static bool step_mapped(struct guest_mem *m, uint64_t addr)
+{
+	uint64_t v;
+	return guest_mem_u64(m, addr, &v) == 0;
+}
+
+int guest_kimage_find(struct guest_mem *m, const uint64_t *krips, size_t nrips,
+		      struct guest_kimage *img, char *why, size_t whylen)
+{
+	uint64_t a = GUEST_KIMAGE_START;
+	while (a < GUEST_KIMAGE_END && !step_mapped(m, a))
+		a += GUEST_KIMAGE_ALIGN;
+	if (a >= GUEST_KIMAGE_END)
+		return fail(why, whylen, -ENOENT, "nothing mapped in the kernel image area "
+			    "[0x%llx, 0x%llx): not a Linux x86_64 guest, or still in firmware",
+			    GUEST_KIMAGE_START, GUEST_KIMAGE_END);
+	uint64_t e = a + GUEST_KIMAGE_ALIGN;
+	while (e < GUEST_KIMAGE_END && step_mapped(m, e))
+		e += GUEST_KIMAGE_ALIGN;
+	img->text = a;
+	img->end = e;
+	for (size_t i = 0; i < nrips; i++) {
+		if (krips[i] < GUEST_KIMAGE_START || krips[i] >= GUEST_KIMAGE_END)
+			continue;   /* a module or BPF program: not the image */
+		if (krips[i] < a || krips[i] >= e)
+			return fail(why, whylen, -EPROTO, "vCPU rip 0x%llx is outside the kernel "
+				    "image found at [0x%llx, 0x%llx)", (unsigned long long)krips[i],
+				    (unsigned long long)a, (unsigned long long)e);
+	}
+	return 0;
+}
+
+/* The start of the read-only data: the first 2 MiB step after _text whose
+ * first page holds the kernel banner (init/version.c is linked first).
+ * Fills ver with the version word of the banner. */
+static int rodata_find(struct guest_mem *m, const struct guest_kimage *img, uint64_t *ro,
+		       char *ver, size_t verlen, char *why, size_t whylen)
+{
+	static char page[BANNER_WINDOW + 1];
+	for (uint64_t b = img->text + GUEST_KIMAGE_ALIGN; b < img->end && b > img->text;
+	     b += GUEST_KIMAGE_ALIGN) {
+		size_t got = 0;
+		/* Packet by packet: the banner is near the start, stop there. */
+		while (got < BANNER_WINDOW) {
+			size_t n = m->chunk ? m->chunk : GUEST_MEM_CHUNK;
+			if (n > BANNER_WINDOW - got)
+				n = BANNER_WINDOW - got;
+			if (guest_mem_read(m, b + got, page + got, n) < 0)
+				break;
+			got += n;
+			page[got] = 0;
+			const char *s = memmem(page, got, BANNER, strlen(BANNER));
+			if (s && (size_t)(s - page) + strlen(BANNER) + 1 < got) {
+				const char *v = s + strlen(BANNER);
+				size_t k = 0;
+				while (k + 1 < verlen && v + k < page + got && v[k] > ' ' && v[k] < 0x7f)
+					k++;
+				memcpy(ver, v, k);
+				ver[k] = 0;
+				*ro = b;
+				return 0;
+			}
+		}
+	}
+	return fail(why, whylen, -ENOENT, "no \"Linux version\" banner at the start of a 2 MiB "
+		    "step in [0x%llx, 0x%llx): no read-only data found", (unsigned long long)img->text,
+		    (unsigned long long)img->end);
+}
+
+/* --- the window of read-only data read so far --------------------- */
+
+struct win {
+	uint64_t lo;            /* guest address of buf[0] */
+	uint8_t *buf;
+	size_t len, cap;
+	bool eof;               /* a read failed: the mapping ends at lo + len */
+};
+
+/* Reads up to `more` bytes after the window, packet by packet, stopping at
+ * the first failing read (the end of the mapped rodata). */
+static int win_grow(struct guest_mem *m, struct win *w, size_t more)
+{
+	if (w->eof)
+		return 0;
+	if (more > GUEST_KSYMS_MAX_SCAN - w->len)
+		more = GUEST_KSYMS_MAX_SCAN - w->len;
+	if (w->len + more > w->cap) {
+		w->cap = w->len + more;
+		w->buf = xrealloc(w->buf, w->cap);
+	}
+	size_t chunk = m->chunk ? m->chunk : GUEST_MEM_CHUNK;
+	size_t end = w->len + more;
+	while (w->len < end) {
+		size_t n = end - w->len < chunk ? end - w->len : chunk;
+		int r = guest_mem_read(m, w->lo + w->len, w->buf + w->len, n);
+		if (r == -E2BIG)
+			return r;
+		if (r < 0) {
+			/* The mapping ends within this read: halve it down to
+			 * 64 bytes, so the bytes up to the end are kept (a
+			 * file-backed image ends mid-page). */
+			if (n <= 64) {
+				w->eof = true;
+				return 0;
+			}
+			chunk = n / 2;
+			continue;
+		}
+		w->len += n;
+	}
+	return 0;
+}
+
+/* Makes [addr, addr + len) available in the window (reading forward as
+ * needed); false if it is not there. */
+static bool win_have(struct guest_mem *m, struct win *w, uint64_t addr, uint64_t len)
+{
+	if (addr < w->lo || len > GUEST_KSYMS_MAX_SCAN || addr - w->lo > GUEST_KSYMS_MAX_SCAN)
+		return false;
+	uint64_t end = addr - w->lo + len;
+	if (end > w->len && end <= GUEST_KSYMS_MAX_SCAN)
+		(void)win_grow(m, w, end - w->len);
+	return end <= w->len;
+}
+
+static const uint8_t *at(const struct win *w, uint64_t addr) { return w->buf + (addr - w->lo); }
+
+/* --- the tables ----------------------------------------------------- */
+
+struct tables {
+	uint64_t tt, ti;        /* token table, token index */
+	uint16_t idx[256];
+	uint64_t markers;       /* kallsyms_markers */
+	unsigned mwidth;        /* 4 (6.1+) or 8 bytes an entry */
+	uint64_t nmarkers;
+	uint64_t seqs_size;     /* bytes of seqs_of_names between markers and tt */
+	uint64_t num_syms_at, names, names_end;
+	uint64_t nsyms;
+	uint64_t addrs;         /* offsets or addresses */
+	uint64_t relbase;       /* value of kallsyms_relative_base; 0: absolute */
+	bool offsets_first;     /* offsets before num_syms (up to 6.3) */
+	bool abs_percpu;
+};
+
+/* Is there a valid token index at ti (8-aligned) with its token table just
+ * before it? */
+static bool tokens_at(const struct win *w, uint64_t ti, struct tables *t)
+{
+	const uint8_t *p = at(w, ti);
+	uint16_t idx[256];
+	for (int k = 0; k < 256; k++) {
+		idx[k] = get16(p + 2 * k);
+		if (k == 0 ? idx[0] != 0 : idx[k] < idx[k - 1] + 2)
+			return false;
+	}
+	/* The last token ends with the last NUL before ti, after at most 7
+	 * bytes of alignment padding. */
+	uint64_t e = ti;
+	int pad = 0;
+	while (e > w->lo && at(w, e)[-1] == 0 && pad < 9) {
+		e--;
+		pad++;
+	}
+	if (pad == 0 || pad > 8)
+		return false;
+	e++;   /* e: just after the last token's NUL */
+	uint64_t s = e - 1;   /* the NUL */
+	int n = 0;
+	while (s > w->lo && at(w, s)[-1] != 0 && n < 256) {
+		s--;
+		n++;
+	}
+	if (n == 0 || s < w->lo + idx[255] || (s - idx[255]) % 8)
+		return false;
+	uint64_t tt = s - idx[255];
+	for (int k = 0; k < 256; k++) {
+		uint64_t a = tt + idx[k], b = k < 255 ? tt + idx[k + 1] : e;
+		for (uint64_t q = a; q + 1 < b; q++)
+			if (at(w, q)[0] < 0x20 || at(w, q)[0] >= 0x7f)
+				return false;
+		if (at(w, b - 1)[0] != 0)
+			return false;
+	}
+	t->tt = tt;
+	t->ti = ti;
+	memcpy(t->idx, idx, sizeof(idx));
+	return true;
+}
+
+static uint64_t marker(const struct win *w, const struct tables *t, uint64_t k)
+{
+	const uint8_t *p = at(w, t->markers + k * t->mwidth);
+	return t->mwidth == 4 ? get32(p) : get64(p);
+}
+
+/* One names entry at p (< end): its token count and header size. */
+static bool name_entry(const struct win *w, uint64_t p, uint64_t end, unsigned *len, unsigned *hdr)
+{
+	if (p >= end)
+		return false;
+	unsigned l = at(w, p)[0];
+	*hdr = 1;
+	if (l & 0x80) {   /* two-byte length (6.1+) */
+		if (p + 1 >= end)
+			return false;
+		l = (l & 0x7f) | ((unsigned)at(w, p + 1)[0] << 7);
+		*hdr = 2;
+	}
+	if (l == 0 || l > KSYM_NAME_LEN || p + *hdr + l > end)
+		return false;
+	*len = l;
+	return true;
+}
+
+/* Walks nsyms names from t->names: every 256th must start at its marker,
+ * and the last must end within the 8 bytes before the markers. */
+static bool names_walk(const struct win *w, struct tables *t, uint64_t nsyms)
+{
+	uint64_t p = t->names, end = t->markers;
+	for (uint64_t i = 0; i < nsyms; i++) {
+		unsigned len, hdr;
+		if (i % 256 == 0 && marker(w, t, i / 256) != p - t->names)
+			return false;
+		if (!name_entry(w, p, end, &len, &hdr))
+			return false;
+		p += hdr + len;
+	}
+	if (align8(p) != end)
+		return false;
+	t->names_end = p;
+	t->nsyms = nsyms;
+	return true;
+}
+
+/* With markers at t->markers (nmarkers of them) and the names' symbol
+ * count in [nlo, nhi]: finds num_syms just before the names. */
+static bool names_find(const struct win *w, struct tables *t, uint64_t nlo, uint64_t nhi)
+{
+	uint64_t c = t->nmarkers, last = marker(w, t, c - 1);
+	uint64_t rest = nhi - 256 * (c - 1);      /* symbols after the last marker */
+	if (t->markers < w->lo + 8 + last)
+		return false;
+	uint64_t hi = t->markers - 8 - last;      /* names start at most here */
+	uint64_t span = rest * (2 + KSYM_NAME_LEN) + 8;
+	uint64_t lo = hi - w->lo > span ? hi - span : w->lo + 8;
+	for (uint64_t names = hi & ~7ull; names >= lo && names >= w->lo + 8; names -= 8) {
+		uint32_t n = get32(at(w, names - 8));
+		if (n < nlo || n > nhi || get32(at(w, names - 4)) != 0)
+			continue;
+		t->names = names;
+		t->num_syms_at = names - 8;
+		if (names_walk(w, t, n))
+			return true;
+	}
+	return false;
+}
+
+/* Finds markers (and names, num_syms) before the token table: an 8-aligned
+ * ascending array starting with 0, ending at the token table or at the
+ * seqs_of_names table before it. */
+static bool markers_find(struct win *w, struct tables *t)
+{
+	uint64_t lo = w->lo;
+	for (unsigned mw = 4; mw <= 8; mw += 4) {
+		for (uint64_t m = (t->tt - 8) & ~7ull; m >= lo + 8 && m + mw <= t->tt; m -= 8) {
+			const uint8_t *p = at(w, m);
+			if ((mw == 4 ? get32(p) : get64(p)) != 0)
+				continue;
+			t->markers = m;
+			t->mwidth = mw;
+			/* The run of ascending markers (at most up to tt). */
+			uint64_t run = 1, prev = 0;
+			while (m + (run + 1) * mw <= t->tt && run < GUEST_KSYMS_MAX_SYMS / 256 + 1) {
+				t->nmarkers = run + 1;
+				uint64_t v = marker(w, t, run);
+				if (v < prev + 2 * 256 || v > prev + 256ull * (2 + KSYM_NAME_LEN))
+					break;
+				prev = v;
+				run++;
+			}
+			for (uint64_t c = run; c >= 1; c--) {
+				uint64_t endm = align8(m + c * mw), gap = t->tt - endm;
+				uint64_t nlo = 256 * (c - 1) + 1, nhi = 256 * c;
+				if (endm > t->tt)
+					continue;
+				t->nmarkers = c;
+				t->seqs_size = gap;
+				for (unsigned sw = 0; sw <= 4; sw++) {
+					if (sw == 1 || sw == 2)
+						continue;
+					uint64_t a = nlo, b = nhi;
+					if (sw) {   /* align8(sw * N) == gap */
+						if (gap < 8)
+							continue;
+						uint64_t x = (gap - 7 + sw - 1) / sw, y = gap / sw;
+						if (x > a)
+							a = x;
+						if (y < b)
+							b = y;
+					} else if (gap != 0) {
+						continue;
+					}
+					if (a <= b && names_find(w, t, a, b))
+						return true;
+				}
+			}
+		}
+	}
+	return false;
+}
+
+/* Decodes the address of symbol i. */
+static uint64_t sym_addr(const struct win *w, const struct tables *t, uint64_t i)
+{
+	if (!t->relbase)
+		return get64(at(w, t->addrs + 8 * i));
+	uint32_t off = get32(at(w, t->addrs + 4 * i));
+	if (!t->abs_percpu)
+		return t->relbase + off;
+	if ((int32_t)off >= 0)
+		return off;
+	return t->relbase - 1 - (int32_t)off;
+}
+
+static bool addrs_sorted(const struct win *w, struct tables *t)
+{
+	t->abs_percpu = false;
+	if (t->relbase)
+		for (uint64_t i = 0; i < t->nsyms; i++)
+			if ((int32_t)get32(at(w, t->addrs + 4 * i)) < 0) {
+				t->abs_percpu = true;
+				break;
+			}
+	uint64_t prev = 0;
+	for (uint64_t i = 0; i < t->nsyms; i++) {
+		uint64_t a = sym_addr(w, t, i);
+		if (a < prev)
+			return false;
+		prev = a;
+	}
+	return true;
+}
+
+/* Offsets + relative_base, or absolute addresses: before num_syms (up to
+ * 6.3) or after the token index (6.4+); the first that is sorted wins. */
+static bool addrs_find(struct guest_mem *m, struct win *w, struct tables *t)
+{
+	uint64_t n = t->nsyms, after = t->ti + 512;
+	struct { uint64_t at, rb; bool first; } c[4] = {
+		{ t->num_syms_at - 8 - align8(4 * n), t->num_syms_at - 8, true },
+		{ after, after + align8(4 * n), false },
+		{ t->num_syms_at - 8 * n, 0, true },
+		{ after, 0, false },
+	};
+	for (int i = 0; i < 4; i++) {
+		bool rel = c[i].rb != 0;
+		if (c[i].at < w->lo || c[i].at > t->num_syms_at + GUEST_KSYMS_MAX_SCAN)
+			continue;   /* before the window (or wrapped) */
+		if (!win_have(m, w, c[i].at, rel ? c[i].rb + 8 - c[i].at : 8 * n))
+			continue;
+		t->addrs = c[i].at;
+		t->relbase = rel ? get64(at(w, c[i].rb)) : 0;
+		t->offsets_first = c[i].first;
+		if (rel && !guest_kptr(t->relbase))
+			continue;
+		if (addrs_sorted(w, t))
+			return true;
+	}
+	return false;
+}
+
+/* Expands symbol entry at p into name[] (type letter first). */
+static int expand(const struct win *w, const struct tables *t, uint64_t p, unsigned len,
+		  char *name, size_t max)
+{
+	size_t o = 0;
+	for (unsigned i = 0; i < len; i++) {
+		const uint8_t *tok = at(w, t->tt + t->idx[at(w, p + i)[0]]);
+		for (; *tok; tok++) {   /* tokens were checked NUL-terminated */
+			if (o + 1 >= max)
+				return -1;
+			name[o++] = (char)*tok;
+		}
+	}
+	name[o] = 0;
+	return (int)o;
+}
+
+struct text {
+	char *s;
+	size_t len, cap;
+};
+
+static int text_line(struct text *x, uint64_t addr, char type, const char *name)
+{
+	size_t need = 16 + 3 + strlen(name) + 2;
+	if (x->len + need > GUEST_KSYMS_MAX_TEXT)
+		return -E2BIG;
+	if (x->len + need > x->cap) {
+		x->cap = (x->len + need) * 2;
+		if (x->cap > GUEST_KSYMS_MAX_TEXT + 1)
+			x->cap = GUEST_KSYMS_MAX_TEXT + 1;
+		x->s = xrealloc(x->s, x->cap);
+	}
+	x->len += (size_t)snprintf(x->s + x->len, x->cap - x->len, "%016llx %c %s\n",
+				   (unsigned long long)addr, type, name);
+	return 0;
+}
+
+/* Decodes every symbol into out->text; validates names and the anchors:
+ * _text 2 MiB aligned in the image area, startup_64 in its first 2 MiB
+ * (at _text up to 6.1, at _text + 0xb53 in 6.12), _stext after it. */
+static int decode(const struct win *w, const struct tables *t, const struct guest_kimage *img,
+		  struct guest_ksyms *out, char *why, size_t whylen)
+{
+	char name[KSYM_NAME_LEN + 2];
+	uint64_t text = 0, stext = 0, s64 = 0;
+	/* First pass: the anchors, to know the shift of unrelocated tables. */
+	uint64_t p = t->names;
+	for (uint64_t i = 0; i < t->nsyms; i++) {
+		unsigned len, hdr;
+		if (!name_entry(w, p, t->markers, &len, &hdr))
+			return fail(why, whylen, -EBADMSG, "kallsyms_names entry %llu is cut", (unsigned long long)i);
+		int n = expand(w, t, p + hdr, len, name, sizeof(name));
+		if (n < 2)
+			return fail(why, whylen, -EBADMSG, "kallsyms symbol %llu: name %s", (unsigned long long)i,
+				    n < 0 ? "longer than 512 bytes" : "empty");
+		for (int k = 0; k < n; k++)
+			if (name[k] <= ' ' || name[k] >= 0x7f)
+				return fail(why, whylen, -EBADMSG, "kallsyms symbol %llu: unprintable byte 0x%02x",
+					    (unsigned long long)i, (unsigned char)name[k]);
+		if (!strcmp(name + 1, "_text"))
+			text = sym_addr(w, t, i);
+		else if (!strcmp(name + 1, "_stext"))
+			stext = sym_addr(w, t, i);
+		else if (!strcmp(name + 1, "startup_64"))
+			s64 = sym_addr(w, t, i);
+		p += hdr + len;
+	}
+	if (!text || !stext || !s64)
+		return fail(why, whylen, -EBADMSG, "kallsyms has no %s symbol",
+			    !text ? "_text" : !stext ? "_stext" : "startup_64");
+	if (text % GUEST_KIMAGE_ALIGN || text < GUEST_KIMAGE_START || text >= GUEST_KIMAGE_END ||
+	    s64 < text || s64 - text >= GUEST_KIMAGE_ALIGN || stext < text ||
+	    stext - text >= (64u << 20))
+		return fail(why, whylen, -EBADMSG, "kallsyms anchors inconsistent: _text 0x%llx, "
+			    "_stext 0x%llx, startup_64 0x%llx", (unsigned long long)text,
+			    (unsigned long long)stext, (unsigned long long)s64);
+	/* Tables read from a live guest are relocated (text == img->text);
+	 * an unrelocated image (a vmlinux placed at a shift) is shifted. */
+	uint64_t delta = img->text - text;
+	struct text x = { 0 };
+	p = t->names;
+	for (uint64_t i = 0; i < t->nsyms; i++) {
+		unsigned len, hdr;
+		(void)name_entry(w, p, t->markers, &len, &hdr);
+		(void)expand(w, t, p + hdr, len, name, sizeof(name));
+		uint64_t a = sym_addr(w, t, i);
+		/* Absolute symbols (per-cpu offsets) are not relocated. */
+		if (a >= GUEST_KIMAGE_START)
+			a += delta;
+		int r = text_line(&x, a, name[0], name + 1);
+		if (r < 0) {
+			free(x.s);
+			return fail(why, whylen, r, "kallsyms text over %u bytes", GUEST_KSYMS_MAX_TEXT);
+		}
+		p += hdr + len;
+	}
+	out->text = x.s ? x.s : xcalloc(1, 1);
+	out->len = x.len;
+	out->nsyms = t->nsyms;
+	out->text_addr = img->text;
+	out->kaslr_offset = img->text - GUEST_LINK_TEXT;
+	out->delta = delta;
+	return 0;
+}
+
+int guest_ksyms_read(struct guest_mem *m, const struct guest_kimage *img,
+		     struct guest_ksyms *out, char *why, size_t whylen)
+{
+	memset(out, 0, sizeof(*out));
+	uint64_t ro;
+	int r = rodata_find(m, img, &ro, out->version, sizeof(out->version), why, whylen);
+	if (r < 0)
+		return r;
+	out->rodata = ro;
+	struct win w = { .lo = ro };
+	struct tables t;
+	memset(&t, 0, sizeof(t));
+	bool found = false;
+	/* Scan forward in 64 KiB steps for the token index. */
+	while (!found && !w.eof && w.len < GUEST_KSYMS_MAX_SCAN) {
+		size_t old = w.len;
+		r = win_grow(m, &w, 64u << 10);
+		if (r < 0) {
+			free(w.buf);
+			return fail(why, whylen, r, "scanning the kernel's read-only data: over the read budget");
+		}
+		if (w.len == old)
+			break;
+		/* Candidates whose 512 bytes are all in the window now. */
+		uint64_t from = old > 512 ? w.lo + old - 512 : w.lo;
+		for (uint64_t ti = align8(from); ti + 512 <= w.lo + w.len; ti += 8) {
+			const uint8_t *q = at(&w, ti);
+			if (get16(q) != 0 || get16(q + 2) < 2 || get16(q + 2) > 4096)
+				continue;
+			if (tokens_at(&w, ti, &t)) {
+				found = true;
+				break;
+			}
+		}
+	}
+	if (!found) {
+		free(w.buf);
+		return fail(why, whylen, -ENOENT, "no kallsyms token table in %zu bytes of read-only data "
+			    "from 0x%llx", w.len, (unsigned long long)ro);
+	}
+	if (!markers_find(&w, &t)) {
+		free(w.buf);
+		return fail(why, whylen, -EBADMSG, "kallsyms token table at 0x%llx, but no "
+			    "num_syms/names/markers before it that decode", (unsigned long long)t.tt);
+	}
+	if (!addrs_find(m, &w, &t)) {
+		free(w.buf);
+		return fail(why, whylen, -EBADMSG, "kallsyms: %llu names at 0x%llx, but no sorted "
+			    "offsets or addresses next to them", (unsigned long long)t.nsyms,
+			    (unsigned long long)t.names);
+	}
+	r = decode(&w, &t, img, out, why, whylen);
+	if (r == 0) {
+		snprintf(out->layout, sizeof(out->layout), "%s%s, %s first, markers u%u%s",
+			 t.relbase ? "base-relative" : "absolute", t.abs_percpu ? " abs-percpu" : "",
+			 t.offsets_first ? (t.relbase ? "offsets" : "addresses") : "names", t.mwidth * 8,
+			 t.seqs_size ? ", seqs" : "");
+		out->tables_at = t.offsets_first ? t.addrs : t.num_syms_at;
+		out->tokens_at = t.tt;
+	}
+	free(w.buf);
+	return r;
+}
+
+void guest_ksyms_free(struct guest_ksyms *k)
+{
+	if (!k)
+		return;
+	free(k->text);
+	k->text = NULL;
+	k->len = k->nsyms = 0;
+}
+
+/* --- the build id ------------------------------------------------- */
+
+#define VDSO_SPAN 8192u   /* a vDSO image's notes are in its first 8 KiB */
+
+/* The kernel's own build-id note, not one of the vDSO images embedded in
+ * rodata (vdso64, vdso32, vdsox32, each an ELF file with its own build
+ * id, its note ~1.5 KiB after its ELF header): no ELF magic in the 8 KiB
+ * before the note. (In vmlinux's .notes the nearest one is ~700 KiB
+ * before.) */
+static bool kernel_note(const struct win *w, size_t o)
+{
+	size_t from = o > VDSO_SPAN ? o - VDSO_SPAN : 0;
+	return !memmem(w->buf + from, o - from, "\x7f" "ELF", 4);
+}
+
+int guest_kernel_buildid(struct guest_mem *m, const struct guest_kimage *img,
+			 char hex[41], char *why, size_t whylen)
+{
+	static const uint8_t pat[16] = { 4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0 };
+	char ver[64];
+	uint64_t ro;
+	hex[0] = 0;
+	int r = rodata_find(m, img, &ro, ver, sizeof(ver), why, whylen);
+	if (r < 0)
+		return r;
+	struct win w = { .lo = ro };
+	size_t from = 0;
+	uint64_t scanned = 0;
+	while (!w.eof && w.len < GUEST_KSYMS_MAX_SCAN && scanned < GUEST_KSYMS_MAX_SCAN) {
+		size_t old = w.len;
+		if ((r = win_grow(m, &w, 64u << 10)) < 0 || (w.len == old && !w.eof))
+			break;
+		scanned += w.len - old;
+		for (size_t o = (from + 3) & ~(size_t)3; o + 36 <= w.len; o += 4) {
+			if (memcmp(w.buf + o, pat, sizeof(pat)) || !kernel_note(&w, o))
+				continue;
+			for (int k = 0; k < 20; k++)
+				snprintf(hex + 2 * k, 3, "%02x", w.buf[o + 16 + k]);
+			free(w.buf);
+			return 0;
+		}
+		from = w.len > 100 ? w.len - 100 : 0;
+		/* Keep only the tail (what kernel_note looks back at). */
+		if (w.len > (1u << 20)) {
+			size_t cut = from - VDSO_SPAN, keep = w.len - cut;
+			memmove(w.buf, w.buf + cut, keep);
+			w.lo += cut;
+			w.len = keep;
+			from = VDSO_SPAN;
+		}
+	}
+	free(w.buf);
+	if (r == -E2BIG)
+		return fail(why, whylen, r, "no GNU build-id note within the read budget");
+	return fail(why, whylen, -ENOENT, "no GNU build-id note in the kernel's read-only data "
+		    "(%s, from 0x%llx)", ver, (unsigned long long)ro);
+}

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The guest kallsyms decoder (src/guest/ksyms.c) under libFuzzer for a
+# short time (FUZZ_SECONDS, default 10) on fake guest memories made here:
+# synthetic kallsyms tables in each layout the decoder knows (offsets
+# before num_syms with seqs_of_names, as Debian's 6.1; names first with
+# offsets after the token index, as 6.12; absolute kallsyms_addresses;
+# offsets without absolute per-cpu; 2-byte name lengths), each with a
+# kernel banner and a build-id note. Known answers first: each seed
+# decodes to its symbol count and build id; controls: a seed with a
+# flipped token-table byte and one with unsorted addresses are refused.
+# Then any crash or sanitizer report while fuzzing fails the test.
+source "$(dirname "$0")/../lib/common.bash"
+set -eo pipefail
+cd "$TOP"
+[ -x build/fuzz/fuzz-ksyms ] || skip "fuzzer not built (make fuzz needs clang)"
+command -v python3 >/dev/null || skip "python3 is missing"
+corpus="$OUT/corpus"
+mkdir -p "$corpus"
+python3 - "$corpus" <<'EOF'
+import struct, sys
+out = sys.argv[1]
+TEXT = 0xffffffff81000000
+def a8(b):
+    return b + b"\0" * (-len(b) % 8)
+def make(order="old", mode="abspcpu", seqs=True, n=600, longname=False, flip=None, unsorted=False):
+    syms = [(0, "A", "fixed_percpu_data"), (0x1000, "A", "cpu_debug_store"),
+            (TEXT, "T", "startup_64"), (TEXT, "T", "_stext"), (TEXT, "T", "_text")]
+    for i in range(n):
+        syms.append((TEXT + 0x1000 + 0x40 * i, "t" if i % 3 else "T", "fn_%d_%s" % (i, "x" * (i % 40))))
+    if longname:
+        syms.append((TEXT + 0x100000, "T", "L" * 300))
+    if mode != "abspcpu":
+        syms = [s for s in syms if s[0] >= TEXT]
+    if unsorted:
+        syms[-1], syms[-3] = syms[-3], syms[-1]
+    N = len(syms)
+    # tokens: printable bytes stand for themselves, the others are "_z<i>".
+    toks = [bytes([i]) if 0x21 <= i < 0x7f else b"_z%d" % i for i in range(256)]
+    tt = b"".join(t + b"\0" for t in toks)
+    idx, o = [], 0
+    for t in toks:
+        idx.append(o); o += len(t) + 1
+    ti = struct.pack("<256H", *idx)
+    names, marks = b"", []
+    for i, (a, t, nm) in enumerate(syms):
+        if i % 256 == 0:
+            marks.append(len(names))
+        e = (t + nm).encode()
+        L = len(e)
+        names += (bytes([L]) if L < 0x80 else bytes([(L & 0x7f) | 0x80, L >> 7])) + e
+    rb = TEXT
+    if mode == "absolute":
+        addrs = a8(b"".join(struct.pack("<Q", a) for a, _, _ in syms))
+    else:
+        offs = []
+        for a, _, _ in syms:
+            if mode == "abspcpu":
+                offs.append(a if a < TEXT else (rb - 1 - a) & 0xffffffff)
+            else:
+                offs.append(a - rb)
+        addrs = a8(struct.pack("<%dI" % N, *offs)) + struct.pack("<Q", rb)
+    sq = a8(b"".join(struct.pack(">I", i)[1:] for i in range(N))) if seqs else b""
+    num = a8(struct.pack("<I", N))
+    mk = a8(struct.pack("<%dI" % len(marks), *marks))
+    if order == "old":
+        tables = addrs + num + a8(names) + mk + sq + a8(tt) + ti
+        ttoff = len(addrs + num + a8(names) + mk + sq)
+    else:
+        tables = num + a8(names) + mk + a8(tt) + ti + addrs + sq
+        ttoff = len(num + a8(names) + mk)
+    mem = bytearray(0x1000)
+    banner = b"Linux version 6.99.0-fuzz (fuzz@example) #1 SMP\n\0"
+    mem[0x100:0x100 + len(banner)] = banner
+    mem += tables
+    mem += b"\0" * (-len(mem) % 4)
+    mem += struct.pack("<III", 4, 8, 6) + b"Xen\0" + b"linux\0\0\0"
+    mem += struct.pack("<III", 4, 20, 3) + b"GNU\0" + bytes(range(0xa0, 0xb4))
+    mem += b"\0" * 64
+    if flip is not None:
+        mem[0x1000 + ttoff + flip] ^= 0xff
+    return bytes(mem), N
+seeds = {
+    "old-abspcpu-seqs": make(),
+    "new-abspcpu": make(order="new", seqs=False),
+    "new-abspcpu-seqs-long": make(order="new", longname=True),
+    "old-absolute": make(mode="absolute", seqs=False, n=300),
+    "new-relative": make(order="new", mode="relative", n=1000),
+    "old-small": make(n=20, seqs=False),
+    "bad-token": make(flip=3),
+    "bad-order": make(order="new", unsorted=True),
+}
+for name, (mem, n) in seeds.items():
+    with open("%s/%s" % (out, name), "wb") as f:
+        f.write(b"\x00" + mem)
+    with open("%s/%s.want" % (out, name), "w") as f:
+        f.write("%d\n" % n)
+EOF
+# Known answers: each good seed decodes (its symbol count, the build id);
+# the two controls are refused.
+want_id=a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3
+for s in "$corpus"/*.want; do
+	seed=${s%.want} name=$(basename "${s%.want}")
+	FUZZ_KSYMS_VERBOSE=1 build/fuzz/fuzz-ksyms "$seed" >"$OUT/$name.log" 2>&1 || { cat "$OUT/$name.log"; fail "$name crashed"; }
+	mv "$s" "$OUT/"
+	got=$(sed -n 's/^fuzz-ksyms: \(decoded .*\|refused: .*\)$/\1/p' "$OUT/$name.log")
+	echo "  $name: $got"
+	case $name in
+	bad-*) [[ "$got" == refused:* ]] || fail "control $name was not refused: $got" ;;
+	*) [[ "$got" == "decoded $(cat "$OUT/$name.want") symbols"* ]] || fail "$name: $got, expected $(cat "$OUT/$name.want") symbols"
+	   grep -q "^fuzz-ksyms: build id $want_id$" "$OUT/$name.log" || fail "$name: build id not found: $(grep 'build id' "$OUT/$name.log")" ;;
+	esac
+done
+build/fuzz/fuzz-ksyms -max_total_time="${FUZZ_SECONDS:-10}" -max_len=65536 -timeout=10 \
+	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A guest kernel's symbols decoded from its memory alone (src/guest/
+# ksyms.c), for both of Debian 12's kernels (6.1 and 6.12): the memory is
+# the kernel's own vmlinux (unpacked from the cached bzImage, tests/vm/
+# lib.sh vm_vmlinux), placed at its link address and at a KASLR-like shift
+# of 0x3e00000. Known answers: the kernel's /proc/kallsyms of a nokaslr
+# boot (cached per kernel, vm_kallsyms_nokaslr; made once by booting the
+# guest when missing): every symbol of it at the same address (plus the
+# shift) with the same type, and at most 64 symbols more; the build id
+# equals the ELF's own (readelf -n); fewer than 8 MiB of guest memory
+# read. Controls that must fail: the comparison against a wrong shift, a
+# flipped byte in the token table and one in the address table (refused,
+# or decoded to symbols that disagree). Skips (77) only when a kernel or
+# its ground truth cannot be obtained.
+source "$(dirname "$0")/../lib/common.bash"
+set -o pipefail
+[ -x "$TT" ] || fail "$TT missing (run 'make fixtures')"
+command -v python3 >/dev/null || skip "python3 is missing"
+command -v readelf >/dev/null || skip "readelf (binutils) is missing"
+SHIFT=0x3e00000
+
+# kernel_dir META: prints the cache folder of META's kernel with its
+# vmlinux and nokaslr kallsyms (booting the guest once if needed), or
+# nothing.
+kernel_dir() {
+	VM_KMETA=$1 bash -c '
+		TEST_OUT=$0
+		source "$DOMPROF_TOP/tests/vm/lib.sh"
+		vm_kernel >&2 && vm_vmlinux >&2 || exit 1
+		if [ ! -s "$VM_KDIR/kallsyms-nokaslr.txt" ]; then
+			vm_init guest-ksyms-gt >&2
+			vm_kallsyms_nokaslr >&2
+		fi
+		[ -s "$VM_KDIR/kallsyms-nokaslr.txt" ] && echo "$VM_KDIR"' "$OUT" 2>>"$OUT/kernel.log"
+}
+
+# compare DECODED TRUTH SHIFT: every truth line (non-module) must be in
+# DECODED with its address (>= the kernel image area) plus SHIFT; prints
+# "missing=N extra=N truth=N decoded=N", exit 0 when nothing is missing
+# and extra <= 64.
+compare() {
+	python3 - "$1" "$2" "$3" <<'EOF'
+import sys
+dec, truth, shift = sys.argv[1], sys.argv[2], int(sys.argv[3], 0)
+def lines(p, sh):
+    out = set()
+    for l in open(p, encoding="latin-1"):
+        l = l.rstrip("\r\n")
+        if not l or "[" in l:
+            continue
+        a, t, n = l.split(" ", 2)
+        v = int(a, 16)
+        if v >= 0xffffffff80000000:
+            v += sh
+        out.add((v, t, n))
+    return out
+d, g = lines(dec, 0), lines(truth, shift)
+miss, extra = len(g - d), len(d - g)
+print(f"missing={miss} extra={extra} truth={len(g)} decoded={len(d)}")
+for x in sorted(g - d)[:3]:
+    print("  missing: %016x %s %s" % x)
+sys.exit(0 if miss == 0 and extra <= 64 else 1)
+EOF
+}
+
+# stat FILE KEY: a key=value of the stats line
+stat() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$1" | head -n 1; }
+
+ran=0
+for meta in linux-image-amd64 linux-image-6.12-amd64; do
+	dir=$(kernel_dir "$meta")
+	if [ -z "$dir" ]; then
+		tail -n 3 "$OUT/kernel.log"
+		skip "no $meta kernel or ground truth (see $OUT/kernel.log)"
+	fi
+	v=$dir/vmlinux gt=$dir/kallsyms-nokaslr.txt k=$(basename "$dir")
+	note "$k"
+	for sh in 0 $SHIFT; do
+		"$TT" guest-ksyms "vmlinux:$v,shift=$sh" >"$OUT/$k-$sh.txt" 2>"$OUT/$k-$sh.err" ||
+			fail "$k shift $sh: decoding failed: $(tail -n 1 "$OUT/$k-$sh.err")"
+		cat "$OUT/$k-$sh.err"
+		r=$(compare "$OUT/$k-$sh.txt" "$gt" "$sh") || fail "$k shift $sh: decoded symbols disagree: $r"
+		echo "  shift $sh: $r"
+		b=$(stat "$OUT/$k-$sh.err" bytes)
+		[ "$b" -lt $((8 << 20)) ] || fail "$k: $b bytes of guest memory read for kallsyms (bound 8 MiB)"
+		want=$(printf '0x%x' $((0xffffffff81000000 + sh)))
+		[ "$(stat "$OUT/$k-$sh.err" text)" = "$want" ] || fail "$k: _text $(stat "$OUT/$k-$sh.err" text), expected $want"
+	done
+	# The build id, against the ELF's own note.
+	id=$("$TT" guest-ksyms "vmlinux:$v,shift=$SHIFT" --buildid 2>"$OUT/$k-id.err") ||
+		fail "$k: build id: $(tail -n 1 "$OUT/$k-id.err")"
+	cat "$OUT/$k-id.err"
+	want=$(readelf -n "$v" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p' | head -n 1)
+	[ "$id" = "$want" ] || fail "$k: build id $id, the ELF says $want"
+	# Controls. The comparison itself: a wrong shift must disagree.
+	compare "$OUT/$k-$SHIFT.txt" "$gt" 0x3c00000 >/dev/null &&
+		fail "$k control: the decoded symbols also agree with a wrong shift"
+	# A flipped byte in the token table, then in the first table
+	# (6.1: offsets; 6.12: num_syms): refused, or the symbols disagree.
+	tok=$(stat "$OUT/$k-$SHIFT.err" tokens) tab=$(stat "$OUT/$k-$SHIFT.err" tables)
+	for spot in "token table:$((tok + 40))" "first table:$((tab + 4000))"; do
+		what=${spot%%:*} at=$(printf '0x%x' "${spot#*:}")
+		if "$TT" guest-ksyms "vmlinux:$v,shift=$SHIFT" --flip "$at" >"$OUT/$k-flip.txt" 2>"$OUT/$k-flip.err"; then
+			compare "$OUT/$k-flip.txt" "$gt" $SHIFT >/dev/null &&
+				fail "$k control: a flipped byte in the $what at $at decodes to the same symbols"
+			echo "  control: flipped byte in the $what at $at: symbols disagree"
+		else
+			echo "  control: flipped byte in the $what at $at: refused: $(tail -n 1 "$OUT/$k-flip.err")"
+		fi
+	done
+	ran=$((ran + 1))
+done
+[ $ran = 2 ] || fail "only $ran kernels checked"
+echo "both kernels: kallsyms and build id decoded from memory match"

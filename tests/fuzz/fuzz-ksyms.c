@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target: guest memory is hostile. The input is a fake guest:
+ * its first byte picks where _text is (one of 8 steps of 2 MiB from
+ * 0xffffffff81000000) and the reader's chunk size; the rest is the memory
+ * at _text + 2 MiB (where the read-only data, with the kallsyms tables and
+ * the build-id note, is searched). 8 bytes at _text are mapped (zeros);
+ * everything else reads as unmapped. guest_kimage_find, guest_ksyms_read
+ * and guest_kernel_buildid run on it under a small read budget; any crash,
+ * sanitizer report or text not matching the count it claims is a bug.
+ *
+ * With FUZZ_KSYMS_VERBOSE set, each input's result is printed on stderr
+ * (tests/e2e/fuzz-ksyms.sh checks that its seeds decode, and that a
+ * corrupted one is refused).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guest/ksyms.h"
+
+struct fake {
+	uint64_t text;
+	const uint8_t *data;
+	size_t size;
+};
+
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct fake *f = ctx;
+	uint64_t ro = f->text + GUEST_KIMAGE_ALIGN;
+	if (addr >= f->text && addr + len <= f->text + 8 && addr + len >= addr) {
+		memset(buf, 0, len);
+		return 0;
+	}
+	if (addr < ro || addr - ro > f->size || len > f->size - (addr - ro))
+		return -EFAULT;
+	memcpy(buf, f->data + (addr - ro), len);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	static const size_t chunks[4] = { 2032, 64, 4096, 1 };
+	struct fake f = {
+		.text = GUEST_LINK_TEXT + (uint64_t)(data[0] & 7) * GUEST_KIMAGE_ALIGN,
+		.data = data + 1,
+		.size = size - 1,
+	};
+	struct guest_mem m = {
+		.read = fake_read,
+		.ctx = &f,
+		.chunk = chunks[(data[0] >> 3) & 3],
+		.budget = 64u << 20,
+	};
+	bool verbose = getenv("FUZZ_KSYMS_VERBOSE") != NULL;
+	char why[256];
+	struct guest_kimage img;
+	uint64_t rip = f.text + 0x100;
+	if (guest_kimage_find(&m, &rip, 1, &img, why, sizeof(why)) < 0) {
+		if (verbose)
+			fprintf(stderr, "fuzz-ksyms: image: %s\n", why);
+		return 0;
+	}
+	if (img.text != f.text)
+		abort();
+	struct guest_ksyms k;
+	int r = guest_ksyms_read(&m, &img, &k, why, sizeof(why));
+	if (r == 0) {
+		size_t lines = 0;
+		for (size_t i = 0; i < k.len; i++)
+			lines += k.text[i] == '\n';
+		if (lines != k.nsyms || k.len > GUEST_KSYMS_MAX_TEXT)
+			abort();
+		if (verbose)
+			fprintf(stderr, "fuzz-ksyms: decoded %zu symbols, layout %s, bytes %llu\n", k.nsyms,
+				k.layout, (unsigned long long)m.bytes);
+		guest_ksyms_free(&k);
+	} else if (verbose) {
+		fprintf(stderr, "fuzz-ksyms: refused: %s\n", why);
+	}
+	char hex[41];
+	r = guest_kernel_buildid(&m, &img, hex, why, sizeof(why));
+	if (r == 0 && strlen(hex) != 40)
+		abort();
+	if (verbose)
+		fprintf(stderr, "fuzz-ksyms: build id %s\n", r == 0 ? hex : why);
+	return 0;
+}
