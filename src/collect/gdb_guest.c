@@ -234,7 +234,7 @@ static int read_kernel(struct gdb_source *s, struct gdb_guest *g, struct guest_m
 	size_t len = 0, nsyms = 0;
 	if (have_id && from_cache(g, m, &img, &len, &nsyms)) {
 		snprintf(note, notelen, "kernel symbols from guest memory (cached for build-id %.12s...): %zu symbols, "
-			 "KASLR offset 0x%" PRIx64, g->buildid, nsyms, img.text - GUEST_LINK_TEXT);
+			 "KASLR offset 0x%" PRIx64, g->buildid, nsyms, (uint64_t)(img.text - GUEST_LINK_TEXT));
 		return 0;
 	}
 	struct guest_ksyms k;
@@ -259,21 +259,26 @@ static void read_layout(struct gdb_source *s, struct gdb_guest *g, struct guest_
 			char *note, size_t notelen)
 {
 	char why[200] = "";
-	char *btf = NULL;
+	char *cached = NULL;
+	void *btf = NULL;
 	size_t blen = 0;
-	int r;
-	if (g->buildid[0] && guest_cache_get(g->buildid, "btf", GUEST_BTF_MAX, &btf, &blen) == 0)
-		r = guest_layout_from_cached(m, btf, blen, text_sym, g, &g->layout, why, sizeof(why));
+	int r = 0;
+	if (g->buildid[0] && guest_cache_get(g->buildid, "btf", GUEST_BTF_MAX, &cached, &blen) == 0)
+		btf = cached;
 	else
-		r = guest_layout_read(m, text_sym, g, &g->layout, why, sizeof(why));
+		r = guest_layout_fetch_btf(m, text_sym, g, &btf, &blen, why, sizeof(why));
+	if (r == 0)
+		r = guest_layout_from_btf(btf, blen, &g->layout, why, sizeof(why));
+	if (r == 0 && !cached && g->buildid[0])
+		(void)guest_cache_put(g->buildid, "btf", btf, blen);
 	free(btf);
+	if (r == 0)
+		r = guest_layout_resolve(m, text_sym, g, &g->layout, why, sizeof(why));
 	if (r < 0) {
 		snprintf(note, notelen, "; processes not named (%s)", why);
 		return;
 	}
 	g->have_layout = true;
-	if (g->buildid[0] && !btf && g->layout.btf && g->layout.btf_len)
-		(void)guest_cache_put(g->buildid, "btf", g->layout.btf, g->layout.btf_len);
 	struct guest_modsyms ms;
 	size_t skipped = 0;
 	if (guest_modules_read(m, &g->layout, &ms, &skipped, why, sizeof(why)) == 0) {
@@ -554,7 +559,6 @@ void gdb_guest_free(struct gdb_source *s)
 	hmap_release(&g->by_task);
 	free(g->tq);
 	free(g->tqcomm);
-	guest_layout_release(&g->layout);
 	free(g);
 	s->guest = NULL;
 	free(s->pcpu_base);

@@ -23,6 +23,7 @@
 
 #include "collect/gdb_rsp.h"
 #include "collect/gdb_internal.h"
+#include "guest/tasks.h"
 #include "collect/kaslr.h"
 #include "util/clock.h"
 #include "util/file.h"
@@ -212,7 +213,7 @@ int gdb_read_vcpus(struct gdb_source *s, struct dp_sample *out, uint64_t t, bool
 		sm->ip = rip;
 		sm->mode = (cs & 3) == 0 ? DP_MODE_KERNEL : DP_MODE_USER;
 		sm->has_asid = s->cr3.present;
-		sm->asid = cr3 & ~0xfffull;   /* low 12 bits are the PCID */
+		sm->asid = guest_asid_of_cr3(cr3);   /* without the PCID (bits 0-11) and NOFLUSH */
 		sm->period = 1000000000ull / s->hz;
 	}
 	return err;

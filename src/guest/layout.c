@@ -332,11 +332,12 @@ static int read_addresses(struct guest_mem *m, guest_sym_fn sym, void *symctx, s
 	return 0;
 }
 
-int guest_layout_read(struct guest_mem *m, guest_sym_fn sym, void *symctx, struct guest_layout *l,
-		      char *why, size_t whylen)
+int guest_layout_fetch_btf(struct guest_mem *m, guest_sym_fn sym, void *symctx, void **btf, size_t *len,
+			   char *why, size_t whylen)
 {
 	struct bctx c = { NULL, why, whylen };
-	layout_clear(l);
+	*btf = NULL;
+	*len = 0;
 	if (why && whylen)
 		why[0] = 0;
 	uint64_t start = sym(symctx, "__start_BTF"), stop = sym(symctx, "__stop_BTF");
@@ -348,19 +349,24 @@ int guest_layout_read(struct guest_mem *m, guest_sym_fn sym, void *symctx, struc
 	if (stop - start > GUEST_BTF_MAX)
 		return fail(&c, -E2BIG, "the guest's BTF is %llu bytes, more than the %u MiB accepted",
 			    (unsigned long long)(stop - start), GUEST_BTF_MAX >> 20);
-	size_t len = (size_t)(stop - start);
-	void *buf = xmalloc(len);
-	int r = guest_mem_read(m, start, buf, len);
+	size_t n = (size_t)(stop - start);
+	void *buf = xmalloc(n);
+	int r = guest_mem_read(m, start, buf, n);
 	if (r < 0) {
 		free(buf);
-		return fail(&c, r, "cannot read the guest's BTF (%zu bytes at 0x%llx): %s", len,
+		return fail(&c, r, "cannot read the guest's BTF (%zu bytes at 0x%llx): %s", n,
 			    (unsigned long long)start, strerror(-r));
 	}
-	r = guest_layout_from_btf(buf, len, l, why, whylen);
-	free(buf);
-	if (r < 0)
-		return r;
-	r = read_addresses(m, sym, symctx, l, &c);
+	*btf = buf;
+	*len = n;
+	return 0;
+}
+
+int guest_layout_resolve(struct guest_mem *m, guest_sym_fn sym, void *symctx, struct guest_layout *l,
+			 char *why, size_t whylen)
+{
+	struct bctx c = { NULL, why, whylen };
+	int r = read_addresses(m, sym, symctx, l, &c);
 	if (r < 0) {
 		char keep[256];
 		snprintf(keep, sizeof(keep), "%s", why ? why : "");
@@ -369,4 +375,18 @@ int guest_layout_read(struct guest_mem *m, guest_sym_fn sym, void *symctx, struc
 			snprintf(why, whylen, "%s", keep);
 	}
 	return r;
+}
+
+int guest_layout_read(struct guest_mem *m, guest_sym_fn sym, void *symctx, struct guest_layout *l,
+		      char *why, size_t whylen)
+{
+	void *buf;
+	size_t len;
+	layout_clear(l);
+	int r = guest_layout_fetch_btf(m, sym, symctx, &buf, &len, why, whylen);
+	if (r < 0)
+		return r;
+	r = guest_layout_from_btf(buf, len, l, why, whylen);
+	free(buf);
+	return r < 0 ? r : guest_layout_resolve(m, sym, symctx, l, why, whylen);
 }

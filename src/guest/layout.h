@@ -89,4 +89,14 @@ int guest_layout_from_btf(const void *btf, size_t len, struct guest_layout *l,
 int guest_layout_read(struct guest_mem *m, guest_sym_fn sym, void *symctx,
 		      struct guest_layout *l, char *why, size_t whylen);
 
+/* guest_layout_read in its two halves, for a caller that caches the BTF
+ * (collect/gdb_guest.c keys it by the kernel's build-id): the bounded
+ * read of the BTF blob (*btf malloc'd, caller frees), and, after
+ * guest_layout_from_btf, the runtime addresses and page_offset_base's
+ * value. Same returns as guest_layout_read. */
+int guest_layout_fetch_btf(struct guest_mem *m, guest_sym_fn sym, void *symctx, void **btf,
+			   size_t *len, char *why, size_t whylen);
+int guest_layout_resolve(struct guest_mem *m, guest_sym_fn sym, void *symctx,
+			 struct guest_layout *l, char *why, size_t whylen);
+
 #endif

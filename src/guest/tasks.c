@@ -89,6 +89,7 @@ static int read_task(struct guest_mem *m, const struct guest_layout *l, uint64_t
 	if (r < 0)
 		return r;
 	memset(t, 0, sizeof(*t));
+	t->addr = task;
 	*next = get64(b[0]);
 	t->pid = get32(b[1]);
 	t->tgid = get32(b[2]);
@@ -167,6 +168,16 @@ int guest_tasks_walk(struct guest_mem *m, const struct guest_layout *l, struct g
 	}
 	*out = v;
 	return (int)n;
+}
+
+int guest_task_read(struct guest_mem *m, const struct guest_layout *l, uint64_t task, struct guest_task *out)
+{
+	uint64_t next;
+	if (!layout_ok(l))
+		return -ENOENT;
+	if (!guest_kptr(task))
+		return -EFAULT;
+	return read_task(m, l, task, out, &next);
 }
 
 int guest_current_task(struct guest_mem *m, const struct guest_layout *l, uint64_t percpu_base,

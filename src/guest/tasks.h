@@ -7,8 +7,12 @@
  * address space as the guest's cr3 holds it: mm->pgd is a direct-map
  * virtual address, so asid = pgd - page_offset_base (the direct map's base
  * is randomized; its value is in the layout). A cr3 read from a vCPU is
- * compared after guest_asid_of_cr3 strips the PCID bits and page-table
- * isolation's user-half bit (bit 12).
+ * compared after guest_asid_of_cr3 strips the PCID bits and the bits
+ * above the physical address. Page-table isolation's user-half bit (12)
+ * is kept: without isolation it is an ordinary address bit (pgds are
+ * 4 KiB pages then), so the caller matches a user-mode cr3 with bit 12
+ * set against the task's asid with it cleared second
+ * (collect/gdb_guest.c).
  *
  * Processes, not threads: the tasks list links thread-group leaders only
  * (a thread is on its leader's signal->thread_head, not walked here), so
@@ -41,14 +45,21 @@ struct guest_task {
 	char comm[16];          /* NUL-terminated, printable (others -> '?') */
 	uint64_t asid;          /* guest_asid_of_cr3 form; 0: kernel thread (no mm) */
 	bool kthread;
+	uint64_t addr;          /* the task_struct's guest address */
 };
 
 /* The address-space id of a cr3 value: the page-table base without PCID
- * bits (0-11) and without PTI's user-half bit (12). */
+ * bits (0-11) and without bits 52-63 (bit 63 is the NOFLUSH hint). */
 static inline uint64_t guest_asid_of_cr3(uint64_t cr3)
 {
-	return cr3 & 0x000fffffffffe000ull;
+	return cr3 & 0x000ffffffffff000ull;
 }
+
+/* Reads the one task at address task (a task pointer seen in a per-CPU
+ * slot: a thread, an idle task). Returns 0, -ENOENT (layout lacks the
+ * task fields), -EFAULT (not a kernel address) or a read error. */
+int guest_task_read(struct guest_mem *m, const struct guest_layout *l, uint64_t task,
+		    struct guest_task *out);
 
 /* Walks the task list. *out is malloc'd (caller frees; NULL when none),
  * at most max (clamped to GUEST_TASKS_MAX) entries. Returns the number of

@@ -18,7 +18,7 @@
  *       (tests/e2e/hostile-*.sh)
  *   test-tool symtab get|set ...
  *       a domain's embedded kallsyms table out of / into a recording
- *       (two views of one recording, tests/vm/test-guest-ksyms.sh)
+ *       (two views of one recording, tests/vm/test-guest-kernels.sh)
  *   test-tool guest-ksyms MEMSPEC [--buildid] [--rip A] [--flip A]
  *       the guest kernel's kallsyms (or build id) decoded from guest
  *       memory: a vmlinux file or a live gdbstub (tests/e2e/guest-ksyms.sh)

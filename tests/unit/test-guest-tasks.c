@@ -348,7 +348,7 @@ static void test_asid(void)
 {
 	CHECK_EQ_U64(guest_asid_of_cr3(0x1234000), 0x1234000);
 	CHECK_EQ_U64(guest_asid_of_cr3(0x1234000 | 0x5), 0x1234000);        /* PCID 5 */
-	CHECK_EQ_U64(guest_asid_of_cr3(0x1234000 | 0x1000 | 0x85), 0x1234000); /* PTI user half */
+	CHECK_EQ_U64(guest_asid_of_cr3(0x1234000 | 0x1000 | 0x85), 0x1235000); /* PTI user half kept */
 	CHECK_EQ_U64(guest_asid_of_cr3(0x8000000001234000ull), 0x1234000);  /* NOFLUSH bit */
 	CHECK(guest_asid_of_cr3(0x1234000) != guest_asid_of_cr3(0x1236000)); /* control */
 }
