@@ -16,6 +16,9 @@
  *   test-tool gen-hostile KIND OUT ARGS...
  *       hostile recordings for the report-side bounds tests
  *       (tests/e2e/hostile-*.sh)
+ *   test-tool guest-tasks [OPTIONS] MEMSPEC KALLSYMS
+ *       the guest's layout from its BTF, its processes and the current
+ *       task of each vCPU (tests/vm/test-guest-tasks.sh)
  *
  * Exit 0 on success, 1 on a runtime failure, 2 on usage errors; one line
  * on stderr for each failure.
@@ -34,6 +37,7 @@ static const struct {
 	{ "mkseed", cmd_mkseed, "DIR" },
 	{ "gen-profile", cmd_gen_profile, "OUT SAMPLES" },
 	{ "gen-hostile", cmd_gen_hostile, "bomb|domains|forks|tables|fifo OUT ARGS..." },
+	{ "guest-tasks", cmd_guest_tasks, "[--shift=N [--shift-only=SYM]] [--pob=ADDR] [--samples=N] MEMSPEC KALLSYMS" },
 };
 
 int main(int argc, char **argv)

@@ -12,5 +12,6 @@ int cmd_embed_elf(int argc, char **argv);   /* embed-elf.c */
 int cmd_mkseed(int argc, char **argv);      /* mkseed.c */
 int cmd_gen_profile(int argc, char **argv); /* gen-profile.c */
 int cmd_gen_hostile(int argc, char **argv); /* gen-hostile.c */
+int cmd_guest_tasks(int argc, char **argv); /* guest-tasks.c */
 
 #endif
