@@ -5,9 +5,10 @@
  * Every pointer comes from guest memory and may be anything: each is
  * checked with guest_kptr before it is followed, a task address seen
  * twice ends the walk (a cycle that does not come back to the head), and
- * the walk never takes more than `max` steps. One task costs one read of
- * the span of its fields (when it fits one transfer: on 6.1 and 6.12 the
- * fields read lie within 1 KiB) plus its mm's pgd and its parent's tgid.
+ * the walk never takes more than `max` steps. One task costs two reads
+ * of its own fields on 6.1 and 6.12 (flags near the start; tasks..comm
+ * within 800 bytes, see read_fields) plus its mm's pgd and its parent's
+ * tgid.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -21,8 +22,11 @@
 #include "util/xalloc.h"
 
 #define PF_KTHREAD 0x00200000u
-/* Largest span of task_struct fields read in one transfer. */
-#define SPAN_MAX 2048u
+/* Fields of a task read in one transfer: at most RUN_MAX bytes (one
+ * gdbstub packet), skipping gaps of at most RUN_GAP bytes between them
+ * (a transfer costs more than 1 KiB of hex on the stub's socket). */
+#define RUN_MAX GUEST_MEM_CHUNK
+#define RUN_GAP 1024u
 
 static void set_why(char *why, size_t whylen, const char *fmt, ...)
 {
@@ -43,16 +47,37 @@ static bool layout_ok(const struct guest_layout *l)
 	return l->task_comm_len >= 1 && l->task_comm_len <= 64;
 }
 
-/* Reads one field of the task at addr: from the span when it was read,
- * else on its own. */
-static int task_field(struct guest_mem *m, uint64_t task, const uint8_t *span, uint32_t lo, uint32_t hi,
-		      uint32_t off, void *out, size_t n)
+/* Reads the fields f[0..n) of the task at address task, in as few
+ * transfers as the layout allows: fields sorted by offset are read
+ * together while the gap to the next is at most RUN_GAP and the run
+ * fits RUN_MAX (6.1: flags alone, then tasks..comm in one 800-byte run). */
+struct fld { uint32_t off, len; uint8_t *dst; };
+
+static int read_fields(struct guest_mem *m, uint64_t task, struct fld *f, size_t n)
 {
-	if (span && off >= lo && off + n <= hi) {
-		memcpy(out, span + (off - lo), n);
-		return 0;
+	for (size_t i = 1; i < n; i++)   /* insertion sort: n is 7 */
+		for (size_t j = i; j > 0 && f[j - 1].off > f[j].off; j--) {
+			struct fld x = f[j];
+			f[j] = f[j - 1];
+			f[j - 1] = x;
+		}
+	uint8_t run[RUN_MAX];
+	for (size_t i = 0; i < n;) {
+		uint64_t lo = f[i].off, hi = lo + f[i].len;
+		size_t j = i + 1;
+		for (; j < n && f[j].off <= hi + RUN_GAP; j++) {
+			uint64_t e = (uint64_t)f[j].off + f[j].len > hi ? (uint64_t)f[j].off + f[j].len : hi;
+			if (e - lo > RUN_MAX)
+				break;
+			hi = e;
+		}
+		int r = guest_mem_read(m, task + lo, run, (size_t)(hi - lo));
+		if (r < 0)
+			return r;
+		for (; i < j; i++)
+			memcpy(f[i].dst, run + (f[i].off - lo), f[i].len);
 	}
-	return guest_mem_read(m, task + off, out, n);
+	return 0;
 }
 
 /* Fills *t from the task at address task; *next gets its tasks.next.
@@ -62,30 +87,14 @@ static int read_task(struct guest_mem *m, const struct guest_layout *l, uint64_t
 		     uint64_t *next)
 {
 	uint32_t clen = l->task_comm_len < sizeof(t->comm) ? l->task_comm_len : sizeof(t->comm);
-	const struct { uint32_t off, len; } f[] = {
-		{ l->task_tasks, 8 }, { l->task_pid, 4 }, { l->task_tgid, 4 }, { l->task_comm, clen },
-		{ l->task_mm, 8 }, { l->task_real_parent, 8 }, { l->task_flags, 4 },
-	};
-	uint32_t lo = UINT32_MAX, hi = 0;
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-		if (f[i].off < lo)
-			lo = f[i].off;
-		if (f[i].off + f[i].len > hi)
-			hi = f[i].off + f[i].len;
-	}
-	uint8_t spanbuf[SPAN_MAX];
-	const uint8_t *span = NULL;
-	if (hi - lo <= SPAN_MAX) {
-		int r = guest_mem_read(m, task + lo, spanbuf, hi - lo);
-		if (r < 0)
-			return r;
-		span = spanbuf;
-	}
-	uint8_t b[8][8];
+	uint8_t b[7][8];
 	char comm[sizeof(t->comm)];
-	int r = 0;
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]) && r == 0; i++)
-		r = task_field(m, task, span, lo, hi, f[i].off, i == 3 ? (void *)comm : b[i], f[i].len);
+	struct fld f[] = {
+		{ l->task_tasks, 8, b[0] }, { l->task_pid, 4, b[1] }, { l->task_tgid, 4, b[2] },
+		{ l->task_comm, clen, (uint8_t *)comm }, { l->task_mm, 8, b[4] },
+		{ l->task_real_parent, 8, b[5] }, { l->task_flags, 4, b[6] },
+	};
+	int r = read_fields(m, task, f, sizeof(f) / sizeof(f[0]));
 	if (r < 0)
 		return r;
 	memset(t, 0, sizeof(*t));

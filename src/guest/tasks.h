@@ -75,8 +75,9 @@ int guest_tasks_walk(struct guest_mem *m, const struct guest_layout *l,
 /* The task running on a vCPU: percpu_base is gs_base (kernel mode) or
  * k_gs_base (user mode); as the other one is the user's (never a kernel
  * address), taking whichever of the two guest_kptr accepts also covers a
- * vCPU stopped between kernel entry and swapgs. Costs two reads plus the
- * task's (see guest_tasks_walk). Returns 0, -ENOENT (layout has no
+ * vCPU stopped between kernel entry and swapgs. Costs one read of the
+ * per-CPU slot plus the task's (on 6.1 and 6.12: two of its fields, its
+ * mm's pgd, its parent's tgid; five stub packets in all). Returns 0, -ENOENT (layout has no
  * current), -EFAULT (percpu_base not a kernel address), -EBADMSG (the
  * per-CPU slot holds no kernel pointer), or a read error. */
 int guest_current_task(struct guest_mem *m, const struct guest_layout *l,

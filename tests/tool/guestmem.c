@@ -157,3 +157,8 @@ size_t tt_mem_krips(struct tt_mem *t, uint64_t *rips, size_t max)
 	rips[0] = rip;
 	return 1;
 }
+
+struct rsp_conn *tt_mem_conn(struct tt_mem *t)
+{
+	return t->c;
+}

@@ -25,4 +25,8 @@ const unsigned char *tt_mem_file(struct tt_mem *t, size_t *len);
 /* gdb backend: the kernel-mode rips of the vCPUs right now (up to max); 0 for vmlinux. */
 size_t tt_mem_krips(struct tt_mem *t, uint64_t *rips, size_t max);
 
+/* gdb backend: the stub connection (NULL for vmlinux), for subcommands
+ * that also read registers or resume and stop the VM (guest-tasks.c). */
+struct rsp_conn *tt_mem_conn(struct tt_mem *t);
+
 #endif

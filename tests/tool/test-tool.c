@@ -22,6 +22,9 @@
  *   test-tool guest-ksyms MEMSPEC [--buildid] [--rip A] [--flip A]
  *       the guest kernel's kallsyms (or build id) decoded from guest
  *       memory: a vmlinux file or a live gdbstub (tests/e2e/guest-ksyms.sh)
+ *   test-tool guest-tasks [OPTIONS] MEMSPEC KALLSYMS
+ *       the guest's layout from its BTF, its processes and the current
+ *       task of each vCPU (tests/vm/test-guest-tasks.sh)
  *
  * Exit 0 on success, 1 on a runtime failure, 2 on usage errors; one line
  * on stderr for each failure.
@@ -43,6 +46,7 @@ static const struct {
 	{ "symtab", cmd_symtab, "get IN DOMAIN OUT | set IN DOMAIN FILE OUT" },
 	{ "guest-modules", cmd_guest_modules, "[--shift-kallsyms N] vmlinux:PATH|gdb:SOCKET KALLSYMS" },
 	{ "guest-ksyms", cmd_guest_ksyms, "vmlinux:PATH[,shift=0x..]|gdb:SOCKET [--buildid] [--rip A] [--flip A]" },
+	{ "guest-tasks", cmd_guest_tasks, "[--shift=N [--shift-only=SYM]] [--pob=ADDR] [--samples=N] MEMSPEC KALLSYMS" },
 };
 
 int main(int argc, char **argv)

@@ -15,5 +15,6 @@ int cmd_gen_hostile(int argc, char **argv); /* gen-hostile.c */
 int cmd_symtab(int argc, char **argv);      /* symtab.c */
 int cmd_guest_modules(int argc, char **argv); /* guest-modules.c */
 int cmd_guest_ksyms(int argc, char **argv); /* guest-ksyms.c */
+int cmd_guest_tasks(int argc, char **argv); /* guest-tasks.c */
 
 #endif

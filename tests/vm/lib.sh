@@ -8,7 +8,7 @@
 #   vm_init NAME          per-test folder $VM_OUT=$TEST_OUT/vm-NAME (fresh),
 #                         packages, kernel, initramfs; exit 77 only when qemu
 #                         cannot be installed; kills every guest on exit
-#   vm_boot ID [smp=N] [run=W] [kaslr=1] [kallsyms=1] [poweroff=S] [rate=1]
+#   vm_boot ID [smp=N] [run=W] [kaslr=1] [kallsyms=1] [poweroff=S] [rate=1] [ps=1]
 #                         boots guest ID in $VM_OUT/ID/ and waits for its
 #                         "ready" line; then $(vm_sock ID) (gdbstub),
 #                         $(vm_mon_sock ID) (QEMU monitor), $(vm_dir ID)
@@ -234,7 +234,7 @@ vm_boot() {
 		run=*) run=${a#run=} ;;
 		kaslr=*) kaslr=${a#kaslr=} ;;
 		kallsyms=*) kallsyms=${a#kallsyms=} ;;
-		poweroff=*|rate=*|jobs=*) extra+=" domprof.$a" ;;
+		poweroff=*|rate=*|jobs=*|ps=*) extra+=" domprof.$a" ;;
 		*) fail "vm_boot: unknown option $a" ;;
 		esac
 	done

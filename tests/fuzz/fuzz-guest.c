@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target for what a passive domain reads from guest memory to
+ * name processes: the guest kernel's BTF (guest_layout_from_btf, through
+ * libbpf) and its task list (guest_tasks_walk, guest_current_task) on a
+ * fake guest memory made of the input.
+ *
+ * First byte odd: the rest is a BTF blob. Even: bytes 1..15 are a task
+ * layout (one byte per field offset, the comm size, the walk's limit,
+ * the per-CPU slot, the read budget) and the rest is guest memory mapped
+ * at 0xffff888000000000, which is also init_task, page_offset_base and
+ * the per-CPU base: every pointer in it that lands back in the input is
+ * followed.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guest/layout.h"
+#include "guest/tasks.h"
+
+#define BASE 0xffff888000000000ull
+
+struct fake { const uint8_t *p; size_t n; };
+
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct fake *f = ctx;
+	if (addr < BASE || addr - BASE > f->n || len > f->n - (addr - BASE))
+		return -EFAULT;
+	memcpy(buf, f->p + (addr - BASE), len);
+	return 0;
+}
+
+static void tasks(const uint8_t *d, size_t n)
+{
+	if (n < 16)
+		return;
+	struct guest_layout l;
+	memset(&l, 0, sizeof(l));
+	l.task_tasks = d[1];
+	l.task_pid = d[2];
+	l.task_tgid = d[3];
+	l.task_comm = d[4];
+	l.task_mm = d[5];
+	l.task_real_parent = d[6];
+	l.task_flags = d[7];
+	l.mm_pgd = d[8];
+	l.task_comm_len = d[9] & 63;   /* 0 is refused */
+	l.init_task = BASE;
+	l.page_offset_base = BASE;
+	l.percpu_current = d[11];
+	l.has_current = d[11] & 1;
+	size_t max = d[10] == 255 ? SIZE_MAX : d[10];
+	struct fake f = { d + 16, n - 16 };
+	struct guest_mem m = { fake_read, &f, 1 + (d[12] & 63), d[13] ? (uint64_t)d[13] << 6 : 0, 0, 0 };
+	struct guest_task *t;
+	char why[256];
+	int r = guest_tasks_walk(&m, &l, &t, max, why, sizeof(why));
+	if (r >= 0) {
+		for (int i = 0; i < r; i++)
+			if (strnlen(t[i].comm, sizeof(t[i].comm)) == sizeof(t[i].comm))
+				abort();   /* every comm is terminated */
+		free(t);
+	}
+	struct guest_task cur;
+	(void)guest_current_task(&m, &l, BASE + d[14], &cur);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1 || size > (1u << 20))
+		return 0;
+	if (data[0] & 1) {
+		struct guest_layout l;
+		char why[256];
+		if (guest_layout_from_btf(data + 1, size - 1, &l, why, sizeof(why)) == 0 &&
+		    (l.task_comm_len < 8 || l.task_comm_len > 64))
+			abort();   /* accepted fields keep their bounds */
+	} else {
+		tasks(data, size);
+	}
+	return 0;
+}
