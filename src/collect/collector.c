@@ -233,6 +233,12 @@ int collector_run(const struct collector_config *c, struct collector_result *res
 		.pid_gone = xcalloc(c->npids ? c->npids : 1, sizeof(bool)),
 	};
 	memset(res, 0, sizeof(*res));
+	/* Every domain samples from here on, together: a source that took
+	 * long to start (an agent's guest) does not leave the others'
+	 * samples piling up undrained, nor covering another time window. */
+	for (size_t i = 0; i < c->nds; i++)
+		if (c->ds[i])
+			domain_source_begin(c->ds[i]);
 	int werr = loop(&k);
 	if (werr >= 0)
 		werr = finish(&k);

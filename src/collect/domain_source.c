@@ -73,6 +73,12 @@ struct domain_source *domain_source_start(const char *spec, uint32_t domain_id,
 #define DISPATCH3(s, op, gdbcall, agentcall, dflt) \
 	((s) && (s)->kind == DS_CUSTOM ? (s)->ops->op((s)->impl) : DISPATCH(s, gdbcall, agentcall, dflt))
 
+void domain_source_begin(struct domain_source *s)
+{
+	if (s && s->gdb)
+		gdb_source_begin(s->gdb);
+}
+
 int domain_source_write_meta(struct domain_source *s, struct dp_writer *w)
 {
 	return DISPATCH(s, gdb_source_write_meta(s->gdb, w), agent_source_write_meta(s->agent, w), -EINVAL);

@@ -46,6 +46,11 @@ struct domain_source *domain_source_start(const char *spec, uint32_t domain_id,
  * after start). Returns 0 or a negative errno from the writer. */
 int domain_source_write_meta(struct domain_source *s, struct dp_writer *w);
 
+/* Start sampling (the collector calls it for every source at once when
+ * its loop starts). A passive source keeps the VM running but takes no
+ * sample before it; an agent's recording already runs (no-op). Safe to
+ * call twice. */
+void domain_source_begin(struct domain_source *s);
 /* Write everything queued so far (samples, lost counts). Never blocks on
  * the VM. Returns records written, or a negative errno from the writer. */
 int domain_source_drain(struct domain_source *s, struct dp_writer *w);

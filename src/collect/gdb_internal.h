@@ -86,6 +86,7 @@ struct gdb_source {
 	bool thread_started;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	bool go;                /* under lock: gdb_source_begin was called */
 	bool stop_req;          /* under lock */
 	uint64_t stop_req_ns;   /* under lock: when stop_req was set */
 	bool stopped;           /* stop() done */

@@ -498,6 +498,12 @@ void *gdb_sampler_main(void *arg)
 	if (r < 0)
 		goto out;
 	held = false;
+	/* The VM runs; the first tick waits for gdb_source_begin. */
+	pthread_mutex_lock(&s->lock);
+	while (!s->go && !s->stop_req)
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+	next = mono_ns() + period;
 	for (;;) {
 		pthread_mutex_lock(&s->lock);
 		while (!s->stop_req) {

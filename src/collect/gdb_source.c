@@ -221,6 +221,14 @@ int gdb_source_write_meta(struct gdb_source *s, struct dp_writer *w)
 	return r;
 }
 
+void gdb_source_begin(struct gdb_source *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->go = true;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
 int gdb_source_drain(struct gdb_source *s, struct dp_writer *w)
 {
 	struct dp_sample buf[512];

@@ -54,6 +54,7 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 				    const struct domain_source_opts *o,
 				    char *err, size_t errlen);
 int gdb_source_write_meta(struct gdb_source *s, struct dp_writer *w);
+void gdb_source_begin(struct gdb_source *s);
 int gdb_source_drain(struct gdb_source *s, struct dp_writer *w);
 bool gdb_source_ended(const struct gdb_source *s);
 const char *gdb_source_message(const struct gdb_source *s);

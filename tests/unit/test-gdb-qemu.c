@@ -258,6 +258,7 @@ static void record(const char *sock, const char *path, double secs, pid_t qemu, 
 	CHECK_STR(domain_source_name(s), "vm");
 	struct dp_writer *w = open_writer(path);
 	CHECK(domain_source_write_meta(s, w) == 0);
+	domain_source_begin(s);
 	double t0 = now_s();
 	bool killed = false;
 	double max_drain = 0, last_stop = 0;
