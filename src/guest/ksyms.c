@@ -90,7 +90,7 @@ int guest_kimage_find(struct guest_mem *m, const uint64_t *krips, size_t nrips,
 static int rodata_find(struct guest_mem *m, const struct guest_kimage *img, uint64_t *ro,
 		       char *ver, size_t verlen, char *why, size_t whylen)
 {
-	static char page[BANNER_WINDOW + 1];
+	char page[BANNER_WINDOW + 1];   /* on the stack: guests are read from several threads */
 	for (uint64_t b = img->text + GUEST_KIMAGE_ALIGN; b < img->end && b > img->text;
 	     b += GUEST_KIMAGE_ALIGN) {
 		size_t got = 0;
@@ -194,7 +194,13 @@ struct tables {
 	uint64_t relbase;       /* value of kallsyms_relative_base; 0: absolute */
 	bool offsets_first;     /* offsets before num_syms (up to 6.3) */
 	bool abs_percpu;
+	uint64_t work;          /* steps of the search so far (WORK_MAX) */
 };
+
+/* A crafted window could make the candidate search quadratic: it stops
+ * after this many steps (a real kernel needs ~1 M: one per 8 bytes of
+ * rodata scanned, one per name walked). */
+#define WORK_MAX (64ull << 20)
 
 /* Is there a valid token index at ti (8-aligned) with its token table just
  * before it? */
@@ -273,6 +279,8 @@ static bool names_walk(const struct win *w, struct tables *t, uint64_t nsyms)
 	uint64_t p = t->names, end = t->markers;
 	for (uint64_t i = 0; i < nsyms; i++) {
 		unsigned len, hdr;
+		if (++t->work > WORK_MAX)
+			return false;
 		if (i % 256 == 0 && marker(w, t, i / 256) != p - t->names)
 			return false;
 		if (!name_entry(w, p, end, &len, &hdr))
@@ -298,8 +306,10 @@ static bool names_find(const struct win *w, struct tables *t, uint64_t nlo, uint
 	uint64_t span = rest * (2 + KSYM_NAME_LEN) + 8;
 	uint64_t lo = hi - w->lo > span ? hi - span : w->lo + 8;
 	for (uint64_t names = hi & ~7ull; names >= lo && names >= w->lo + 8; names -= 8) {
+		if (++t->work > WORK_MAX)
+			return false;
 		uint32_t n = get32(at(w, names - 8));
-		if (n < nlo || n > nhi || get32(at(w, names - 4)) != 0)
+		if (n < nlo || n > nhi || n > GUEST_KSYMS_MAX_SYMS || get32(at(w, names - 4)) != 0)
 			continue;
 		t->names = names;
 		t->num_syms_at = names - 8;
@@ -318,6 +328,8 @@ static bool markers_find(struct win *w, struct tables *t)
 	for (unsigned mw = 4; mw <= 8; mw += 4) {
 		for (uint64_t m = (t->tt - 8) & ~7ull; m >= lo + 8 && m + mw <= t->tt; m -= 8) {
 			const uint8_t *p = at(w, m);
+			if (++t->work > WORK_MAX)
+				return false;
 			if ((mw == 4 ? get32(p) : get64(p)) != 0)
 				continue;
 			t->markers = m;
@@ -326,6 +338,7 @@ static bool markers_find(struct win *w, struct tables *t)
 			uint64_t run = 1, prev = 0;
 			while (m + (run + 1) * mw <= t->tt && run < GUEST_KSYMS_MAX_SYMS / 256 + 1) {
 				t->nmarkers = run + 1;
+				t->work++;
 				uint64_t v = marker(w, t, run);
 				if (v < prev + 2 * 256 || v > prev + 256ull * (2 + KSYM_NAME_LEN))
 					break;
@@ -335,7 +348,7 @@ static bool markers_find(struct win *w, struct tables *t)
 			for (uint64_t c = run; c >= 1; c--) {
 				uint64_t endm = align8(m + c * mw), gap = t->tt - endm;
 				uint64_t nlo = 256 * (c - 1) + 1, nhi = 256 * c;
-				if (endm > t->tt)
+				if (endm > t->tt || ++t->work > WORK_MAX)
 					continue;
 				t->nmarkers = c;
 				t->seqs_size = gap;
@@ -571,6 +584,10 @@ int guest_ksyms_read(struct guest_mem *m, const struct guest_kimage *img,
 	}
 	if (!markers_find(&w, &t)) {
 		free(w.buf);
+		if (t.work > WORK_MAX)
+			return fail(why, whylen, -E2BIG, "kallsyms token table at 0x%llx: the search for "
+				    "the tables before it passed its bound of %llu steps",
+				    (unsigned long long)t.tt, WORK_MAX);
 		return fail(why, whylen, -EBADMSG, "kallsyms token table at 0x%llx, but no "
 			    "num_syms/names/markers before it that decode", (unsigned long long)t.tt);
 	}
@@ -684,7 +701,7 @@ int guest_kernel_buildid(struct guest_mem *m, const struct guest_kimage *img,
 	/* Fast path: .notes sits just before .BTF (in both Debian kernels):
 	 * one packet every 64 KiB finds where BTF type data starts, then the
 	 * 76 KiB before it are searched. */
-	static uint8_t pkt[GUEST_MEM_CHUNK];
+	uint8_t pkt[GUEST_MEM_CHUNK];
 	size_t n = m->chunk && m->chunk < sizeof(pkt) ? m->chunk : sizeof(pkt);
 	unsigned tries = 0;
 	for (uint64_t p = ro + PROBE_STEP; p - ro < GUEST_KSYMS_MAX_SCAN && tries < PROBE_TRIES;
