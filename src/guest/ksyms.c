@@ -542,16 +542,63 @@ static int decode(const struct win *w, const struct tables *t, const struct gues
 	return 0;
 }
 
-int guest_ksyms_read(struct guest_mem *m, const struct guest_kimage *img,
-		     struct guest_ksyms *out, char *why, size_t whylen)
+#define PROBE_STEP (64u << 10)
+
+/* Does the packet look like kallsyms_offsets: at least 80% of the steps
+ * between consecutive u32 go one way, by less than 1 MiB (descending for
+ * absolute per-cpu offsets, ascending otherwise)? */
+static bool offsets_like(const uint8_t *p, size_t n)
 {
-	memset(out, 0, sizeof(*out));
-	uint64_t ro;
-	int r = rodata_find(m, img, &ro, out->version, sizeof(out->version), why, whylen);
-	if (r < 0)
-		return r;
-	out->rodata = ro;
-	struct win w = { .lo = ro };
+	size_t up = 0, down = 0, steps = n / 4 - 1;
+	for (size_t i = 0; i + 8 <= n; i += 4) {
+		int64_t d = (int64_t)(int32_t)get32(p + i + 4) - (int32_t)get32(p + i);
+		up += d > 0 && d < (1 << 20);
+		down += d < 0 && d > -(1 << 20);
+	}
+	return (up > down ? up : down) * 5 >= steps * 4;
+}
+
+/* Does it look like kallsyms_names: from one of its first 64 bytes, a
+ * chain of entries with lengths 1..100 covers the packet, at least one
+ * entry per 20 bytes (strings, zeros and pointers break the chain)? */
+static bool names_like(const uint8_t *p, size_t n)
+{
+	for (size_t s = 0; s < 64 && s < n; s++) {
+		size_t o = s, k = 0;
+		while (o < n && p[o] != 0 && p[o] <= 100) {
+			o += 1 + p[o];
+			k++;
+		}
+		if (o >= n && k * 20 >= n)
+			return true;
+	}
+	return false;
+}
+
+/* Where to start reading: one packet every 64 KiB from ro until one looks
+ * like offsets or names (the first table in every layout is one of them,
+ * or num_syms just before the names); the scan starts at the probe before
+ * it. ro if none does. (Debian 6.1: 1.4 MiB of rodata skipped, 6.12:
+ * 1.6 MiB; no probe before the tables looks like either.) */
+static uint64_t scan_start(struct guest_mem *m, uint64_t ro)
+{
+	uint8_t pkt[GUEST_MEM_CHUNK];
+	for (uint64_t p = ro + PROBE_STEP; p - ro < GUEST_KSYMS_MAX_SCAN; p += PROBE_STEP) {
+		if (guest_mem_read(m, p, pkt, sizeof(pkt)) < 0)
+			break;
+		if (offsets_like(pkt, sizeof(pkt)) || names_like(pkt, sizeof(pkt)))
+			return p - PROBE_STEP;
+	}
+	return ro;
+}
+
+/* Reads forward from lo until the token index, then finds and decodes the
+ * other tables in what was read. */
+static int ksyms_from(struct guest_mem *m, const struct guest_kimage *img, uint64_t lo,
+		      struct guest_ksyms *out, char *why, size_t whylen)
+{
+	int r;
+	struct win w = { .lo = lo };
 	struct tables t;
 	memset(&t, 0, sizeof(t));
 	bool found = false;
@@ -580,7 +627,7 @@ int guest_ksyms_read(struct guest_mem *m, const struct guest_kimage *img,
 	if (!found) {
 		free(w.buf);
 		return fail(why, whylen, -ENOENT, "no kallsyms token table in %zu bytes of read-only data "
-			    "from 0x%llx", w.len, (unsigned long long)ro);
+			    "from 0x%llx", w.len, (unsigned long long)lo);
 	}
 	if (!markers_find(&w, &t)) {
 		free(w.buf);
@@ -608,6 +655,26 @@ int guest_ksyms_read(struct guest_mem *m, const struct guest_kimage *img,
 	}
 	free(w.buf);
 	return r;
+}
+
+int guest_ksyms_read(struct guest_mem *m, const struct guest_kimage *img,
+		     struct guest_ksyms *out, char *why, size_t whylen)
+{
+	memset(out, 0, sizeof(*out));
+	uint64_t ro;
+	int r = rodata_find(m, img, &ro, out->version, sizeof(out->version), why, whylen);
+	if (r < 0)
+		return r;
+	out->rodata = ro;
+	/* From where the probes say the tables start; if they do not decode
+	 * from there (a probe misled), from the start of rodata. */
+	uint64_t lo = scan_start(m, ro);
+	if (lo > ro) {
+		r = ksyms_from(m, img, lo, out, why, whylen);
+		if (r == 0 || r == -E2BIG)
+			return r;
+	}
+	return ksyms_from(m, img, ro, out, why, whylen);
 }
 
 void guest_ksyms_free(struct guest_ksyms *k)
@@ -686,7 +753,6 @@ static bool btf_like(const uint8_t *p, size_t n)
 	return hits >= 10;
 }
 
-#define PROBE_STEP (64u << 10)
 #define PROBE_TRIES 8u   /* BTF-like probes whose window is searched */
 
 int guest_kernel_buildid(struct guest_mem *m, const struct guest_kimage *img,
@@ -702,7 +768,7 @@ int guest_kernel_buildid(struct guest_mem *m, const struct guest_kimage *img,
 	 * one packet every 64 KiB finds where BTF type data starts, then the
 	 * 76 KiB before it are searched. */
 	uint8_t pkt[GUEST_MEM_CHUNK];
-	size_t n = m->chunk && m->chunk < sizeof(pkt) ? m->chunk : sizeof(pkt);
+	size_t n = sizeof(pkt);
 	unsigned tries = 0;
 	for (uint64_t p = ro + PROBE_STEP; p - ro < GUEST_KSYMS_MAX_SCAN && tries < PROBE_TRIES;
 	     p += PROBE_STEP) {
