@@ -4,11 +4,14 @@
  * memory and decoded (see ksyms.h and docs/passive.md, "Guest kernel
  * symbols from guest memory").
  *
- * The read-only data is read once, forward, from its start (the first
- * 2 MiB step after _text that holds the "Linux version " banner) into a
- * host window until the token table and index are seen; every other
- * table is then located relative to them by the adjacencies that
- * scripts/kallsyms.c produces in any version (each table 8-aligned):
+ * The read-only data starts at the first 2 MiB step after _text that
+ * holds the "Linux version " banner. One packet every 64 KiB of it is
+ * read until one looks like kallsyms_offsets or kallsyms_names; from the
+ * probe before that one, rodata is read forward into a host window until
+ * the token table and index are seen (if nothing decodes from there, the
+ * scan is repeated from the start of rodata). Every other table is then
+ * located relative to them by the adjacencies that scripts/kallsyms.c
+ * produces in any version (each table 8-aligned):
  *
  *   num_syms, names, markers are always in that order, names directly
  *   after num_syms and markers directly after names;
