@@ -4,11 +4,14 @@
  * memory and decoded (see ksyms.h and docs/passive.md, "Guest kernel
  * symbols from guest memory").
  *
- * The read-only data is read once, forward, from its start (the first
- * 2 MiB step after _text that holds the "Linux version " banner) into a
- * host window until the token table and index are seen; every other
- * table is then located relative to them by the adjacencies that
- * scripts/kallsyms.c produces in any version (each table 8-aligned):
+ * The read-only data starts at the first 2 MiB step after _text that
+ * holds the "Linux version " banner. One packet every 64 KiB of it is
+ * read until one looks like kallsyms_offsets or kallsyms_names; from the
+ * probe before that one, rodata is read forward into a host window until
+ * the token table and index are seen (if nothing decodes from there, the
+ * scan is repeated from the start of rodata). Every other table is then
+ * located relative to them by the adjacencies that scripts/kallsyms.c
+ * produces in any version (each table 8-aligned):
  *
  *   num_syms, names, markers are always in that order, names directly
  *   after num_syms and markers directly after names;
@@ -90,7 +93,7 @@ int guest_kimage_find(struct guest_mem *m, const uint64_t *krips, size_t nrips,
 static int rodata_find(struct guest_mem *m, const struct guest_kimage *img, uint64_t *ro,
 		       char *ver, size_t verlen, char *why, size_t whylen)
 {
-	static char page[BANNER_WINDOW + 1];
+	char page[BANNER_WINDOW + 1];   /* on the stack: guests are read from several threads */
 	for (uint64_t b = img->text + GUEST_KIMAGE_ALIGN; b < img->end && b > img->text;
 	     b += GUEST_KIMAGE_ALIGN) {
 		size_t got = 0;
@@ -194,7 +197,13 @@ struct tables {
 	uint64_t relbase;       /* value of kallsyms_relative_base; 0: absolute */
 	bool offsets_first;     /* offsets before num_syms (up to 6.3) */
 	bool abs_percpu;
+	uint64_t work;          /* steps of the search so far (WORK_MAX) */
 };
+
+/* A crafted window could make the candidate search quadratic: it stops
+ * after this many steps (a real kernel needs ~1 M: one per 8 bytes of
+ * rodata scanned, one per name walked). */
+#define WORK_MAX (64ull << 20)
 
 /* Is there a valid token index at ti (8-aligned) with its token table just
  * before it? */
@@ -273,6 +282,8 @@ static bool names_walk(const struct win *w, struct tables *t, uint64_t nsyms)
 	uint64_t p = t->names, end = t->markers;
 	for (uint64_t i = 0; i < nsyms; i++) {
 		unsigned len, hdr;
+		if (++t->work > WORK_MAX)
+			return false;
 		if (i % 256 == 0 && marker(w, t, i / 256) != p - t->names)
 			return false;
 		if (!name_entry(w, p, end, &len, &hdr))
@@ -298,8 +309,10 @@ static bool names_find(const struct win *w, struct tables *t, uint64_t nlo, uint
 	uint64_t span = rest * (2 + KSYM_NAME_LEN) + 8;
 	uint64_t lo = hi - w->lo > span ? hi - span : w->lo + 8;
 	for (uint64_t names = hi & ~7ull; names >= lo && names >= w->lo + 8; names -= 8) {
+		if (++t->work > WORK_MAX)
+			return false;
 		uint32_t n = get32(at(w, names - 8));
-		if (n < nlo || n > nhi || get32(at(w, names - 4)) != 0)
+		if (n < nlo || n > nhi || n > GUEST_KSYMS_MAX_SYMS || get32(at(w, names - 4)) != 0)
 			continue;
 		t->names = names;
 		t->num_syms_at = names - 8;
@@ -318,6 +331,8 @@ static bool markers_find(struct win *w, struct tables *t)
 	for (unsigned mw = 4; mw <= 8; mw += 4) {
 		for (uint64_t m = (t->tt - 8) & ~7ull; m >= lo + 8 && m + mw <= t->tt; m -= 8) {
 			const uint8_t *p = at(w, m);
+			if (++t->work > WORK_MAX)
+				return false;
 			if ((mw == 4 ? get32(p) : get64(p)) != 0)
 				continue;
 			t->markers = m;
@@ -326,6 +341,7 @@ static bool markers_find(struct win *w, struct tables *t)
 			uint64_t run = 1, prev = 0;
 			while (m + (run + 1) * mw <= t->tt && run < GUEST_KSYMS_MAX_SYMS / 256 + 1) {
 				t->nmarkers = run + 1;
+				t->work++;
 				uint64_t v = marker(w, t, run);
 				if (v < prev + 2 * 256 || v > prev + 256ull * (2 + KSYM_NAME_LEN))
 					break;
@@ -335,7 +351,7 @@ static bool markers_find(struct win *w, struct tables *t)
 			for (uint64_t c = run; c >= 1; c--) {
 				uint64_t endm = align8(m + c * mw), gap = t->tt - endm;
 				uint64_t nlo = 256 * (c - 1) + 1, nhi = 256 * c;
-				if (endm > t->tt)
+				if (endm > t->tt || ++t->work > WORK_MAX)
 					continue;
 				t->nmarkers = c;
 				t->seqs_size = gap;
@@ -529,16 +545,63 @@ static int decode(const struct win *w, const struct tables *t, const struct gues
 	return 0;
 }
 
-int guest_ksyms_read(struct guest_mem *m, const struct guest_kimage *img,
-		     struct guest_ksyms *out, char *why, size_t whylen)
+#define PROBE_STEP (64u << 10)
+
+/* Does the packet look like kallsyms_offsets: at least 80% of the steps
+ * between consecutive u32 go one way, by less than 1 MiB (descending for
+ * absolute per-cpu offsets, ascending otherwise)? */
+static bool offsets_like(const uint8_t *p, size_t n)
 {
-	memset(out, 0, sizeof(*out));
-	uint64_t ro;
-	int r = rodata_find(m, img, &ro, out->version, sizeof(out->version), why, whylen);
-	if (r < 0)
-		return r;
-	out->rodata = ro;
-	struct win w = { .lo = ro };
+	size_t up = 0, down = 0, steps = n / 4 - 1;
+	for (size_t i = 0; i + 8 <= n; i += 4) {
+		int64_t d = (int64_t)(int32_t)get32(p + i + 4) - (int32_t)get32(p + i);
+		up += d > 0 && d < (1 << 20);
+		down += d < 0 && d > -(1 << 20);
+	}
+	return (up > down ? up : down) * 5 >= steps * 4;
+}
+
+/* Does it look like kallsyms_names: from one of its first 64 bytes, a
+ * chain of entries with lengths 1..100 covers the packet, at least one
+ * entry per 20 bytes (strings, zeros and pointers break the chain)? */
+static bool names_like(const uint8_t *p, size_t n)
+{
+	for (size_t s = 0; s < 64 && s < n; s++) {
+		size_t o = s, k = 0;
+		while (o < n && p[o] != 0 && p[o] <= 100) {
+			o += 1 + p[o];
+			k++;
+		}
+		if (o >= n && k * 20 >= n)
+			return true;
+	}
+	return false;
+}
+
+/* Where to start reading: one packet every 64 KiB from ro until one looks
+ * like offsets or names (the first table in every layout is one of them,
+ * or num_syms just before the names); the scan starts at the probe before
+ * it. ro if none does. (Debian 6.1: 1.4 MiB of rodata skipped, 6.12:
+ * 1.6 MiB; no probe before the tables looks like either.) */
+static uint64_t scan_start(struct guest_mem *m, uint64_t ro)
+{
+	uint8_t pkt[GUEST_MEM_CHUNK];
+	for (uint64_t p = ro + PROBE_STEP; p - ro < GUEST_KSYMS_MAX_SCAN; p += PROBE_STEP) {
+		if (guest_mem_read(m, p, pkt, sizeof(pkt)) < 0)
+			break;
+		if (offsets_like(pkt, sizeof(pkt)) || names_like(pkt, sizeof(pkt)))
+			return p - PROBE_STEP;
+	}
+	return ro;
+}
+
+/* Reads forward from lo until the token index, then finds and decodes the
+ * other tables in what was read. */
+static int ksyms_from(struct guest_mem *m, const struct guest_kimage *img, uint64_t lo,
+		      struct guest_ksyms *out, char *why, size_t whylen)
+{
+	int r;
+	struct win w = { .lo = lo };
 	struct tables t;
 	memset(&t, 0, sizeof(t));
 	bool found = false;
@@ -567,10 +630,14 @@ int guest_ksyms_read(struct guest_mem *m, const struct guest_kimage *img,
 	if (!found) {
 		free(w.buf);
 		return fail(why, whylen, -ENOENT, "no kallsyms token table in %zu bytes of read-only data "
-			    "from 0x%llx", w.len, (unsigned long long)ro);
+			    "from 0x%llx", w.len, (unsigned long long)lo);
 	}
 	if (!markers_find(&w, &t)) {
 		free(w.buf);
+		if (t.work > WORK_MAX)
+			return fail(why, whylen, -E2BIG, "kallsyms token table at 0x%llx: the search for "
+				    "the tables before it passed its bound of %llu steps",
+				    (unsigned long long)t.tt, WORK_MAX);
 		return fail(why, whylen, -EBADMSG, "kallsyms token table at 0x%llx, but no "
 			    "num_syms/names/markers before it that decode", (unsigned long long)t.tt);
 	}
@@ -591,6 +658,26 @@ int guest_ksyms_read(struct guest_mem *m, const struct guest_kimage *img,
 	}
 	free(w.buf);
 	return r;
+}
+
+int guest_ksyms_read(struct guest_mem *m, const struct guest_kimage *img,
+		     struct guest_ksyms *out, char *why, size_t whylen)
+{
+	memset(out, 0, sizeof(*out));
+	uint64_t ro;
+	int r = rodata_find(m, img, &ro, out->version, sizeof(out->version), why, whylen);
+	if (r < 0)
+		return r;
+	out->rodata = ro;
+	/* From where the probes say the tables start; if they do not decode
+	 * from there (a probe misled), from the start of rodata. */
+	uint64_t lo = scan_start(m, ro);
+	if (lo > ro) {
+		r = ksyms_from(m, img, lo, out, why, whylen);
+		if (r == 0 || r == -E2BIG)
+			return r;
+	}
+	return ksyms_from(m, img, ro, out, why, whylen);
 }
 
 void guest_ksyms_free(struct guest_ksyms *k)
@@ -617,22 +704,20 @@ static bool kernel_note(const struct win *w, size_t o)
 	return !memmem(w->buf + from, o - from, "\x7f" "ELF", 4);
 }
 
-int guest_kernel_buildid(struct guest_mem *m, const struct guest_kimage *img,
-			 char hex[41], char *why, size_t whylen)
+/* Scans [lo, lo + max) (up to the end of the mapping) for the kernel's
+ * build-id note. 0 and hex, -ENOENT, or -E2BIG (read budget). */
+static int note_scan(struct guest_mem *m, uint64_t lo, uint64_t max, char hex[41])
 {
 	static const uint8_t pat[16] = { 4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0 };
-	char ver[64];
-	uint64_t ro;
-	hex[0] = 0;
-	int r = rodata_find(m, img, &ro, ver, sizeof(ver), why, whylen);
-	if (r < 0)
-		return r;
-	struct win w = { .lo = ro };
+	struct win w = { .lo = lo };
 	size_t from = 0;
 	uint64_t scanned = 0;
-	while (!w.eof && w.len < GUEST_KSYMS_MAX_SCAN && scanned < GUEST_KSYMS_MAX_SCAN) {
-		size_t old = w.len;
-		if ((r = win_grow(m, &w, 64u << 10)) < 0 || (w.len == old && !w.eof))
+	int r = 0;
+	while (!w.eof && scanned < max) {
+		size_t old = w.len, step = 64u << 10;
+		if (step > max - scanned)
+			step = (size_t)(max - scanned);
+		if ((r = win_grow(m, &w, step)) < 0 || (w.len == old && !w.eof))
 			break;
 		scanned += w.len - old;
 		for (size_t o = (from + 3) & ~(size_t)3; o + 36 <= w.len; o += 4) {
@@ -654,6 +739,56 @@ int guest_kernel_buildid(struct guest_mem *m, const struct guest_kimage *img,
 		}
 	}
 	free(w.buf);
+	return r == -E2BIG ? r : -ENOENT;
+}
+
+/* Does the packet at p look like BTF type data? Counts btf_type info
+ * words (kind 1..19 in bits 24-28, vlen < 1024, bits 16-23 clear): 3-25%
+ * of the words inside .BTF of both Debian kernels, none in any 64 KiB
+ * probe of the rodata before it. */
+static bool btf_like(const uint8_t *p, size_t n)
+{
+	size_t hits = 0;
+	for (size_t i = 0; i + 4 <= n; i += 4) {
+		uint32_t v = get32(p + i);
+		hits += v >= 0x01000000 && v < 0x14000000 && (v & 0xffff) < 0x400 && !(v & 0xff0000);
+	}
+	return hits >= 10;
+}
+
+#define PROBE_TRIES 8u   /* BTF-like probes whose window is searched */
+
+int guest_kernel_buildid(struct guest_mem *m, const struct guest_kimage *img,
+			 char hex[41], char *why, size_t whylen)
+{
+	char ver[64];
+	uint64_t ro;
+	hex[0] = 0;
+	int r = rodata_find(m, img, &ro, ver, sizeof(ver), why, whylen);
+	if (r < 0)
+		return r;
+	/* Fast path: .notes sits just before .BTF (in both Debian kernels):
+	 * one packet every 64 KiB finds where BTF type data starts, then the
+	 * 76 KiB before it are searched. */
+	uint8_t pkt[GUEST_MEM_CHUNK];
+	size_t n = sizeof(pkt);
+	unsigned tries = 0;
+	for (uint64_t p = ro + PROBE_STEP; p - ro < GUEST_KSYMS_MAX_SCAN && tries < PROBE_TRIES;
+	     p += PROBE_STEP) {
+		if ((r = guest_mem_read(m, p, pkt, n)) < 0)
+			break;
+		if (!btf_like(pkt, n))
+			continue;
+		tries++;
+		uint64_t lo = p - ro > PROBE_STEP + 3 * VDSO_SPAN / 2 ? p - PROBE_STEP - 3 * VDSO_SPAN / 2 : ro;
+		if ((r = note_scan(m, lo, p + n - lo, hex)) == 0)
+			return 0;
+	}
+	/* Slow path: everything from the start of rodata. */
+	if (r != -E2BIG)
+		r = note_scan(m, ro, GUEST_KSYMS_MAX_SCAN, hex);
+	if (r == 0)
+		return 0;
 	if (r == -E2BIG)
 		return fail(why, whylen, r, "no GNU build-id note within the read budget");
 	return fail(why, whylen, -ENOENT, "no GNU build-id note in the kernel's read-only data "

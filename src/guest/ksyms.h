@@ -53,8 +53,11 @@ int guest_kimage_find(struct guest_mem *m, const uint64_t *krips, size_t nrips,
 		      struct guest_kimage *img, char *why, size_t whylen);
 
 /* The kernel's identity, for the host-side cache: the GNU build-id note of
- * the image (in .notes, found by a bounded scan), as lowercase hex into
- * hex[41]. Returns 0 or -ENOENT (no note found; *why says so). */
+ * the image (in .notes, found by a bounded scan: one packet every 64 KiB
+ * of rodata until .BTF, then the 76 KiB before it; ~0.4 MB on Debian's
+ * kernels; the vDSO images' own notes are skipped), as lowercase hex into
+ * hex[41]. Returns 0 or -ENOENT (no note found; *why says so), -E2BIG
+ * (read budget). */
 int guest_kernel_buildid(struct guest_mem *m, const struct guest_kimage *img,
 			 char hex[41], char *why, size_t whylen);
 
@@ -80,7 +83,8 @@ struct guest_ksyms {
 	char version[64];       /* the banner's version word, "6.1.0-57-amd64" */
 };
 
-/* Finds and decodes the tables in img. Returns 0 and fills *out, or a
+/* Finds and decodes the tables in img (reads 2-3 MB of guest memory on
+ * Debian's 6.1 and 6.12, at most GUEST_KSYMS_MAX_SCAN twice). Returns 0 and fills *out, or a
  * negative errno with *why a one-line cause (-ENOENT: tables not found;
  * -EBADMSG: found but did not validate; -E2BIG: over a bound). */
 int guest_ksyms_read(struct guest_mem *m, const struct guest_kimage *img,

@@ -8,7 +8,9 @@
 # offsets without absolute per-cpu; 2-byte name lengths), each with a
 # kernel banner and a build-id note. Known answers first: each seed
 # decodes to its symbol count and build id; controls: a seed with a
-# flipped token-table byte and one with unsorted addresses are refused.
+# flipped token-table byte and one with unsorted addresses are refused;
+# one whose probes point past the tables (a names-like decoy at 128 KiB)
+# still decodes (the scan falls back to the start of rodata).
 # Then any crash or sanitizer report while fuzzing fails the test.
 source "$(dirname "$0")/../lib/common.bash"
 set -eo pipefail
@@ -23,7 +25,8 @@ out = sys.argv[1]
 TEXT = 0xffffffff81000000
 def a8(b):
     return b + b"\0" * (-len(b) % 8)
-def make(order="old", mode="abspcpu", seqs=True, n=600, longname=False, flip=None, unsorted=False):
+def make(order="old", mode="abspcpu", seqs=True, n=600, longname=False, flip=None, unsorted=False,
+         decoy=False):
     syms = [(0, "A", "fixed_percpu_data"), (0x1000, "A", "cpu_debug_store"),
             (TEXT, "T", "startup_64"), (TEXT, "T", "_stext"), (TEXT, "T", "_text")]
     for i in range(n):
@@ -77,6 +80,8 @@ def make(order="old", mode="abspcpu", seqs=True, n=600, longname=False, flip=Non
     mem += struct.pack("<III", 4, 8, 6) + b"Xen\0" + b"linux\0\0\0"
     mem += struct.pack("<III", 4, 20, 3) + b"GNU\0" + bytes(range(0xa0, 0xb4))
     mem += b"\0" * 64
+    if decoy:   # names-like bytes after the tables: the probes start too late
+        mem += b"\0" * (0x20000 - len(mem)) + b"\x01" * 4096
     if flip is not None:
         mem[0x1000 + ttoff + flip] ^= 0xff
     return bytes(mem), N
@@ -87,6 +92,7 @@ seeds = {
     "old-absolute": make(mode="absolute", seqs=False, n=300),
     "new-relative": make(order="new", mode="relative", n=1000),
     "old-small": make(n=20, seqs=False),
+    "decoy-after": make(order="new", decoy=True),
     "bad-token": make(flip=3),
     "bad-order": make(order="new", unsorted=True),
 }
