@@ -255,7 +255,15 @@ const struct sym_map *sym_add_mmap(struct sym_session *s, uint32_t domain, const
 			: image_elf(s, d, path, mm->buildid, mm->buildid_len, false);
 		m = sym_map_new(s, img, mm->start, end, mm->pgoff);
 	}
-	return proc_insert(s, p, m) ? m : NULL;
+	size_t mark = s->nmaps - 1; /* m is the newest map made */
+	if (proc_insert(s, p, m))
+		return m;
+	/* Dropped for the entry bound: m (and any trimmed piece made for it)
+	 * is in no list, so it goes now; a mapping loop past the bound must
+	 * not keep growing the session. */
+	while (s->nmaps > mark)
+		free(s->maps[--s->nmaps]);
+	return NULL;
 }
 
 /* The pid's JIT map image, if a perf map exists for it. */
