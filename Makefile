@@ -54,11 +54,11 @@ build/domprof: build/obj/src/main.o $(OBJ)
 build/san/domprof: build/san/src/main.o $(SAN_OBJ)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS)
 
-build/san/tests/%: tests/unit/%.c build/san/libdomprof.a tests/unit/unit.h
+build/san/tests/%: tests/unit/%.c build/san/libdomprof.a tests/unit/unit.h tests/unit/fixture.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $< build/san/libdomprof.a $(LIBS)
 
-build/obj/tests/%: tests/unit/%.c build/libdomprof.a tests/unit/unit.h
+build/obj/tests/%: tests/unit/%.c build/libdomprof.a tests/unit/unit.h tests/unit/fixture.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< build/libdomprof.a $(LIBS)
 

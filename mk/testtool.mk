@@ -6,7 +6,7 @@
 # subcommand. Sanitized, like the binary the tests run.
 TT_SRC := $(sort $(wildcard tests/tool/*.c))
 
-build/san/test-tool: $(TT_SRC) tests/tool/test-tool.h build/san/libdomprof.a
+build/san/test-tool: $(TT_SRC) tests/tool/test-tool.h tests/unit/fixture.h build/san/libdomprof.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/tool -o $@ $(TT_SRC) build/san/libdomprof.a $(LIBS)
 

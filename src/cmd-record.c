@@ -5,10 +5,12 @@
  * through the format writer.
  *
  * This file is the command: option parsing, validation messages, signal
- * installation, the output file, spawning the command, and the summary
- * line. The collector loop (poll and drain the rings and the domains,
- * the stop conditions, the totals) is collect/collector.c; the lines it
- * reports while running reach stderr through its notice callback.
+ * installation and the summary line. The start-up and end of a
+ * recording (the output file, spawning the command, the host's events,
+ * the file's metadata and guests, the file's end) are collect/recorder.c;
+ * its collector loop (poll and drain the rings and the domains, the stop
+ * conditions, the totals) is collect/collector.c. The lines they report
+ * reach stderr through their notice callback.
  * Lost samples are never silent: they go to LOST records, the STATS
  * record and the summary line.
  */
@@ -16,30 +18,22 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-#include <linux/perf_event.h>
 
 #include "collect/collector.h"
 #include "collect/domain_source.h"
 #include "collect/events.h"
 #include "collect/perf_source.h"
-#include "collect/sideband.h"
+#include "collect/recorder.h"
 #include "collect/target.h"
 #include "commands.h"
 #include "format/format.h"
-#include "util/clock.h"
-#include "util/outfile.h"
 #include "util/xalloc.h"
 
 const char usage_record[] =
@@ -111,55 +105,12 @@ struct rec {
 	const char **domains;
 	size_t ndomains;
 	char **cmd;
-	/* state */
+	/* what the options say, checked against the system */
 	int cpus[MAX_CPUS];
 	size_t ncpus;
 	pid_t *pids;
 	size_t npids;
-	struct outfile of;      /* the output (util/outfile.h): temp file until committed */
-	struct perf_source *ps;
-	struct sideband *sb;
-	struct dp_writer *w;
-	struct domain_source **ds;
-	pid_t child;
-	int child_status;
-	bool child_done;
 };
-
-/* Undo the output file when recording never started: nothing is left
- * behind, a FILE.old moved aside is put back, a device is left alone. */
-static void discard_output(struct rec *r)
-{
-	if (r->w) {
-		dp_writer_free(r->w);
-		r->w = NULL;
-	}
-	outfile_discard(&r->of);
-}
-
-static void report_outfile(const struct rec *r, int err)
-{
-	char msg[PATH_MAX * 2 + 256];
-	fprintf(stderr, "domprof record: %s\n", outfile_strerror(&r->of, r->output, err, msg, sizeof(msg)));
-}
-
-/*
- * Create the output by the rule of util/outfile.h: a temporary file made
- * with O_EXCL|O_NOFOLLOW and renamed into place (never writing through a
- * name someone else planted: root records into /tmp, and so does the
- * agent), a symbolic link followed only when it is ours or root's, a
- * device or fifo (-o /dev/null) written as it is.
- */
-static int open_output(struct rec *r)
-{
-	int flags = OUTFILE_IN_PLACE | (r->force ? OUTFILE_FORCE : 0);
-	int err = outfile_open(&r->of, r->output, (unsigned)flags);
-	if (err < 0) {
-		report_outfile(r, err);
-		return -1;
-	}
-	return 0;
-}
 
 /* One line naming why perf_event_open failed, with the fix when known. */
 static void report_open_error(const struct rec *r, const struct perf_source_error *e)
@@ -413,80 +364,6 @@ static int select_cpus(struct rec *r)
 	return 0;
 }
 
-static void reap_child(struct rec *r, bool kill_it)
-{
-	if (r->child <= 0 || r->child_done)
-		return;
-	collector_reap(r->child, kill_it, &r->child_status);
-	r->child_done = true;
-}
-
-static void stop_domains(struct rec *r)
-{
-	collector_stop_domains(r->ds, r->ndomains, &g_stop_sig);
-}
-
-static void free_all(struct rec *r)
-{
-	for (size_t i = 0; i < r->ndomains; i++)
-		domain_source_free(r->ds ? r->ds[i] : NULL);
-	free(r->ds);
-	free(r->domains);
-	free(r->pids);
-	perf_source_free(r->ps);
-	sideband_free(r->sb);
-}
-
-static int write_meta(struct rec *r)
-{
-	int ret = 0;
-	if (!r->ps)
-		return 0;
-	struct dp_domain host = {
-		.id = DP_HOST_DOMAIN, .kind = DP_DOMAIN_HOST, .vcpus = (uint32_t)r->ncpus,
-		.name = "host", .address = "", .symsrc = "embedded",
-	};
-	ret = dp_write_domain(r->w, &host);
-	for (size_t i = 0; !ret && i < r->nev; i++) {
-		struct dp_event ev = {
-			.id = (uint32_t)i, .type = r->ev[i].type, .config = r->ev[i].config,
-			.period = r->hz ? r->hz : r->period, .freq = r->hz != 0,
-			.name = r->ev[i].name,
-		};
-		ret = dp_write_event(r->w, &ev);
-	}
-	size_t kbytes;
-	if (!ret)
-		ret = sideband_write_kernel(r->sb, r->w, mono_ns(), &kbytes);
-	return ret;
-}
-
-static int start_domains(struct rec *r)
-{
-	r->ds = xcalloc(r->ndomains ? r->ndomains : 1, sizeof(*r->ds));
-	struct domain_source_opts o = {
-		.hz = r->hz ? (unsigned)r->hz : 1000, .allow_remote = r->allow_remote,
-		.callchains = r->callchain, .interrupt = &g_stop_sig,
-	};
-	for (size_t i = 0; i < r->ndomains; i++) {
-		char err[512] = "";
-		r->ds[i] = domain_source_start(r->domains[i], (uint32_t)(i + 1), &o, err, sizeof(err));
-		if (!r->ds[i]) {
-			fprintf(stderr, "domprof record: %s\n", err[0] ? err : r->domains[i]);
-			return 1;
-		}
-		const char *info = domain_source_info(r->ds[i]);
-		if (info)
-			fprintf(stderr, "domprof record: %s\n", info);
-		int ret = domain_source_write_meta(r->ds[i], r->w);
-		if (ret < 0) {
-			fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-ret));
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /*
  * SIGINT, SIGTERM, SIGHUP (the terminal went away) and SIGPIPE (whoever
  * read our stderr went away, `2>&1 | head`) all stop the recording and
@@ -508,40 +385,6 @@ static void install_signals(void)
 	sa.sa_handler = on_chld;
 	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
 	sigaction(SIGCHLD, &sa, NULL);
-}
-
-/*
- * DOMPROF_READY_FD=N (set by `domprof agent` for its own recorder): one
- * byte is written on N once sampling runs. The agent used to guess that
- * from the file's growth, which the temporary output file (renamed into
- * place only after start-up) no longer shows early. Only a pipe is
- * accepted, so a stray variable cannot make us write into another file;
- * it is taken out of the environment and closed on exec, so a profiled
- * command never sees it. Returns the fd or -1.
- */
-static int take_ready_fd(void)
-{
-	const char *v = getenv("DOMPROF_READY_FD");
-	if (!v)
-		return -1;
-	char *end;
-	long fd = strtol(v, &end, 10);
-	unsetenv("DOMPROF_READY_FD");
-	struct stat st;
-	if (*end || end == v || fd < 3 || fd > 65535 || fstat((int)fd, &st) < 0 || !S_ISFIFO(st.st_mode))
-		return -1;
-	fcntl((int)fd, F_SETFD, FD_CLOEXEC);
-	return (int)fd;
-}
-
-static void signal_ready(int fd)
-{
-	if (fd < 0)
-		return;
-	if (write(fd, "r", 1) < 0) {
-		/* the agent gave up waiting: nothing to tell */
-	}
-	close(fd);
 }
 
 /* With fd 0-2 closed (`2>&-`), the output file, a perf fd or an agent
@@ -578,123 +421,6 @@ static int check_targets(struct rec *r, bool host)
 	return 0;
 }
 
-/* The writer on the output, with the header naming this command line. */
-static int open_writer(struct rec *r, int argc, char **argv)
-{
-	size_t hargc = (size_t)argc + 1;
-	char **hargv = xcalloc(hargc + 1, sizeof(char *));
-	hargv[0] = "domprof";
-	memcpy(hargv + 1, argv, (size_t)argc * sizeof(char *));
-	struct dp_header hdr;
-	dp_header_fill_local(&hdr, (int)hargc, hargv);
-	free(hargv);
-	struct dp_writer_opts wo = { .chunk_bytes = 0, .chunk_ns = 250000000ull, .zstd_level = 3 };
-	int werr = 0;
-	/* The writer gets its own descriptor: r->of keeps one for the lock
-	 * and the final size. */
-	int wfd = fcntl(r->of.fd, F_DUPFD_CLOEXEC, 3);
-	r->w = wfd < 0 ? NULL : dp_writer_new(wfd, &hdr, &wo, &werr);
-	if (!r->w) {
-		if (wfd < 0)
-			werr = -errno;
-		fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-werr));
-		return -1;
-	}
-	return 0;
-}
-
-/* The file: header, metadata, guests; flushed and put in place. */
-static int start_file(struct rec *r, int argc, char **argv)
-{
-	if (open_writer(r, argc, argv) < 0)
-		return -1;
-	int werr = write_meta(r);
-	if (werr < 0) {
-		fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-werr));
-		return -1;
-	}
-	if (start_domains(r))
-		return -1;
-	/* The metadata chunk reaches the disk before the file is put in
-	 * place, so a disk already full fails here and leaves nothing. */
-	if ((werr = dp_writer_flush(r->w)) < 0) {
-		fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-werr));
-		return -1;
-	}
-	if ((werr = outfile_commit(&r->of)) < 0) {
-		report_outfile(r, werr);
-		return -1;
-	}
-	return 0;
-}
-
-/* Open the host's events; on failure the command (not started) is
- * reaped. 0 or -1 (reported). */
-static int open_host(struct rec *r, int *go_fd)
-{
-	pid_t target = r->child;
-	struct perf_source_opts po = {
-		.events = r->ev, .nevents = r->nev,
-		.period = r->hz ? r->hz : r->period, .freq = r->hz != 0,
-		.callchain = r->callchain, .cpus = r->cpus, .ncpus = r->ncpus,
-		.pids = r->child ? &target : r->pids, .npids = r->child ? 1 : r->npids,
-		.all_threads = !r->child, .enable_on_exec = r->child > 0,
-		.ring_pages = r->ring_pages,
-	};
-	struct perf_source_error pe;
-	r->ps = perf_source_open(&po, &pe);
-	if (r->ps)
-		return 0;
-	report_open_error(r, &pe);
-	if (*go_fd >= 0) {
-		close(*go_fd); /* the child exits without running anything */
-		*go_fd = -1;
-	}
-	reap_child(r, false);
-	return -1;
-}
-
-/* Let the command exec; 0, or 127 when it could not run (reported). */
-static int release_child(struct rec *r, int *go_fd, int *err_fd)
-{
-	int e = 0;
-	if (write(*go_fd, "g", 1) != 1)
-		e = errno;
-	close(*go_fd);
-	*go_fd = -1;
-	ssize_t n;
-	while ((n = read(*err_fd, &e, sizeof(e))) < 0 && errno == EINTR)
-		;
-	close(*err_fd);
-	*err_fd = -1;
-	if (n == sizeof(e) || e) {
-		fprintf(stderr, "domprof record: cannot run '%s': %s\n", r->cmd[0],
-			e == ENOENT ? "command not found" : strerror(e));
-		return 127;
-	}
-	return 0;
-}
-
-/* -p / -a: enable the events and describe the processes already running. */
-static int start_attached(struct rec *r)
-{
-	int werr = perf_source_enable(r->ps);
-	if (werr < 0) {
-		fprintf(stderr, "domprof record: enabling events: %s\n", strerror(-werr));
-		return -1;
-	}
-	unsigned nproc = 0;
-	if (r->all)
-		werr = sideband_snapshot(r->sb, r->w, -1, mono_ns(), &nproc);
-	for (size_t i = 0; !werr && i < r->npids; i++)
-		werr = sideband_snapshot(r->sb, r->w, r->pids[i], mono_ns(), &nproc);
-	if (werr < 0) {
-		fprintf(stderr, "domprof record: writing '%s': %s\n", r->output, strerror(-werr));
-		return -1;
-	}
-	return 0;
-}
-
 static void print_notice(void *ctx, const char *msg)
 {
 	(void)ctx;
@@ -702,7 +428,7 @@ static void print_notice(void *ctx, const char *msg)
 }
 
 /* One line: samples written, lost, bytes, duration, and per source. */
-static void print_summary(const struct rec *r, const struct collector_result *res,
+static void print_summary(const struct recorder *r, const struct collector_result *res,
 			  uint64_t t_start, uint64_t bytes)
 {
 	uint64_t total = res->samples + res->lost;
@@ -717,13 +443,13 @@ static void print_summary(const struct rec *r, const struct collector_result *re
 			fprintf(stderr, "; command killed by signal %d (%s)", WTERMSIG(res->child_status),
 				strsignal(WTERMSIG(res->child_status)));
 	}
-	if (r->ndomains) {
+	if (r->cfg->ndomains) {
 		const char *sep = "; ";
 		if (r->ps) {
 			fprintf(stderr, "; host: %" PRIu64 " samples", res->host_samples);
 			sep = ", ";
 		}
-		for (size_t i = 0; i < r->ndomains; i++, sep = ", ")
+		for (size_t i = 0; i < r->cfg->ndomains; i++, sep = ", ")
 		{
 			fprintf(stderr, "%s%s: %" PRIu64 " samples", sep, domain_source_name(r->ds[i]),
 				domain_source_samples(r->ds[i]));
@@ -739,53 +465,31 @@ static void print_summary(const struct rec *r, const struct collector_result *re
 	fputc('\n', stderr);
 }
 
-/* Sampling runs: the collector loop, then the file's end. Exit code. */
-static int run_and_finish(struct rec *r, uint64_t t_start)
+/* What the recorder needs of the options (borrowed from r). */
+static void fill_config(const struct rec *r, struct recorder_config *c)
 {
-	struct collector_config cc = {
-		.w = r->w, .ps = r->ps, .sb = r->sb, .ds = r->ds, .nds = r->ndomains,
-		.stop_flag = &g_stop_sig, .t_start = t_start,
-		.duration_ns = r->duration > 0 ? (uint64_t)(r->duration * 1e9) : 0,
-		.child = r->child, .pids = r->pids, .npids = r->npids,
+	*c = (struct recorder_config){
+		.output = r->output, .force = r->force, .all = r->all, .callchain = r->callchain,
+		.allow_remote = r->allow_remote, .ev = r->ev, .nev = r->nev, .hz = r->hz,
+		.period = r->period, .ring_pages = r->ring_pages, .cpus = r->cpus, .ncpus = r->ncpus,
+		.pids = r->pids, .npids = r->npids, .domains = r->domains, .ndomains = r->ndomains,
+		.cmd = r->cmd, .duration = r->duration, .stop_flag = &g_stop_sig,
 		.notice = print_notice,
 	};
-	struct collector_result res;
-	int werr = collector_run(&cc, &res);
-	if (res.child_done) {
-		r->child_done = true;
-		r->child_status = res.child_status;
+}
+
+/* The command spawned (stopped), the host's events, the file started.
+ * 0, or -1 (reported; the caller aborts). */
+static int start_recording(const struct rec *r, struct recorder *rc, bool host, int argc, char **argv)
+{
+	if (r->cmd[0] && recorder_spawn(rc) < 0)
+		return -1;
+	struct perf_source_error pe;
+	if (host && recorder_open_host(rc, &pe) < 0) {
+		report_open_error(r, &pe);
+		return -1;
 	}
-	if (werr < 0) {
-		/* Chunks already flushed are complete: close without flushing the
-		 * open one, so the file stays readable up to the last full chunk. */
-		fprintf(stderr, "domprof record: writing '%s' failed: %s; recording stopped, the file is "
-			"readable up to the last complete chunk\n", r->output, strerror(-werr));
-		if (r->ps)
-			perf_source_disable(r->ps);
-		reap_child(r, true);
-		stop_domains(r);
-		uint64_t good = dp_writer_bytes(r->w);
-		dp_writer_free(r->w);
-		r->w = NULL;
-		/* Drop the partly written chunk too, so readers see a clean end. */
-		if (!r->of.in_place && ftruncate(r->of.fd, (off_t)good) < 0)
-			fprintf(stderr, "domprof record: could not trim '%s' to its last complete chunk: %s\n",
-				r->output, strerror(errno));
-		outfile_release(&r->of);
-		return 1;
-	}
-	werr = dp_writer_finish(r->w);
-	r->w = NULL;
-	if (werr < 0) {
-		fprintf(stderr, "domprof record: finishing '%s': %s\n", r->output, strerror(-werr));
-		outfile_release(&r->of);
-		return 1;
-	}
-	/* Through our descriptor: the size of the file this run wrote. */
-	uint64_t bytes = outfile_size(&r->of);
-	outfile_release(&r->of);
-	print_summary(r, &res, t_start, bytes);
-	return 0;
+	return recorder_start_file(rc, argc, argv);
 }
 
 int cmd_record(int argc, char **argv)
@@ -793,12 +497,11 @@ int cmd_record(int argc, char **argv)
 	struct rec rr, *r = &rr;
 	memset(r, 0, sizeof(*r));
 	r->output = "domprof.data";
-	r->of.fd = -1;
 	keep_std_fds();
 	/* First: even a start-up message to a closed stderr pipe must not
 	 * kill us, and a Ctrl-C during start-up still finishes the file. */
 	install_signals();
-	int ready_fd = take_ready_fd();
+	int ready_fd = recorder_take_ready_fd();
 	int ret = parse_args(r, argc, argv);
 	bool host = !ret && (r->all || r->npids || r->cmd[0]);
 	if (ret || (ret = check_targets(r, host))) {
@@ -806,53 +509,30 @@ int cmd_record(int argc, char **argv)
 		free(r->pids);
 		return ret;
 	}
-	r->sb = sideband_new();
+	struct recorder_config cfg;
+	struct recorder rc;
+	fill_config(r, &cfg);
+	recorder_init(&rc, &cfg);
 
-	if (open_output(r) < 0) {
-		free_all(r);
-		return 1;
-	}
-	int go_fd = -1, err_fd = -1, err;
-	if (r->cmd[0] && (err = target_spawn(r->cmd, &r->child, &go_fd, &err_fd)) < 0) {
-		fprintf(stderr, "domprof record: cannot start the command: %s\n", strerror(-err));
-		discard_output(r);
-		free_all(r);
-		return 1;
-	}
-	if (host && open_host(r, &go_fd) < 0) {
-		discard_output(r);
-		free_all(r);
-		return 1;
-	}
-	if (start_file(r, argc, argv) < 0)
-		goto fail_start;
-
-	/* Start sampling. */
-	uint64_t t_start = mono_ns();
-	if (r->child) {
-		if ((ret = release_child(r, &go_fd, &err_fd))) {
-			reap_child(r, false);
-			stop_domains(r);
-			discard_output(r);
-			free_all(r);
-			return ret;
+	if (recorder_open_output(&rc) < 0)
+		ret = 1;
+	else if (start_recording(r, &rc, host, argc, argv) < 0) {
+		recorder_abort(&rc);
+		ret = 1;
+	} else {
+		uint64_t t_start, bytes;
+		struct collector_result res;
+		if ((ret = recorder_start(&rc, &t_start))) {
+			recorder_abort(&rc); /* 127: the command could not run */
+		} else {
+			recorder_signal_ready(ready_fd);
+			ret = recorder_run(&rc, t_start, &res, &bytes);
+			if (!ret)
+				print_summary(&rc, &res, t_start, bytes);
 		}
-	} else if (r->ps && start_attached(r) < 0) {
-		goto fail_start;
 	}
-	signal_ready(ready_fd);
-	ret = run_and_finish(r, t_start);
-	free_all(r);
+	recorder_free(&rc);
+	free(r->domains);
+	free(r->pids);
 	return ret;
-
-fail_start:
-	if (go_fd >= 0)
-		close(go_fd);
-	if (err_fd >= 0)
-		close(err_fd);
-	reap_child(r, false);
-	stop_domains(r);
-	discard_output(r);
-	free_all(r);
-	return 1;
 }

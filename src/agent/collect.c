@@ -17,6 +17,7 @@
 #include "format/scan.h"
 #include "symbols/vdso.h"
 #include "util/addrspace.h"
+#include "util/hmap.h"
 #include "util/xalloc.h"
 
 struct batch {
@@ -58,7 +59,10 @@ static int ship_symbols(int fd, const struct ship *sh, const struct agent_log *l
 			uint64_t *symbytes, unsigned *nrefused)
 {
 	bool vdso_sent = false;
-	bool *sent = xcalloc(ship_nfiles(sh) + 1, sizeof(bool));
+	/* the build-ids sent (hex, one per file: keys must outlive the
+	 * index): a guest may map one binary under many paths */
+	char (*hex)[2 * sizeof(((struct ship_file *)0)->bid) + 1] = xcalloc(ship_nfiles(sh) + 1, sizeof(*hex));
+	struct hmap sent = { 0 };
 	int ret = 0;
 	for (size_t i = 0; !ret && i < ship_nfiles(sh); i++) {
 		const struct ship_file *f = ship_file_at(sh, i);
@@ -68,21 +72,17 @@ static int ship_symbols(int fd, const struct ship *sh, const struct agent_log *l
 		size_t len = 0;
 		char name[48];
 		const char *how = "";
+		for (unsigned k = 0; k < f->bidlen; k++)
+			sprintf(hex[i] + 2 * k, "%02x", f->bid[k]);
 		if (!strcmp(f->path, "[vdso]")) {
 			if (vdso_sent || vdso_copy(&data, &len) < 0)
 				continue;
 			vdso_sent = true;
 			snprintf(name, sizeof(name), "[vdso]");
 		} else {
-			for (unsigned k = 0; k < f->bidlen; k++)
-				sprintf(name + 2 * k, "%02x", f->bid[k]);
-			bool dup = false; /* the same build-id sent under another path */
-			for (size_t j = 0; j < i && !dup; j++) {
-				const struct ship_file *g = ship_file_at(sh, j);
-				dup = sent[j] && g->bidlen == f->bidlen && !memcmp(g->bid, f->bid, f->bidlen);
-			}
-			if (dup)
-				continue;
+			snprintf(name, sizeof(name), "%s", hex[i]);
+			if (strmap_get(&sent, hex[i]))
+				continue; /* the same build-id sent under another path */
 			enum ship_via via;
 			int r = ship_read(sh, i, &data, &len, &via);
 			if (r < 0) {
@@ -107,12 +107,13 @@ static int ship_symbols(int fd, const struct ship *sh, const struct agent_log *l
 		ret = ap_send(fd, AP_SYMTAB, AP_F_ZSTD, p, plen);
 		free(p);
 		free(data);
-		sent[i] = true;
+		strmap_put(&sent, hex[i], (void *)1);
 		(*nsym)++;
 		*symbytes += len;
 		agent_logf(log, "sent %s (%s, %zu bytes%s)", f->path, name, len, how);
 	}
-	free(sent);
+	hmap_release(&sent);
+	free(hex);
 	return ret;
 }
 

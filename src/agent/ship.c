@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The agent's ship set (see ship.h): a per-process list of executable
- * mappings built from the recording, the files samples hit, and the
- * identity-checked read of a hit file. Everything here runs as root on
+ * The agent's ship set (see ship.h): the files of the recording's
+ * executable mappings, kept in the symbols module's process map model
+ * (symbols/maps.c), the files samples hit, and the identity-checked read
+ * of a hit file. Everything here runs as root on
  * paths other users control, so a file is opened only through the
  * mapping itself or through a path without symbolic links, never with a
  * blocking open, and its bytes are checked against the recorded build-id.
@@ -21,43 +22,40 @@
 
 #include "agent/ship.h"
 #include "symbols/buildid.h"
-#include "util/hash.h"
+#include "symbols/symbols.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"
 
 #define MAX_MAP_FILES_TRIES 32u /* live mappings tried per file */
-/* Mapping entries kept over all processes. The agent runs as root in a
- * guest whose users control what is mapped and forked: 1 M entries
- * (24 MiB) is far above a real system's (a few hundred processes with a
- * few hundred mappings each) and bounds what a fork loop can cost. */
+/* Mapping entries kept over all processes (the symbols module's bound,
+ * sym_set_map_model). The agent runs as root in a guest whose users
+ * control what is mapped and forked: 1 M entries (a pointer and a
+ * 56-byte map each, about 64 MiB) is far above a real system's (a few
+ * hundred processes with a few hundred mappings each) and bounds what
+ * a fork-and-map loop can cost. A fork alone shares its parent's list. */
 #define MAX_MAP_ENTRIES (1u << 20)
+/* Mappings visited per read through /proc/PID/map_files: forks share
+ * lists, so the walk is bounded here, not by the entry bound. */
+#define MAX_MAP_VISITS (1u << 20)
 #define OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
 
-struct amap {
-	uint64_t start, end;
-	size_t file;
-};
-
-struct aproc {
-	uint32_t pid;
-	struct amap *maps;
-	size_t n, cap;
-};
-
 struct ship {
+	/* The one model of process memory maps (symbols/maps.c), which
+	 * also keeps per-process mapping lists with fork sharing, in the
+	 * configuration the agent needs (see "the model" below). */
+	struct sym_session *sym;
 	struct ship_file *files;
-	size_t nfiles, fcap;
-	struct hmap file_idx;    /* file_key -> file + 1 */
-	struct aproc *procs;
-	size_t nprocs, pcap;
-	struct hmap proc_idx;    /* pid -> proc + 1 */
-	size_t nentries;         /* mapping entries over all procs */
-	bool over_budget;        /* MAX_MAP_ENTRIES reached: later mappings not kept */
+	const struct sym_image **imgs; /* the model's image of each file */
+	size_t nfiles, fcap, icap;
+	struct hmap file_idx;    /* sym_image pointer -> file + 1 */
 };
 
 struct ship *ship_new(void)
 {
-	return xcalloc(1, sizeof(struct ship));
+	struct ship *s = xcalloc(1, sizeof(struct ship));
+	s->sym = sym_session_new();
+	sym_set_map_model(s->sym, MAX_MAP_ENTRIES, true);
+	return s;
 }
 
 void ship_free(struct ship *s)
@@ -66,12 +64,10 @@ void ship_free(struct ship *s)
 		return;
 	for (size_t i = 0; i < s->nfiles; i++)
 		free((char *)s->files[i].path);
-	for (size_t i = 0; i < s->nprocs; i++)
-		free(s->procs[i].maps);
 	free(s->files);
-	free(s->procs);
+	free(s->imgs);
 	hmap_release(&s->file_idx);
-	hmap_release(&s->proc_idx);
+	sym_session_free(s->sym);
 	free(s);
 }
 
@@ -88,137 +84,77 @@ const struct ship_file *ship_file_at(const struct ship *s, size_t i)
 /* ---- the model: who mapped what where, and what was hit ---- */
 
 /*
- * Why not the symbols module's process model (symbols/maps.c,
- * sym_add_mmap/sym_add_task/sym_find_map), which also keeps per-process
- * mapping lists with fork sharing: the agent needs a subset of it with a
- * different key, and must not have the rest run as root in the guest.
+ * The symbols module's process model (sym_add_mmap, sym_add_task), set
+ * up for the agent:
  *  - A ship_file is one mapped file *identity* (path, build-id, and the
  *    1.1 dev/inode/size/mtime): the same path mapped before and after a
- *    replacement is two files here; a sym_image is keyed by path and
- *    build-id and carries no identity, so the identity check of
- *    ship_read could not be made from it.
- *  - sym_find_map consults JIT perf maps: for the host domain (which the
- *    agent's own recording is) it stats /tmp/perf-PID.map, a path other
- *    users of the guest control; the agent opens nothing but the hit
+ *    replacement is two files here. sym_set_map_model(key_identity)
+ *    keys the model's images by that identity too, so one image is one
+ *    ship_file, and the identity check of ship_read is made from the
+ *    MMAP record that made it.
+ *  - Lookups go through sym_find_proc_map and sym_each_proc_map, which
+ *    consult only the mapping lists: never a JIT perf map (for the
+ *    host domain, which the agent's own recording is, sym_find_map
+ *    stats /tmp/perf-PID.map, a path other users of the guest control),
+ *    a kernel table or a file. The agent opens nothing but the hit
  *    files, and those only through ship_read.
  *  - The agent only asks "which file was hit", never "which symbol":
- *    no overlap trimming, image loading or resolution is wanted.
- * So this stays a flat per-pid list (newest mapping wins on lookup);
- * only the answer "file i was hit" leaves it.
+ *    no image is ever loaded or resolved.
+ * Only the answer "file i was hit" leaves it.
  */
-
-static struct aproc *proc_get(struct ship *s, uint32_t pid, bool create)
-{
-	uintptr_t i = (uintptr_t)u64map_get(&s->proc_idx, pid);
-	if (i)
-		return &s->procs[i - 1];
-	if (!create)
-		return NULL;
-	xgrow((void **)&s->procs, &s->pcap, s->nprocs + 1, sizeof(*s->procs));
-	struct aproc *p = &s->procs[s->nprocs++];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	u64map_put(&s->proc_idx, pid, (void *)(uintptr_t)s->nprocs);
-	return p;
-}
-
-static void proc_add(struct ship *s, struct aproc *p, uint64_t start, uint64_t end, size_t file)
-{
-	if (s->nentries >= MAX_MAP_ENTRIES) {
-		s->over_budget = true;
-		return;
-	}
-	xgrow((void **)&p->maps, &p->cap, p->n + 1, sizeof(*p->maps));
-	p->maps[p->n++] = (struct amap){ start, end, file };
-	s->nentries++;
-}
 
 bool ship_over_budget(const struct ship *s)
 {
-	return s->over_budget;
-}
-
-/* A file's identity as one hash: path, build-id and the recorded
- * dev/inode/size/mtime. Equal files have equal keys; a lookup still
- * compares the whole identity (same_file). */
-static uint64_t file_key(const struct dp_mmap *m, uint8_t bl)
-{
-	uint64_t h = hash_str64(m->path);
-	for (unsigned i = 0; i < bl; i++)
-		h = hash_mix64(h ^ m->buildid[i]);
-	if (m->has_ident)
-		h = hash_mix64(h ^ m->dev) ^ hash_mix64(m->ino ^ m->size) ^ hash_mix64(m->mtime_ns);
-	return h;
-}
-
-static bool same_file(const struct ship_file *o, const struct dp_mmap *m, uint8_t bl)
-{
-	return !strcmp(o->path, m->path) && o->bidlen == bl && !memcmp(o->bid, m->buildid, bl) &&
-	       o->has_ident == m->has_ident &&
-	       (!m->has_ident || (o->dev == m->dev && o->ino == m->ino && o->size == m->size &&
-				  o->mtime_ns == m->mtime_ns));
+	return sym_map_budget_spent(s->sym);
 }
 
 void ship_mmap(struct ship *s, const struct dp_mmap *m)
 {
 	if (m->pid == (uint32_t)-1 || !m->path)
 		return;
+	if (m->start + m->len <= m->start)
+		return;
+	/* every user mapping enters the model (a later one replaces what
+	 * it overlaps), but only files can be hit */
+	const struct sym_map *map = sym_add_mmap(s->sym, DP_HOST_DOMAIN, m);
+	if (!map)
+		return; /* dropped for the entry bound */
 	/* files by absolute path; not "//anon" and the like, nor "[heap]" */
 	if ((m->path[0] != '/' || m->path[1] == '/') && strcmp(m->path, "[vdso]"))
 		return;
-	if (m->start + m->len <= m->start)
+	const struct sym_image *img = sym_map_image(map);
+	if (u64map_get(&s->file_idx, (uint64_t)(uintptr_t)img))
 		return;
-	uint8_t bl = m->buildid_len > 20 ? 20 : m->buildid_len;
-	uint64_t key = file_key(m, bl);
-	uintptr_t hit = (uintptr_t)u64map_get(&s->file_idx, key);
-	size_t f = s->nfiles;
-	if (hit && same_file(&s->files[hit - 1], m, bl))
-		f = hit - 1;
-	else if (hit) /* a 64-bit collision of two identities: look the slow way */
-		for (f = 0; f < s->nfiles && !same_file(&s->files[f], m, bl); f++)
-			;
-	if (f == s->nfiles) {
-		if (!hit)
-			u64map_put(&s->file_idx, key, (void *)(uintptr_t)(s->nfiles + 1));
-		xgrow((void **)&s->files, &s->fcap, s->nfiles + 1, sizeof(*s->files));
-		struct ship_file *nf = &s->files[s->nfiles++];
-		memset(nf, 0, sizeof(*nf));
-		nf->path = xstrdup(m->path);
-		nf->bidlen = bl;
-		memcpy(nf->bid, m->buildid, bl);
-		nf->has_ident = m->has_ident;
-		nf->dev = m->dev;
-		nf->ino = m->ino;
-		nf->size = m->size;
-		nf->mtime_ns = m->mtime_ns;
-	}
-	proc_add(s, proc_get(s, m->pid, true), m->start, m->start + m->len, f);
+	size_t cap0 = s->fcap;
+	xgrow((void **)&s->files, &s->fcap, s->nfiles + 1, sizeof(*s->files));
+	if (s->fcap != cap0)
+		s->imgs = xrealloc(s->imgs, s->fcap * sizeof(*s->imgs));
+	struct ship_file *nf = &s->files[s->nfiles];
+	memset(nf, 0, sizeof(*nf));
+	nf->path = xstrdup(m->path);
+	nf->bidlen = m->buildid_len > 20 ? 20 : m->buildid_len;
+	memcpy(nf->bid, m->buildid, nf->bidlen);
+	nf->has_ident = m->has_ident;
+	nf->dev = m->dev;
+	nf->ino = m->ino;
+	nf->size = m->size;
+	nf->mtime_ns = m->mtime_ns;
+	s->imgs[s->nfiles++] = img;
+	u64map_put(&s->file_idx, (uint64_t)(uintptr_t)img, (void *)(uintptr_t)s->nfiles);
 }
 
 void ship_fork(struct ship *s, const struct dp_task *t)
 {
-	if (t->pid == t->ppid)
-		return; /* a new thread shares its process's maps */
-	struct aproc *parent = proc_get(s, t->ppid, false);
-	if (!parent || proc_get(s, t->pid, false))
-		return;
-	size_t pi = (size_t)(parent - s->procs);
-	struct aproc *child = proc_get(s, t->pid, true);
-	parent = &s->procs[pi]; /* the array may have moved */
-	for (size_t i = 0; i < parent->n && !s->over_budget; i++)
-		proc_add(s, child, parent->maps[i].start, parent->maps[i].end, parent->maps[i].file);
+	if (t->kind == DP_TASK_FORK)
+		sym_add_task(s->sym, DP_HOST_DOMAIN, t); /* a new thread (pid == ppid) shares its maps */
 }
 
 void ship_ip(struct ship *s, uint32_t pid, uint64_t ip)
 {
-	struct aproc *p = proc_get(s, pid, false);
-	if (!p)
-		return;
-	for (size_t i = p->n; i-- > 0;) /* the newest mapping wins */
-		if (ip >= p->maps[i].start && ip < p->maps[i].end) {
-			s->files[p->maps[i].file].hit = true;
-			return;
-		}
+	const struct sym_map *m = sym_find_proc_map(s->sym, DP_HOST_DOMAIN, pid, ip);
+	uintptr_t f = m ? (uintptr_t)u64map_get(&s->file_idx, (uint64_t)(uintptr_t)sym_map_image(m)) : 0;
+	if (f)
+		s->files[f - 1].hit = true;
 }
 
 /* ---- opening without following links ---- */
@@ -325,35 +261,50 @@ static bool deleted_path(const char *p)
 	return n > 10 && !strcmp(p + n - 10, " (deleted)");
 }
 
+struct map_files_walk {
+	const struct ship_file *f;
+	const struct sym_image *img;
+	unsigned tries;
+	bool skip;               /* a read through this pid's mapping failed */
+	uint32_t skip_pid;
+	int ret;
+	uint8_t **data;
+	size_t *len;
+};
+
+static bool try_map_file(void *ctx, uint32_t pid, const struct sym_map *m)
+{
+	struct map_files_walk *w = ctx;
+	if (sym_map_image(m) != w->img || (w->skip && pid == w->skip_pid))
+		return true;
+	uint64_t start, end;
+	sym_map_range(m, &start, &end);
+	char mf[96];
+	snprintf(mf, sizeof(mf), "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)start,
+		 (unsigned long long)end);
+	w->tries++;
+	int fd = open(mf, OPEN_FLAGS);
+	if (fd < 0) {
+		w->ret = -errno;
+		return w->tries < MAX_MAP_FILES_TRIES;
+	}
+	/* A reused pid may map something else there: the build-id check
+	 * rejects it and we try on. */
+	w->ret = read_fd(fd, w->f, false, w->data, w->len);
+	if (!w->ret)
+		return false;
+	w->skip = true; /* this process's other mappings are the same file */
+	w->skip_pid = pid;
+	return w->tries < MAX_MAP_FILES_TRIES;
+}
+
 /* Through a live process's mapping of file i: 0, or the last error. */
 static int read_map_files(const struct ship *s, size_t i, uint8_t **data, size_t *len)
 {
-	const struct ship_file *f = &s->files[i];
-	unsigned tries = 0;
-	int ret = -ESRCH;
-	for (size_t p = 0; p < s->nprocs && tries < MAX_MAP_FILES_TRIES; p++) {
-		const struct aproc *pr = &s->procs[p];
-		for (size_t k = 0; k < pr->n && tries < MAX_MAP_FILES_TRIES; k++) {
-			if (pr->maps[k].file != i)
-				continue;
-			char mf[96];
-			snprintf(mf, sizeof(mf), "/proc/%u/map_files/%llx-%llx", pr->pid,
-				 (unsigned long long)pr->maps[k].start, (unsigned long long)pr->maps[k].end);
-			tries++;
-			int fd = open(mf, OPEN_FLAGS);
-			if (fd < 0) {
-				ret = -errno;
-				continue;
-			}
-			/* A reused pid may map something else there: the
-			 * build-id check rejects it and we try on. */
-			ret = read_fd(fd, f, false, data, len);
-			if (!ret)
-				return 0;
-			break; /* this process's other mappings are the same file */
-		}
-	}
-	return ret;
+	struct map_files_walk w = { .f = &s->files[i], .img = s->imgs[i], .ret = -ESRCH,
+				    .data = data, .len = len };
+	sym_each_proc_map(s->sym, DP_HOST_DOMAIN, MAX_MAP_VISITS, try_map_file, &w);
+	return w.ret;
 }
 
 int ship_read(const struct ship *s, size_t i, uint8_t **data, size_t *len, enum ship_via *via)

@@ -68,8 +68,10 @@ struct ship *ship_new(void);
 void ship_free(struct ship *s);  /* NULL is a no-op */
 
 /* Feed the recording in file order: MMAP records of the guest (kernel
- * and anonymous mappings are ignored, "[vdso]" is kept by name), FORK
- * tasks (a child inherits its parent's mappings) and sample addresses. */
+ * mappings are ignored; an anonymous one replaces what it overlaps but
+ * is no file; "[vdso]" is kept by name), FORK tasks (a child inherits
+ * its parent's mappings; other task records are ignored) and sample
+ * addresses. The model is the symbols module's (symbols/maps.c). */
 void ship_mmap(struct ship *s, const struct dp_mmap *m);
 void ship_fork(struct ship *s, const struct dp_task *t);
 /* True when the model reached its bound on mapping entries (a fork or

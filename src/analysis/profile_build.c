@@ -15,6 +15,20 @@
 
 /* ---- resolution ---- */
 
+struct sym_want {
+	const struct profile_symbol *syms;
+	uint32_t domain, pid;
+	const char *image, *symbol;
+};
+
+static bool sym_eq(const void *ctx, uint32_t e)
+{
+	const struct sym_want *w = ctx;
+	const struct profile_symbol *y = &w->syms[e];
+	return y->domain == w->domain && y->pid == w->pid && streq(y->image, w->image) &&
+	       streq(y->symbol, w->symbol);
+}
+
 static uint32_t sym_intern(struct loader *L, uint32_t domain, const struct sym_result *r,
 			   bool kernel, uint32_t pid)
 {
@@ -25,19 +39,11 @@ static uint32_t sym_intern(struct loader *L, uint32_t domain, const struct sym_r
 	uint64_t h = hash_fold64(hash_fold64(77, domain), pid);
 	h = hash_str(hash_str(h, r->image), r->symbol);
 	struct hidx *t = &L->symtab;
-	size_t i = hidx_start(t, h);
-	for (;;) {
-		uint32_t sl = t->slot[i];
-		if (!sl)
-			break;
-		if (t->hash[i] == h) {
-			struct profile_symbol *y = &p->syms[sl - 1];
-			if (y->domain == domain && y->pid == pid && streq(y->image, r->image) &&
-			    streq(y->symbol, r->symbol))
-				return sl - 1;
-		}
-		i = hidx_step(t, i);
-	}
+	struct sym_want want = { p->syms, domain, pid, r->image, r->symbol };
+	size_t i;
+	uint32_t found = hidx_find(t, h, sym_eq, &want, &i);
+	if (found != HIDX_NONE)
+		return found;
 	xgrow((void **)&p->syms, &L->capsyms, p->nsyms + 1, sizeof(*p->syms));
 	uint32_t idx = (uint32_t)p->nsyms++;
 	struct profile_symbol *y = &p->syms[idx];
@@ -55,6 +61,23 @@ static uint32_t sym_intern(struct loader *L, uint32_t domain, const struct sym_r
 	return idx;
 }
 
+struct addr_want {
+	const struct loader *L;
+	const struct key *k;
+	const struct sym_map *map;
+	uint64_t ip;
+};
+
+static bool addr_eq(const void *ctx, uint32_t e)
+{
+	const struct addr_want *w = ctx;
+	const struct loader *L = w->L;
+	const struct addr *a = &L->addrs[e];
+	return a->map == w->map && a->ip == w->ip &&
+	       (!L->o.by_process || L->p->syms[a->sym].pid == w->k->pid) &&
+	       L->p->syms[a->sym].domain == w->k->domain;
+}
+
 /* Symbol index of (map, ip) for a frame of key k. */
 static uint32_t resolve_addr(struct loader *L, const struct key *k, const struct sym_map *map,
 			     uint64_t ip, uint8_t mode)
@@ -62,20 +85,11 @@ static uint32_t resolve_addr(struct loader *L, const struct key *k, const struct
 	uint64_t h = hash_fold64(hash_fold64(99, (uint64_t)(uintptr_t)map), ip);
 	h = hash_fold64(h, L->o.by_process ? k->pid : 0);
 	struct hidx *t = &L->addrtab;
-	size_t i = hidx_start(t, h);
-	for (;;) {
-		uint32_t sl = t->slot[i];
-		if (!sl)
-			break;
-		if (t->hash[i] == h) {
-			struct addr *a = &L->addrs[sl - 1];
-			if (a->map == map && a->ip == ip &&
-			    (!L->o.by_process || L->p->syms[a->sym].pid == k->pid) &&
-			    L->p->syms[a->sym].domain == k->domain)
-				return a->sym;
-		}
-		i = hidx_step(t, i);
-	}
+	struct addr_want want = { L, k, map, ip };
+	size_t i;
+	uint32_t found = hidx_find(t, h, addr_eq, &want, &i);
+	if (found != HIDX_NONE)
+		return L->addrs[found].sym;
 	struct sym_result r;
 	memset(&r, 0, sizeof(r));
 	sym_resolve(L->pv->sym, map, ip, &r);
@@ -99,26 +113,30 @@ struct edge_tab {
 	size_t n, cap;
 };
 
+struct edge_want {
+	const struct profile_edge *e;
+	uint32_t caller, callee;
+};
+
+static bool edge_eq(const void *ctx, uint32_t i)
+{
+	const struct edge_want *w = ctx;
+	return w->e[i].caller == w->caller && w->e[i].callee == w->callee;
+}
+
 static void edge_add(struct profile *p, struct edge_tab *E, uint32_t caller, uint32_t callee,
 		     uint64_t c, uint64_t stamp)
 {
 	uint64_t h = hash_fold64(hash_fold64(55, caller), callee);
-	size_t i = hidx_start(&E->t, h);
-	for (;;) {
-		uint32_t sl = E->t.slot[i];
-		if (!sl)
-			break;
-		if (E->t.hash[i] == h) {
-			struct profile_edge *e = &E->e[sl - 1];
-			if (e->caller == caller && e->callee == callee) {
-				if (E->stamp[sl - 1] != stamp) {
-					E->stamp[sl - 1] = stamp;
-					e->count += c;
-				}
-				return;
-			}
+	struct edge_want want = { E->e, caller, callee };
+	size_t i;
+	uint32_t found = hidx_find(&E->t, h, edge_eq, &want, &i);
+	if (found != HIDX_NONE) {
+		if (E->stamp[found] != stamp) {
+			E->stamp[found] = stamp;
+			E->e[found].count += c;
 		}
-		i = hidx_step(&E->t, i);
+		return;
 	}
 	size_t cap0 = E->cap;
 	xgrow((void **)&E->e, &E->cap, E->n + 1, sizeof(*E->e));
@@ -137,23 +155,29 @@ struct img_tab {
 	size_t n, cap;
 };
 
+struct img_want {
+	const struct profile_image *v;
+	uint32_t domain;
+	const char *app, *image;
+};
+
+static bool img_eq(const void *ctx, uint32_t i)
+{
+	const struct img_want *w = ctx;
+	const struct profile_image *e = &w->v[i];
+	return e->domain == w->domain && streq(e->app, w->app) && streq(e->image, w->image);
+}
+
 static void image_add(struct img_tab *I, uint32_t domain, const char *dname, const char *app,
 		      const char *image, uint64_t c)
 {
 	uint64_t h = hash_str(hash_str(hash_fold64(33, domain), app), image);
-	size_t i = hidx_start(&I->t, h);
-	for (;;) {
-		uint32_t sl = I->t.slot[i];
-		if (!sl)
-			break;
-		if (I->t.hash[i] == h) {
-			struct profile_image *e = &I->v[sl - 1];
-			if (e->domain == domain && streq(e->app, app) && streq(e->image, image)) {
-				e->samples += c;
-				return;
-			}
-		}
-		i = hidx_step(&I->t, i);
+	struct img_want want = { I->v, domain, app, image };
+	size_t i;
+	uint32_t found = hidx_find(&I->t, h, img_eq, &want, &i);
+	if (found != HIDX_NONE) {
+		I->v[found].samples += c;
+		return;
 	}
 	xgrow((void **)&I->v, &I->cap, I->n + 1, sizeof(*I->v));
 	I->v[I->n] = (struct profile_image){ domain, dname, app, image, c };
@@ -169,6 +193,29 @@ struct stack_tab {
 	size_t nfr, capfr;
 };
 
+struct stack_want {
+	const struct stack_tab *S;
+	const struct key *k;
+	const uint32_t *leaf_first;
+	uint32_t n;
+};
+
+static bool stack_eq(const void *ctx, uint32_t i)
+{
+	const struct stack_want *w = ctx;
+	const struct stack_ent *e = &w->S->v[i];
+	const struct key *k = w->k;
+	uint32_t n = w->n;
+	if (e->n != n || e->domain != k->domain || e->pid != k->pid || e->mode != k->mode ||
+	    e->event != k->event)
+		return false;
+	/* stored root-first */
+	for (uint32_t j = 0; j < n; j++)
+		if (w->S->fr[e->off + j] != w->leaf_first[n - 1 - j])
+			return false;
+	return true;
+}
+
 static void stack_add(struct stack_tab *S, const struct key *k, const uint32_t *leaf_first,
 		      uint32_t n)
 {
@@ -176,27 +223,13 @@ static void stack_add(struct stack_tab *S, const struct key *k, const uint32_t *
 	h = hash_fold64(hash_fold64(h, k->mode), k->event);
 	for (uint32_t j = 0; j < n; j++)
 		h = hash_fold64(h, leaf_first[j]);
-	size_t i = hidx_start(&S->t, h);
-	for (;;) {
-		uint32_t sl = S->t.slot[i];
-		if (!sl)
-			break;
-		if (S->t.hash[i] == h) {
-			struct stack_ent *e = &S->v[sl - 1];
-			if (e->n == n && e->domain == k->domain && e->pid == k->pid &&
-			    e->mode == k->mode && e->event == k->event) {
-				/* stored root-first */
-				bool same = true;
-				for (uint32_t j = 0; j < n && same; j++)
-					same = S->fr[e->off + j] == leaf_first[n - 1 - j];
-				if (same) {
-					e->count += k->count;
-					e->period += k->period;
-					return;
-				}
-			}
-		}
-		i = hidx_step(&S->t, i);
+	struct stack_want want = { S, k, leaf_first, n };
+	size_t i;
+	uint32_t found = hidx_find(&S->t, h, stack_eq, &want, &i);
+	if (found != HIDX_NONE) {
+		S->v[found].count += k->count;
+		S->v[found].period += k->period;
+		return;
 	}
 	xgrow((void **)&S->v, &S->cap, S->n + 1, sizeof(*S->v));
 	xgrow((void **)&S->fr, &S->capfr, S->nfr + n, sizeof(*S->fr));

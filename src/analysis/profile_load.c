@@ -162,6 +162,27 @@ static void key_chain_maps(struct loader *L, struct key *k, const struct dp_samp
 	}
 }
 
+struct key_want {
+	const struct loader *L;
+	const struct dp_sample *s;
+	const struct sym_map *map;
+	uint32_t domain;
+	uint64_t asid;
+	uint32_t nc;
+};
+
+static bool key_eq(const void *ctx, uint32_t e)
+{
+	const struct key_want *w = ctx;
+	const struct key *k = &w->L->keys[e];
+	const struct dp_sample *s = w->s;
+	uint32_t nc = w->nc;
+	return k->ip == s->ip && k->map == w->map && k->domain == w->domain &&
+	       k->pid == s->pid && k->mode == s->mode && k->asid == w->asid &&
+	       k->event == s->event && k->nchain == nc &&
+	       (!nc || !memcmp(w->L->chain + k->chain_off, s->callchain, nc * sizeof(uint64_t)));
+}
+
 static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample *s)
 {
 	struct profile *p = L->p;
@@ -195,23 +216,13 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 	h = hash_fold64(h, nc);
 
 	struct hidx *t = &L->keytab;
-	size_t i = hidx_start(t, h);
-	for (;;) {
-		uint32_t sl = t->slot[i];
-		if (!sl)
-			break;
-		if (t->hash[i] == h) {
-			struct key *k = &L->keys[sl - 1];
-			if (k->ip == s->ip && k->map == map && k->domain == domain &&
-			    k->pid == s->pid && k->mode == s->mode && k->asid == asid &&
-			    k->event == s->event && k->nchain == nc &&
-			    (!nc || !memcmp(L->chain + k->chain_off, s->callchain, nc * sizeof(uint64_t)))) {
-				k->count++;
-				k->period += s->period;
-				return;
-			}
-		}
-		i = hidx_step(t, i);
+	struct key_want want = { L, s, map, domain, asid, nc };
+	size_t i;
+	uint32_t found = hidx_find(t, h, key_eq, &want, &i);
+	if (found != HIDX_NONE) {
+		L->keys[found].count++;
+		L->keys[found].period += s->period;
+		return;
 	}
 	/* new key */
 	xgrow((void **)&L->keys, &L->capkeys, L->nkeys + 1, sizeof(*L->keys));

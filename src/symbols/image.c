@@ -23,14 +23,17 @@
 #include "util/file.h"
 #include "util/xalloc.h"
 
-struct sym_image *image_elf(struct sym_session *s, struct sym_domain *d,
-				   const char *path, const uint8_t *bid, uint8_t bidlen,
-				   bool vdso)
+static struct sym_image *image_elf_key(struct sym_session *s, struct sym_domain *d,
+				       const char *path, const uint8_t *bid, uint8_t bidlen,
+				       bool vdso, const struct dp_mmap *ident)
 {
-	char key[4200];
+	char key[4300];
 	int o = snprintf(key, sizeof(key), "%" PRIu32 "|%.4000s|", d->id, path);
 	for (unsigned i = 0; i < bidlen && i < 20; i++)
 		o += snprintf(key + o, sizeof(key) - o, "%02x", bid[i]);
+	if (ident && ident->has_ident)
+		snprintf(key + o, sizeof(key) - o, "|%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx64,
+			 ident->dev, ident->ino, ident->size, ident->mtime_ns);
 	struct sym_image *img = strmap_get(&s->images, key);
 	if (img)
 		return img;
@@ -40,6 +43,19 @@ struct sym_image *image_elf(struct sym_session *s, struct sym_domain *d,
 	memcpy(img->buildid, bid, img->buildid_len);
 	strmap_put(&s->images, pool_strdup(&s->pool, key), img);
 	return img;
+}
+
+struct sym_image *image_elf(struct sym_session *s, struct sym_domain *d,
+				   const char *path, const uint8_t *bid, uint8_t bidlen,
+				   bool vdso)
+{
+	return image_elf_key(s, d, path, bid, bidlen, vdso, NULL);
+}
+
+struct sym_image *image_elf_ident(struct sym_session *s, struct sym_domain *d, const char *path,
+				  const struct dp_mmap *mm, bool vdso)
+{
+	return image_elf_key(s, d, path, mm->buildid, mm->buildid_len, vdso, mm);
 }
 
 /* ---- images: loading ---- */

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/format.h"
 #include "util/hmap.h"
 
 /* Entry flags. PRIO bits rank aliases at one address while building. */
@@ -346,6 +347,9 @@ struct sym_session {
 	size_t refused_warn;        /* index+1 in warn[] of the refusal summary */
 	char refused_line[320];
 	uint64_t map_entries;       /* mapping-list entries made so far */
+	uint64_t map_max;           /* their bound (sym_set_map_model; 0: MAX_MAP_ENTRIES) */
+	bool map_budget_spent;      /* a mapping was dropped for it */
+	bool key_identity;          /* images keyed by the mapped file's identity too */
 	uint64_t warn_more;         /* distinct warnings past MAX_WARNINGS */
 	bool more_warn;
 	char more_line[64];
@@ -397,6 +401,9 @@ struct sym_map *perfmap_map(struct sym_session *s, struct sym_domain *d,
 /* The ELF image of (domain, path, build-id), made once. */
 struct sym_image *image_elf(struct sym_session *s, struct sym_domain *d, const char *path,
 			    const uint8_t *bid, uint8_t bidlen, bool vdso);
+/* The same, keyed also by the identity mm recorded (sym_set_map_model). */
+struct sym_image *image_elf_ident(struct sym_session *s, struct sym_domain *d, const char *path,
+				  const struct dp_mmap *mm, bool vdso);
 /* Load the image's symbol table (once). */
 void image_load_symbols(struct sym_session *s, struct sym_image *img);
 /* Compute m's delta from ip to the image's link-time address (once). */

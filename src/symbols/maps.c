@@ -9,6 +9,12 @@
  * processes many times. Also the per-process JIT perf maps
  * (/tmp/perf-PID.map, embedded or on this machine) for anonymous
  * executable memory.
+ *
+ * This is the one model of process memory maps: the agent's ship set
+ * (agent/ship.c) uses it too, through sym_set_map_model (its own entry
+ * bound, images keyed by the mapped file's identity) and the lookups
+ * that never consult a perf map or a file (sym_find_proc_map,
+ * sym_each_proc_map), since it runs as root on paths others control.
  */
 #include "symbols/symbols.h"
 #include "symbols/internal.h"
@@ -52,14 +58,27 @@ struct proc *sym_proc_get(struct sym_session *s, uint32_t domain, uint32_t pid, 
  * one warning, when the budget is spent. */
 static bool map_budget(struct sym_session *s, size_t n)
 {
-	if (n <= MAX_MAP_ENTRIES - s->map_entries) {
+	uint64_t max = s->map_max ? s->map_max : MAX_MAP_ENTRIES;
+	if (s->map_entries <= max && n <= max - s->map_entries) {
 		s->map_entries += n;
 		return true;
 	}
-	sym_warn(s, "mapping records dropped: the recording needs more than %u M mapping entries "
+	s->map_budget_spent = true;
+	sym_warn(s, "mapping records dropped: the recording needs more than %" PRIu64 " M mapping entries "
 	     "(forks of large processes that map again?); some user samples may be [unknown]",
-	     MAX_MAP_ENTRIES >> 20);
+	     max >> 20);
 	return false;
+}
+
+void sym_set_map_model(struct sym_session *s, uint64_t max_entries, bool key_identity)
+{
+	s->map_max = max_entries;
+	s->key_identity = key_identity;
+}
+
+bool sym_map_budget_spent(const struct sym_session *s)
+{
+	return s->map_budget_spent;
 }
 
 /* Let go of p's mapping list (shared or not); p has none after. */
@@ -157,11 +176,12 @@ static bool is_anon_path(const char *p)
 }
 
 /* Put the new map m into p's list: replace what it overlaps; trim partial
- * overlaps into new map objects so maps handed out earlier never change. */
-static void proc_insert(struct sym_session *s, struct proc *p, struct sym_map *m)
+ * overlaps into new map objects so maps handed out earlier never change.
+ * False when the entry bound dropped it. */
+static bool proc_insert(struct sym_session *s, struct proc *p, struct sym_map *m)
 {
 	if (!proc_own_maps(s, p))
-		return;
+		return false;
 	size_t lo = 0, hi = p->n;
 	while (lo < hi) {    /* first map with end > start */
 		size_t mid = lo + (hi - lo) / 2;
@@ -188,7 +208,7 @@ static void proc_insert(struct sym_session *s, struct proc *p, struct sym_map *m
 	size_t add = 1 + (left != NULL) + (right != NULL);
 	size_t newn = p->n - (last - first) + add;
 	if (newn > p->n && !map_budget(s, newn - p->n))
-		return;
+		return false;
 	if (newn > p->cap)
 		xgrow((void **)&p->maps, &p->cap, newn, sizeof(*p->maps));
 	memmove(p->maps + first + add, p->maps + last, (p->n - last) * sizeof(*p->maps));
@@ -199,27 +219,29 @@ static void proc_insert(struct sym_session *s, struct proc *p, struct sym_map *m
 	if (right)
 		p->maps[w++] = right;
 	p->n = newn;
+	return true;
 }
 
-void sym_add_mmap(struct sym_session *s, uint32_t domain, const struct dp_mmap *mm)
+const struct sym_map *sym_add_mmap(struct sym_session *s, uint32_t domain, const struct dp_mmap *mm)
 {
 	if (!mm)
-		return;
+		return NULL;
 	struct sym_domain *d = sym_domain_get(s, domain);
 	const char *path = mm->path ? mm->path : "";
 	uint64_t end = mm->start + mm->len < mm->start ? UINT64_MAX : mm->start + mm->len;
 	if (mm->len == 0)
-		return;
+		return NULL;
 	if (mm->pid == UINT32_MAX) {
 		/* kernel mappings: modules give ranges the tables may lack */
 		kernel_add_mmap(s, d, path, mm->start, end);
-		return;
+		return NULL;
 	}
 	struct proc *p = sym_proc_get(s, domain, mm->pid, true);
 	struct sym_map *m;
 	if (!strcmp(path, "[vdso]")) {
-		m = sym_map_new(s, image_elf(s, d, "[vdso]", mm->buildid, mm->buildid_len, true),
-				mm->start, end, mm->pgoff);
+		struct sym_image *img = s->key_identity ? image_elf_ident(s, d, "[vdso]", mm, true)
+			: image_elf(s, d, "[vdso]", mm->buildid, mm->buildid_len, true);
+		m = sym_map_new(s, img, mm->start, end, mm->pgoff);
 	} else if (is_anon_path(path)) {
 		struct sym_map *a = sym_pseudo_map(s, d, "[anon]");
 		m = sym_map_new(s, a->img, mm->start, end, mm->pgoff);
@@ -229,10 +251,19 @@ void sym_add_mmap(struct sym_session *s, uint32_t domain, const struct dp_mmap *
 		struct sym_map *a = sym_pseudo_map(s, d, path);
 		m = sym_map_new(s, a->img, mm->start, end, mm->pgoff);
 	} else {
-		m = sym_map_new(s, image_elf(s, d, path, mm->buildid, mm->buildid_len, false),
-				mm->start, end, mm->pgoff);
+		struct sym_image *img = s->key_identity ? image_elf_ident(s, d, path, mm, false)
+			: image_elf(s, d, path, mm->buildid, mm->buildid_len, false);
+		m = sym_map_new(s, img, mm->start, end, mm->pgoff);
 	}
-	proc_insert(s, p, m);
+	size_t mark = s->nmaps - 1; /* m is the newest map made */
+	if (proc_insert(s, p, m))
+		return m;
+	/* Dropped for the entry bound: m (and any trimmed piece made for it)
+	 * is in no list, so it goes now; a mapping loop past the bound must
+	 * not keep growing the session. */
+	while (s->nmaps > mark)
+		free(s->maps[--s->nmaps]);
+	return NULL;
 }
 
 /* The pid's JIT map image, if a perf map exists for it. */
@@ -258,11 +289,9 @@ struct sym_map *perfmap_map(struct sym_session *s, struct sym_domain *d,
 }
 
 
-struct sym_map *proc_find_map(struct sym_session *s, struct sym_domain *d,
-			      struct proc *p, uint32_t pid, uint64_t ip)
+/* p's own mapping holding ip, or NULL. */
+static inline struct sym_map *proc_lookup(const struct proc *p, uint64_t ip)
 {
-	if (!p->n)
-		return NULL;
 	size_t lo = 0, hi = p->n;
 	while (lo < hi) {    /* first map with start > ip */
 		size_t mid = lo + (hi - lo) / 2;
@@ -271,8 +300,16 @@ struct sym_map *proc_find_map(struct sym_session *s, struct sym_domain *d,
 		else
 			hi = mid;
 	}
-	if (lo && ip < p->maps[lo - 1]->end) {
-		struct sym_map *m = p->maps[lo - 1];
+	return lo && ip < p->maps[lo - 1]->end ? p->maps[lo - 1] : NULL;
+}
+
+struct sym_map *proc_find_map(struct sym_session *s, struct sym_domain *d,
+			      struct proc *p, uint32_t pid, uint64_t ip)
+{
+	if (!p->n)
+		return NULL;
+	struct sym_map *m = proc_lookup(p, ip);
+	if (m) {
 		if (m->anon) {
 			struct sym_map *j = perfmap_map(s, d, p, pid);
 			if (j)
@@ -281,4 +318,34 @@ struct sym_map *proc_find_map(struct sym_session *s, struct sym_domain *d,
 		return m;
 	}
 	return NULL;
+}
+
+const struct sym_map *sym_find_proc_map(struct sym_session *s, uint32_t domain, uint32_t pid,
+					uint64_t ip)
+{
+	struct proc *p = sym_proc_get(s, domain, pid, false);
+	return p ? proc_lookup(p, ip) : NULL;
+}
+
+void sym_each_proc_map(const struct sym_session *s, uint32_t domain, size_t max_visits,
+		       bool (*fn)(void *ctx, uint32_t pid, const struct sym_map *m), void *ctx)
+{
+	size_t visits = 0;
+	for (size_t i = 0; i < s->procs.cap; i++) {
+		const struct proc *p = s->procs.v[i].val;
+		if (!p || (uint32_t)(s->procs.v[i].key >> 32) != domain)
+			continue;
+		for (size_t k = 0; k < p->n; k++) {
+			if (visits++ >= max_visits)
+				return;
+			if (!fn(ctx, (uint32_t)s->procs.v[i].key, p->maps[k]))
+				return;
+		}
+	}
+}
+
+void sym_map_range(const struct sym_map *m, uint64_t *start, uint64_t *end)
+{
+	*start = m->start;
+	*end = m->end;
 }

@@ -23,6 +23,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "format/format.h"
 
 struct sym_session;
@@ -51,12 +55,46 @@ void sym_add_symtab(struct sym_session *s, uint32_t domain, const struct dp_symt
  * the stored bytes) and decompressed, or streamed, only when used. */
 void sym_add_symtab_rec(struct sym_session *s, const struct dp_record *rec);
 void sym_add_task(struct sym_session *s, uint32_t domain, const struct dp_task *t);
-void sym_add_mmap(struct sym_session *s, uint32_t domain, const struct dp_mmap *m);
+/* Returns the process mapping made (valid until sym_session_free), or
+ * NULL for a kernel mapping (pid -1), an empty one, or one the entry
+ * bound dropped. */
+const struct sym_map *sym_add_mmap(struct sym_session *s, uint32_t domain, const struct dp_mmap *m);
 /* No explicit "prepare" step: the first kernel lookup of a domain loads
  * its table; if the host kernel is hit and the file had no kallsyms, it
  * falls back to this machine's /proc/kallsyms with a warning. */
 
+/*
+ * The process map model alone, for the agent's ship set (agent/ship.h),
+ * which asks only "which file did this process map at ip": call before
+ * feeding. max_entries bounds the mapping-list entries of all processes
+ * together (0: the default, 16 M; a fork shares its parent's list, so
+ * the bound is reached by forks that map again, see maps.c);
+ * key_identity makes a mapping's device, inode, size and mtime (MMAP
+ * records of format 1.1) part of its image's key, so the same path and
+ * build-id before and after a replacement are two images.
+ */
+void sym_set_map_model(struct sym_session *s, uint64_t max_entries, bool key_identity);
+/* True once a mapping record was dropped for the entry bound. */
+bool sym_map_budget_spent(const struct sym_session *s);
+
 /* ---- lookup ---- */
+
+/*
+ * The mapping (from MMAP records, inherited over forks, newest wins on
+ * overlap) of pid that holds ip, or NULL: it consults nothing else (no
+ * kernel table, no JIT perf map, no file), so it is safe where every
+ * path is hostile. An anonymous mapping gives the "[anon]" map.
+ */
+const struct sym_map *sym_find_proc_map(struct sym_session *s, uint32_t domain, uint32_t pid,
+					uint64_t ip);
+/* Every process mapping of domain (the same lists sym_find_proc_map
+ * reads): fn(ctx, pid, map) for each, in no defined order, until fn
+ * returns false or max_visits mappings were visited (forks share lists,
+ * so the visits are bounded by the caller, not by the entry bound). */
+void sym_each_proc_map(const struct sym_session *s, uint32_t domain, size_t max_visits,
+		       bool (*fn)(void *ctx, uint32_t pid, const struct sym_map *m), void *ctx);
+/* The address range [*start, *end) of a map. */
+void sym_map_range(const struct sym_map *m, uint64_t *start, uint64_t *end);
 
 /*
  * The map holding `ip` for a sample: user ips go through the pid's

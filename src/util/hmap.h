@@ -26,12 +26,16 @@
  * this one; a recording of two threefuncs loops (99,806 samples, few
  * unique keys) 0.059 s / 7.4 MB against 0.058 s / 7.1 MB.
  *
- * Lookup protocol (the probe is the caller's, to keep its compare inline):
+ * Lookup protocol: hidx_find probes with the caller's compare (a static
+ * function: hidx_find is always inlined, so the compare is too and the
+ * probe costs what a hand-written loop does):
  *
- *     for (i = hidx_start(t, h); t->slot[i]; i = hidx_step(t, i))
- *             if (t->hash[i] == h && equal(entry[t->slot[i] - 1]))
- *                     found;
- *     hidx_fill(t, i, h, new_entry_number);   // i: the empty slot reached
+ *     size_t i;
+ *     uint32_t e = hidx_find(t, h, equal, ctx, &i);
+ *     if (e != HIDX_NONE)
+ *             found entry e;
+ *     else
+ *             hidx_fill(t, i, h, new_entry_number); // i: the empty slot reached
  *
  * hidx_init gives a table of cap slots (a power of two); hidx_fill grows
  * it when 7/10 full, so the probe always ends on an empty slot.
@@ -41,6 +45,7 @@
 #ifndef DOMPROF_UTIL_HMAP_H
 #define DOMPROF_UTIL_HMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -79,6 +84,23 @@ static inline size_t hidx_start(const struct hidx *t, uint64_t h)
 static inline size_t hidx_step(const struct hidx *t, size_t i)
 {
 	return (i + 1) & (t->cap - 1);
+}
+
+#define HIDX_NONE UINT32_MAX
+
+/* The entry number e (slot - 1) with hash h for which eq(ctx, e) holds,
+ * or HIDX_NONE with *empty the empty slot where the probe ended (for
+ * hidx_fill). The probe ends: the table is never over 7/10 full. */
+static inline __attribute__((always_inline)) uint32_t
+hidx_find(const struct hidx *t, uint64_t h, bool (*eq)(const void *ctx, uint32_t e), const void *ctx,
+	  size_t *empty)
+{
+	size_t i = hidx_start(t, h);
+	for (uint32_t sl; (sl = t->slot[i]) != 0; i = hidx_step(t, i))
+		if (t->hash[i] == h && eq(ctx, sl - 1))
+			return sl - 1;
+	*empty = i;
+	return HIDX_NONE;
 }
 
 #endif

@@ -63,21 +63,11 @@ grep -q 'chmod 600' "$OUT/openkey.log" || fail "no reason for refusing the 0644 
 # 3. the attacker speaks raw frames
 cat >"$PUB/attack.py" <<'EOF'
 import hashlib, hmac, os, socket, struct, sys
+import agent_frames
+from agent_frames import frame, NAMES as names
 port, what = int(sys.argv[1]), sys.argv[2]
 s = socket.create_connection(("127.0.0.1", port), timeout=20)
-def frame(t, p=b""): return struct.pack("<IHHI", 0x47415044, t, 0, len(p)) + p
-def recv():
-    h = b""
-    while len(h) < 12:
-        try: c = s.recv(12 - len(h))
-        except ConnectionResetError: c = b""  # closed with our START unread
-        if not c: return None, b""
-        h += c
-    m, t, f, n = struct.unpack("<IHHI", h)
-    p = b""
-    while len(p) < n: p += s.recv(n - len(p))
-    return t, p
-names = {16: "HELLO_OK", 23: "ERROR", 24: "AUTH_CHALLENGE", 25: "AUTH_OK"}
+def recv(): return agent_frames.recv(s, reset_closes=True)  # closed with our START unread
 def say(t, p): print(names.get(t, "closed" if t is None else "type %d" % t), p.decode(errors="replace") if t == 23 else "")
 if what == "hello":          # the old protocol: HELLO, START
     s.sendall(frame(1, struct.pack("<I", 1)) + frame(2, struct.pack("<II", 1000, 0)))
@@ -92,6 +82,7 @@ t, p = recv(); say(t, p)
 t, p = recv(); say(t, p)   # then: closed
 EOF
 chmod 644 "$PUB/attack.py"
+agent_frames_to "$PUB"
 a=$(timeout 30 "${NOBODY[@]}" $PY "$PUB/attack.py" "$PORT" hello 2>&1)
 echo "attacker's HELLO: $(echo $a)"
 case $a in *HELLO_OK*) fail "a controller without the key got HELLO_OK" ;; esac

@@ -36,22 +36,9 @@ PY=/usr/bin/python3
 # the agent answered (HELLO_OK, ERROR text, closed).
 cat >"$PUB/ctl.py" <<'EOF'
 import socket, struct, sys, time
+from agent_frames import frame, recv, NAMES
 port, what = int(sys.argv[1]), sys.argv[2]
 s = socket.create_connection(("127.0.0.1", port), timeout=20)
-def frame(t, p=b"", f=0): return struct.pack("<IHHI", 0x47415044, t, f, len(p)) + p
-def recv():
-    h = b""
-    while len(h) < 12:
-        c = s.recv(12 - len(h))
-        if not c: return None, None
-        h += c
-    m, t, f, n = struct.unpack("<IHHI", h)
-    p = b""
-    while len(p) < n:
-        c = s.recv(n - len(p))
-        if not c: return None, None
-        p += c
-    return t, p
 try:
     if what == "hello":
         s.sendall(frame(1, struct.pack("<I", 1)))
@@ -59,13 +46,14 @@ try:
         s.sendall(frame(1, open(sys.argv[3], "rb").read(), 1))
     elif what == "silent": # send nothing, wait for what the agent says
         s.settimeout(float(sys.argv[3]))
-    t, p = recv()
+    t, p = recv(s)
 except (ConnectionResetError, BrokenPipeError, socket.timeout) as e:
     t, p = None, str(e).encode()
-print({16: "HELLO_OK", 23: "ERROR"}.get(t, "closed" if t is None else "type %d" % t),
+print(NAMES.get(t, "closed" if t is None else "type %d" % t),
       p.decode(errors="replace") if t in (23, None) and p else "")
 EOF
 chmod 644 "$PUB/ctl.py"
+agent_frames_to "$PUB"
 
 # AGENT_DOS_PARTS="2 3" runs only those parts (to show each on an old build)
 want() { case " ${AGENT_DOS_PARTS:-1 2 3 4} " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -116,43 +104,10 @@ grep -q 'ERROR idle' "$OUT/silent.txt" || fail "the silent connection was not to
 kill $APID; wait $APID 2>/dev/null
 fi
 
-# a fake agent: fake-agent.py mute|lost (mute: never answers COLLECT;
-# lost: answers it with LOST 2^63 and an empty END)
-cat >"$OUT/fake-agent.py" <<'EOF'
-import socket, struct, sys, time
-mode = sys.argv[1]
-l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-l.bind(("127.0.0.1", 0)); l.listen(1)
-print(l.getsockname()[1], flush=True)
-c, _ = l.accept()
-def frame(t, p=b""): return struct.pack("<IHHI", 0x47415044, t, 0, len(p)) + p
-def recv():
-    h = b""
-    while len(h) < 12:
-        x = c.recv(12 - len(h))
-        if not x: sys.exit(0)
-        h += x
-    m, t, f, n = struct.unpack("<IHHI", h)
-    p = b""
-    while len(p) < n: p += c.recv(n - len(p))
-    return t, p
-def name(s): return struct.pack("<H", len(s)) + s
-while True:
-    t, p = recv()
-    print("got", t, flush=True)
-    if t == 1: c.sendall(frame(16, struct.pack("<II", 1, 1) + name(b"fake") + name(b"6.1")))
-    elif t == 2: c.sendall(frame(17))
-    elif t == 3: c.sendall(frame(18, b"stopped"))
-    elif t == 4 and mode == "mute": print("COLLECT: not answering", flush=True); time.sleep(600)
-    elif t == 4:
-        c.sendall(frame(21, struct.pack("<Q", 1 << 63)) + frame(22, struct.pack("<QQQ", 0, 0, 1 << 63)))
-EOF
 
 # 3. SIGINT during the collect wait
 if want 3; then
-python3 "$OUT/fake-agent.py" mute >"$OUT/fake.log" 2>&1 & fpid=$!; bg_pids+=($fpid)
-for _ in $(seq 50); do [ -s "$OUT/fake.log" ] && break; sleep 0.1; done
-FPORT=$(head -n 1 "$OUT/fake.log")
+start_fake_agent mute fake.log || fail "the fake agent did not start"
 "$DOMPROF" record -f -a -F 200 -d 1 -o "$OUT/int.data" --domain "mute=agent:127.0.0.1:$FPORT" \
 	2>"$OUT/record.log" & rpid=$!
 wait_for "$OUT/fake.log" 'COLLECT' 30 || fail "record never asked COLLECT"
@@ -172,9 +127,7 @@ fi
 
 # 4. a forged lost count
 if want 4; then
-python3 "$OUT/fake-agent.py" lost >"$OUT/fake2.log" 2>&1 & fpid=$!; bg_pids+=($fpid)
-for _ in $(seq 50); do [ -s "$OUT/fake2.log" ] && break; sleep 0.1; done
-FPORT=$(head -n 1 "$OUT/fake2.log")
+start_fake_agent lost fake2.log || fail "the fake agent did not start"
 "$DOMPROF" record -f -a -F 200 -d 1 -o "$OUT/lost.data" --domain "liar=agent:127.0.0.1:$FPORT" \
 	2>"$OUT/record2.log"; rc=$?
 cat "$OUT/record2.log"

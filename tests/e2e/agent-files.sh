@@ -18,7 +18,9 @@
 #    controls: the agent does ship what was really mapped);
 #  - tfD, mode 0700 (not readable by all), exited, path intact, is
 #    shipped by path: the recorder recorded its identity (device, inode,
-#    size, mtime) through /proc/PID/map_files and the file still has it.
+#    size, mtime) through /proc/PID/map_files and the file still has it;
+#  - tfE, a copy of tfB (the same build-id) run after it from another
+#    path, is not shipped again: one blob under that build-id.
 source "$(dirname "$0")/../lib/common.bash"
 source "$(dirname "$0")/lib/agent.bash"
 fail_hook() { for f in "$OUT"/agent.log "$OUT"/record.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 25 "$f"; }; done; }
@@ -45,6 +47,7 @@ open(sys.argv[2], "wb").write(b.replace(old, new))
 EOF
 	chmod 755 "$W/$n"; chown nobody:nogroup "$W/$n"
 done
+cp -p "$W/tfB" "$W/tfE"
 bidof() { readelf -n "$1" | sed -n 's/.*Build ID: *//p'; }
 chmod 700 "$W/tfD"
 bA=$(bidof "$W/tfA"); bB=$(bidof "$W/tfB"); bC=$(bidof "$W/tfC"); bD=$(bidof "$W/tfD")
@@ -71,6 +74,7 @@ as_nobody "$W/tfA" 30 >/dev/null & a=$!
 as_nobody "$W/tfB" 30 >/dev/null & b=$!
 as_nobody "$W/tfD" 30 >/dev/null & d=$!
 wait $a $b $d
+as_nobody "$W/tfE" 30 >/dev/null
 as_nobody ln -s "$OUT/secrets/tfA" "$W/tfA.new" && as_nobody mv -T "$W/tfA.new" "$W/tfA" ||
 	fail "nobody could not swap tfA"
 as_nobody ln -s "$OUT/secrets/tfC" "$W/tfC.new" && as_nobody mv -T "$W/tfC.new" "$W/tfC" ||
@@ -102,4 +106,7 @@ done
 grep -q "sent $W/tfB (.*by path)" "$OUT/agent.log" || fail "tfB was not shipped by path"
 grep -q "sent $W/tfC (.*through its mapping)" "$OUT/agent.log" || fail "tfC was not shipped through its mapping"
 grep -q "sent $W/tfD (.*by path)" "$OUT/agent.log" || fail "tfD (0700, identity recorded) was not shipped by path"
+[ "$(grep -c "^dom=1 kind=4 name=$bB " "$OUT/blobs.txt")" -eq 1 ] ||
+	fail "tfB's build-id was shipped $(grep -c "^dom=1 kind=4 name=$bB " "$OUT/blobs.txt") times (tfE is a copy)"
+grep -q "sent $W/tfE " "$OUT/agent.log" && fail "tfE (tfB's build-id) was shipped again"
 echo "agent-files: ok"

@@ -81,26 +81,16 @@ awk -v s="$sim" 'BEGIN { exit !(s >= 0.6) }' || fail "similarity $sim < 0.6"
 
 # 2. only HELLO, START, STOP and COLLECT exist: anything else is refused
 start_agent agent2.log --dir "$OUT/agdir" --once || fail "the agent did not start: $(tail -n 1 "$OUT/agent2.log")"
-python3 - "$PORT" >"$OUT/proto.txt" 2>&1 <<'EOF' || { cat "$OUT/proto.txt"; fail "unknown request was not refused"; }
+PYTHONPATH=$AGENT_PY python3 - "$PORT" >"$OUT/proto.txt" 2>&1 <<'EOF' || { cat "$OUT/proto.txt"; fail "unknown request was not refused"; }
 import socket, struct, sys
+from agent_frames import frame, recv
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
-def frame(t, p=b""): return struct.pack("<IHHI", 0x47415044, t, 0, len(p)) + p
-def recv():
-    h = b""
-    while len(h) < 12:
-        c = s.recv(12 - len(h))
-        if not c: return None, None
-        h += c
-    m, t, f, n = struct.unpack("<IHHI", h)
-    p = b""
-    while len(p) < n: p += s.recv(n - len(p))
-    return t, p
 s.sendall(frame(1, struct.pack("<I", 1)))
-t, p = recv(); assert t == 16, t            # HELLO_OK
+t, p = recv(s); assert t == 16, t           # HELLO_OK
 s.sendall(frame(9, b"/bin/sh -c reboot"))   # not a request the agent knows
-t, p = recv(); assert t == 23, t            # ERROR
+t, p = recv(s); assert t == 23, t           # ERROR
 print("refused:", p.decode())
-t, p = recv(); assert t is None             # and the connection is closed
+t, p = recv(s); assert t is None            # and the connection is closed
 EOF
 cat "$OUT/proto.txt"
 wait $APID 2>/dev/null

@@ -32,6 +32,7 @@
  * SYMTAB records are laid out here as docs/file-format.md describes and
  * appended with dp_write_raw.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -41,6 +42,7 @@
 #include <zstd.h>
 
 #include "format/format.h"
+#include "../unit/fixture.h"
 #include "test-tool.h"
 
 #define KBASE 0xffffffff81000000ull
@@ -269,18 +271,14 @@ int cmd_gen_hostile(int argc, char **argv)
 			"forks OUT NMAPS NFORKS [remap] | tables OUT N | fifo OUT PATH...\n");
 		return 2;
 	}
-	int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0) {
+	struct dp_writer_opts o = { .chunk_bytes = 1 << 20, .zstd_level = 1 };
+	int err = 0;
+	struct dp_writer *w = fixture_writer(argv[2], argc, argv, &o, &err);
+	if (!w) {
+		errno = -err;
 		perror(argv[2]);
 		return 1;
 	}
-	struct dp_header h;
-	dp_header_fill_local(&h, argc, argv);
-	struct dp_writer_opts o = { .chunk_bytes = 1 << 20, .zstd_level = 1 };
-	int err = 0;
-	struct dp_writer *w = dp_writer_new(fd, &h, &o, &err);
-	if (!w)
-		die("writer");
 	struct dp_event ev = { .name = "cpu-clock", .period = 1000, .freq = true };
 	dp_write_event(w, &ev);
 	if (!strcmp(argv[1], "bomb") && argc == 5)

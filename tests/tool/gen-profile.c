@@ -11,6 +11,7 @@
  *
  * usage: test-tool gen-profile OUT SAMPLES   (SAMPLES 0 = a valid empty recording)
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "format/format.h"
+#include "../unit/fixture.h"
 #include "test-tool.h"
 
 #define NSYM 4000
@@ -60,18 +62,12 @@ int cmd_gen_profile(int argc, char **argv)
 		return 2;
 	}
 	long nsamples = atol(argv[2]);
-	int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0) {
-		perror(argv[1]);
-		return 1;
-	}
-	struct dp_header h;
-	dp_header_fill_local(&h, argc, argv);
 	struct dp_writer_opts o = { .chunk_bytes = 1 << 20, .zstd_level = 1 };
 	int err = 0;
-	struct dp_writer *w = dp_writer_new(fd, &h, &o, &err);
+	struct dp_writer *w = fixture_writer(argv[1], argc, argv, &o, &err);
 	if (!w) {
-		fprintf(stderr, "gen-profile: writer: %d\n", err);
+		errno = -err;
+		perror(argv[1]);
 		return 1;
 	}
 	struct dp_event ev = { .id = 0, .type = 1, .config = 0, .name = "cpu-clock", .period = 1000, .freq = true };

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "analysis/merge.h"
+#include "fixture.h"
 #include "unit.h"
 #include "util/xalloc.h"
 
@@ -30,14 +31,10 @@ static char *tpath(const char *name)
 
 static struct dp_writer *open_writer(const char *path, size_t chunk)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	CHECK(fd >= 0);
-	struct dp_header h;
 	char *argv[] = { "domprof", "test" };
-	dp_header_fill_local(&h, 2, argv);
 	struct dp_writer_opts o = { .chunk_bytes = chunk };
 	int err = 0;
-	struct dp_writer *w = dp_writer_new(fd, &h, &o, &err);
+	struct dp_writer *w = fixture_writer(path, 2, argv, &o, &err);
 	CHECK(w != NULL);
 	return w;
 }

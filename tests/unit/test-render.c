@@ -20,6 +20,7 @@
 #include "analysis/profile.h"
 #include "output/flamegraph.h"
 #include "output/report.h"
+#include "fixture.h"
 #include "unit.h"
 
 #define K(off) (0xffffffff81000000ull + (off))
@@ -39,20 +40,14 @@ static char path[] = "/tmp/test-render-XXXXXX";
 static void sample(struct dp_writer *w, uint32_t dom, uint32_t pid, uint8_t mode, uint64_t ip,
 		   const uint64_t *chain, uint32_t n)
 {
-	struct dp_sample s = { .time = 1, .ip = ip, .period = 1, .pid = pid, .tid = pid,
-			       .mode = mode, .nr_callchain = n, .callchain = chain };
-	CHECK(dp_write_sample(w, dom, &s) == 0);
+	CHECK(fixture_sample(w, dom, pid, mode, ip, chain, n) == 0);
 }
 
 static void write_file(void)
 {
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	struct dp_header h;
 	char *argv[] = { "test-render", NULL };
-	dp_header_fill_local(&h, 1, argv);
 	int err = 0;
-	struct dp_writer *w = dp_writer_new(fd, &h, NULL, &err);
+	struct dp_writer *w = fixture_writer_tmp(path, 1, argv, NULL, &err);
 	CHECK(w != NULL);
 	struct dp_event ev = { .id = 0, .type = 1, .period = 1000, .freq = true, .name = "cpu-clock" };
 	CHECK(dp_write_event(w, &ev) == 0);

@@ -311,12 +311,27 @@ static void test_map_files(void)
 	waitpid(pid, NULL, 0);
 }
 
-/* A hostile guest: a process with 1,000 mappings forked 3,000 times, and
- * 50,000 files. The model stops at its entry bound (says so) instead of
- * growing with the fork loop; lookups stay indexed (the run is short). */
+/* A hostile guest: 50,000 files, and a process with 1,000 mappings
+ * forked 3,000 times, each child mapping again (a fork alone shares its
+ * parent's list and costs nothing; mapping in the child copies it). The
+ * model stops at its entry bound (says so) instead of growing with the
+ * loop; lookups stay indexed (the run is short). */
 static void test_bounds(void)
 {
 	struct ship *s = ship_new();
+	char path[32];
+	for (unsigned i = 0; i < 50000; i++) {
+		snprintf(path, sizeof(path), "/lib/f%u", i);
+		struct dp_mmap f = { .pid = 1, .start = 0x7f0000000000ull + i * 0x1000ull, .len = 0x1000,
+				     .path = path, .buildid_len = 1 };
+		ship_mmap(s, &f);
+		ship_mmap(s, &f);                /* the same identity again: no new file */
+	}
+	CHECK(ship_nfiles(s) == 50000);
+	CHECK(!ship_over_budget(s));
+	ship_free(s);
+
+	s = ship_new();
 	struct dp_mmap m = { .pid = 1, .len = 0x1000, .path = "/bin/a", .buildid_len = 1 };
 	for (unsigned i = 0; i < 1000; i++) {
 		m.start = 0x100000 + (uint64_t)i * 0x1000;
@@ -328,18 +343,19 @@ static void test_bounds(void)
 		struct dp_task fk = { .kind = DP_TASK_FORK, .pid = pid, .ppid = 1 };
 		ship_fork(s, &fk);
 	}
+	CHECK(!ship_over_budget(s));           /* shared: no entry copied yet */
+	struct dp_mmap b = { .len = 0x1000, .start = 0x900000, .path = "/bin/b", .buildid_len = 1 };
+	for (uint32_t pid = 2; pid < 3002; pid++) {
+		b.pid = pid;
+		ship_mmap(s, &b);
+	}
 	CHECK(ship_over_budget(s));            /* 3 M entries asked, 1 M kept */
 	ship_ip(s, 2, 0x100800);               /* an early child got the maps */
 	CHECK(ship_file_at(s, 0)->hit);
-	char path[32];
-	for (unsigned i = 0; i < 50000; i++) {
-		snprintf(path, sizeof(path), "/lib/f%u", i);
-		struct dp_mmap f = { .pid = 1, .start = 0x7f0000000000ull + i * 0x1000ull, .len = 0x1000,
-				     .path = path, .buildid_len = 1 };
-		ship_mmap(s, &f);
-		ship_mmap(s, &f);                /* the same identity again: no new file */
-	}
-	CHECK(ship_nfiles(s) == 50001);
+	ship_ip(s, 3001, 0x900800);            /* a late child's mapping was dropped */
+	CHECK(ship_nfiles(s) == 2 && !ship_file_at(s, 1)->hit);
+	ship_ip(s, 2, 0x900800);
+	CHECK(ship_file_at(s, 1)->hit);
 	ship_free(s);
 }
 

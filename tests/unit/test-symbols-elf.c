@@ -382,8 +382,41 @@ static void test_perfmap(void)
 		    0x7f0000002000ull, &res);
 	CHECK_STR(res.symbol, "[unknown]");
 	CHECK_STR(res.image, path + 5);
+	/* the map model alone (sym_find_proc_map, for the agent): the same
+	 * anonymous memory is "[anon]", the perf map on disk is not consulted */
+	const struct sym_map *am = sym_find_proc_map(s, 0, pid, 0x7f0000001010ull);
+	CHECK(am != NULL && !strcmp(sym_image_name(sym_map_image(am)), "[anon]"));
+	CHECK(sym_find_proc_map(s, 0, pid, 0x7f0000010000ull) == NULL); /* past the mapping */
+	CHECK(sym_find_proc_map(s, 0, pid + 1, 0x7f0000001010ull) == NULL);
 	sym_session_free(s);
+	s = sym_session_new(); /* and never probed when only the model is used */
+	sym_add_mmap(s, 0, &m);
+	am = sym_find_proc_map(s, 0, pid, 0x7f0000001010ull);
+	CHECK(am != NULL && !strcmp(sym_image_name(sym_map_image(am)), "[anon]"));
 	unlink(path);
+	sym_resolve(s, sym_find_map(s, 0, pid, DP_MODE_USER, false, 0, 0x7f0000001010ull),
+		    0x7f0000001010ull, &res);
+	CHECK_STR(res.image, "[anon]"); /* the file was gone before the first probe */
+	sym_session_free(s);
+
+	/* images keyed by identity (sym_set_map_model): the same path and
+	 * build-id with another inode is another image; without, the same */
+	for (int ident = 0; ident < 2; ident++) {
+		s = sym_session_new();
+		sym_set_map_model(s, 0, ident);
+		struct dp_mmap a = { .pid = 5, .start = 0x1000, .len = 0x1000, .path = "/bin/x",
+				     .buildid_len = 1, .has_ident = true, .dev = 1, .ino = 2, .size = 3, .mtime_ns = 4 };
+		const struct sym_map *ma = sym_add_mmap(s, 0, &a);
+		a.start = 0x3000;
+		const struct sym_map *mb = sym_add_mmap(s, 0, &a); /* same identity */
+		a.start = 0x5000;
+		a.ino = 9;
+		const struct sym_map *mc = sym_add_mmap(s, 0, &a); /* replaced file */
+		CHECK(ma && mb && mc && sym_map_image(ma) == sym_map_image(mb));
+		CHECK((sym_map_image(ma) != sym_map_image(mc)) == (ident == 1));
+		CHECK(sym_find_proc_map(s, 0, 5, 0x5800) == mc);
+		sym_session_free(s);
+	}
 
 	/* embedded perf map of another pid; anonymous memory without a map */
 	s = sym_session_new();

@@ -33,3 +33,23 @@ no_protected_symlinks() {
 		skip "cannot set fs.protected_symlinks=0 (needed to reproduce the attack)"
 	at_exit "sysctl -q -w fs.protected_symlinks=$old"
 }
+
+# agent_frames_to DIR: a copy of lib/agent_frames.py (the protocol's
+# frame() and recv() in python) in DIR, readable by all, for scripts in
+# DIR that nobody runs (python finds a module beside the script).
+# Scripts run as root import it from $AGENT_PY (on PYTHONPATH).
+AGENT_PY=$TOP/tests/e2e/lib
+agent_frames_to() {
+	cp "$AGENT_PY/agent_frames.py" "$1/" && chmod 644 "$1/agent_frames.py"
+}
+
+# start_fake_agent MODE LOG: lib/fake-agent.py MODE (mute|lost) on a free
+# loopback port, its output in $OUT/LOG; sets FPID and FPORT. Returns 1
+# when it printed no port within 5 s.
+start_fake_agent() {
+	python3 "$AGENT_PY/fake-agent.py" "$1" >"$OUT/$2" 2>&1 &
+	FPID=$!; bg_pids+=($FPID)
+	for _ in $(seq 50); do [ -s "$OUT/$2" ] && break; sleep 0.1; done
+	FPORT=$(head -n 1 "$OUT/$2")
+	[ -n "$FPORT" ]
+}

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A recording's start-up and end (see recorder.h), moved out of
+ * cmd-record.c with their comments: the output file, the command
+ * spawned and released, the host's events, the file's metadata and
+ * guests, the collector run and the file's end, and what each step
+ * undoes when a later one fails. Every line it reports goes through the
+ * configuration's notice callback.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collect/recorder.h"
+#include "collect/target.h"
+#include "util/clock.h"
+#include "util/xalloc.h"
+
+static void say(const struct recorder *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(const struct recorder *r, const char *fmt, ...)
+{
+	if (!r->cfg->notice)
+		return;
+	char msg[PATH_MAX * 2 + 512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r->cfg->notice(r->cfg->notice_ctx, msg);
+}
+
+void recorder_init(struct recorder *r, const struct recorder_config *cfg)
+{
+	memset(r, 0, sizeof(*r));
+	r->cfg = cfg;
+	r->of.fd = -1;
+	r->go_fd = r->err_fd = -1;
+	r->sb = sideband_new();
+}
+
+static void report_outfile(const struct recorder *r, int err)
+{
+	char msg[PATH_MAX * 2 + 256];
+	say(r, "%s", outfile_strerror(&r->of, r->cfg->output, err, msg, sizeof(msg)));
+}
+
+/*
+ * Create the output by the rule of util/outfile.h: a temporary file made
+ * with O_EXCL|O_NOFOLLOW and renamed into place (never writing through a
+ * name someone else planted: root records into /tmp, and so does the
+ * agent), a symbolic link followed only when it is ours or root's, a
+ * device or fifo (-o /dev/null) written as it is.
+ */
+int recorder_open_output(struct recorder *r)
+{
+	int flags = OUTFILE_IN_PLACE | (r->cfg->force ? OUTFILE_FORCE : 0);
+	int err = outfile_open(&r->of, r->cfg->output, (unsigned)flags);
+	if (err < 0) {
+		report_outfile(r, err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Undo the output file when recording never started: nothing is left
+ * behind, a FILE.old moved aside is put back, a device is left alone. */
+static void discard_output(struct recorder *r)
+{
+	if (r->w) {
+		dp_writer_free(r->w);
+		r->w = NULL;
+	}
+	outfile_discard(&r->of);
+}
+
+int recorder_spawn(struct recorder *r)
+{
+	int err = target_spawn(r->cfg->cmd, &r->child, &r->go_fd, &r->err_fd);
+	if (err < 0) {
+		say(r, "cannot start the command: %s", strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+static void reap_child(struct recorder *r, bool kill_it)
+{
+	if (r->child <= 0 || r->child_done)
+		return;
+	collector_reap(r->child, kill_it, &r->child_status);
+	r->child_done = true;
+}
+
+static void stop_domains(struct recorder *r)
+{
+	if (!r->ds)
+		return; /* the file failed before the guests were started */
+	collector_stop_domains(r->ds, r->cfg->ndomains, r->cfg->stop_flag);
+}
+
+/* Open the host's events; on failure the command (not started) is
+ * reaped. */
+int recorder_open_host(struct recorder *r, struct perf_source_error *pe)
+{
+	const struct recorder_config *c = r->cfg;
+	pid_t target = r->child;
+	struct perf_source_opts po = {
+		.events = c->ev, .nevents = c->nev,
+		.period = c->hz ? c->hz : c->period, .freq = c->hz != 0,
+		.callchain = c->callchain, .cpus = c->cpus, .ncpus = c->ncpus,
+		.pids = r->child ? &target : c->pids, .npids = r->child ? 1 : c->npids,
+		.all_threads = !r->child, .enable_on_exec = r->child > 0,
+		.ring_pages = c->ring_pages,
+	};
+	r->ps = perf_source_open(&po, pe);
+	if (r->ps)
+		return 0;
+	if (r->go_fd >= 0) {
+		close(r->go_fd); /* the child exits without running anything */
+		r->go_fd = -1;
+	}
+	reap_child(r, false);
+	return -1;
+}
+
+static int write_meta(struct recorder *r)
+{
+	const struct recorder_config *c = r->cfg;
+	int ret = 0;
+	if (!r->ps)
+		return 0;
+	struct dp_domain host = {
+		.id = DP_HOST_DOMAIN, .kind = DP_DOMAIN_HOST, .vcpus = (uint32_t)c->ncpus,
+		.name = "host", .address = "", .symsrc = "embedded",
+	};
+	ret = dp_write_domain(r->w, &host);
+	for (size_t i = 0; !ret && i < c->nev; i++) {
+		struct dp_event ev = {
+			.id = (uint32_t)i, .type = c->ev[i].type, .config = c->ev[i].config,
+			.period = c->hz ? c->hz : c->period, .freq = c->hz != 0,
+			.name = c->ev[i].name,
+		};
+		ret = dp_write_event(r->w, &ev);
+	}
+	size_t kbytes;
+	if (!ret)
+		ret = sideband_write_kernel(r->sb, r->w, mono_ns(), &kbytes);
+	return ret;
+}
+
+static int start_domains(struct recorder *r)
+{
+	const struct recorder_config *c = r->cfg;
+	r->ds = xcalloc(c->ndomains ? c->ndomains : 1, sizeof(*r->ds));
+	struct domain_source_opts o = {
+		.hz = c->hz ? (unsigned)c->hz : 1000, .allow_remote = c->allow_remote,
+		.callchains = c->callchain, .interrupt = c->stop_flag,
+	};
+	for (size_t i = 0; i < c->ndomains; i++) {
+		char err[512] = "";
+		r->ds[i] = domain_source_start(c->domains[i], (uint32_t)(i + 1), &o, err, sizeof(err));
+		if (!r->ds[i]) {
+			say(r, "%s", err[0] ? err : c->domains[i]);
+			return 1;
+		}
+		const char *info = domain_source_info(r->ds[i]);
+		if (info)
+			say(r, "%s", info);
+		int ret = domain_source_write_meta(r->ds[i], r->w);
+		if (ret < 0) {
+			say(r, "writing '%s': %s", c->output, strerror(-ret));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The writer on the output, with the header naming this command line. */
+static int open_writer(struct recorder *r, int argc, char **argv)
+{
+	size_t hargc = (size_t)argc + 1;
+	char **hargv = xcalloc(hargc + 1, sizeof(char *));
+	hargv[0] = "domprof";
+	memcpy(hargv + 1, argv, (size_t)argc * sizeof(char *));
+	struct dp_header hdr;
+	dp_header_fill_local(&hdr, (int)hargc, hargv);
+	free(hargv);
+	struct dp_writer_opts wo = { .chunk_bytes = 0, .chunk_ns = 250000000ull, .zstd_level = 3 };
+	int werr = 0;
+	/* The writer gets its own descriptor: r->of keeps one for the lock
+	 * and the final size. */
+	int wfd = fcntl(r->of.fd, F_DUPFD_CLOEXEC, 3);
+	r->w = wfd < 0 ? NULL : dp_writer_new(wfd, &hdr, &wo, &werr);
+	if (!r->w) {
+		if (wfd < 0)
+			werr = -errno;
+		say(r, "writing '%s': %s", r->cfg->output, strerror(-werr));
+		return -1;
+	}
+	return 0;
+}
+
+/* The file: header, metadata, guests; flushed and put in place. */
+int recorder_start_file(struct recorder *r, int argc, char **argv)
+{
+	if (open_writer(r, argc, argv) < 0)
+		return -1;
+	int werr = write_meta(r);
+	if (werr < 0) {
+		say(r, "writing '%s': %s", r->cfg->output, strerror(-werr));
+		return -1;
+	}
+	if (start_domains(r))
+		return -1;
+	/* The metadata chunk reaches the disk before the file is put in
+	 * place, so a disk already full fails here and leaves nothing. */
+	if ((werr = dp_writer_flush(r->w)) < 0) {
+		say(r, "writing '%s': %s", r->cfg->output, strerror(-werr));
+		return -1;
+	}
+	if ((werr = outfile_commit(&r->of)) < 0) {
+		report_outfile(r, werr);
+		return -1;
+	}
+	return 0;
+}
+
+/* Let the command exec; 0, or 127 when it could not run (reported). */
+static int release_child(struct recorder *r)
+{
+	int e = 0;
+	if (write(r->go_fd, "g", 1) != 1)
+		e = errno;
+	close(r->go_fd);
+	r->go_fd = -1;
+	ssize_t n;
+	while ((n = read(r->err_fd, &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(r->err_fd);
+	r->err_fd = -1;
+	if (n == sizeof(e) || e) {
+		say(r, "cannot run '%s': %s", r->cfg->cmd[0],
+		    e == ENOENT ? "command not found" : strerror(e));
+		return 127;
+	}
+	return 0;
+}
+
+/* -p / -a: enable the events and describe the processes already running. */
+static int start_attached(struct recorder *r)
+{
+	int werr = perf_source_enable(r->ps);
+	if (werr < 0) {
+		say(r, "enabling events: %s", strerror(-werr));
+		return -1;
+	}
+	unsigned nproc = 0;
+	if (r->cfg->all)
+		werr = sideband_snapshot(r->sb, r->w, -1, mono_ns(), &nproc);
+	for (size_t i = 0; !werr && i < r->cfg->npids; i++)
+		werr = sideband_snapshot(r->sb, r->w, r->cfg->pids[i], mono_ns(), &nproc);
+	if (werr < 0) {
+		say(r, "writing '%s': %s", r->cfg->output, strerror(-werr));
+		return -1;
+	}
+	return 0;
+}
+
+int recorder_start(struct recorder *r, uint64_t *t_start)
+{
+	*t_start = mono_ns();
+	if (r->child)
+		return release_child(r);
+	if (r->ps && start_attached(r) < 0)
+		return 1;
+	return 0;
+}
+
+/* The collector loop, then the file's end. */
+int recorder_run(struct recorder *r, uint64_t t_start, struct collector_result *res, uint64_t *bytes)
+{
+	const struct recorder_config *c = r->cfg;
+	struct collector_config cc = {
+		.w = r->w, .ps = r->ps, .sb = r->sb, .ds = r->ds, .nds = c->ndomains,
+		.stop_flag = c->stop_flag, .t_start = t_start,
+		.duration_ns = c->duration > 0 ? (uint64_t)(c->duration * 1e9) : 0,
+		.child = r->child, .pids = c->pids, .npids = c->npids,
+		.notice = c->notice, .notice_ctx = c->notice_ctx,
+	};
+	int werr = collector_run(&cc, res);
+	if (res->child_done) {
+		r->child_done = true;
+		r->child_status = res->child_status;
+	}
+	if (werr < 0) {
+		/* Chunks already flushed are complete: close without flushing the
+		 * open one, so the file stays readable up to the last full chunk. */
+		say(r, "writing '%s' failed: %s; recording stopped, the file is "
+		    "readable up to the last complete chunk", c->output, strerror(-werr));
+		if (r->ps)
+			perf_source_disable(r->ps);
+		reap_child(r, true);
+		stop_domains(r);
+		uint64_t good = dp_writer_bytes(r->w);
+		dp_writer_free(r->w);
+		r->w = NULL;
+		/* Drop the partly written chunk too, so readers see a clean end. */
+		if (!r->of.in_place && ftruncate(r->of.fd, (off_t)good) < 0)
+			say(r, "could not trim '%s' to its last complete chunk: %s", c->output, strerror(errno));
+		outfile_release(&r->of);
+		return 1;
+	}
+	werr = dp_writer_finish(r->w);
+	r->w = NULL;
+	if (werr < 0) {
+		say(r, "finishing '%s': %s", c->output, strerror(-werr));
+		outfile_release(&r->of);
+		return 1;
+	}
+	/* Through our descriptor: the size of the file this run wrote. */
+	*bytes = outfile_size(&r->of);
+	outfile_release(&r->of);
+	return 0;
+}
+
+void recorder_abort(struct recorder *r)
+{
+	if (r->go_fd >= 0)
+		close(r->go_fd);
+	if (r->err_fd >= 0)
+		close(r->err_fd);
+	r->go_fd = r->err_fd = -1;
+	reap_child(r, false);
+	stop_domains(r);
+	discard_output(r);
+}
+
+void recorder_free(struct recorder *r)
+{
+	for (size_t i = 0; i < r->cfg->ndomains; i++)
+		domain_source_free(r->ds ? r->ds[i] : NULL);
+	free(r->ds);
+	r->ds = NULL;
+	perf_source_free(r->ps);
+	r->ps = NULL;
+	sideband_free(r->sb);
+	r->sb = NULL;
+}
+
+/*
+ * The agent used to guess that sampling runs from the file's growth,
+ * which the temporary output file (renamed into place only after
+ * start-up) no longer shows early. Only a pipe is accepted, so a stray
+ * variable cannot make us write into another file; it is taken out of
+ * the environment and closed on exec, so a profiled command never sees
+ * it.
+ */
+int recorder_take_ready_fd(void)
+{
+	const char *v = getenv("DOMPROF_READY_FD");
+	if (!v)
+		return -1;
+	char *end;
+	long fd = strtol(v, &end, 10);
+	unsetenv("DOMPROF_READY_FD");
+	struct stat st;
+	if (*end || end == v || fd < 3 || fd > 65535 || fstat((int)fd, &st) < 0 || !S_ISFIFO(st.st_mode))
+		return -1;
+	fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+	return (int)fd;
+}
+
+void recorder_signal_ready(int fd)
+{
+	if (fd < 0)
+		return;
+	if (write(fd, "r", 1) < 0) {
+		/* the agent gave up waiting: nothing to tell */
+	}
+	close(fd);
+}
