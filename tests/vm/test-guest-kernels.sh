@@ -12,6 +12,9 @@
 #     set: the same samples, the other table) reports like it: diff
 #     similarity >= 0.99;
 #   - control: the copy moved by 2 MiB (another boot's KASLR) scores < 0.3;
+#   - the guest's processes are named from its BTF and task list: dd's
+#     user time under "[guest user] dd (PID)", its kernel samples with
+#     its pid (the current task read per tick);
 #   - a second recording finds the table in the host cache (printed pause
 #     times: first scan and cached; no timing assertion).
 set -u
@@ -35,6 +38,12 @@ check_kernel() {
 		fail "$id: kernel symbols were not read from guest memory"
 	local p1; p1=$(sed -n 's/.*VM paused \([0-9.]*\) s to read \([0-9.]*\) MB.*/\1 s, \2 MB/p' "$VM_OUT/$id-record.log")
 	"$TT" symtab get "$data" "$id" "$d/mem.txt" || fail "$id: no embedded table"
+	# the guest's processes too (BTF layouts of this kernel): dd's user
+	# time is named, and its kernel time carries its pid (current task)
+	"$DOMPROF" report -q -i "$data" -l --by-process --format csv >"$d/procs.csv" 2>&1 || fail "$id: report failed"
+	grep -q ',\[guest user\] dd ([0-9]*),' "$d/procs.csv" || { head -n 5 "$d/procs.csv"; fail "$id: no '[guest user] dd (PID)' row"; }
+	awk -F, '$4 == "[guest.kernel]" && $NF == "dd" { n += $1 } END { exit !(n > 0) }' "$d/procs.csv" ||
+		fail "$id: no guest kernel samples attributed to dd"
 
 	# every non-module symbol of the copy at the same address
 	python3 - "$d/copy.txt" "$d/mem.txt" >"$d/agree.txt" <<'EOF' || { cat "$d/agree.txt"; fail "$id: the table from memory disagrees with the copy"; }
