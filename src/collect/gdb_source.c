@@ -75,6 +75,7 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 {
 	struct gdb_source *s = xcalloc(1, sizeof(*s));
 	struct kaslr_image img;
+	bool sync = false;       /* lock and cond initialized */
 	int r;
 
 	if (gdb_spec_parse(spec, &s->spec, err, errlen) < 0)
@@ -107,6 +108,15 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 	if (!from_guest && gdb_load_symbols(s, &img, err, errlen) < 0)
 		goto fail;
 
+	/* The lock first: reading guest memory at start already queues TASK
+	 * records under it. */
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	sync = true;
 	s->conn = xmalloc(sizeof(*s->conn));
 	s->conn->fd = -1;
 	if (gdb_setup_target(s, err, errlen) < 0)
@@ -150,16 +160,8 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 	size_t cap = (size_t)s->hz * s->nvcpu * 2;
 	s->qcap = cap < 4096 ? 4096 : cap > (1u << 20) ? (1u << 20) : cap;
 	s->q = xcalloc(s->qcap, sizeof(*s->q));
-	pthread_mutex_init(&s->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->cond, &ca);
-	pthread_condattr_destroy(&ca);
 	if ((r = pthread_create(&s->thread, NULL, gdb_sampler_main, s)) != 0) {
 		snprintf(err, errlen, "%s: cannot start the sampler thread: %s", s->spec.name, strerror(r));
-		pthread_cond_destroy(&s->cond);
-		pthread_mutex_destroy(&s->lock);
 		goto fail;
 	}
 	s->thread_started = true;
@@ -173,6 +175,10 @@ fail:
 		free(s->conn);
 	}
 	gdb_guest_free(s);
+	if (sync) {
+		pthread_cond_destroy(&s->cond);
+		pthread_mutex_destroy(&s->lock);
+	}
 	rsp_tdesc_release(&s->td);
 	free(s->tids);
 	free(s->batch);

@@ -30,6 +30,70 @@
 
 /* ---- Spec --------------------------------------------------------------- */
 
+/* One OPTION=VALUE of the spec into *out. 0 or -EINVAL (err set). */
+static int spec_option(const char *name, const char *opt, const char *val, struct gdb_spec *out,
+		       char *err, size_t errlen)
+{
+	enum gdb_symsrc ss = GDB_SYM_NONE;
+	if (!strcmp(opt, "kallsyms"))
+		ss = GDB_SYM_KALLSYMS;
+	else if (!strcmp(opt, "sysmap"))
+		ss = GDB_SYM_SYSMAP;
+	else if (!strcmp(opt, "vmlinux"))
+		ss = GDB_SYM_VMLINUX;
+	if (ss) {
+		if (out->symsrc) {
+			snprintf(err, errlen, "%s: give only one of kallsyms=, sysmap=, vmlinux=", name);
+			return -EINVAL;
+		}
+		if (strlen(val) >= sizeof(out->symfile)) {
+			snprintf(err, errlen, "%s: symbol file path too long", name);
+			return -EINVAL;
+		}
+		out->symsrc = ss;
+		strcpy(out->symfile, val);
+		if (ss == GDB_SYM_KALLSYMS && !strcmp(val, "guest")) {
+			out->symsrc = GDB_SYM_GUEST;
+			out->symfile[0] = 0;
+		}
+	} else if (!strcmp(opt, "kaslr")) {
+		out->kaslr_given = true;
+		if (!strcmp(val, "auto")) {
+			out->kaslr_auto = true;
+		} else {
+			char *e;
+			errno = 0;
+			out->kaslr = strtoull(val, &e, 0);
+			if (*e || errno || val[0] == '-') {
+				snprintf(err, errlen, "%s: bad kaslr= value '%s' (auto or an offset like 0x1e000000)", name, val);
+				return -EINVAL;
+			}
+		}
+	} else if (!strcmp(opt, "pipeline")) {
+		if (strcmp(val, "0") && strcmp(val, "1")) {
+			snprintf(err, errlen, "%s: pipeline= must be 0 or 1", name);
+			return -EINVAL;
+		}
+		out->no_pipeline = val[0] == '0';
+	} else if (!strcmp(opt, "current")) {
+		if (strcmp(val, "0") && strcmp(val, "1")) {
+			snprintf(err, errlen, "%s: current= must be 0 or 1", name);
+			return -EINVAL;
+		}
+		out->no_current = val[0] == '0';
+	} else if (!strcmp(opt, "regs")) {
+		if (strcmp(val, "g") && strcmp(val, "p")) {
+			snprintf(err, errlen, "%s: regs= must be g or p", name);
+			return -EINVAL;
+		}
+		out->regs_p = val[0] == 'p';
+	} else {
+		snprintf(err, errlen, "%s: unknown option '%s' (kallsyms=, sysmap=, vmlinux=, kaslr=, regs=, pipeline=, current=)", name, opt);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int gdb_spec_parse(const char *spec, struct gdb_spec *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
@@ -110,63 +174,8 @@ int gdb_spec_parse(const char *spec, struct gdb_spec *out, char *err, size_t err
 			return -EINVAL;
 		}
 		*val++ = 0;
-		enum gdb_symsrc ss = GDB_SYM_NONE;
-		if (!strcmp(opt, "kallsyms"))
-			ss = GDB_SYM_KALLSYMS;
-		else if (!strcmp(opt, "sysmap"))
-			ss = GDB_SYM_SYSMAP;
-		else if (!strcmp(opt, "vmlinux"))
-			ss = GDB_SYM_VMLINUX;
-		if (ss) {
-			if (out->symsrc) {
-				snprintf(err, errlen, "%s: give only one of kallsyms=, sysmap=, vmlinux=", name);
-				return -EINVAL;
-			}
-			if (strlen(val) >= sizeof(out->symfile)) {
-				snprintf(err, errlen, "%s: symbol file path too long", name);
-				return -EINVAL;
-			}
-			out->symsrc = ss;
-			strcpy(out->symfile, val);
-			if (ss == GDB_SYM_KALLSYMS && !strcmp(val, "guest")) {
-				out->symsrc = GDB_SYM_GUEST;
-				out->symfile[0] = 0;
-			}
-		} else if (!strcmp(opt, "kaslr")) {
-			out->kaslr_given = true;
-			if (!strcmp(val, "auto")) {
-				out->kaslr_auto = true;
-			} else {
-				char *e;
-				errno = 0;
-				out->kaslr = strtoull(val, &e, 0);
-				if (*e || errno || val[0] == '-') {
-					snprintf(err, errlen, "%s: bad kaslr= value '%s' (auto or an offset like 0x1e000000)", name, val);
-					return -EINVAL;
-				}
-			}
-		} else if (!strcmp(opt, "pipeline")) {
-			if (strcmp(val, "0") && strcmp(val, "1")) {
-				snprintf(err, errlen, "%s: pipeline= must be 0 or 1", name);
-				return -EINVAL;
-			}
-			out->no_pipeline = val[0] == '0';
-		} else if (!strcmp(opt, "current")) {
-			if (strcmp(val, "0") && strcmp(val, "1")) {
-				snprintf(err, errlen, "%s: current= must be 0 or 1", name);
-				return -EINVAL;
-			}
-			out->no_current = val[0] == '0';
-		} else if (!strcmp(opt, "regs")) {
-			if (strcmp(val, "g") && strcmp(val, "p")) {
-				snprintf(err, errlen, "%s: regs= must be g or p", name);
-				return -EINVAL;
-			}
-			out->regs_p = val[0] == 'p';
-		} else {
-			snprintf(err, errlen, "%s: unknown option '%s' (kallsyms=, sysmap=, vmlinux=, kaslr=, regs=, pipeline=, current=)", name, opt);
+		if (spec_option(name, opt, val, out, err, errlen) < 0)
 			return -EINVAL;
-		}
 	}
 	if (!out->kaslr_given)
 		out->kaslr_auto = out->symsrc == GDB_SYM_SYSMAP || out->symsrc == GDB_SYM_VMLINUX;

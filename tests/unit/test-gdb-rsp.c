@@ -291,8 +291,14 @@ static void test_spec(void)
 	CHECK(sp.symsrc == GDB_SYM_KALLSYMS && !sp.kaslr_auto);   /* 0 for kallsyms */
 	CHECK_EQ_U64(gdb_spec_parse("a=gdb:unix:/s,kallsyms=/k,kaslr=auto,regs=p", &sp, err, sizeof(err)), 0);
 	CHECK(sp.kaslr_auto && sp.regs_p);
+	CHECK(!sp.no_current);
+	/* symbols from guest memory: explicit, and the current-task switch */
+	CHECK_EQ_U64(gdb_spec_parse("a=gdb:unix:/s,kallsyms=guest,current=0", &sp, err, sizeof(err)), 0);
+	CHECK(sp.symsrc == GDB_SYM_GUEST && sp.symfile[0] == 0 && sp.no_current && !sp.kaslr_auto);
 
 	const char *bad[] = {
+		"a=gdb:unix:/s,kallsyms=guest,kaslr=auto", "a=gdb:unix:/s,kaslr=0x200000",
+		"a=gdb:unix:/s,current=2", "a=gdb:unix:/s,kallsyms=guest,vmlinux=/v",
 		"gdb:unix:/s", "=gdb:unix:/s", "a b=gdb:unix:/s", "a=gdb:", "a=gdb:unix:",
 		"a=gdb:host", "a=gdb:host:0", "a=gdb:host:99999", "a=gdb:host:12x",
 		"a=gdb:unix:/s,kaslr=zz", "a=gdb:unix:/s,kaslr=-1", "a=gdb:unix:/s,foo=1",

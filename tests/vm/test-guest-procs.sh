@@ -12,8 +12,8 @@
 #   - passive guest user time is named per process: spinner and dd appear
 #     with the pids the guest printed, as "[guest user] spinner (PID)";
 #   - per-process shares of guest user time agree with the active view
-#     within 5 points, and every name in the passive top 5 is in the
-#     active top 5; the same for all guest time (user and kernel: the
+#     within 5 points, and every name in the passive top 5 (with at least
+#     0.5%) is in the active top 5; the same for all guest time (user and kernel: the
 #     passive view names kernel samples by the task that ran). dd reads
 #     1 MiB blocks: the active view's samples taken in the kernel with
 #     interrupts off land at the syscall's return to user mode
@@ -75,8 +75,10 @@ for mode in user all; do
 		awk -v a="$p" -v b="$a" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 5) }' ||
 			fail "$c: passive $p% vs active $a% of guest $mode time (more than 5 points apart)"
 	done
+	# ranks below ~0.5% are a few samples each (a kworker's 3): they are
+	# left out of the top-5 comparison
 	atop=$(head -n 5 "$VM_OUT/vma.$mode.shares" | cut -d, -f1)
-	for c in $(head -n 5 "$VM_OUT/vmp.$mode.shares" | cut -d, -f1); do
+	for c in $(head -n 5 "$VM_OUT/vmp.$mode.shares" | awk -F, '$2 >= 0.5 { print $1 }'); do
 		echo "$atop" | grep -qxF "$c" ||
 			fail "passive top-5 process '$c' ($mode time) is not in the active top 5 ($(echo $atop))"
 	done
