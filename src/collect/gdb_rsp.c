@@ -7,10 +7,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -645,4 +647,16 @@ int rsp_drain(struct rsp_conn *c, int quiet_ms)
 			return r;
 	}
 	return -EPROTO;   /* a stub that never stops talking */
+}
+
+int rsp_read_memory(struct rsp_conn *c, uint64_t addr, void *buf, size_t len)
+{
+	char req[64];
+	snprintf(req, sizeof(req), "m%" PRIx64 ",%zx", addr, len);
+	int r = rsp_request(c, req);
+	if (r < 0)
+		return r;
+	if (c->pktlen != len * 2)
+		return -EFAULT;
+	return rsp_hex_bytes(c->pkt, c->pktlen, buf, len) == (int)len ? 0 : -EFAULT;
 }

@@ -147,6 +147,10 @@ bool rsp_pending(struct rsp_conn *c);
 int rsp_ack(struct rsp_conn *c, unsigned n);
 /* rsp_send + rsp_recv + rsp_ack: one request/reply. */
 int rsp_request(struct rsp_conn *c, const char *payload);
+/* One `m ADDR,LEN` request: len bytes of the selected vCPU's virtual
+ * memory into buf (len small enough for one reply). 0, -EFAULT (an error
+ * reply such as E14: not mapped, or a short reply), or a transport error. */
+int rsp_read_memory(struct rsp_conn *c, uint64_t addr, void *buf, size_t len);
 /* Discard whatever the stub already sent (a queued stop reply after
  * connect), acking packets, until it is quiet for quiet_ms. */
 int rsp_drain(struct rsp_conn *c, int quiet_ms);

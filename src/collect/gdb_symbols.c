@@ -42,14 +42,7 @@ int gdb_read_symfile(const char *path, uint8_t **data, size_t *len)
 int gdb_mem_read(void *vctx, uint64_t addr, void *buf, size_t len)
 {
 	struct mem_ctx *m = vctx;
-	char req[64];
-	snprintf(req, sizeof(req), "m%" PRIx64 ",%zx", addr, len);
-	int r = rsp_request(m->c, req);
-	if (r < 0)
-		return r;
-	if (m->c->pktlen != len * 2)
-		return -EFAULT;   /* "E14": not mapped */
-	return rsp_hex_bytes(m->c->pkt, m->c->pktlen, buf, len) == (int)len ? 0 : -EFAULT;
+	return rsp_read_memory(m->c, addr, buf, len);
 }
 
 /* ---- KASLR and symbols ---------------------------------------------------- */

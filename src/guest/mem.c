@@ -75,3 +75,16 @@ int guest_mem_str(struct guest_mem *m, uint64_t addr, char *buf, size_t max)
 	buf[max - 1] = 0;
 	return 0;
 }
+
+int guest_image_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct guest_image *im = ctx;
+	for (size_t i = 0; i < im->n && i < GUEST_IMAGE_REGIONS; i++) {
+		uint64_t a = im->r[i].addr;
+		if (addr >= a && addr - a <= im->r[i].len && len <= im->r[i].len - (addr - a)) {
+			memcpy(buf, im->r[i].b + (addr - a), len);
+			return 0;
+		}
+	}
+	return -EFAULT;
+}

@@ -55,6 +55,17 @@ int guest_mem_u32(struct guest_mem *m, uint64_t addr, uint32_t *v);
  * max bytes, never across a failing chunk. Returns 0 or a negative errno. */
 int guest_mem_str(struct guest_mem *m, uint64_t addr, char *buf, size_t max);
 
+/* A guest memory made of a few byte regions (tests and fuzzers: a fake
+ * guest; anything outside the regions reads as unmapped). The bytes are
+ * borrowed. guest_image_read is a guest_read_fn with ctx a struct
+ * guest_image; a read must lie inside one region. */
+#define GUEST_IMAGE_REGIONS 8
+struct guest_image {
+	struct { uint64_t addr; size_t len; const uint8_t *b; } r[GUEST_IMAGE_REGIONS];
+	size_t n;
+};
+int guest_image_read(void *ctx, uint64_t addr, void *buf, size_t len);
+
 /* True when addr is a canonical x86_64 kernel-half address
  * (>= 0xffff800000000000); pointers read from guest memory are checked
  * with it before they are followed. */

@@ -21,16 +21,6 @@
 
 #define FUZZ_BASE 0xffffffffc0000000ull
 
-struct image { const uint8_t *b; size_t len; };
-
-static int img_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	const struct image *im = ctx;
-	if (addr < FUZZ_BASE || addr - FUZZ_BASE > im->len || len > im->len - (addr - FUZZ_BASE))
-		return -EFAULT;
-	memcpy(buf, im->b + (addr - FUZZ_BASE), len);
-	return 0;
-}
 
 static uint16_t u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 
@@ -53,8 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[22] & 1)
 		l.mod_core_base = l.mod_core_size = GUEST_NO_OFFSET;
 	l.modules = FUZZ_BASE;
-	struct image im = { data + 24, size - 24 };
-	struct guest_mem m = { .read = img_read, .ctx = &im, .chunk = u16(data + 20), .budget = 1u << 20 };
+	struct guest_image im = { .r = { { FUZZ_BASE, size - 24, data + 24 } }, .n = 1 };
+	struct guest_mem m = { .read = guest_image_read, .ctx = &im, .chunk = u16(data + 20), .budget = 1u << 20 };
 	struct guest_modsyms k;
 	size_t skipped;
 	char why[256];

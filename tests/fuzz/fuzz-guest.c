@@ -22,16 +22,6 @@
 
 #define BASE 0xffff888000000000ull
 
-struct fake { const uint8_t *p; size_t n; };
-
-static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	const struct fake *f = ctx;
-	if (addr < BASE || addr - BASE > f->n || len > f->n - (addr - BASE))
-		return -EFAULT;
-	memcpy(buf, f->p + (addr - BASE), len);
-	return 0;
-}
 
 static void tasks(const uint8_t *d, size_t n)
 {
@@ -53,8 +43,8 @@ static void tasks(const uint8_t *d, size_t n)
 	l.percpu_current = d[11];
 	l.has_current = d[11] & 1;
 	size_t max = d[10] == 255 ? SIZE_MAX : d[10];
-	struct fake f = { d + 16, n - 16 };
-	struct guest_mem m = { fake_read, &f, 1 + (d[12] & 63), d[13] ? (uint64_t)d[13] << 6 : 0, 0, 0 };
+	struct guest_image f = { .r = { { BASE, n - 16, d + 16 } }, .n = 1 };
+	struct guest_mem m = { guest_image_read, &f, 1 + (d[12] & 63), d[13] ? (uint64_t)d[13] << 6 : 0, 0, 0 };
 	struct guest_task *t;
 	char why[256];
 	int r = guest_tasks_walk(&m, &l, &t, max, why, sizeof(why));

@@ -52,14 +52,7 @@ static int vmlinux_read(void *ctx, uint64_t addr, void *buf, size_t len)
 static int gdb_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct tt_mem *t = ctx;
-	char req[64];
-	snprintf(req, sizeof(req), "m%" PRIx64 ",%zx", addr, len);
-	int r = rsp_request(t->c, req);
-	if (r < 0)
-		return r;
-	if (t->c->pktlen != len * 2)
-		return -EFAULT;
-	return rsp_hex_bytes(t->c->pkt, t->c->pktlen, buf, len) == (int)len ? 0 : -EFAULT;
+	return rsp_read_memory(t->c, addr, buf, len);
 }
 
 static struct tt_mem *open_vmlinux(const char *spec, struct guest_mem *m)

@@ -18,46 +18,31 @@
 #include "unit.h"
 #include "util/le.h"
 
-/* ---- fake guest memory ---- */
-#define MAX_REGIONS 8
-struct region { uint64_t addr; size_t len; uint8_t *b; };
-struct fakemem { struct region r[MAX_REGIONS]; size_t n; };
+/* ---- fake guest memory: writable regions, read through guest_image ---- */
+struct fakemem { struct guest_image im; uint8_t *b[GUEST_IMAGE_REGIONS]; size_t n; };
 
 static uint8_t *fm_map(struct fakemem *f, uint64_t addr, size_t len)
 {
-	struct region *r = &f->r[f->n++];
-	r->addr = addr;
-	r->len = len;
-	r->b = calloc(1, len);
-	return r->b;
+	uint8_t *b = f->b[f->n++] = calloc(1, len);
+	f->im.r[f->im.n].addr = addr;
+	f->im.r[f->im.n].len = len;
+	f->im.r[f->im.n++].b = b;
+	return b;
 }
 
 static uint8_t *fm_at(struct fakemem *f, uint64_t addr)
 {
 	for (size_t i = 0; i < f->n; i++)
-		if (addr >= f->r[i].addr && addr - f->r[i].addr < f->r[i].len)
-			return f->r[i].b + (addr - f->r[i].addr);
+		if (addr >= f->im.r[i].addr && addr - f->im.r[i].addr < f->im.r[i].len)
+			return f->b[i] + (addr - f->im.r[i].addr);
 	return NULL;
-}
-
-static int fm_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	struct fakemem *f = ctx;
-	for (size_t i = 0; i < f->n; i++) {
-		struct region *r = &f->r[i];
-		if (addr >= r->addr && addr - r->addr <= r->len && len <= r->len - (addr - r->addr)) {
-			memcpy(buf, r->b + (addr - r->addr), len);
-			return 0;
-		}
-	}
-	return -EFAULT;
 }
 
 static void fm_free(struct fakemem *f)
 {
 	for (size_t i = 0; i < f->n; i++)
-		free(f->r[i].b);
-	f->n = 0;
+		free(f->b[i]);
+	f->n = f->im.n = 0;
 }
 
 /* ---- a 6.1-like layout and module builder ---- */
@@ -177,8 +162,8 @@ static void world_init(struct world *w)
 	w->symtab_b = build_module(&w->f, MOD_B, "beta", 0xffffffffc0110000ull, syms_b, 2);
 	uint64_t mods[] = { MOD_A, MOD_B };
 	link_list(&w->f, mods, 2);
-	w->m.read = fm_read;
-	w->m.ctx = &w->f;
+	w->m.read = guest_image_read;
+	w->m.ctx = &w->f.im;
 	w->l = layout61();
 }
 
@@ -342,8 +327,8 @@ static void test_counts(void)
 	for (size_t i = 0; i < n; i++)
 		put64(b + i * 1024 + 8, 0xffffffffc1000000ull + (i + 1) * 1024 + 8);
 	put64(fm_at(&w.f, HEAD), 0xffffffffc1000000ull + 8);
-	w.m.read = fm_read;
-	w.m.ctx = &w.f;
+	w.m.read = guest_image_read;
+	w.m.ctx = &w.f.im;
 	w.l = layout61();
 	run(&w, &r);
 	CHECK(r.rc == -EBADMSG && r.skipped == GUEST_MODULES_MAX && strstr(r.why, "longer") != NULL);
