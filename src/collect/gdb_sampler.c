@@ -23,8 +23,8 @@
 
 #include "collect/gdb_rsp.h"
 #include "collect/gdb_internal.h"
-#include "guest/tasks.h"
 #include "collect/kaslr.h"
+#include "guest/tasks.h"
 #include "util/clock.h"
 #include "util/file.h"
 #include "util/xalloc.h"
@@ -109,7 +109,7 @@ static void learn_pcpu_base(struct gdb_source *s, const struct rsp_conn *c, size
 		return;
 	if (reg_from_g(c, &s->gs_base, &gs) < 0 || reg_from_g(c, &s->k_gs_base, &kgs) < 0)
 		return;
-	base = gs >= 0xffff800000000000ull ? gs : kgs >= 0xffff800000000000ull ? kgs : 0;
+	base = guest_kptr(gs) ? gs : guest_kptr(kgs) ? kgs : 0;
 	if (base && base != s->pcpu_base[i]) {
 		s->pcpu_base[i] = base;
 		s->rebuild = true;

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/addrspace.h"
+
 /* One read of len (<= chunk) bytes of guest virtual memory at addr.
  * Returns 0, or a negative errno (-EFAULT: not mapped). */
 typedef int (*guest_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
@@ -71,7 +73,7 @@ int guest_image_read(void *ctx, uint64_t addr, void *buf, size_t len);
  * with it before they are followed. */
 static inline bool guest_kptr(uint64_t addr)
 {
-	return addr >= 0xffff800000000000ull;
+	return addr >= KERNEL_ADDR_START;
 }
 
 #endif

@@ -340,7 +340,7 @@ int guest_modules_read(struct guest_mem *m, const struct guest_layout *l,
 	size_t nseen = 0;
 	bool cut = false;
 	while (node != head) {
-		if (!guest_kptr(node) || node - l->mod_list < 0xffff800000000000ull) {
+		if (!guest_kptr(node) || !guest_kptr(node - l->mod_list)) {
 			say(&w, true, "module list pointer 0x%" PRIx64 " is not a kernel address", node);
 			cut = true;
 		} else if (seen_before(seen, nseen, node)) {
