@@ -5,7 +5,7 @@
  * test-tool symtab set IN DOMAIN FILE OUT
  *     Copy recording IN to OUT with that table replaced by FILE's text:
  *     the same samples under another symbol table, so two views of one
- *     recording can be compared (tests/vm/test-guest-ksyms.sh).
+ *     recording can be compared (tests/vm/test-guest-kernels.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
