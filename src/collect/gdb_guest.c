@@ -40,6 +40,7 @@
 #include "guest/layout.h"
 #include "guest/modules.h"
 #include "guest/tasks.h"
+#include "symbols/kallsyms.h"
 #include "util/clock.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"
@@ -92,65 +93,15 @@ static void mem_init(struct gdb_source *s, struct guest_mem *m, struct mem_ctx *
 	m->chunk = s->mem_chunk;
 }
 
-/* Runtime address of a symbol in kallsyms text ("ADDR T name\n"), 0 if
- * it is not there. A linear search: called a handful of times per start. */
+/* Runtime address of a core-kernel symbol of the table read, 0 if none. */
 static uint64_t text_sym(void *ctx, const char *name)
 {
 	const struct gdb_guest *g = ctx;
-	char needle[160];
-	int n = snprintf(needle, sizeof(needle), " %s\n", name);
-	if (n <= 0 || (size_t)n >= sizeof(needle))
-		return 0;
-	const char *t = g->symtab, *end = t + g->symtab_len;
-	while (t < end) {
-		const char *hit = memmem(t, (size_t)(end - t), needle, (size_t)n);
-		if (!hit)
-			return 0;
-		/* "ADDR T name": the hit starts after the type letter */
-		const char *line = hit;
-		while (line > g->symtab && line[-1] != '\n')
-			line--;
-		if (hit - line >= 3 && hit[-2] == ' ')
-			return strtoull(line, NULL, 16);
-		t = hit + 1;
-	}
-	return 0;
+	return kallsyms_lookup(g->symtab, g->symtab_len, name);
 }
 
 /* ---- Kernel symbols ---------------------------------------------------- */
 
-/* Moves every kernel-image address of a cached table by delta (this
- * boot's _text minus the cached one). Per-CPU offsets ('A' symbols below
- * the image area) stay. Returns the new text or NULL (bad entry). */
-static char *shift_table(const char *in, size_t len, int64_t delta, size_t *outlen)
-{
-	size_t cap = len + 64;
-	char *out = xmalloc(cap), *o = out;
-	const char *p = in, *end = in + len;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		char *e;
-		uint64_t a = strtoull(p, &e, 16);
-		if (e != p + 16 || ll < 19 || ll > 600) {
-			free(out);
-			return NULL;
-		}
-		if (a >= GUEST_KIMAGE_START)
-			a += (uint64_t)delta;
-		if ((size_t)(o - out) + ll + 2 > cap) {
-			free(out);
-			return NULL;
-		}
-		o += sprintf(o, "%016" PRIx64, a);
-		memcpy(o, p + 16, ll - 16);
-		o += ll - 16;
-		*o++ = '\n';
-		p += ll + 1;
-	}
-	*outlen = (size_t)(o - out);
-	return out;
-}
 
 /* The cached table of this kernel, moved to this boot, if it still
  * matches guest memory (linux_banner where it says). */
@@ -161,14 +112,7 @@ static char *from_cache(struct gdb_guest *g, struct guest_mem *m, const struct g
 	size_t dl;
 	if (guest_cache_get(g->buildid, "kallsyms", GUEST_CACHE_MAX, &data, &dl) < 0)
 		return NULL;
-	uint64_t text = 0;
-	char *nl = memchr(data, '\n', dl);
-	if (!nl || sscanf(data, "# domprof guest kallsyms 1 text=%" SCNx64, &text) != 1 || text % GUEST_KIMAGE_ALIGN) {
-		free(data);
-		return NULL;
-	}
-	size_t skip = (size_t)(nl + 1 - data);
-	char *t = shift_table(nl + 1, dl - skip, (int64_t)(img->text - text), len);
+	char *t = guest_cache_kallsyms_decode(data, dl, img->text, len, nsyms);
 	free(data);
 	if (!t)
 		return NULL;
@@ -182,20 +126,14 @@ static char *from_cache(struct gdb_guest *g, struct guest_mem *m, const struct g
 		g->symtab_len = 0;
 		return NULL;
 	}
-	*nsyms = 0;
-	for (size_t i = 0; i < *len; i++)
-		*nsyms += t[i] == '\n';
 	return t;
 }
 
 static void to_cache(const struct gdb_guest *g, const struct guest_ksyms *k)
 {
-	char head[96];
-	int hn = snprintf(head, sizeof(head), "# domprof guest kallsyms 1 text=%" PRIx64 "\n", k->text_addr);
-	char *buf = xmalloc((size_t)hn + k->len);
-	memcpy(buf, head, (size_t)hn);
-	memcpy(buf + hn, k->text, k->len);
-	(void)guest_cache_put(g->buildid, "kallsyms", buf, (size_t)hn + k->len);
+	size_t n;
+	char *buf = guest_cache_kallsyms_encode(k->text, k->len, k->text_addr, &n);
+	(void)guest_cache_put(g->buildid, "kallsyms", buf, n);
 	free(buf);
 }
 

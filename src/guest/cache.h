@@ -16,6 +16,7 @@
 #define DOMPROF_GUEST_CACHE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Reads entry BUILDID.KIND (at most max bytes) into *data (malloc'd,
  * NUL-terminated; *len without the NUL). Returns 0, -ENOENT (no entry),
@@ -26,6 +27,16 @@ int guest_cache_get(const char *buildid, const char *kind, size_t max,
 /* Writes entry BUILDID.KIND. Returns 0 or a negative errno (the caller
  * goes on without a cache: it is an optimisation only). */
 int guest_cache_put(const char *buildid, const char *kind, const void *data, size_t len);
+
+/* The kallsyms entry: the decoded table (kallsyms text with the runtime
+ * addresses of one boot) after a header line naming that boot's _text.
+ * encode returns the entry (malloc'd, *outlen bytes). decode moves the
+ * table to a boot whose _text is text_addr (kernel-image addresses only;
+ * per-CPU offsets stay) and returns it (malloc'd, *outlen bytes plus a NUL,
+ * *nsyms lines), or NULL when the entry is not one it wrote (any bad line). */
+char *guest_cache_kallsyms_encode(const char *text, size_t len, uint64_t text_addr, size_t *outlen);
+char *guest_cache_kallsyms_decode(const char *data, size_t len, uint64_t text_addr, size_t *outlen,
+				  size_t *nsyms);
 
 /* The folder entries go to (for messages and docs), into buf. */
 void guest_cache_dir(char *buf, size_t len);

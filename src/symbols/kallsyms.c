@@ -113,3 +113,14 @@ int kallsyms_next(const char **pp, const char *end, unsigned flags, struct kalls
 	*pp = end;
 	return KALLSYMS_END;
 }
+
+uint64_t kallsyms_lookup(const char *text, size_t len, const char *name)
+{
+	const char *p = text, *end = text + len;
+	struct kallsyms_line l;
+	int r;
+	while ((r = kallsyms_next(&p, end, 0, &l)) != KALLSYMS_END)
+		if (r == KALLSYMS_LINE && !l.mod && kallsyms_name_is(&l, name))
+			return l.addr;
+	return 0;
+}

@@ -54,6 +54,11 @@ struct kallsyms_line {
  */
 int kallsyms_next(const char **p, const char *end, unsigned flags, struct kallsyms_line *out);
 
+/* The address of the first core-kernel (not module) line of [text,
+ * text + len) named name, 0 when there is none. A linear scan: for the
+ * handful of lookups a passive domain makes once per recording. */
+uint64_t kallsyms_lookup(const char *text, size_t len, const char *name);
+
 /* Is the line's name exactly the C string s? */
 static inline bool kallsyms_name_is(const struct kallsyms_line *l, const char *s)
 {

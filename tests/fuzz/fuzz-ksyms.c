@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "guest/cache.h"
 #include "guest/ksyms.h"
 
 struct fake {
@@ -40,6 +41,24 @@ static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+/* The host cache's kallsyms entry is read back from a file: the input,
+ * after a valid header, moved to another boot. */
+static void cache_entry(const uint8_t *data, size_t size)
+{
+	static const char head[] = "# domprof guest kallsyms 1 text=ffffffff81000000\n";
+	char *buf = malloc(sizeof(head) - 1 + size);
+	if (!buf)
+		return;
+	memcpy(buf, head, sizeof(head) - 1);
+	memcpy(buf + sizeof(head) - 1, data, size);
+	size_t len, n;
+	char *t = guest_cache_kallsyms_decode(buf, sizeof(head) - 1 + size, GUEST_LINK_TEXT + 0x200000, &len, &n);
+	if (t && len > size + 64)
+		abort();
+	free(t);
+	free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
@@ -58,6 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	};
 	bool verbose = getenv("FUZZ_KSYMS_VERBOSE") != NULL;
 	char why[256];
+	cache_entry(data, size);
 	struct guest_kimage img;
 	uint64_t rip = f.text + 0x100;
 	if (guest_kimage_find(&m, &rip, 1, &img, why, sizeof(why)) < 0) {

@@ -29,17 +29,10 @@
 
 struct ksyms_text { const char *p; size_t len; };
 
-/* The address of a kernel (not module) symbol of the text, 0 if none. */
 static uint64_t text_sym(void *ctx, const char *name)
 {
 	const struct ksyms_text *t = ctx;
-	const char *p = t->p, *end = t->p + t->len;
-	struct kallsyms_line l;
-	int r;
-	while ((r = kallsyms_next(&p, end, 0, &l)) != KALLSYMS_END)
-		if (r == KALLSYMS_LINE && !l.mod && kallsyms_name_is(&l, name))
-			return l.addr;
-	return 0;
+	return kallsyms_lookup(t->p, t->len, name);
 }
 
 int cmd_guest_modules(int argc, char **argv)

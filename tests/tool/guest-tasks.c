@@ -59,14 +59,8 @@ struct syms {
 static uint64_t sym_lookup(void *ctx, const char *name)
 {
 	struct syms *s = ctx;
-	const char *p = s->text, *end = s->text + s->len;
-	struct kallsyms_line l;
-	int r;
-	while ((r = kallsyms_next(&p, end, 0, &l)) != KALLSYMS_END)
-		if (r == KALLSYMS_LINE && !l.mod && kallsyms_name_is(&l, name))
-			return guest_kptr(l.addr) && (!s->only || !strcmp(s->only, name)) ? l.addr + s->shift
-											   : l.addr;
-	return 0;
+	uint64_t a = kallsyms_lookup(s->text, s->len, name);
+	return guest_kptr(a) && (!s->only || !strcmp(s->only, name)) ? a + s->shift : a;
 }
 
 /* ---- Registers of the vCPUs (gdb backend) -------------------------------- */

@@ -36,6 +36,9 @@ check_kernel() {
 	vm_domprof "$id-record.log" record -f -F 500 -d 3 -o "$data" --domain "$id=gdb:unix:$(vm_sock "$id")"
 	grep -q "$id: .*kernel symbols from guest memory" "$VM_OUT/$id-record.log" ||
 		fail "$id: kernel symbols were not read from guest memory"
+	# control of the cache check below: a fresh cache is not used
+	grep -q "$id: .*kernel symbols from guest memory (cached" "$VM_OUT/$id-record.log" &&
+		fail "$id: the first recording claims a cached table ($DOMPROF_CACHE is fresh)"
 	local p1; p1=$(sed -n 's/.*VM paused \([0-9.]*\) s to read \([0-9.]*\) MB.*/\1 s, \2 MB/p' "$VM_OUT/$id-record.log")
 	"$TT" symtab get "$data" "$id" "$d/mem.txt" || fail "$id: no embedded table"
 	# the guest's processes too (BTF layouts of this kernel): dd's user
