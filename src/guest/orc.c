@@ -240,13 +240,14 @@ const char *guest_orc_stop_name(enum guest_orc_stop s)
 struct stack {
 	struct guest_mem *m;
 	size_t window, max_bytes, used;
+	uint64_t floor;         /* the current frame's sp (8-aligned) */
 	struct { uint64_t addr; size_t len, off; } w[MAX_WINDOWS];
 	unsigned nw;
 	uint8_t buf[GUEST_ORC_MAX_STACK];
 };
 
 /* The u64 at addr (8-aligned, kernel half), from a window read before or
- * a new one: from addr up to window bytes, never past the page end. */
+ * a new one of up to window bytes, never past the page end. */
 static enum guest_orc_stop stack_u64(struct stack *s, uint64_t addr, uint64_t *v)
 {
 	if ((addr & 7) || !guest_kptr(addr))
@@ -256,24 +257,40 @@ static enum guest_orc_stop stack_u64(struct stack *s, uint64_t addr, uint64_t *v
 			*v = get64(s->buf + s->w[i].off + (addr - s->w[i].addr));
 			return GUEST_ORC_END;
 		}
+	/* Start at the frame's sp when addr is near it (a frame's reads are
+	 * all at or above its sp: bp's slot lies below the return
+	 * address's), but not inside a window already read. */
+	uint64_t start = addr;
+	if (s->floor <= addr && addr - s->floor < s->window && (s->floor >> 12) == (addr >> 12))
+		start = s->floor;
+	for (unsigned k = 0, moved = 1; moved && k <= s->nw; k++) {
+		moved = 0;
+		for (unsigned i = 0; i < s->nw; i++)
+			if (start >= s->w[i].addr && start - s->w[i].addr < s->w[i].len) {
+				start = s->w[i].addr + s->w[i].len;
+				moved = 1;
+			}
+	}
+	if (start > addr)
+		start = addr;
 	size_t len = s->window;
-	uint64_t page_end = (addr | (PAGE - 1)) + 1;
-	if (len > page_end - addr)
-		len = page_end - addr;
+	uint64_t page_end = (start | (PAGE - 1)) + 1;
+	if (len > page_end - start)
+		len = page_end - start;
 	if (len > s->max_bytes - s->used)
 		len = (s->max_bytes - s->used) & ~(size_t)7;
-	if (len < 8 || s->nw == MAX_WINDOWS)
+	if (len < 8 || addr - start + 8 > len || s->nw == MAX_WINDOWS)
 		return GUEST_ORC_BYTES;
-	int r = guest_mem_read(s->m, addr, s->buf + s->used, len);
+	int r = guest_mem_read(s->m, start, s->buf + s->used, len);
 	if (r == -E2BIG)
 		return GUEST_ORC_BYTES;
 	if (r < 0)
 		return GUEST_ORC_READ;
-	s->w[s->nw].addr = addr;
+	s->w[s->nw].addr = start;
 	s->w[s->nw].len = len;
 	s->w[s->nw++].off = s->used;
 	s->used += len;
-	*v = get64(s->buf + s->w[s->nw - 1].off);
+	*v = get64(s->buf + s->w[s->nw - 1].off + (addr - start));
 	return GUEST_ORC_END;
 }
 
@@ -489,6 +506,7 @@ int guest_orc_unwind(const struct guest_orc *o, struct guest_mem *stack,
 			break;
 		}
 		struct frame nf;
+		s->floor = f.r.r[GR_SP] & ~7ull;
 		if ((st = step(s, &f, e, &nf)) != GUEST_ORC_END)
 			break;
 		/* A pt_regs from user mode: its rip is the last frame (its sp
