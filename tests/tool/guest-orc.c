@@ -12,7 +12,8 @@
  * Options: --layout=v1|v3 forces a layout (the control), --version=V
  * checks it against a kernel version, --shift=N adds N to the kernel-half
  * symbols of the function check only (the control: shifted functions do
- * not start where the ORC says).
+ * not start where the ORC says), --orc-shift=N adds N to every table ip
+ * after that check (the unwinding control: a table that does not fit).
  * --stops=N (gdb backend): N times run the VM ~20 ms and stop it; when
  * the stopped vCPU is in kernel mode, unwind its stack and print the
  * chain, symbolized: "chain STOP-REASON frames=N bytes=N reads=N: a <- b
@@ -193,7 +194,7 @@ int cmd_guest_orc(int argc, char **argv)
 {
 	enum guest_orc_layout layout = GUEST_ORC_AUTO;
 	const char *version = NULL;
-	uint64_t shift = 0;
+	uint64_t shift = 0, orc_shift = 0;
 	unsigned nstops = 0;
 	struct guest_orc_opts opt = { 0 };
 	int a = 1;
@@ -206,6 +207,8 @@ int cmd_guest_orc(int argc, char **argv)
 			version = argv[a] + 10;
 		else if (!strncmp(argv[a], "--shift=", 8))
 			shift = strtoull(argv[a] + 8, NULL, 0);
+		else if (!strncmp(argv[a], "--orc-shift=", 12))
+			orc_shift = strtoull(argv[a] + 12, NULL, 0);
 		else if (!strncmp(argv[a], "--stops=", 8))
 			nstops = (unsigned)strtoul(argv[a] + 8, NULL, 0);
 		else if (!strncmp(argv[a], "--window=", 9))
@@ -218,8 +221,8 @@ int cmd_guest_orc(int argc, char **argv)
 			break;
 	}
 	if (argc - a != 2 || nstops > 10000) {
-		fprintf(stderr, "usage: test-tool guest-orc [--layout=v1|v3] [--version=V] [--shift=N] [--stops=N] "
-				"[--window=N] [--max-bytes=N] [--depth=N] MEMSPEC KALLSYMS\n");
+		fprintf(stderr, "usage: test-tool guest-orc [--layout=v1|v3] [--version=V] [--shift=N] [--orc-shift=N] "
+				"[--stops=N] [--window=N] [--max-bytes=N] [--depth=N] MEMSPEC KALLSYMS\n");
 		return 2;
 	}
 	struct syms s = { 0 };
@@ -247,6 +250,8 @@ int cmd_guest_orc(int argc, char **argv)
 		" ms=%.1f text=0x%" PRIx64 "..0x%" PRIx64 "\n", o.n, o.layout == GUEST_ORC_V1 ? "v1" : "v3", o.undefined,
 		o.ends, m.bytes, m.reads, ms, o.text, o.etext);
 	check_functions(&o, &s, shift);
+	for (size_t i = 0; i < o.n; i++)   /* the wrong-table control */
+		o.ip[i] += orc_shift;
 	if (nstops)
 		stops(t, &o, &s, nstops, &opt, &m);
 	guest_orc_free(&o);
