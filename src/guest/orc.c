@@ -463,7 +463,7 @@ int guest_orc_unwind(const struct guest_orc *o, struct guest_mem *stack,
 		depth = GUEST_ORC_MAX_DEPTH;
 	struct stack *s = xmalloc(sizeof(*s));
 	s->m = stack;
-	s->window = opt->window ? opt->window : 512;
+	s->window = opt->window ? opt->window : GUEST_MEM_CHUNK;
 	s->max_bytes = opt->max_bytes ? opt->max_bytes : 8192;
 	if (s->max_bytes > GUEST_ORC_MAX_STACK)
 		s->max_bytes = GUEST_ORC_MAX_STACK;

@@ -39,7 +39,7 @@ def seed(name, want, ip, sp, stack, v1=False, unsorted=False):
     st = bytearray(0x1000)
     for a, v in stack.items():
         struct.pack_into("<Q", st, a, v)
-    hdr = struct.pack("<BHHHBHHHH", 0, len(tab), 0, 0, 0, ip, sp, 0, 0)
+    hdr = struct.pack("<BHHHBHHHH", 0, len(tab), 512, 0, 0, ip, sp, 0, 0)   # 512-byte windows
     open("%s/%s" % (out, name), "wb").write(hdr + tables(v1, unsorted) + bytes(st))
     open("%s/%s.want" % (out, name), "w").write(want + "\n")
 calls = {0x810: TEXT + 0x215, 0x818: 0xbb, 0x820: TEXT + 0x315, 0x828: TEXT + 0x405}
