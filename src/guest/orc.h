@@ -116,7 +116,8 @@ int guest_orc_from_tables(const uint8_t *ipt, uint64_t ipt_addr, const uint8_t *
 			  const char *version, enum guest_orc_layout layout, struct guest_orc *o,
 			  char *why, size_t whylen);
 
-/* The entry covering ip, or NULL (outside the text covered). */
+/* The entry covering ip, or NULL (outside the text covered). Borrowed:
+ * valid until guest_orc_free(o). */
 const struct guest_orc_entry *guest_orc_find(const struct guest_orc *o, uint64_t ip);
 
 void guest_orc_free(struct guest_orc *o);
@@ -174,8 +175,11 @@ struct guest_orc_chain {
 };
 
 /* Unwinds from regs (a vCPU in kernel mode: cs & 3 == 0) reading the
- * stack through stack (its budget is a second bound). Always fills *out
- * with at least regs' ip; returns 0, or -EINVAL for a user-mode regs. */
+ * stack through stack (its budget is a second bound; its counters grow
+ * by what was read). opt may be NULL (defaults). Always fills *out with
+ * at least regs' ip; returns 0, or -EINVAL for a user-mode regs (stop
+ * "user", one frame). o is only read: one table serves unwinds on
+ * several threads. Host cost: one 32 KiB scratch allocation a call. */
 int guest_orc_unwind(const struct guest_orc *o, struct guest_mem *stack,
 		     const struct guest_regs *regs, const struct guest_orc_opts *opt,
 		     struct guest_orc_chain *out);
