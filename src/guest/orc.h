@@ -170,7 +170,9 @@ struct guest_orc_chain {
 	unsigned n;
 	enum guest_orc_stop stop;
 	unsigned fp_frames;     /* frames found by the frame-pointer guess */
-	unsigned switches;      /* stack switches taken */
+	unsigned switches;      /* switches to a lower stack taken (a move up to
+				 * another stack, e.g. IRQ stack above the task
+				 * stack, is not told apart from a frame) */
 	uint64_t bytes, reads;  /* stack bytes read, reads made (this unwind) */
 };
 
