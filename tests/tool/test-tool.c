@@ -25,6 +25,9 @@
  *   test-tool guest-tasks [OPTIONS] MEMSPEC KALLSYMS
  *       the guest's layout from its BTF, its processes and the current
  *       task of each vCPU (tests/vm/test-guest-tasks.sh)
+ *   test-tool guest-orc [OPTIONS] MEMSPEC KALLSYMS
+ *       the guest kernel's ORC tables read and checked, and with a live
+ *       gdbstub its stacks unwound at a few stops (tests/e2e/guest-orc.sh)
  *
  * Exit 0 on success, 1 on a runtime failure, 2 on usage errors; one line
  * on stderr for each failure.
@@ -47,6 +50,7 @@ static const struct {
 	{ "guest-modules", cmd_guest_modules, "[--shift-kallsyms N] vmlinux:PATH|gdb:SOCKET KALLSYMS" },
 	{ "guest-ksyms", cmd_guest_ksyms, "vmlinux:PATH[,shift=0x..]|gdb:SOCKET [--buildid] [--rip A] [--flip A]" },
 	{ "guest-tasks", cmd_guest_tasks, "[--shift=N [--shift-only=SYM]] [--pob=ADDR] [--samples=N] MEMSPEC KALLSYMS" },
+	{ "guest-orc", cmd_guest_orc, "[--layout=v1|v3] [--version=V] [--shift=N] [--stops=N] MEMSPEC KALLSYMS" },
 };
 
 int main(int argc, char **argv)

@@ -16,5 +16,6 @@ int cmd_symtab(int argc, char **argv);      /* symtab.c */
 int cmd_guest_modules(int argc, char **argv); /* guest-modules.c */
 int cmd_guest_ksyms(int argc, char **argv); /* guest-ksyms.c */
 int cmd_guest_tasks(int argc, char **argv); /* guest-tasks.c */
+int cmd_guest_orc(int argc, char **argv); /* guest-orc.c */
 
 #endif

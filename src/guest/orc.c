@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The guest kernel's ORC tables and the host-side unwinder (see orc.h).
+ * The rules follow the kernel's own arch/x86/kernel/unwind_orc.c; every
+ * value read from the guest is checked before it is used.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guest/orc.h"
+#include "util/le.h"
+#include "util/xalloc.h"
+
+#define ORC_ENTRY_SIZE 6u
+#define PAGE 4096u
+/* A stack for the loop check: the 16 KiB-aligned block of an sp (task
+ * and IRQ stacks are 16 KiB; IST stacks 4 KiB with guard pages). */
+#define STACK_BLOCK(sp) ((sp) >> 14)
+
+static const char *const v1_name = "v1 (sp_reg:4 bp_reg:4 type:2 end:1; 4.14..6.2)";
+static const char *const v3_name = "v3 (sp_reg:4 bp_reg:4 type:3 signal:1; 6.4..)";
+
+/* The layout a kernel version has: V1 below 6.3, V3 from 6.4, 0 for
+ * 6.3 (its own layout, not handled) or an unreadable version. */
+static int version_layout(const char *v)
+{
+	unsigned maj, min;
+	if (sscanf(v, "%u.%u", &maj, &min) != 2)
+		return -1;
+	if (maj < 6 || (maj == 6 && min < 3))
+		return GUEST_ORC_V1;
+	if (maj == 6 && min == 3)
+		return 0;
+	return GUEST_ORC_V3;
+}
+
+/* Decodes one 6-byte entry in layout l; false when a field has a value
+ * the layout does not allow. */
+static bool decode_entry(const uint8_t *b, enum guest_orc_layout l, struct guest_orc_entry *e)
+{
+	e->sp_offset = (int16_t)get16(b);
+	e->bp_offset = (int16_t)get16(b + 2);
+	e->sp_reg = b[4] & 0xf;
+	e->bp_reg = b[4] >> 4;
+	unsigned f = b[5];
+	if (l == GUEST_ORC_V1) {
+		if (f >> 3)
+			return false;
+		unsigned type = f & 3, end = (f >> 2) & 1;
+		if (type == 3)
+			return false;
+		if (e->sp_reg == ORC_REG_UNDEFINED)
+			e->type = end ? GUEST_ORC_T_END : GUEST_ORC_T_UNDEFINED;
+		else
+			e->type = (uint8_t)(GUEST_ORC_T_CALL + type);
+		e->signal = type != 0;
+	} else {
+		if (f >> 4 || (f & 7) > 4)
+			return false;
+		e->type = (uint8_t)(f & 7);   /* the same numbering as ours */
+		e->signal = (f >> 3) & 1;
+		if (e->type >= GUEST_ORC_T_REGS)
+			e->signal = 1;
+	}
+	return true;
+}
+
+/* Tells the layout from the type bits of the entries with an sp rule:
+ * CALL dominates every kernel's table (0 in v1, 2 in v3). */
+static enum guest_orc_layout detect_layout(const uint8_t *ent, size_t n)
+{
+	size_t c0 = 0, c2 = 0;
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *b = ent + i * ORC_ENTRY_SIZE;
+		if ((b[4] & 0xf) == ORC_REG_UNDEFINED)
+			continue;
+		c0 += (b[5] & 7) == 0;
+		c2 += (b[5] & 7) == 2;
+	}
+	return c2 > c0 ? GUEST_ORC_V3 : GUEST_ORC_V1;
+}
+
+int guest_orc_from_tables(const uint8_t *ipt, uint64_t ipt_addr, const uint8_t *ent, size_t n,
+			  const char *version, enum guest_orc_layout layout, struct guest_orc *o,
+			  char *why, size_t whylen)
+{
+	memset(o, 0, sizeof(*o));
+	if (n == 0) {
+		snprintf(why, whylen, "empty ORC tables");
+		return -EBADMSG;
+	}
+	if (n > GUEST_ORC_MAX_ENTRIES) {
+		snprintf(why, whylen, "%zu ORC entries (bound %u)", n, GUEST_ORC_MAX_ENTRIES);
+		return -E2BIG;
+	}
+	if (layout == GUEST_ORC_AUTO)
+		layout = detect_layout(ent, n);
+	if (version) {
+		int want = version_layout(version);
+		if (want == 0) {
+			snprintf(why, whylen, "kernel %s: its ORC layout (6.3's) is not handled", version);
+			return -EBADMSG;
+		}
+		if (want > 0 && (enum guest_orc_layout)want != layout) {
+			snprintf(why, whylen, "ORC table has the %s layout, kernel %s the other one",
+				 layout == GUEST_ORC_V1 ? "v1" : "v3", version);
+			return -EBADMSG;
+		}
+	}
+	o->ip = xmalloc(n * sizeof(*o->ip));
+	o->e = xmalloc(n * sizeof(*o->e));
+	o->n = n;
+	o->layout = layout;
+	o->layout_name = layout == GUEST_ORC_V1 ? v1_name : v3_name;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t at = ipt_addr + 4 * (uint64_t)i;
+		o->ip[i] = at + (uint64_t)(int64_t)(int32_t)get32(ipt + 4 * i);
+		if (!guest_kptr(o->ip[i]) || (i > 0 && o->ip[i] < o->ip[i - 1])) {
+			snprintf(why, whylen, "ORC ip %zu (0x%llx) %s", i, (unsigned long long)o->ip[i],
+				 guest_kptr(o->ip[i]) ? "below the one before: table not sorted"
+						       : "not a kernel address");
+			goto bad;
+		}
+		if (!decode_entry(ent + i * ORC_ENTRY_SIZE, layout, &o->e[i])) {
+			snprintf(why, whylen, "ORC entry %zu has fields the %s layout does not allow",
+				 i, layout == GUEST_ORC_V1 ? "v1" : "v3");
+			goto bad;
+		}
+		o->undefined += o->e[i].type == GUEST_ORC_T_UNDEFINED;
+		o->ends += o->e[i].type == GUEST_ORC_T_END;
+	}
+	o->text = o->ip[0];
+	o->etext = o->ip[n - 1] + 1;
+	return 0;
+bad:
+	guest_orc_free(o);
+	return -EBADMSG;
+}
+
+/* A symbol's address, checked to be a kernel address; 0 when absent. */
+static uint64_t ksym(guest_sym_fn sym, void *ctx, const char *name)
+{
+	uint64_t a = sym(ctx, name);
+	return guest_kptr(a) ? a : 0;
+}
+
+int guest_orc_read(struct guest_mem *m, guest_sym_fn sym, void *symctx, const char *version,
+		   enum guest_orc_layout layout, struct guest_orc *o, char *why, size_t whylen)
+{
+	memset(o, 0, sizeof(*o));
+	uint64_t ip0 = ksym(sym, symctx, "__start_orc_unwind_ip");
+	uint64_t ip1 = ksym(sym, symctx, "__stop_orc_unwind_ip");
+	uint64_t e0 = ksym(sym, symctx, "__start_orc_unwind");
+	uint64_t e1 = ksym(sym, symctx, "__stop_orc_unwind");
+	if (!ip0 || !ip1 || !e0 || !e1) {
+		snprintf(why, whylen, "no __start_orc_unwind_ip/__start_orc_unwind symbols: kernel without ORC");
+		return -ENOENT;
+	}
+	if (ip1 < ip0 || e1 < e0 || (ip1 - ip0) % 4 || (e1 - e0) % ORC_ENTRY_SIZE) {
+		snprintf(why, whylen, "ORC table bounds do not check (ip 0x%llx..0x%llx, entries 0x%llx..0x%llx)",
+			 (unsigned long long)ip0, (unsigned long long)ip1, (unsigned long long)e0,
+			 (unsigned long long)e1);
+		return -EBADMSG;
+	}
+	uint64_t n = (ip1 - ip0) / 4;
+	if (n != (e1 - e0) / ORC_ENTRY_SIZE) {
+		snprintf(why, whylen, "ORC tables disagree: %llu ips, %llu entries", (unsigned long long)n,
+			 (unsigned long long)((e1 - e0) / ORC_ENTRY_SIZE));
+		return -EBADMSG;
+	}
+	if (n > GUEST_ORC_MAX_ENTRIES || n == 0) {
+		snprintf(why, whylen, "%llu ORC entries (bound 1..%u)", (unsigned long long)n,
+			 GUEST_ORC_MAX_ENTRIES);
+		return n ? -E2BIG : -EBADMSG;
+	}
+	uint8_t *ipt = xmalloc(n * 4), *ent = xmalloc(n * ORC_ENTRY_SIZE);
+	int r = guest_mem_read(m, ip0, ipt, n * 4);
+	if (r == 0)
+		r = guest_mem_read(m, e0, ent, n * ORC_ENTRY_SIZE);
+	if (r < 0)
+		snprintf(why, whylen, "reading the ORC tables (%llu entries): %s", (unsigned long long)n,
+			 strerror(-r));
+	else
+		r = guest_orc_from_tables(ipt, ip0, ent, n, version, layout, o, why, whylen);
+	free(ipt);
+	free(ent);
+	if (r < 0)
+		return r;
+	uint64_t t0 = ksym(sym, symctx, "_stext"), t1 = ksym(sym, symctx, "_etext");
+	uint64_t i0 = ksym(sym, symctx, "_sinittext"), i1 = ksym(sym, symctx, "_einittext");
+	if (t0 && t1 > t0) {
+		o->text = t0;
+		o->etext = t1;
+	}
+	if (i0 && i1 > i0) {
+		o->inittext = i0;
+		o->einittext = i1;
+	}
+	return 0;
+}
+
+const struct guest_orc_entry *guest_orc_find(const struct guest_orc *o, uint64_t ip)
+{
+	bool in = (ip >= o->text && ip < o->etext) || (ip >= o->inittext && ip < o->einittext);
+	if (!in || o->n == 0 || ip < o->ip[0])
+		return NULL;
+	/* The last entry whose ip <= ip. */
+	size_t lo = 0, hi = o->n;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->ip[mid] <= ip)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &o->e[lo];
+}
+
+void guest_orc_free(struct guest_orc *o)
+{
+	free(o->ip);
+	free(o->e);
+	memset(o, 0, sizeof(*o));
+}
+
+const char *guest_orc_stop_name(enum guest_orc_stop s)
+{
+	static const char *const names[GUEST_ORC_NSTOP] = {
+		"end", "user", "fp-end", "depth", "undefined", "no-entry", "bad-reg", "not-kernel",
+		"bad-sp", "read", "bytes", "sp-down", "loop", "stacks",
+	};
+	return (unsigned)s < GUEST_ORC_NSTOP ? names[s] : "?";
+}
+
+/* ---- the stack, read in windows ---- */
+
+#define MAX_WINDOWS 16
+struct stack {
+	struct guest_mem *m;
+	size_t window, max_bytes, used;
+	uint64_t floor;         /* the current frame's sp (8-aligned) */
+	struct { uint64_t addr; size_t len, off; } w[MAX_WINDOWS];
+	unsigned nw;
+	uint8_t buf[GUEST_ORC_MAX_STACK];
+};
+
+/* The u64 at addr (8-aligned, kernel half), from a window read before or
+ * a new one of up to window bytes, never past the page end. */
+static enum guest_orc_stop stack_u64(struct stack *s, uint64_t addr, uint64_t *v)
+{
+	if ((addr & 7) || !guest_kptr(addr))
+		return GUEST_ORC_BADSP;
+	for (unsigned i = 0; i < s->nw; i++)
+		if (addr >= s->w[i].addr && addr - s->w[i].addr + 8 <= s->w[i].len) {
+			*v = get64(s->buf + s->w[i].off + (addr - s->w[i].addr));
+			return GUEST_ORC_END;
+		}
+	/* Start at the frame's sp when addr is near it (a frame's reads are
+	 * all at or above its sp: bp's slot lies below the return
+	 * address's), but not inside a window already read. */
+	uint64_t start = addr;
+	if (s->floor <= addr && addr - s->floor < s->window && (s->floor >> 12) == (addr >> 12))
+		start = s->floor;
+	for (unsigned k = 0, moved = 1; moved && k <= s->nw; k++) {
+		moved = 0;
+		for (unsigned i = 0; i < s->nw; i++)
+			if (start >= s->w[i].addr && start - s->w[i].addr < s->w[i].len) {
+				start = s->w[i].addr + s->w[i].len;
+				moved = 1;
+			}
+	}
+	if (start > addr)
+		start = addr;
+	size_t len = s->window;
+	uint64_t page_end = (start | (PAGE - 1)) + 1;
+	if (len > page_end - start)
+		len = page_end - start;
+	if (len > s->max_bytes - s->used)
+		len = (s->max_bytes - s->used) & ~(size_t)7;
+	if (len < 8 || addr - start + 8 > len || s->nw == MAX_WINDOWS)
+		return GUEST_ORC_BYTES;
+	int r = guest_mem_read(s->m, start, s->buf + s->used, len);
+	if (r == -E2BIG)
+		return GUEST_ORC_BYTES;
+	if (r < 0)
+		return GUEST_ORC_READ;
+	s->w[s->nw].addr = start;
+	s->w[s->nw].len = len;
+	s->w[s->nw++].off = s->used;
+	s->used += len;
+	*v = get64(s->buf + s->w[s->nw - 1].off + (addr - start));
+	return GUEST_ORC_END;
+}
+
+/* ---- the unwinder ---- */
+
+/* What the unwinder knows of the current frame's registers. */
+struct frame {
+	struct guest_regs r;
+	bool full;      /* all of r (the vCPU's own, or a full pt_regs) */
+	bool iret;      /* only ip, cs, flags, sp, ss (a partial pt_regs) */
+	bool signal;    /* look ip up as it is, not ip - 1 */
+};
+
+/* The frame-pointer guess the kernel uses for code ORC does not know. */
+static const struct guest_orc_entry fp_entry = {
+	.sp_offset = 16, .bp_offset = -16, .sp_reg = ORC_REG_BP, .bp_reg = ORC_REG_PREV_SP,
+	.type = GUEST_ORC_T_CALL,
+};
+
+/* A register for an sp rule: only when this frame has it. */
+static bool frame_reg(const struct frame *f, unsigned gr, uint64_t *v)
+{
+	if (!f->full)
+		return false;
+	*v = f->r.r[gr];
+	return true;
+}
+
+/* The caller's sp by the entry's sp rule. */
+static enum guest_orc_stop rule_sp(struct stack *s, const struct frame *f,
+				   const struct guest_orc_entry *e, uint64_t *sp)
+{
+	bool indirect = false;
+	uint64_t v;
+	switch (e->sp_reg) {
+	case ORC_REG_SP: *sp = f->r.r[GR_SP] + (uint64_t)(int64_t)e->sp_offset; break;
+	case ORC_REG_BP: *sp = f->r.r[GR_BP] + (uint64_t)(int64_t)e->sp_offset; break;
+	case ORC_REG_SP_INDIRECT: *sp = f->r.r[GR_SP]; indirect = true; break;
+	case ORC_REG_BP_INDIRECT:
+		*sp = f->r.r[GR_BP] + (uint64_t)(int64_t)e->sp_offset;
+		indirect = true;
+		break;
+	case ORC_REG_R10: if (!frame_reg(f, GR_R10, sp)) return GUEST_ORC_BADREG; break;
+	case ORC_REG_R13: if (!frame_reg(f, GR_R13, sp)) return GUEST_ORC_BADREG; break;
+	case ORC_REG_DI: if (!frame_reg(f, GR_DI, sp)) return GUEST_ORC_BADREG; break;
+	case ORC_REG_DX: if (!frame_reg(f, GR_DX, sp)) return GUEST_ORC_BADREG; break;
+	default: return GUEST_ORC_BADREG;
+	}
+	if (indirect) {
+		enum guest_orc_stop st = stack_u64(s, *sp, &v);
+		if (st != GUEST_ORC_END)
+			return st;
+		*sp = v;
+		if (e->sp_reg == ORC_REG_SP_INDIRECT)
+			*sp += (uint64_t)(int64_t)e->sp_offset;
+	}
+	return GUEST_ORC_END;
+}
+
+/* Reads n u64 at addr into r.r[first..]. */
+static enum guest_orc_stop stack_regs(struct stack *s, uint64_t addr, unsigned first, unsigned n,
+				      struct guest_regs *r)
+{
+	for (unsigned i = 0; i < n; i++) {
+		enum guest_orc_stop st = stack_u64(s, addr + 8 * (uint64_t)i, &r->r[first + i]);
+		if (st != GUEST_ORC_END)
+			return st;
+	}
+	return GUEST_ORC_END;
+}
+
+/* One step: from frame f by entry e to the caller's frame in *nf.
+ * Returns GUEST_ORC_END to go on (the caller looks at nf), or why not. */
+static enum guest_orc_stop step(struct stack *s, const struct frame *f,
+				const struct guest_orc_entry *e, struct frame *nf)
+{
+	uint64_t sp, v;
+	enum guest_orc_stop st = rule_sp(s, f, e, &sp);
+	if (st != GUEST_ORC_END)
+		return st;
+	*nf = *f;
+	switch (e->type) {
+	case GUEST_ORC_T_CALL:
+		if ((st = stack_u64(s, sp - 8, &nf->r.r[GR_IP])) != GUEST_ORC_END)
+			return st;
+		nf->r.r[GR_SP] = sp;
+		nf->full = nf->iret = false;
+		nf->signal = e->signal;
+		break;
+	case GUEST_ORC_T_REGS:
+		if ((st = stack_regs(s, sp, 0, GR_N, &nf->r)) != GUEST_ORC_END)
+			return st;
+		nf->full = true;
+		nf->iret = false;
+		nf->signal = true;
+		break;
+	case GUEST_ORC_T_REGS_PARTIAL:
+		if ((st = stack_regs(s, sp, GR_IP, GR_N - GR_IP, &nf->r)) != GUEST_ORC_END)
+			return st;
+		nf->full = false;
+		nf->iret = true;
+		nf->signal = true;
+		break;
+	default:
+		return GUEST_ORC_UNDEF;
+	}
+	/* The caller's bp. A full pt_regs brought its own bp. */
+	switch (e->bp_reg) {
+	case ORC_REG_UNDEFINED:
+		break;
+	case ORC_REG_PREV_SP:
+		if ((st = stack_u64(s, sp + (uint64_t)(int64_t)e->bp_offset, &v)) != GUEST_ORC_END)
+			return st;
+		nf->r.r[GR_BP] = v;
+		break;
+	case ORC_REG_BP:
+		if ((st = stack_u64(s, f->r.r[GR_BP] + (uint64_t)(int64_t)e->bp_offset, &v)) != GUEST_ORC_END)
+			return st;
+		nf->r.r[GR_BP] = v;
+		break;
+	default:
+		return GUEST_ORC_BADREG;
+	}
+	return GUEST_ORC_END;
+}
+
+/* The loop check: sp strictly up within a stack; a switch (sp down) only
+ * to a block never seen, at most GUEST_ORC_MAX_STACKS times. */
+struct stacks {
+	uint64_t seen[GUEST_ORC_MAX_DEPTH + 1];
+	unsigned nseen, switches;
+};
+
+static enum guest_orc_stop check_sp(struct stacks *k, uint64_t prev, uint64_t sp)
+{
+	if (sp == prev)
+		return GUEST_ORC_LOOP;
+	if (sp > prev) {
+		if (STACK_BLOCK(sp) != STACK_BLOCK(prev) && k->nseen < GUEST_ORC_MAX_DEPTH + 1)
+			k->seen[k->nseen++] = STACK_BLOCK(sp);
+		return GUEST_ORC_END;
+	}
+	if (STACK_BLOCK(sp) == STACK_BLOCK(prev))
+		return GUEST_ORC_SP_DOWN;
+	for (unsigned i = 0; i < k->nseen; i++)
+		if (k->seen[i] == STACK_BLOCK(sp))
+			return GUEST_ORC_LOOP;
+	if (++k->switches > GUEST_ORC_MAX_STACKS)
+		return GUEST_ORC_STACKS;
+	if (k->nseen < GUEST_ORC_MAX_DEPTH + 1)
+		k->seen[k->nseen++] = STACK_BLOCK(sp);
+	return GUEST_ORC_END;
+}
+
+int guest_orc_unwind(const struct guest_orc *o, struct guest_mem *stack,
+		     const struct guest_regs *regs, const struct guest_orc_opts *opt,
+		     struct guest_orc_chain *out)
+{
+	static const struct guest_orc_opts defaults = { 0 };
+	if (!opt)
+		opt = &defaults;
+	memset(out, 0, sizeof(*out));
+	out->ip[out->n++] = regs->r[GR_IP];
+	if (regs->r[GR_CS] & 3) {
+		out->stop = GUEST_ORC_USER;
+		return -EINVAL;
+	}
+	unsigned depth = opt->depth ? opt->depth : 64;
+	if (depth > GUEST_ORC_MAX_DEPTH)
+		depth = GUEST_ORC_MAX_DEPTH;
+	struct stack *s = xmalloc(sizeof(*s));
+	s->m = stack;
+	s->window = opt->window ? opt->window : GUEST_MEM_CHUNK;
+	s->max_bytes = opt->max_bytes ? opt->max_bytes : 8192;
+	if (s->max_bytes > GUEST_ORC_MAX_STACK)
+		s->max_bytes = GUEST_ORC_MAX_STACK;
+	s->used = 0;
+	s->nw = 0;
+	uint64_t b0 = stack->bytes, r0 = stack->reads;
+	struct stacks k = { .seen = { STACK_BLOCK(regs->r[GR_SP]) }, .nseen = 1 };
+	struct frame f = { .r = *regs, .full = true, .signal = true };
+	enum guest_orc_stop st;
+	for (;;) {
+		uint64_t ip = f.r.r[GR_IP];
+		if (!guest_kptr(ip)) {
+			st = GUEST_ORC_NOTKERNEL;
+			break;
+		}
+		const struct guest_orc_entry *e = guest_orc_find(o, f.signal ? ip : ip - 1);
+		bool fp = false;
+		if (!e) {
+			if (opt->no_fp) {
+				st = GUEST_ORC_NOENTRY;
+				break;
+			}
+			if (f.r.r[GR_BP] == 0) {
+				st = GUEST_ORC_FP_END;
+				break;
+			}
+			e = &fp_entry;
+			fp = true;
+		}
+		if (e->type == GUEST_ORC_T_END) {
+			st = GUEST_ORC_END;
+			break;
+		}
+		if (e->type == GUEST_ORC_T_UNDEFINED) {
+			st = GUEST_ORC_UNDEF;
+			break;
+		}
+		if (out->n >= depth) {
+			st = GUEST_ORC_DEPTH;
+			break;
+		}
+		struct frame nf;
+		s->floor = f.r.r[GR_SP] & ~7ull;
+		if ((st = step(s, &f, e, &nf)) != GUEST_ORC_END)
+			break;
+		/* A pt_regs from user mode: its rip is the last frame (its sp
+		 * is the user stack, not checked). */
+		if ((nf.full || nf.iret) && (nf.r.r[GR_CS] & 3)) {
+			out->ip[out->n++] = nf.r.r[GR_IP];
+			st = GUEST_ORC_USER;
+			break;
+		}
+		if ((st = check_sp(&k, f.r.r[GR_SP], nf.r.r[GR_SP])) != GUEST_ORC_END)
+			break;
+		out->ip[out->n++] = nf.r.r[GR_IP];
+		out->fp_frames += fp;
+		f = nf;
+	}
+	out->stop = st;
+	out->switches = k.switches;
+	out->bytes = stack->bytes - b0;
+	out->reads = stack->reads - r0;
+	free(s);
+	return 0;
+}

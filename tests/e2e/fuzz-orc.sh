@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The guest ORC tables and unwinder (src/guest/orc.c) under libFuzzer for
+# a short time (FUZZ_SECONDS, default 10) on fake guests made here: a
+# small table in the v3 layout (and the same in v1) with a stack holding
+# CALL frames to an end-of-stack entry, a syscall's user-mode pt_regs, an
+# sp that does not move, a deep recursion. Known answers first: each seed
+# unwinds to its chain; the control, the same table with one ip out of
+# order, is refused. Then any crash, sanitizer report or chain over its
+# bounds while fuzzing fails the test.
+source "$(dirname "$0")/../lib/common.bash"
+set -eo pipefail
+cd "$TOP"
+[ -x build/fuzz/fuzz-orc ] || skip "fuzzer not built (make fuzz needs clang)"
+command -v python3 >/dev/null || skip "python3 is missing"
+corpus="$OUT/corpus"
+mkdir -p "$corpus"
+python3 - "$corpus" <<'EOF_PY'
+import struct, sys
+out = sys.argv[1]
+TEXT, IPT, STK = 0xffffffff81000000, 0xffffffff82000000, 0xffffc90000010000
+SP, BP, PREV = 5, 4, 1
+U, END, CALL, REGS, PART = 0, 1, 2, 3, 4
+tab = [(0x000, 0, 0, 0, 0, U), (0x100, SP, 8, 0, 0, CALL), (0x104, SP, 24, 0, 0, CALL),
+       (0x200, SP, 8, 0, 0, CALL), (0x210, SP, 16, PREV, -16, CALL), (0x300, SP, 8, 0, 0, CALL),
+       (0x400, 0, 0, 0, 0, END), (0x500, 0, 0, 0, 0, U), (0x510, SP, 0, 0, 0, REGS),
+       (0x600, SP, 0, 0, 0, PART), (0x610, SP, 0, 0, 0, REGS), (0x700, 0, 0, 0, 0, U),
+       (0x800, SP, 0, 0, 0, CALL), (0xa00, SP, 8, 0, 0, CALL), (0xf00, 0, 0, 0, 0, U)]
+def tables(v1=False, unsorted=False):
+    ipt, ent = b"", b""
+    for i, (ip, sr, so, br, bo, t) in enumerate(tab):
+        if unsorted and i == 5:
+            ip = 0x100
+        ipt += struct.pack("<i", TEXT + ip - (IPT + 4 * i))
+        f = (4 if t == END else t - CALL if t >= CALL else 0) if v1 else t | (8 if t >= REGS else 0)
+        ent += struct.pack("<hhBB", so, bo, sr | br << 4, f)
+    return ipt + ent
+def seed(name, want, ip, sp, stack, v1=False, unsorted=False):
+    st = bytearray(0x1000)
+    for a, v in stack.items():
+        struct.pack_into("<Q", st, a, v)
+    hdr = struct.pack("<BHHHBHHHH", 0, len(tab), 512, 0, 0, ip, sp, 0, 0)   # 512-byte windows
+    open("%s/%s" % (out, name), "wb").write(hdr + tables(v1, unsorted) + bytes(st))
+    open("%s/%s.want" % (out, name), "w").write(want + "\n")
+calls = {0x810: TEXT + 0x215, 0x818: 0xbb, 0x820: TEXT + 0x315, 0x828: TEXT + 0x405}
+seed("call-end-v3", "chain end frames=4 bytes=512: 0x108 0x215 0x315 0x405", 0x108, 0x800, calls)
+seed("call-end-v1", "chain end frames=4 bytes=512: 0x108 0x215 0x315 0x405", 0x108, 0x800, calls, v1=True)
+P = 0xe00
+user = {P: 0xdd, P + 8: TEXT + 0x515, P + 16 + 8 * 16: 0x401000, P + 16 + 8 * 17: 0x33}
+seed("syscall-user", "chain user frames=3 bytes=512: 0x215 0x515 0x401000", 0x215, P, user)
+seed("loop", "chain loop frames=1 bytes=512: 0x805", 0x805, 0x800, {0x7f8: TEXT + 0x805})
+seed("recursion", "chain depth frames=64 bytes=512:" + " 0xa05" * 64, 0xa05, 8,
+     {a: TEXT + 0xa05 for a in range(0, 0x1000, 8)})
+seed("bad-unsorted", "refused", 0x108, 0x800, calls, unsorted=True)
+EOF_PY
+for s in "$corpus"/*.want; do
+	seed=${s%.want} name=$(basename "${s%.want}")
+	want=$(cat "$s")
+	mv "$s" "$OUT/"
+	FUZZ_ORC_VERBOSE=1 build/fuzz/fuzz-orc "$seed" >"$OUT/$name.log" 2>&1 || { cat "$OUT/$name.log"; fail "$name crashed"; }
+	got=$(sed -n 's/^fuzz-orc: \(chain .*\|refused\): *.*$/&/p' "$OUT/$name.log" | head -n 1 | sed 's/^fuzz-orc: //')
+	echo "  $name: $got"
+	case $name in
+	bad-*) [[ "$got" == refused:* ]] || fail "control $name was not refused: $got" ;;
+	*) [ "$got" = "$want" ] || fail "$name: got '$got', expected '$want'" ;;
+	esac
+done
+build/fuzz/fuzz-orc -max_total_time="${FUZZ_SECONDS:-10}" -max_len=65536 -timeout=10 \
+	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5
