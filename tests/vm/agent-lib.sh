@@ -40,8 +40,12 @@ agent_e1000() {
 	tmp=$(mktemp -d "$VM_KDIR/e1000.XXXXXX")
 	(cd "$tmp" && apt-get download "${pkgver%%_*}=${pkgver#*_}" >/dev/null 2>&1) ||
 		{ rm -rf "$tmp"; fail "apt-get download ${pkgver%%_*}=${pkgver#*_} failed (needed for e1000.ko)"; }
-	dpkg-deb --fsys-tarfile "$tmp"/*.deb | tar -x -O --wildcards '*/net/ethernet/intel/e1000/e1000.ko' >"$ko.tmp" &&
-		[ -s "$ko.tmp" ] && mv "$ko.tmp" "$ko"
+	# 6.1 ships e1000.ko, 6.12 e1000.ko.xz (busybox's unxz: the initramfs
+	# busybox is there anyway)
+	dpkg-deb --fsys-tarfile "$tmp"/*.deb | tar -x -C "$tmp" --wildcards '*/net/ethernet/intel/e1000/e1000.ko*' &&
+		for f in "$tmp"/lib/modules/*/kernel/drivers/net/ethernet/intel/e1000/e1000.ko*; do
+			case $f in *.xz) busybox unxz -c "$f" >"$ko.tmp" ;; *) cp "$f" "$ko.tmp" ;; esac
+		done && [ -s "$ko.tmp" ] && mv "$ko.tmp" "$ko"
 	rm -rf "$tmp" "$ko.tmp"
 	[ -s "$ko" ] || fail "no e1000.ko in the kernel package"
 	AGENT_E1000=$ko

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Compare the guest-kernel call chains of two views of one guest, from
+`domprof export --format folded --mode kernel` of each: PASSIVE (unwound
+from outside, record -g on a gdb domain) and ACTIVE (the guest kernel's
+own unwinder, through the agent's -g).
+
+Prints, for the TOP hottest guest kernel functions of the passive view
+(by self samples, among those with at least MIN samples in both views),
+the most frequent immediate callers in each view and the similarity of
+the two caller distributions (sum over callers of the smaller share, 1 =
+identical), and the share of passive chains whose outermost frame is an
+entry point: entry_SYSCALL_64*, an asm_* interrupt or exception entry,
+ret_from_fork*, the boot entry secondary_startup_64* (the idle task of
+the first CPU starts there), or the user boundary (a user frame).
+
+Exit status 0 when every compared function's top callers agree (or, where
+the two leading callers are within TIE points of each other in both
+views, a tie, the same two lead both), every
+similarity is >= SIM, and >= ENTRY% of the passive chains end at an entry
+point; 1 otherwise; 2 on bad input. With --entry-only only the last
+check is made (the wrong-table control, whose chains are cut early).
+
+--skip FILE names functions not compared: the interrupt-enable points
+(domprof diff --fold-irq-enable), where the active view's cpu-clock
+samples land late, so their callers are the code that ran with
+interrupts off rather than the function's callers (docs/active.md).
+
+usage: chains-compare.py [--top N] [--min N] [--sim X] [--entry P]
+                         [--skip FILE] [--entry-only] PASSIVE.folded [ACTIVE.folded]
+"""
+import argparse
+import collections
+import re
+import sys
+
+TIE = 10.0
+ENTRY = re.compile(r"^(entry_SYSCALL_64.*|asm_.*|ret_from_fork.*|secondary_startup_64.*)$")
+
+
+def load(path):
+    """[(frames, count)], frames root first; kernel frames without their
+    _[k] suffix, user frames as "(user)"."""
+    out = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            stack, _, count = line.rpartition(" ")
+            if not stack or not count.isdigit():
+                raise ValueError(f"{path}: not a folded line: {line[:80]}")
+            frames = stack.split(";")[2:]   # past DOMAIN;COMM-PID
+            frames = [fr[:-4] if fr.endswith("_[k]") else "(user)" for fr in frames]
+            if frames:
+                out.append((frames, int(count)))
+    return out
+
+
+def callers(stacks):
+    """leaf -> Counter(caller), and leaf -> self samples."""
+    by = collections.defaultdict(collections.Counter)
+    for frames, n in stacks:
+        leaf = frames[-1]
+        by[leaf][frames[-2] if len(frames) > 1 else "(none)"] += n
+    return by
+
+
+def lead2(c):
+    return [k for k, _ in c.most_common(2)]
+
+
+def tie(c):
+    """The two leading callers within TIE points of each other: which
+    one leads is sampling noise (two callers of a copy routine, ~50:50)."""
+    m, t = c.most_common(2), sum(c.values())
+    return len(m) == 2 and 100.0 * (m[0][1] - m[1][1]) / t < TIE
+
+
+def shares(c):
+    t = sum(c.values())
+    return ", ".join(f"{k} {100.0 * v / t:.0f}%" for k, v in c.most_common(3))
+
+
+def similarity(a, b):
+    ta, tb = sum(a.values()), sum(b.values())
+    if not ta or not tb:
+        return 0.0
+    return sum(min(a[k] / ta, b[k] / tb) for k in set(a) | set(b))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--top", type=int, default=5)
+    ap.add_argument("--min", type=int, default=20)
+    ap.add_argument("--sim", type=float, default=0.8)
+    ap.add_argument("--entry", type=float, default=90.0)
+    ap.add_argument("--entry-only", action="store_true")
+    ap.add_argument("--skip", help="file of function names not compared, one a line")
+    ap.add_argument("passive")
+    ap.add_argument("active", nargs="?")
+    o = ap.parse_args()
+    try:
+        ps = load(o.passive)
+        acs = load(o.active) if o.active else []
+    except (OSError, ValueError) as e:
+        print(f"chains-compare: {e}", file=sys.stderr)
+        return 2
+    ok = True
+    total = sum(n for _, n in ps)
+    ends = collections.Counter()
+    for frames, n in ps:
+        root = frames[0]
+        ends["entry" if root == "(user)" or ENTRY.match(root) else root] += n
+    pct = 100.0 * ends["entry"] / total if total else 0.0
+    print(f"passive chains ending at an entry point: {ends['entry']} of {total} ({pct:.1f}%)")
+    others = [f"{k} {v}" for k, v in ends.most_common(6) if k != "entry"]
+    if others:
+        print("  other outermost frames: " + ", ".join(others))
+    if total == 0 or pct < o.entry:
+        print(f"chains-compare: {pct:.1f}% < {o.entry}% end at an entry point")
+        ok = False
+    if o.entry_only:
+        return 0 if ok else 1
+    if not o.active:
+        print("chains-compare: no ACTIVE file", file=sys.stderr)
+        return 2
+    pc, ac = callers(ps), callers(acs)
+    skip = set()
+    if o.skip:
+        with open(o.skip, encoding="utf-8") as f:
+            skip = {line.strip() for line in f if line.strip()}
+    hot = sorted((f for f in pc if f not in skip and sum(pc[f].values()) >= o.min and sum(ac.get(f, {}).values()) >= o.min),
+                 key=lambda f: -sum(pc[f].values()))[: o.top]
+    if len(hot) < o.top:
+        print(f"chains-compare: only {len(hot)} functions with >= {o.min} samples in both views")
+        ok = False
+    for f in hot:
+        p, a = pc[f], ac[f]
+        ptop, atop = p.most_common(1)[0][0], a.most_common(1)[0][0]
+        sim = similarity(p, a)
+        agree = ptop == atop or (tie(p) and tie(a) and {ptop, atop} <= set(lead2(p)) & set(lead2(a)))
+        print(f"  {f}: passive {sum(p.values())} samples, callers {shares(p)}; active {sum(a.values())}, "
+              f"callers {shares(a)}; similarity {sim:.2f}{'' if agree else '  TOP CALLERS DIFFER'}")
+        if not agree or sim < o.sim:
+            ok = False
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
