@@ -173,8 +173,15 @@ static int read_tables(struct gdb_chains *c, struct guest_mem *m, guest_sym_fn s
 	free(raw);
 	if (r < 0)
 		goto bad;
-	snprintf(note, notelen, "; call chains by ORC (%s, %zu entries, %s %.1f MB in %.2f s)", c->orc.layout_name,
-		 c->orc.n, cached ? "cached, checked" : "read", (m->bytes - b0) / 1e6, (mono_ns() - t0) / 1e9);
+	char fast[200] = "fast lookup table";
+	int lr = guest_orc_read_lookup(m, &l, &c->orc, why, sizeof(why));
+	if (lr == -ENOENT)
+		snprintf(fast, sizeof(fast), "no fast lookup table");
+	else if (lr < 0)
+		snprintf(fast, sizeof(fast), "fast lookup table not used: %s", why);
+	snprintf(note, notelen, "; call chains by ORC (%s, %zu entries, %.120s; %s %.1f MB in %.2f s)",
+		 c->orc.layout_name, c->orc.n, fast, cached ? "cached, checked" : "read", (m->bytes - b0) / 1e6,
+		 (mono_ns() - t0) / 1e9);
 	return 0;
 bad:
 	snprintf(note, notelen, "; no call chains: %s", why);

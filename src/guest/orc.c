@@ -181,6 +181,67 @@ int guest_orc_locate(guest_sym_fn sym, void *symctx, struct guest_orc_loc *l, ch
 	l->etext = ksym(sym, symctx, "_etext");
 	l->inittext = ksym(sym, symctx, "_sinittext");
 	l->einittext = ksym(sym, symctx, "_einittext");
+	l->lookup = ksym(sym, symctx, "orc_lookup");
+	l->lookup_end = ksym(sym, symctx, "orc_lookup_end");
+	l->lookup_num = ksym(sym, symctx, "lookup_num_blocks");
+	return 0;
+}
+
+/* The index of the last entry whose ip <= ip in [lo, hi), or lo - 1
+ * when none (lo > 0), SIZE_MAX when lo == 0 and none. */
+static size_t search(const struct guest_orc *o, uint64_t ip, size_t lo, size_t hi)
+{
+	if (lo >= hi || o->ip[lo] > ip)
+		return lo ? lo - 1 : SIZE_MAX;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->ip[mid] <= ip)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int guest_orc_read_lookup(struct guest_mem *m, const struct guest_orc_loc *l, struct guest_orc *o,
+			  char *why, size_t whylen)
+{
+	if (!l->lookup || !l->lookup_end || !l->lookup_num || !o->n || !o->text || o->etext <= o->text)
+		return -ENOENT;
+	uint32_t num;
+	int r = guest_mem_read(m, l->lookup_num, &num, sizeof(num));
+	if (r < 0) {
+		snprintf(why, whylen, "reading lookup_num_blocks: %s", strerror(-r));
+		return r;
+	}
+	/* The kernel's unwind_init: num values, one per 256-byte block of
+	 * [_stext, _etext) and one for _etext; its orc_find searches
+	 * [lookup[b], lookup[b + 1]] for an ip in block b < num - 1. */
+	uint64_t room = l->lookup_end > l->lookup ? (l->lookup_end - l->lookup) / 4 : 0;
+	uint64_t text_blocks = (o->etext - o->text + GUEST_ORC_LOOKUP_BLOCK - 1) / GUEST_ORC_LOOKUP_BLOCK;
+	if (num < 2 || num > room || num > text_blocks + 1) {
+		snprintf(why, whylen, "lookup_num_blocks %u does not fit orc_lookup (%llu values) or the text "
+			 "(%llu blocks)", num, (unsigned long long)room, (unsigned long long)text_blocks);
+		return -EBADMSG;
+	}
+	uint32_t *t = xmalloc((size_t)num * 4);
+	if ((r = guest_mem_read(m, l->lookup, t, (size_t)num * 4)) < 0) {
+		snprintf(why, whylen, "reading orc_lookup (%u blocks): %s", num, strerror(-r));
+		free(t);
+		return r;
+	}
+	for (uint32_t b = 0; b < num; b++) {
+		uint64_t at = b + 1 < num ? o->text + (uint64_t)b * GUEST_ORC_LOOKUP_BLOCK : o->etext;
+		size_t want = search(o, at, 0, o->n);
+		if (want == SIZE_MAX || t[b] != want) {
+			snprintf(why, whylen, "orc_lookup[%u] is %u, the table says %lld", b, t[b],
+				 want == SIZE_MAX ? -1ll : (long long)want);
+			free(t);
+			return -EBADMSG;
+		}
+	}
+	o->lookup = t;
+	o->nblocks = num - 1;
 	return 0;
 }
 
@@ -229,6 +290,11 @@ int guest_orc_read(struct guest_mem *m, guest_sym_fn sym, void *symctx, const ch
 	if (r == 0)
 		r = guest_orc_from_raw(raw, &l, version, layout, o, why, whylen);
 	free(raw);
+	if (r == 0) {
+		/* the fast table is an option: the table alone unwinds */
+		char lwhy[160];
+		(void)guest_orc_read_lookup(m, &l, o, lwhy, sizeof(lwhy));
+	}
 	return r;
 }
 
@@ -237,22 +303,23 @@ const struct guest_orc_entry *guest_orc_find(const struct guest_orc *o, uint64_t
 	bool in = (ip >= o->text && ip < o->etext) || (ip >= o->inittext && ip < o->einittext);
 	if (!in || o->n == 0 || ip < o->ip[0])
 		return NULL;
-	/* The last entry whose ip <= ip. */
+	/* The last entry whose ip <= ip: within the block's entries when
+	 * the fast table covers ip (checked when read), else in all. */
 	size_t lo = 0, hi = o->n;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (o->ip[mid] <= ip)
-			lo = mid;
-		else
-			hi = mid;
+	uint64_t b = (ip - o->text) / GUEST_ORC_LOOKUP_BLOCK;
+	if (o->lookup && ip >= o->text && b < o->nblocks) {
+		lo = o->lookup[b];
+		hi = (size_t)o->lookup[b + 1] + 1;   /* both checked < n */
 	}
-	return &o->e[lo];
+	size_t i = search(o, ip, lo, hi);
+	return i == SIZE_MAX ? NULL : &o->e[i];
 }
 
 void guest_orc_free(struct guest_orc *o)
 {
 	free(o->ip);
 	free(o->e);
+	free(o->lookup);
 	memset(o, 0, sizeof(*o));
 }
 

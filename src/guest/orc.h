@@ -30,10 +30,17 @@
  * allowed a few times and never back to a stack already left. A chain
  * that goes wrong is cut there, with the reason.
  *
+ * The kernel's fast lookup table (orc_lookup, lookup_num_blocks: for
+ * each 256-byte block of core text from _stext, the index of the first
+ * entry covering it; built by the kernel at boot) is read where present
+ * and checked value by value against the table; guest_orc_find then
+ * searches only the block's entries, as the guest's own unwinder does. A
+ * lookup table that does not check is not used (binary search over the
+ * whole table instead), and the reason is kept.
+ *
  * Not covered: module code (the modules' own ORC tables are not read;
- * their ips get the frame-pointer guess), the orc_lookup fast table (the
- * host binary-searches the whole table instead), ftrace trampolines,
- * kretprobe return addresses.
+ * their ips get the frame-pointer guess), ftrace trampolines, kretprobe
+ * return addresses.
  */
 #ifndef DOMPROF_GUEST_ORC_H
 #define DOMPROF_GUEST_ORC_H
@@ -55,6 +62,8 @@
 #define GUEST_ORC_MAX_STACK   (32u << 10)
 /* Stacks one chain may visit (exception, IRQ, task: 3 in the kernel). */
 #define GUEST_ORC_MAX_STACKS  4u
+/* The fast lookup table's block (the kernel's LOOKUP_BLOCK_SIZE). */
+#define GUEST_ORC_LOOKUP_BLOCK 256u
 
 enum guest_orc_layout {
 	GUEST_ORC_AUTO = 0,     /* guest_orc_read: tell from the table */
@@ -95,6 +104,12 @@ struct guest_orc {
 	/* Counts, for info and the tests. */
 	size_t undefined;       /* entries without unwind info */
 	size_t ends;            /* end-of-stack entries */
+	/* The fast lookup table (guest_orc_read_lookup), NULL: not used.
+	 * lookup[b] is the entry covering text + b * 256 (the last whose ip
+	 * is at or below it); an ip of block b < nblocks is searched in
+	 * [lookup[b], lookup[b + 1]]; nblocks + 1 values. */
+	uint32_t *lookup;       /* malloc'd */
+	size_t nblocks;
 };
 
 /* Reads and checks the tables through m (their symbols through sym:
@@ -118,6 +133,8 @@ struct guest_orc_loc {
 	uint64_t ipt, ent;
 	size_t n;
 	uint64_t text, etext, inittext, einittext;
+	/* orc_lookup .. orc_lookup_end and lookup_num_blocks (0: absent) */
+	uint64_t lookup, lookup_end, lookup_num;
 };
 /* Bytes a raw copy holds per entry: the s32 ip, then (after all ips) the
  * 6-byte entry. */
@@ -131,6 +148,15 @@ int guest_orc_read_raw(struct guest_mem *m, const struct guest_orc_loc *l, uint8
 		       char *why, size_t whylen);
 int guest_orc_from_raw(const uint8_t *raw, const struct guest_orc_loc *l, const char *version,
 		       enum guest_orc_layout layout, struct guest_orc *o, char *why, size_t whylen);
+
+/* Reads the fast lookup table located in l into o (already read from
+ * l) and checks it: lookup_num_blocks blocks (bounded by the table's
+ * size and the text's), every value the first entry covering its block.
+ * Returns 0 (o->lookup set), -ENOENT (no such table: o unchanged),
+ * -EBADMSG (it does not check; *why says where; o unchanged) or the
+ * read's errno. Reads 4 bytes per 256 of core text (~230 KB on 6.1). */
+int guest_orc_read_lookup(struct guest_mem *m, const struct guest_orc_loc *l, struct guest_orc *o,
+			  char *why, size_t whylen);
 
 /* The same from tables already in host memory: ipt (n s32) read at guest
  * address ipt_addr, ent (n * 6 bytes). o's text bounds are taken from the
