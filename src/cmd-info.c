@@ -75,7 +75,7 @@ static void print_domains(const struct dp_meta *m)
 	free(v);
 }
 
-/* The name info gives domain id in the counters section. */
+/* The name `info` gives domain `id` in its counters section. */
 static const char *dom_label(const struct dp_meta *m, uint32_t id)
 {
 	const struct dp_meta_domain *d = dp_meta_domain(m, id);
