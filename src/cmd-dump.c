@@ -100,6 +100,14 @@ void dump_record(FILE *f, const struct dp_record *rec)
 				s->sample_records);
 		break;
 	}
+	case DP_REC_COUNTERS: {
+		/* names are [a-z0-9._-] (the reader checked): printed as they are */
+		const struct dp_counters *c = &rec->u.counters;
+		fprintf(f, " n=%u", c->n);
+		for (uint32_t i = 0; i < c->n; i++)
+			fprintf(f, " %s=%" PRIu64, c->c[i].name, c->c[i].value);
+		break;
+	}
 	default:
 		fprintf(f, " tag=%u len=%u (skipped)", rec->type, rec->raw_len);
 	}

@@ -24,6 +24,8 @@ const char usage_info[] =
 	"any damage found (bad CRCs, truncation, chunks missing or repeated, STATS\n"
 	"totals that differ) with file offsets, and whether the recording is\n"
 	"complete (a recorder killed by SIGKILL never wrote its STATS record).\n"
+	"Domains with COUNTERS records (format 1.3) get one line per counter,\n"
+	"summed over the recording.\n"
 	"\n"
 	"  -i, --input FILE   recording to read (default domprof.data)\n";
 
@@ -71,6 +73,34 @@ static void print_domains(const struct dp_meta *m)
 		printf("\n");
 	}
 	free(v);
+}
+
+/* The name `info` gives domain `id` in its counters section. */
+static const char *dom_label(const struct dp_meta *m, uint32_t id)
+{
+	const struct dp_meta_domain *d = dp_meta_domain(m, id);
+	if (d && d->has_record && d->d.name[0])
+		return d->d.name;
+	return id == DP_HOST_DOMAIN ? "host" : "(no DOMAIN record)";
+}
+
+/* Every domain's counter totals, one line each, domains by id and names
+ * in byte order; nothing at all for a file without COUNTERS records. */
+static void print_counters(struct dp_meta *m)
+{
+	struct dp_counter_sums *s = &m->counters;
+	if (!s->n && !s->dropped)
+		return;
+	dp_counter_sums_sort(s);
+	printf("counters:    (totals over the recording, per domain)\n");
+	for (size_t i = 0; i < s->n; i++) {
+		const struct dp_counter_sum *c = &s->v[i];
+		printf("  %-3u %-12s %-32s %20" PRIu64 "\n", c->domain, dom_label(m, c->domain), c->name,
+		       c->value);
+	}
+	if (s->dropped)
+		printf("  %" PRIu64 " more counter values not kept (over %u distinct names)\n", s->dropped,
+		       DP_COUNTER_SUMS_MAX);
 }
 
 int cmd_info(int argc, char **argv)
@@ -121,8 +151,11 @@ int cmd_info(int argc, char **argv)
 	print_domains(&m);
 	uint64_t total = m.samples, lost = m.lost;
 	printf("records:     %" PRIu64 " chunks\n", dp_reader_chunks(r));
+	/* tags up to STATS always; later ones (COUNTERS, 1.3) only when the
+	 * file holds them, so the listing of an older file stays as it was */
 	for (int i = 1; i <= DP_REC_MAX_KNOWN; i++)
-		printf("  %-14s %" PRIu64 "\n", dp_rec_type_name((uint16_t)i), m.counts[i]);
+		if (i <= DP_REC_STATS || m.counts[i])
+			printf("  %-14s %" PRIu64 "\n", dp_rec_type_name((uint16_t)i), m.counts[i]);
 	if (m.unknown)
 		printf("  %-14s %" PRIu64 " (skipped)\n", "unknown tags", m.unknown);
 	printf("samples:     %" PRIu64 "\n", total);
@@ -134,6 +167,7 @@ int cmd_info(int argc, char **argv)
 	printf("\n");
 	if (lost == UINT64_MAX) /* saturated: the share above means nothing */
 		printf("             the LOST counts add up past 2^64: not plausible\n");
+	print_counters(&m);
 	if (m.has_stats) {
 		const struct dp_stats stats = m.stats;
 		printf("stats:       %" PRIu64 " samples, %" PRIu64 " lost, %.3f s, exit status %u%s",

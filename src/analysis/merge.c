@@ -3,7 +3,8 @@
  * The merge algorithm (see merge.h), moved out of cmd-merge.c. Two passes
  * over each input through dp_scan: the first learns its domains, events,
  * lost counts and stats (its dp_meta); the second copies every
- * domain-scoped record (samples, tasks, mmaps, symbol tables) with
+ * domain-scoped record (samples, tasks, mmaps, symbol tables, counters,
+ * tags this build does not know) with
  * dp_write_raw under its new domain id, so the bytes of a record are
  * never re-encoded except a SAMPLE whose event id had to change. The
  * writer inserts the DOMAIN_SWITCH records.
@@ -246,10 +247,15 @@ static int copy_raw(void *ctx, const struct dp_record *rec)
 	return dp_write_raw(c->w, map_domain(c->in, rec->domain), rec->raw, rec->raw_len);
 }
 
-/* EVENT, DOMAIN and STATS are written once, up front or at the end. */
+/* EVENT, DOMAIN and STATS are written once, up front or at the end.
+ * COUNTERS are copied as they are under the domain's new id: values add
+ * up per (domain, name) over all records, so copying every record keeps
+ * each domain's totals (a COUNTERS callback is needed: a known tag never
+ * reaches `other`). */
 static const struct dp_visitor copy_visitor = {
 	.sample = copy_sample, .lost = copy_lost,
-	.mmap = copy_raw, .task = copy_raw, .symtab = copy_raw, .other = copy_raw,
+	.mmap = copy_raw, .task = copy_raw, .symtab = copy_raw, .counters = copy_raw,
+	.other = copy_raw,
 };
 
 static int copy_records(struct merge_input *in, struct dp_writer *w, uint64_t *nsamples)

@@ -26,6 +26,19 @@
 #include "analysis/profile_internal.h"
 #include "util/sat.h"
 
+/* p->counters from the sums read: sorted, names borrowed from the sums
+ * (priv keeps them for the profile's lifetime). */
+static void keep_counters(struct profile *p, struct priv *pv)
+{
+	struct dp_counter_sums *s = &pv->counters;
+	dp_counter_sums_sort(s);
+	p->counters = xcalloc(s->n + 1, sizeof(*p->counters));
+	for (size_t i = 0; i < s->n; i++)
+		p->counters[i] = (struct profile_counter){ s->v[i].domain, s->v[i].name, s->v[i].value };
+	p->ncounters = s->n;
+	p->counters_dropped = s->dropped;
+}
+
 static void loader_release(struct loader *L)
 {
 	free(L->keys);
@@ -86,6 +99,7 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 
 	uint64_t size = dp_reader_size(r);
 	dp_scan(r, &profile_load_visitor, &L, NULL);
+	keep_counters(p, pv);
 	if (L.o.progress)
 		L.o.progress(L.o.progress_arg, size, size);
 
@@ -187,6 +201,7 @@ void profile_free(struct profile *p)
 		free(pv->out_off);
 		hmap_release(&pv->domidx);
 		hmap_release(&pv->evidx);
+		dp_counter_sums_release(&pv->counters);
 		sym_session_free(pv->sym);
 		free(pv);
 	}
@@ -199,5 +214,6 @@ void profile_free(struct profile *p)
 	free(p->edges);
 	free(p->images);
 	free(p->stacks);
+	free(p->counters);
 	free(p);
 }

@@ -137,6 +137,16 @@ struct profile_stack {
 				 * cpu-clock/task-clock: ns, also with -F) */
 };
 
+/* A named counter's total in one domain over the whole recording: the sum
+ * of its COUNTERS records (format 1.3, docs/file-format.md), saturating.
+ * Not filtered: counters say how the recording was made, not which
+ * samples are shown. */
+struct profile_counter {
+	uint32_t domain;
+	const char *name;
+	uint64_t value;
+};
+
 struct profile {
 	/* header metadata */
 	struct dp_header header;        /* strings owned by the profile */
@@ -156,6 +166,10 @@ struct profile {
 					 * itself (damage, incomplete recording) */
 	uint64_t damaged_bytes;
 	bool has_callchains;            /* some sample carried a call chain */
+	struct profile_counter *counters; /* every domain's, sorted by domain id then name */
+	size_t ncounters;
+	uint64_t counters_dropped;      /* counter entries past the loader's limit on
+					 * distinct names (DP_COUNTER_SUMS_MAX) */
 
 	/* symbols; rows are the symbols with self > 0 (profile_rows) */
 	struct profile_symbol *syms;
@@ -221,6 +235,13 @@ size_t profile_callees(const struct profile *p, uint32_t sym, const struct profi
 
 /* Percentage of matched (0 when matched is 0). */
 double profile_pct(const struct profile *p, uint64_t n);
+
+/* The counters of one domain (a slice of p->counters, borrowed, sorted by
+ * name; *out NULL and 0 when it has none), and one counter's total (0
+ * when absent). */
+size_t profile_counters(const struct profile *p, uint32_t domain,
+			const struct profile_counter **out);
+uint64_t profile_counter(const struct profile *p, uint32_t domain, const char *name);
 
 /* The profile_domain of a domain id, or NULL. */
 const struct profile_domain *profile_domain_by_id(const struct profile *p, uint32_t id);

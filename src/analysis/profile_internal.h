@@ -78,6 +78,7 @@ struct priv {
 	/* id -> index+1 in p->domains / p->events: a file may hold tens of
 	 * thousands of domains, each looked up per unique key */
 	struct hmap domidx, evidx;
+	struct dp_counter_sums counters; /* owns the names p->counters points to */
 };
 
 struct loader {

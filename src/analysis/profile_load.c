@@ -314,6 +314,13 @@ static int ld_stats(void *ctx, const struct dp_record *rec)
 	return 0;
 }
 
+static int ld_counters(void *ctx, const struct dp_record *rec)
+{
+	struct loader *L = ctx;
+	dp_counter_sums_add(&L->pv->counters, rec->domain, &rec->u.counters);
+	return 0;
+}
+
 static void ld_progress(void *ctx, uint64_t pos, uint64_t size)
 {
 	struct loader *L = ctx;
@@ -324,5 +331,5 @@ static void ld_progress(void *ctx, uint64_t pos, uint64_t size)
 const struct dp_visitor profile_load_visitor = {
 	.sample = ld_sample, .mmap = ld_mmap, .task = ld_task, .symtab = ld_symtab,
 	.domain = ld_domain, .event = ld_event, .lost = ld_lost, .stats = ld_stats,
-	.progress = ld_progress,
+	.counters = ld_counters, .progress = ld_progress,
 };

@@ -22,6 +22,31 @@ const struct profile_domain *profile_domain_by_id(const struct profile *p, uint3
 	return at ? &p->domains[at - 1] : NULL;
 }
 
+size_t profile_counters(const struct profile *p, uint32_t domain,
+			const struct profile_counter **out)
+{
+	/* p->counters is sorted by domain: bisect to the domain's first */
+	size_t a = 0, b = p->ncounters;
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (p->counters[m].domain < domain)
+			a = m + 1;
+		else
+			b = m;
+	}
+	size_t e = a;
+	while (e < p->ncounters && p->counters[e].domain == domain)
+		e++;
+	*out = e > a ? &p->counters[a] : NULL;
+	return e - a;
+}
+
+uint64_t profile_counter(const struct profile *p, uint32_t domain, const char *name)
+{
+	const struct priv *pv = p->priv;
+	return pv ? dp_counter_sums_get(&pv->counters, domain, name) : 0;
+}
+
 int profile_parse_sort(const char *keys, enum profile_sort_key *out, const char **bad)
 {
 	static const struct { const char *name; enum profile_sort_key k; } names[] = {

@@ -22,8 +22,9 @@
 /* Minor 1: chunk seq is meaningful (readers check it for gaps, repeats and
  * order), STATS carries the writer's record totals, and MMAP may carry the
  * mapped file's identity. Files of minor 0 are read as before, without the
- * sequence check. */
-#define DP_VERSION_MINOR 2
+ * sequence check. Minor 2: TASK may carry the task's address space.
+ * Minor 3: the COUNTERS record (named per-domain counters). */
+#define DP_VERSION_MINOR 3
 #define DP_HOST_DOMAIN 0u
 
 /* Record tags (u16 on disk). New tags may be added in minor versions;
@@ -38,7 +39,8 @@ enum dp_rec_type {
 	DP_REC_LOST = 7,
 	DP_REC_SYMTAB = 8,
 	DP_REC_STATS = 9,
-	DP_REC_MAX_KNOWN = 9,
+	DP_REC_COUNTERS = 10,   /* format 1.3 */
+	DP_REC_MAX_KNOWN = 10,
 };
 
 enum dp_mode {
@@ -169,6 +171,29 @@ struct dp_symtab {
 	size_t size;            /* uncompressed size (also when data is NULL) */
 };
 
+/*
+ * COUNTERS (format 1.3): named counters of the current domain, e.g. how
+ * the passive source's call-chain unwinds ended. Values are totals over
+ * the recording: every COUNTERS record of a domain adds to them (also a
+ * name repeated inside one record), so a writer may flush its counts in
+ * several records and `merge`, which copies records, keeps them right.
+ * Names are 1..DP_MAX_COUNTER_NAME bytes of [a-z0-9._-]; a record holds
+ * at most DP_MAX_COUNTERS of them. The format gives no name a meaning;
+ * docs/file-format.md lists the names in use.
+ */
+#define DP_MAX_COUNTERS 256u      /* per record */
+#define DP_MAX_COUNTER_NAME 64u   /* bytes, no NUL on disk */
+
+struct dp_counter {
+	const char *name;       /* NUL-terminated */
+	uint64_t value;
+};
+
+struct dp_counters {
+	uint32_t n;
+	const struct dp_counter *c; /* borrowed: the caller's (writer), the reader's (see dp_record) */
+};
+
 /* STATS flags */
 #define DP_STATS_ERROR 1u       /* the recording ended by an error */
 #define DP_STATS_INCOMPLETE 2u  /* made (merged) from a recording that was
@@ -236,6 +261,12 @@ int dp_write_sample(struct dp_writer *w, uint32_t domain, const struct dp_sample
 int dp_write_lost(struct dp_writer *w, const struct dp_lost *l);
 int dp_write_symtab(struct dp_writer *w, uint32_t domain, const struct dp_symtab *st);
 int dp_write_stats(struct dp_writer *w, const struct dp_stats *st);
+/* One COUNTERS record of c->n counters for `domain` (domain-scoped, like
+ * SAMPLE). -EINVAL, and nothing written (the writer stays usable), when
+ * c->n > DP_MAX_COUNTERS, c->c is NULL with n > 0, or a name is NULL,
+ * empty, longer than DP_MAX_COUNTER_NAME or holds a byte outside
+ * [a-z0-9._-]. n == 0 writes nothing and returns 0. */
+int dp_write_counters(struct dp_writer *w, uint32_t domain, const struct dp_counters *c);
 /* Copy one raw record (as returned by the reader in dp_record.raw) into
  * the stream under `domain`. Used by merge and the agent relay. A STATS
  * record copied this way keeps the totals of the file it came from (a
@@ -264,7 +295,7 @@ uint64_t dp_writer_lost(const struct dp_writer *w);
 
 struct dp_reader;
 
-/* One decoded record. Pointers (strings, callchain, raw, symtab data) are
+/* One decoded record. Pointers (strings, callchain, counters, raw, symtab data) are
  * borrowed from the reader and valid until the next dp_reader_next call,
  * or (for SYMTAB data) until the next chunk is entered: copy what you keep. */
 struct dp_record {
@@ -282,6 +313,7 @@ struct dp_record {
 		struct dp_lost lost;
 		struct dp_symtab symtab;
 		struct dp_stats stats;
+		struct dp_counters counters;  /* names NUL-terminated copies */
 		uint32_t switch_to;  /* DOMAIN_SWITCH */
 	} u;
 	/* SYMTAB only: the blob as stored in the file, with the same lifetime
@@ -329,8 +361,10 @@ const struct dp_header *dp_reader_header(const struct dp_reader *r);
  * sequence number was already read is skipped (damage), one out of order
  * is read (damage), numbers never seen are damage at the end of the file,
  * and STATS totals that differ from the records read are damage. A
- * record whose bytes do not decode (too short for its tag) is skipped and
- * counted as damage.
+ * record whose bytes do not decode (too short for its tag; a COUNTERS
+ * record with more than DP_MAX_COUNTERS entries, an entry running past
+ * the record, a name of bad length or bytes) is skipped and counted as
+ * damage.
  * Unknown tags are returned with type set and only raw filled: callers
  * skip them.
  */

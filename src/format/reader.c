@@ -67,6 +67,8 @@ struct dp_reader {
 	unsigned flags;         /* DP_READ_* */
 	uint64_t *chain;        /* aligned copy of a call chain */
 	size_t chain_cap;
+	struct dp_counter *ctr; /* a COUNTERS record decoded: DP_MAX_COUNTERS entries */
+	char *ctr_names;        /* their names, NUL-terminated, DP_MAX_COUNTER_NAME + 1 each */
 
 	struct dp_damage *damage;
 	size_t ndamage, damage_cap;
@@ -242,6 +244,8 @@ void dp_reader_free(struct dp_reader *r)
 	free(r->zbuf);
 	free(r->sbuf);
 	free(r->chain);
+	free(r->ctr);
+	free(r->ctr_names);
 	free(r->damage);
 	free(r->runs);
 	free(r);
@@ -740,6 +744,41 @@ static bool dec_symtab(struct dp_reader *r, struct dp_record *rec, const uint8_t
 	return true;
 }
 
+/* COUNTERS (1.3): u32 n, u32 reserved, then n entries of u64 value,
+ * u16 len, len name bytes (no NUL), packed; bytes after the last entry
+ * are padding or fields of a later version. Names are copied out with a
+ * NUL into buffers of the maximal record's size, allocated once. */
+static bool dec_counters(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
+{
+	const uint8_t *end = p + len, *q = p + DP_REC_HDR + DP_COUNTERS_FIXED;
+	if (len < DP_REC_HDR + DP_COUNTERS_FIXED)
+		return false;
+	uint32_t n = get32(p + DP_REC_HDR);
+	if (n > DP_MAX_COUNTERS)
+		return false;
+	if (n && !r->ctr) {
+		r->ctr = xcalloc(DP_MAX_COUNTERS, sizeof(*r->ctr));
+		r->ctr_names = xmalloc(DP_MAX_COUNTERS * (DP_MAX_COUNTER_NAME + 1));
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (end - q < DP_COUNTER_ENTRY)
+			return false;
+		uint16_t nl = get16(q + 8);
+		const char *name = (const char *)q + DP_COUNTER_ENTRY;
+		if (end - q - DP_COUNTER_ENTRY < nl || !dp_counter_name_ok(name, nl))
+			return false;
+		char *to = r->ctr_names + (size_t)i * (DP_MAX_COUNTER_NAME + 1);
+		memcpy(to, name, nl);
+		to[nl] = 0;
+		r->ctr[i].name = to;
+		r->ctr[i].value = get64(q);
+		q += DP_COUNTER_ENTRY + nl;
+	}
+	rec->u.counters.n = n;
+	rec->u.counters.c = n ? r->ctr : NULL;
+	return true;
+}
+
 /* Decode a known record body; false when it is too short or malformed. */
 static bool decode(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
 {
@@ -753,6 +792,7 @@ static bool decode(struct dp_reader *r, struct dp_record *rec, const uint8_t *p,
 	case DP_REC_LOST: return dec_lost(r, rec, p, len);
 	case DP_REC_STATS: return dec_stats(r, rec, p, len);
 	case DP_REC_SYMTAB: return dec_symtab(r, rec, p, len);
+	case DP_REC_COUNTERS: return dec_counters(r, rec, p, len);
 	default:
 		return true; /* unknown tag: raw only */
 	}
@@ -838,6 +878,8 @@ bool dp_record_check(const void *raw, size_t len)
 	struct dp_record rec = { .type = get16(raw) };
 	bool ok = decode(&r, &rec, raw, (uint32_t)len);
 	free(r.chain);
+	free(r.ctr);
+	free(r.ctr_names);
 	if (ok && rec.type == DP_REC_SYMTAB && rec.symtab_compression == 1)
 		ok = zstd_exact(rec.symtab_stored, rec.symtab_stored_size, rec.u.symtab.size);
 	return ok;
@@ -850,6 +892,7 @@ const char *dp_rec_type_name(uint16_t type)
 		[DP_REC_DOMAIN_SWITCH] = "DOMAIN_SWITCH", [DP_REC_TASK] = "TASK",
 		[DP_REC_MMAP] = "MMAP", [DP_REC_SAMPLE] = "SAMPLE", [DP_REC_LOST] = "LOST",
 		[DP_REC_SYMTAB] = "SYMTAB", [DP_REC_STATS] = "STATS",
+		[DP_REC_COUNTERS] = "COUNTERS",
 	};
 	if (type < sizeof(names) / sizeof(names[0]) && names[type])
 		return names[type];

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
 #include "util/sat.h"
 #include "util/xalloc.h"
 
@@ -48,7 +49,133 @@ static void dom_strings_free(struct dp_meta_domain *d)
 static bool scoped(uint16_t type)
 {
 	return type == DP_REC_TASK || type == DP_REC_MMAP || type == DP_REC_SAMPLE ||
-	       type == DP_REC_SYMTAB || type > DP_REC_MAX_KNOWN;
+	       type == DP_REC_SYMTAB || type == DP_REC_COUNTERS || type > DP_REC_MAX_KNOWN;
+}
+
+/* ---- counter sums ---- */
+
+struct sum_want {
+	const struct dp_counter_sums *s;
+	uint32_t domain;
+	const char *name;
+};
+
+static bool sum_eq(const void *ctx, uint32_t e)
+{
+	const struct sum_want *w = ctx;
+	const struct dp_counter_sum *c = &w->s->v[e];
+	return c->domain == w->domain && !strcmp(c->name, w->name);
+}
+
+static uint64_t sum_hash(uint32_t domain, const char *name)
+{
+	return hash_fold64(hash_mix64(domain), hash_str64(name));
+}
+
+/* Index of (domain, name), or HIDX_NONE with *slot the free slot. */
+static uint32_t sum_find(const struct dp_counter_sums *s, uint32_t domain, const char *name,
+			 uint64_t *h, size_t *slot)
+{
+	struct sum_want w = { s, domain, name };
+	*h = sum_hash(domain, name);
+	size_t dummy;
+	if (!s->idx.cap)
+		return HIDX_NONE;
+	return hidx_find(&s->idx, *h, sum_eq, &w, slot ? slot : &dummy);
+}
+
+void dp_counter_sums_add(struct dp_counter_sums *s, uint32_t domain, const struct dp_counters *c)
+{
+	if (!c || !c->c)
+		return;
+	if (!s->idx.cap)
+		hidx_init(&s->idx, 64);
+	for (uint32_t i = 0; i < c->n && i < DP_MAX_COUNTERS; i++) {
+		const char *name = c->c[i].name;
+		size_t len = name ? strnlen(name, DP_MAX_COUNTER_NAME + 1) : 0;
+		uint64_t h;
+		size_t slot;
+		if (!len || len > DP_MAX_COUNTER_NAME) {
+			s->dropped++;  /* the reader never returns one; a caller might */
+			continue;
+		}
+		uint32_t e = sum_find(s, domain, name, &h, &slot);
+		if (e != HIDX_NONE) {
+			s->v[e].value = sat_add64(s->v[e].value, c->c[i].value);
+			continue;
+		}
+		if (s->n >= DP_COUNTER_SUMS_MAX) {
+			s->dropped++;
+			continue;
+		}
+		xgrow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v));
+		struct dp_counter_sum *v = &s->v[s->n];
+		v->domain = domain;
+		v->value = c->c[i].value;
+		memcpy(v->name, name, len);
+		v->name[len] = 0;
+		hidx_fill(&s->idx, slot, h, (uint32_t)s->n);
+		s->n++;
+	}
+}
+
+static int cmp_sum(const void *a, const void *b)
+{
+	const struct dp_counter_sum *x = a, *y = b;
+	if (x->domain != y->domain)
+		return x->domain < y->domain ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+void dp_counter_sums_sort(struct dp_counter_sums *s)
+{
+	if (!s->n)
+		return;
+	qsort(s->v, s->n, sizeof(*s->v), cmp_sum);
+	/* the index holds entry numbers: rebuild it for the new order */
+	hidx_release(&s->idx);
+	hidx_init(&s->idx, 64);
+	for (size_t i = 0; i < s->n; i++) {
+		uint64_t h;
+		size_t slot;
+		sum_find(s, s->v[i].domain, s->v[i].name, &h, &slot);
+		hidx_fill(&s->idx, slot, h, (uint32_t)i);
+	}
+}
+
+size_t dp_counter_sums_of(const struct dp_counter_sums *s, uint32_t domain,
+			  const struct dp_counter_sum **out)
+{
+	/* first entry of the domain, by bisection over the sorted array */
+	size_t a = 0, b = s->n;
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (s->v[m].domain < domain)
+			a = m + 1;
+		else
+			b = m;
+	}
+	size_t e = a;
+	while (e < s->n && s->v[e].domain == domain)
+		e++;
+	*out = e > a ? &s->v[a] : NULL;
+	return e - a;
+}
+
+uint64_t dp_counter_sums_get(const struct dp_counter_sums *s, uint32_t domain, const char *name)
+{
+	uint64_t h;
+	if (!name)
+		return 0;
+	uint32_t e = sum_find(s, domain, name, &h, NULL);
+	return e == HIDX_NONE ? 0 : s->v[e].value;
+}
+
+void dp_counter_sums_release(struct dp_counter_sums *s)
+{
+	free(s->v);
+	hidx_release(&s->idx);
+	memset(s, 0, sizeof(*s));
 }
 
 static void meta_note(struct dp_meta *m, const struct dp_record *rec)
@@ -101,6 +228,9 @@ static void meta_note(struct dp_meta *m, const struct dp_record *rec)
 		m->has_stats = true;
 		m->stats = rec->u.stats;
 		break;
+	case DP_REC_COUNTERS:
+		dp_counter_sums_add(&m->counters, rec->domain, &rec->u.counters);
+		break;
 	}
 }
 
@@ -121,6 +251,7 @@ static int dispatch(const struct dp_visitor *v, void *ctx, const struct dp_recor
 	case DP_REC_EVENT: fn = v->event; break;
 	case DP_REC_LOST: fn = v->lost; break;
 	case DP_REC_STATS: fn = v->stats; break;
+	case DP_REC_COUNTERS: fn = v->counters; break;
 	default: fn = v->other; break;  /* DOMAIN_SWITCH, unknown tags */
 	}
 	return fn ? fn(ctx, rec) : 0;
@@ -193,5 +324,6 @@ void dp_meta_release(struct dp_meta *meta)
 	free(meta->events);
 	hmap_release(&meta->domidx);
 	hmap_release(&meta->evidx);
+	dp_counter_sums_release(&meta->counters);
 	memset(meta, 0, sizeof(*meta));
 }

@@ -42,15 +42,51 @@ struct dp_visitor {
 	int (*event)(void *ctx, const struct dp_record *rec);
 	int (*lost)(void *ctx, const struct dp_record *rec);
 	int (*stats)(void *ctx, const struct dp_record *rec);
+	int (*counters)(void *ctx, const struct dp_record *rec);
 	int (*other)(void *ctx, const struct dp_record *rec);
 	void (*progress)(void *ctx, uint64_t pos, uint64_t size);
 };
 
 #define DP_SCAN_PROGRESS_EVERY 0x10000u
 
+/*
+ * Totals of COUNTERS records (format 1.3) per (domain, name): what a
+ * domain's counters say over the whole recording. Sums saturate (values
+ * are crafted input). At most DP_COUNTER_SUMS_MAX distinct (domain, name)
+ * pairs are kept per table, whatever the file holds; values of further
+ * names are counted in `dropped` (entries, not their values). A zeroed
+ * struct is an empty table; entries own their names.
+ */
+#define DP_COUNTER_SUMS_MAX 65536u
+
+struct dp_counter_sum {
+	uint32_t domain;
+	uint64_t value;
+	char name[DP_MAX_COUNTER_NAME + 1];
+};
+
+struct dp_counter_sums {
+	struct dp_counter_sum *v;  /* first-seen order; sorted by dp_counter_sums_sort */
+	size_t n, cap;
+	uint64_t dropped;          /* entries of names past DP_COUNTER_SUMS_MAX */
+	struct hidx idx;           /* private */
+};
+
+/* Add one record's counters to domain's totals. */
+void dp_counter_sums_add(struct dp_counter_sums *s, uint32_t domain, const struct dp_counters *c);
+/* Sort v by domain id, then name (adding afterwards is still fine). */
+void dp_counter_sums_sort(struct dp_counter_sums *s);
+/* After a sort: the entries of one domain, contiguous in v (*out; NULL and
+ * 0 when it has none). */
+size_t dp_counter_sums_of(const struct dp_counter_sums *s, uint32_t domain,
+			  const struct dp_counter_sum **out);
+/* The total of one (domain, name), 0 when absent (any time). */
+uint64_t dp_counter_sums_get(const struct dp_counter_sums *s, uint32_t domain, const char *name);
+void dp_counter_sums_release(struct dp_counter_sums *s);
+
 /* A domain of the file: one per id seen in a DOMAIN record or as the
  * current domain of a domain-scoped record (SAMPLE, TASK, MMAP, SYMTAB,
- * unknown tags). The host (id 0) is always domains[0]. */
+ * COUNTERS, unknown tags). The host (id 0) is always domains[0]. */
 struct dp_meta_domain {
 	uint32_t id;
 	bool has_record;        /* a DOMAIN record was seen (the last one wins) */
@@ -82,6 +118,7 @@ struct dp_meta {
 	uint64_t lost_other;             /* sources >= DP_LOST_SOURCES */
 	bool has_stats;
 	struct dp_stats stats;           /* the last STATS record */
+	struct dp_counter_sums counters; /* COUNTERS totals (unsorted; sort to list them) */
 	/* after the scan, borrowed from the reader */
 	const struct dp_damage *damage;
 	size_t ndamage;

@@ -6,8 +6,11 @@
 #ifndef DOMPROF_FORMAT_WIRE_H
 #define DOMPROF_FORMAT_WIRE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "format/format.h"
 #include "util/le.h"
 
 #define DP_FILE_HDR_FIXED 48u
@@ -23,9 +26,27 @@
 #define DP_MMAP_IDENT 40u /* 1.1 MMAP identity: u32 flags, u32 0, u64 dev, ino, size, mtime_ns */
 #define DP_TASK_ASID 16u  /* 1.2 TASK address space: u32 flags, u32 0, u64 asid */
 #define DP_SYMTAB_MAX_RAW (1u << 30)
+#define DP_COUNTERS_FIXED 8u /* 1.3 COUNTERS: u32 n, u32 0; then n of (u64 value, u16 len, len bytes) */
+#define DP_COUNTER_ENTRY 10u /* an entry's bytes before its name */
 
 enum { DP_FIELD_HOSTNAME = 1, DP_FIELD_RELEASE = 2, DP_FIELD_CPU = 3, DP_FIELD_CMDLINE = 4 };
 
 static inline uint32_t align8(uint32_t n) { return (n + 7u) & ~7u; }
+
+/* A counter name: 1..DP_MAX_COUNTER_NAME bytes of [a-z0-9._-] (what the
+ * writer accepts and the reader decodes; the set keeps names printable
+ * and safe in every output format without escaping). */
+static inline bool dp_counter_name_ok(const char *s, size_t n)
+{
+	if (n < 1 || n > DP_MAX_COUNTER_NAME)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		      c == '-'))
+			return false;
+	}
+	return true;
+}
 
 #endif

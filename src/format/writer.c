@@ -429,6 +429,40 @@ int dp_write_stats(struct dp_writer *w, const struct dp_stats *st)
 	return after_record(w);
 }
 
+int dp_write_counters(struct dp_writer *w, uint32_t domain, const struct dp_counters *c)
+{
+	/* refused before anything is reserved: a bad name is the caller's
+	 * bug, not a write error, and must not poison the writer */
+	if (!c || c->n > DP_MAX_COUNTERS || (c->n && !c->c))
+		return -EINVAL;
+	size_t n = DP_REC_HDR + DP_COUNTERS_FIXED;
+	for (uint32_t i = 0; i < c->n; i++) {
+		const char *name = c->c[i].name;
+		size_t len = name ? strnlen(name, DP_MAX_COUNTER_NAME + 1) : 0;
+		if (!name || !dp_counter_name_ok(name, len))
+			return -EINVAL;
+		n += DP_COUNTER_ENTRY + len;
+	}
+	if (!c->n)
+		return w->err;
+	n = align8((uint32_t)n);  /* <= 8 + 8 + 256 * 74: small */
+	uint8_t *p = reserve_in(w, domain, n);
+	if (!p)
+		return w->err;
+	memset(p, 0, n);
+	rec_hdr(p, DP_REC_COUNTERS, 0, n);
+	put32(p + 8, c->n);
+	uint8_t *q = p + DP_REC_HDR + DP_COUNTERS_FIXED;
+	for (uint32_t i = 0; i < c->n; i++) {
+		size_t len = strlen(c->c[i].name);
+		put64(q, c->c[i].value);
+		put16(q + 8, (uint16_t)len);
+		memcpy(q + DP_COUNTER_ENTRY, c->c[i].name, len);
+		q += DP_COUNTER_ENTRY + len;
+	}
+	return after_record(w);
+}
+
 int dp_write_symtab(struct dp_writer *w, uint32_t domain, const struct dp_symtab *st)
 {
 	if (st->size > DP_SYMTAB_MAX_RAW)
@@ -484,7 +518,8 @@ int dp_write_raw(struct dp_writer *w, uint32_t domain, const void *raw, size_t l
 	if (type == DP_REC_DOMAIN_SWITCH)
 		return 0; /* the writer owns switches */
 	bool scoped = type == DP_REC_TASK || type == DP_REC_MMAP ||
-		      type == DP_REC_SAMPLE || type == DP_REC_SYMTAB || type > DP_REC_MAX_KNOWN;
+		      type == DP_REC_SAMPLE || type == DP_REC_SYMTAB || type == DP_REC_COUNTERS ||
+		      type > DP_REC_MAX_KNOWN;
 	uint8_t *p = scoped ? reserve_in(w, domain, len) : reserve(w, len);
 	if (!p)
 		return w->err;

@@ -80,8 +80,18 @@ static void header(FILE *f, const struct report_view *v)
 		jkv(f, "address", d->address);
 		fputc(',', f);
 		jkv(f, "symsrc", d->symsrc);
-		fprintf(f, ",\"kaslr_offset\":%" PRIu64 ",\"vcpus\":%u,\"samples\":%" PRIu64 "}",
+		fprintf(f, ",\"kaslr_offset\":%" PRIu64 ",\"vcpus\":%u,\"samples\":%" PRIu64,
 			d->kaslr_offset, d->vcpus, d->samples);
+		/* only for a domain that has counters (format 1.3): older
+		 * files give the same document as before */
+		const struct profile_counter *c;
+		size_t nc = profile_counters(p, d->id, &c);
+		for (size_t j = 0; j < nc; j++) {
+			fputs(j ? "," : ",\"counters\":{", f);
+			jkey(f, c[j].name);
+			fprintf(f, "%" PRIu64, c[j].value);
+		}
+		fputs(nc ? "}}" : "}", f);
 	}
 	fprintf(f, "],\"total_samples\":%" PRIu64 ",\"matched_samples\":%" PRIu64
 		   ",\"lost_samples\":%" PRIu64 ",\"lost_percent\":%.4f,",

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The text report, laid out like OProfile's opreport: a header (event,
- * rate, totals, lost samples, domains, warnings), then either the image
+ * rate, totals, lost samples, domains, how a domain's call chains were
+ * unwound when its counters say, warnings), then either the image
  * summary (applications with their dependent images indented below), the
  * symbol table of `-l`, or the call graph of `-g` (opreport -c: callers
  * above each entry, the entry, its [self] line and callees below).
@@ -24,6 +25,84 @@ static const char *const lost_names[DP_LOST_SOURCES] = {
 	"kernel ring overflow", "kernel throttling", "VM sampler missed ticks",
 	"agent", "writer",
 };
+
+/* ---- the unwind summary of a domain's counters ---- */
+
+#define STOP_PREFIX "unwind.stop."
+
+/* Stop reasons that mean the whole chain was read: the walk reached the
+ * stack's end, crossed into user space, or hit the frame-pointer chain's
+ * terminating zero. Every other reason cut the chain short. */
+static bool stop_complete(const char *reason)
+{
+	return !strcmp(reason, "end") || !strcmp(reason, "user") || !strcmp(reason, "fp-end");
+}
+
+static int cmp_counter_desc(const void *a, const void *b)
+{
+	const struct profile_counter *x = *(const struct profile_counter *const *)a;
+	const struct profile_counter *y = *(const struct profile_counter *const *)b;
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* " name P%" for each of v[0..n), largest first, separated by sep. */
+static void stop_list(FILE *f, const struct profile_counter **v, size_t n, double chains)
+{
+	qsort(v, n, sizeof(*v), cmp_counter_desc);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s%s %.1f%%", i ? ", " : "", v[i]->name + strlen(STOP_PREFIX),
+			100.0 * (double)v[i]->value / chains);
+}
+
+/* "# vm1: N call chains unwound from outside, P% complete (end P%, ...);
+ * cut: undefined P%, ..." when the domain's counters say it unwound any
+ * (unwind.chains > 0): the shares of unwind.stop.REASON in the chains,
+ * largest first, reasons at 0 left out. Any other counter is not shown
+ * here (`domprof info` lists them all). */
+static void unwind_line(FILE *f, const struct profile *p, const struct profile_domain *d)
+{
+	uint64_t chains = profile_counter(p, d->id, "unwind.chains");
+	if (!chains)
+		return;
+	const struct profile_counter *c;
+	size_t n = profile_counters(p, d->id, &c);
+	const struct profile_counter **done = malloc((n + 1) * sizeof(*done));
+	const struct profile_counter **cut = malloc((n + 1) * sizeof(*cut));
+	if (!done || !cut) {
+		free(done);
+		free(cut);
+		return;
+	}
+	size_t nd = 0, nc = 0;
+	double complete = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(c[i].name, STOP_PREFIX, strlen(STOP_PREFIX)) || !c[i].value ||
+		    !c[i].name[strlen(STOP_PREFIX)])
+			continue;
+		if (stop_complete(c[i].name + strlen(STOP_PREFIX))) {
+			done[nd++] = &c[i];
+			complete += (double)c[i].value; /* doubles: crafted sums cannot wrap */
+		} else {
+			cut[nc++] = &c[i];
+		}
+	}
+	fprintf(f, "# %s: %" PRIu64 " call chains unwound from outside, %.1f%% complete", d->name,
+		chains, 100.0 * complete / (double)chains);
+	if (nd) {
+		fputs(" (", f);
+		stop_list(f, done, nd, (double)chains);
+		fputc(')', f);
+	}
+	if (nc) {
+		fputs("; cut: ", f);
+		stop_list(f, cut, nc, (double)chains);
+	}
+	fputc('\n', f);
+	free(done);
+	free(cut);
+}
 
 static void header(FILE *f, const struct report_view *v)
 {
@@ -74,6 +153,8 @@ static void header(FILE *f, const struct report_view *v)
 			fprintf(f, ", kaslr 0x%" PRIx64, d->kaslr_offset);
 		fprintf(f, ", %" PRIu64 " samples\n", d->samples);
 	}
+	for (size_t i = 0; i < p->ndomains; i++)
+		unwind_line(f, p, &p->domains[i]);
 	for (size_t i = 0; i < p->nwarnings; i++)
 		fprintf(f, "# WARNING: %s\n", p->warnings[i]);
 	if (!p->matched)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* libFuzzer target: the file reader must survive any bytes. */
+/* libFuzzer target: the file reader must survive any bytes (also the
+ * pointers it returns: chains, counter names, table data are read). */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "format/format.h"
 
@@ -20,6 +22,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (rec.type == DP_REC_SAMPLE)
 				for (uint32_t i = 0; i < rec.u.sample.nr_callchain; i++)
 					sink += rec.u.sample.callchain[i];
+			if (rec.type == DP_REC_COUNTERS)
+				for (uint32_t i = 0; i < rec.u.counters.n; i++)
+					sink += rec.u.counters.c[i].value +
+						(uint8_t)rec.u.counters.c[i].name[strlen(rec.u.counters.c[i].name)];
 			if (rec.type == DP_REC_SYMTAB && rec.u.symtab.size)
 				sink += rec.u.symtab.data[rec.u.symtab.size - 1];
 		}

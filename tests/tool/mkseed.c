@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * test-tool mkseed DIR: writes a few small, valid domprof files
- * (DIR/seed-0.data .. seed-2.data) as the fuzzers' seed corpus; the CLI
- * tests read them too.
+ * (DIR/seed-0.data .. seed-3.data) as the fuzzers' seed corpus; the CLI
+ * tests read them too. seed-3 holds COUNTERS records (format 1.3) in two
+ * domains, across chunks, compressed.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@ int cmd_mkseed(int argc, char **argv)
 		fprintf(stderr, "usage: test-tool mkseed DIR\n");
 		return 2;
 	}
-	for (int v = 0; v < 3; v++) {
+	for (int v = 0; v < 4; v++) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/seed-%d.data", argv[1], v);
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -28,7 +29,7 @@ int cmd_mkseed(int argc, char **argv)
 		}
 		struct dp_header h;
 		dp_header_fill_local(&h, argc, argv);
-		struct dp_writer_opts o = { .chunk_bytes = 256, .zstd_level = v == 1 ? 1 : 0 };
+		struct dp_writer_opts o = { .chunk_bytes = 256, .zstd_level = v == 1 || v == 3 ? 1 : 0 };
 		int err;
 		struct dp_writer *w = dp_writer_new(fd, &h, &o, &err);
 		struct dp_event ev = { .name = "cpu-clock", .period = 1000, .freq = true };
@@ -51,6 +52,16 @@ int cmd_mkseed(int argc, char **argv)
 			struct dp_symtab st = { .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms",
 						.data = (const uint8_t *)k, .size = strlen(k) };
 			dp_write_symtab(w, 1, &st);
+		}
+		if (v == 3) {
+			static const struct dp_counter c[] = {
+				{ "unwind.chains", 12 }, { "unwind.frames", 40 }, { "unwind.bytes", 4096 },
+				{ "unwind.reads", 9 }, { "unwind.stop.end", 10 }, { "unwind.stop.unreadable", 2 },
+			};
+			static const struct dp_counter hc[] = { { "x", UINT64_MAX } };
+			dp_write_counters(w, 1, &(struct dp_counters){ 6, c });
+			dp_write_counters(w, 0, &(struct dp_counters){ 1, hc });
+			dp_write_counters(w, 1, &(struct dp_counters){ 2, c });
 		}
 		struct dp_lost l = { .count = 2 };
 		dp_write_lost(w, &l);

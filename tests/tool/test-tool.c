@@ -13,6 +13,9 @@
  *   test-tool gen-profile OUT SAMPLES
  *       a synthetic two-domain recording with many distinct stacks (the
  *       flame graph and export tests)
+ *   test-tool gen-counters OUT DOMAIN:NAME=VALUE[,...]...
+ *       a small recording with the given COUNTERS records (format 1.3;
+ *       tests/e2e/counters.sh)
  *   test-tool gen-hostile KIND OUT ARGS...
  *       hostile recordings for the report-side bounds tests
  *       (tests/e2e/hostile-*.sh)
@@ -45,6 +48,7 @@ static const struct {
 	{ "embed-elf", cmd_embed_elf, "IN OUT" },
 	{ "mkseed", cmd_mkseed, "DIR" },
 	{ "gen-profile", cmd_gen_profile, "OUT SAMPLES" },
+	{ "gen-counters", cmd_gen_counters, "OUT DOMAIN:NAME=VALUE[,...]..." },
 	{ "gen-hostile", cmd_gen_hostile, "bomb|domains|forks|tables|fifo OUT ARGS..." },
 	{ "symtab", cmd_symtab, "get IN DOMAIN OUT | set IN DOMAIN FILE OUT" },
 	{ "guest-modules", cmd_guest_modules, "[--shift-kallsyms N] vmlinux:PATH|gdb:SOCKET KALLSYMS" },

@@ -12,6 +12,7 @@ int cmd_embed_elf(int argc, char **argv);   /* embed-elf.c */
 int cmd_mkseed(int argc, char **argv);      /* mkseed.c */
 int cmd_gen_profile(int argc, char **argv); /* gen-profile.c */
 int cmd_gen_hostile(int argc, char **argv); /* gen-hostile.c */
+int cmd_gen_counters(int argc, char **argv); /* gen-counters.c */
 int cmd_symtab(int argc, char **argv);      /* symtab.c */
 int cmd_guest_modules(int argc, char **argv); /* guest-modules.c */
 int cmd_guest_ksyms(int argc, char **argv); /* guest-ksyms.c */

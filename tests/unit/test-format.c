@@ -7,7 +7,10 @@
  * flipped everywhere reads a prefix or reports damage and never crashes
  * (this binary runs under ASan/UBSan); chunks removed, repeated, swapped
  * or cut at the end are reported (format 1.1), STATS totals are checked,
- * and a 1.0 file reads as it always did.
+ * and a 1.0 file reads as it always did. COUNTERS records (1.3) round-trip
+ * in any domain and across chunks, the writer refuses bad names and
+ * counts, and a malformed one (truncated, count over the limit, a name
+ * past the record or of bad length or bytes) is one damaged record.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -751,6 +754,249 @@ static void old_minor0(void)
 	free(b);
 }
 
+/* ---- COUNTERS (format 1.3) ---- */
+
+#define N64 "abcdefghijklmnopqrstuvwxyz0123456789._-abcdefghijklmnopqrstuvwxy"
+
+static void counters_roundtrip(int zlevel)
+{
+	char *path = tmpfile_path("ctr.data");
+	/* small chunks: records land in several, the switch is repeated */
+	struct dp_writer *w = open_writer(path, 256, zlevel);
+	struct dp_counter a[] = { { "unwind.chains", 5 }, { "unwind.stop.end", 3 }, { N64, UINT64_MAX } };
+	struct dp_counters ca = { 3, a };
+	static struct dp_counter many[DP_MAX_COUNTERS];
+	static char names[DP_MAX_COUNTERS][16];
+	for (uint32_t i = 0; i < DP_MAX_COUNTERS; i++) {
+		snprintf(names[i], sizeof(names[i]), "c.%03u", i);
+		many[i] = (struct dp_counter){ names[i], (uint64_t)i * 1000003u };
+	}
+	struct dp_counters cm = { DP_MAX_COUNTERS, many };
+	struct dp_counter h[] = { { "x", 0 } };
+	struct dp_counters ch = { 1, h };
+	struct dp_sample s = { .ip = 1 };
+	CHECK(strlen(N64) == DP_MAX_COUNTER_NAME);
+	CHECK(dp_write_sample(w, 0, &s) == 0);
+	CHECK(dp_write_counters(w, 5, &ca) == 0);
+	CHECK(dp_write_sample(w, 5, &s) == 0);
+	CHECK(dp_write_counters(w, DP_HOST_DOMAIN, &ch) == 0);
+	CHECK(dp_write_counters(w, 0xffffffff, &cm) == 0);
+	CHECK(dp_write_sample(w, 5, &s) == 0);
+	CHECK(dp_write_counters(w, 5, &ca) == 0);
+	struct dp_stats st = { .samples = 3 };
+	CHECK(dp_write_stats(w, &st) == 0);
+	CHECK(dp_writer_finish(w) == 0);
+
+	int err;
+	struct dp_reader *r = dp_reader_open(path, &err, NULL, 0);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	CHECK_EQ_U64(dp_reader_header(r)->minor, 3);
+	struct dp_record rec;
+	int nctr = 0, nsamp = 0;
+	while (dp_reader_next(r, &rec) > 0) {
+		if (rec.type == DP_REC_SAMPLE)
+			CHECK_EQ_U64(rec.domain, nsamp++ ? 5 : 0);
+		if (rec.type != DP_REC_COUNTERS)
+			continue;
+		CHECK(dp_record_check(rec.raw, rec.raw_len));
+		const struct dp_counters *c = &rec.u.counters;
+		switch (nctr++) {
+		case 0:
+		case 3:
+			CHECK_EQ_U64(rec.domain, 5);
+			CHECK_EQ_U64(c->n, 3);
+			for (uint32_t i = 0; i < 3 && c->n == 3; i++) {
+				CHECK_STR(c->c[i].name, a[i].name);
+				CHECK_EQ_U64(c->c[i].value, a[i].value);
+			}
+			break;
+		case 1:
+			CHECK_EQ_U64(rec.domain, DP_HOST_DOMAIN);
+			CHECK(c->n == 1 && !strcmp(c->c[0].name, "x") && c->c[0].value == 0);
+			break;
+		case 2: {
+			CHECK_EQ_U64(rec.domain, 0xffffffff);
+			CHECK_EQ_U64(c->n, DP_MAX_COUNTERS);
+			uint32_t bad = 0;
+			for (uint32_t i = 0; i < c->n; i++)
+				bad += strcmp(c->c[i].name, names[i]) || c->c[i].value != many[i].value;
+			CHECK_EQ_U64(bad, 0);
+			break;
+		}
+		}
+	}
+	CHECK_EQ_U64(nctr, 4);
+	CHECK_EQ_U64(nsamp, 3);
+	const struct dp_damage *d;
+	CHECK_EQ_U64(dp_reader_damage(r, &d), 0);
+	CHECK(dp_reader_incomplete(r) == NULL);
+	dp_reader_free(r);
+	unlink(path);
+	free(path);
+}
+
+/* What the writer refuses, with -EINVAL and nothing written; what it
+ * accepts at the limits (the controls). */
+static void counters_refused(void)
+{
+	char *path = tmpfile_path("ctr-ref.data");
+	struct dp_writer *w = open_writer(path, 0, 0);
+	static const char *const bad[] = { "", "Unwind.chains", "a b", "a/b", "a\n", "x\x80",
+					   N64 "z", "unwind,chains", "a=b" };
+	uint64_t before = dp_writer_records(w);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct dp_counter c[] = { { "ok", 1 }, { bad[i], 2 } };
+		struct dp_counters cs = { 2, c };
+		CHECK(dp_write_counters(w, 1, &cs) == -EINVAL);
+	}
+	struct dp_counter cnull[] = { { NULL, 1 } };
+	CHECK(dp_write_counters(w, 1, &(struct dp_counters){ 1, cnull }) == -EINVAL);
+	CHECK(dp_write_counters(w, 1, &(struct dp_counters){ 1, NULL }) == -EINVAL);
+	CHECK(dp_write_counters(w, 1, NULL) == -EINVAL);
+	static struct dp_counter many[DP_MAX_COUNTERS + 1];
+	for (uint32_t i = 0; i <= DP_MAX_COUNTERS; i++)
+		many[i] = (struct dp_counter){ "same.name", 1 };
+	CHECK(dp_write_counters(w, 1, &(struct dp_counters){ DP_MAX_COUNTERS + 1, many }) == -EINVAL);
+	CHECK(dp_write_counters(w, 1, &(struct dp_counters){ 0, NULL }) == 0);  /* nothing */
+	CHECK_EQ_U64(dp_writer_records(w), before);
+	/* controls: the same calls at the limits are written */
+	struct dp_counter good[] = { { N64, 1 }, { "a", 2 }, { "0-9._", 3 } };
+	CHECK(dp_write_counters(w, 1, &(struct dp_counters){ 3, good }) == 0);
+	CHECK(dp_write_counters(w, 1, &(struct dp_counters){ DP_MAX_COUNTERS, many }) == 0);
+	CHECK(dp_writer_records(w) > before);
+	CHECK(dp_writer_finish(w) == 0);  /* the refusals did not poison it */
+	int err;
+	struct dp_reader *r = dp_reader_open(path, &err, NULL, 0);
+	struct dp_record rec;
+	int n = 0;
+	uint64_t same = 0;
+	while (r && dp_reader_next(r, &rec) > 0)
+		if (rec.type == DP_REC_COUNTERS) {
+			n++;
+			for (uint32_t i = 0; i < rec.u.counters.n; i++)
+				if (!strcmp(rec.u.counters.c[i].name, "same.name"))
+					same += rec.u.counters.c[i].value;
+		}
+	CHECK_EQ_U64(n, 2);
+	CHECK_EQ_U64(same, DP_MAX_COUNTERS);  /* a name repeated in a record is kept */
+	const struct dp_damage *d;
+	CHECK(r && dp_reader_damage(r, &d) == 0);
+	dp_reader_free(r);
+	unlink(path);
+	free(path);
+}
+
+/* A COUNTERS body built by hand: n entries (value i+1) named by names[],
+ * each entry's name length field taken from lens[] (the real length when
+ * lens is NULL), n_field in the count field, the record cut to `cut`
+ * bytes when nonzero (the length field follows). Returns the length. */
+static size_t raw_counters(uint8_t *b, size_t cap, uint32_t n_field, uint32_t n,
+			   const char *const *names, const uint16_t *lens, size_t cut)
+{
+	memset(b, 0, cap);
+	put16(b, DP_REC_COUNTERS);
+	put32(b + 8, n_field);
+	size_t at = 16;
+	for (uint32_t i = 0; i < n; i++) {
+		size_t nl = strlen(names[i]);
+		put64(b + at, i + 1);
+		put16(b + at + 8, lens ? lens[i] : (uint16_t)nl);
+		memcpy(b + at + 10, names[i], nl);
+		at += 10 + nl;
+	}
+	size_t len = align8((uint32_t)(cut ? cut : at));
+	CHECK(len <= cap);
+	put32(b + 4, (uint32_t)len);
+	return len;
+}
+
+/* Write sample, the raw record (domain 2), sample; read back. Returns the
+ * number of damage entries; *what the first one; *got the COUNTERS
+ * records returned, *samples the samples. */
+static size_t read_raw_counters(const uint8_t *raw, size_t len, char *what, size_t wl, int *got,
+				int *samples, uint64_t *v0)
+{
+	char *path = tmpfile_path("ctr-bad.data");
+	struct dp_writer *w = open_writer(path, 0, 0);
+	struct dp_sample s = { .ip = 7 };
+	CHECK(dp_write_sample(w, 2, &s) == 0);
+	CHECK(dp_write_raw(w, 2, raw, len) == 0);  /* copies any body */
+	CHECK(dp_write_sample(w, 2, &s) == 0);
+	CHECK(dp_writer_finish(w) == 0);
+	int err;
+	struct dp_reader *r = dp_reader_open(path, &err, NULL, 0);
+	struct dp_record rec;
+	*got = *samples = 0;
+	while (r && dp_reader_next(r, &rec) > 0) {
+		*samples += rec.type == DP_REC_SAMPLE && rec.domain == 2;
+		if (rec.type == DP_REC_COUNTERS) {
+			(*got)++;
+			*v0 = rec.u.counters.n ? rec.u.counters.c[0].value : 0;
+		}
+	}
+	const struct dp_damage *d;
+	size_t nd = r ? dp_reader_damage(r, &d) : 99;
+	snprintf(what, wl, "%s", nd && r ? d[0].what : "");
+	dp_reader_free(r);
+	unlink(path);
+	free(path);
+	return nd;
+}
+
+static void counters_malformed(void)
+{
+	static uint8_t b[8192];
+	static const char *n257[257];
+	for (int i = 0; i < 257; i++)
+		n257[i] = "a";
+	static const char *const one[] = { "unwind.chains" }, *const two[] = { "a", "b" };
+	static const char *const upper[] = { "Abc" }, *const nul[] = { "ab" };
+	static const char *const n65[] = { N64 "z" };
+	uint16_t len200 = 200, len0 = 0, len3 = 3;
+	struct {
+		const char *what;
+		size_t len;
+		bool ok;
+	} c[12];
+	size_t nc = 0;
+	uint8_t *bufs[12];
+#define CASE(w, ok_, ...) do { bufs[nc] = xmalloc(sizeof(b)); \
+	c[nc].len = raw_counters(bufs[nc], sizeof(b), __VA_ARGS__); c[nc].what = w; c[nc].ok = ok_; nc++; } while (0)
+	CASE("control: one counter", true, 1, 1, one, NULL, 0);
+	CASE("control: 256 counters", true, 256, 256, n257, NULL, 0);
+	CASE("control: no counters", true, 0, 0, NULL, NULL, 0);
+	CASE("header only", false, 0, 0, NULL, NULL, 8);
+	CASE("count without entries", false, 1, 0, NULL, NULL, 0);
+	CASE("count 257", false, 257, 257, n257, NULL, 0);
+	CASE("name length past the record", false, 1, 1, one, &len200, 0);
+	CASE("name length 0", false, 1, 1, one, &len0, 0);
+	CASE("name of 65 bytes", false, 1, 1, n65, NULL, 0);
+	CASE("upper-case name", false, 1, 1, upper, NULL, 0);
+	CASE("second entry missing", false, 2, 1, two, NULL, 0);
+	CASE("NUL inside a name", false, 1, 1, nul, &len3, 0);
+#undef CASE
+	for (size_t i = 0; i < nc; i++) {
+		char what[128];
+		int got, samples;
+		uint64_t v0 = 0;
+		size_t nd = read_raw_counters(bufs[i], c[i].len, what, sizeof(what), &got, &samples, &v0);
+		bool checked = dp_record_check(bufs[i], c[i].len);
+		if (c[i].ok) {
+			CHECK(nd == 0 && got == 1 && checked);
+		} else {
+			CHECK(nd == 1 && got == 0 && !checked);
+			CHECK(strstr(what, "malformed COUNTERS record") != NULL);
+		}
+		CHECK_EQ_U64(samples, 2);  /* the records around it are read */
+		if (nd != (c[i].ok ? 0u : 1u) || samples != 2)
+			fprintf(stderr, "  case '%s': %zu damage (%s), %d records, %d samples\n",
+				c[i].what, nd, what, got, samples);
+		free(bufs[i]);
+	}
+}
+
 static void crc(void)
 {
 	CHECK_EQ_U64(crc32c(0, "123456789", 9), 0xe3069283);
@@ -795,6 +1041,10 @@ int main(void)
 	sequence();
 	stats_totals();
 	old_minor0();
+	counters_roundtrip(0);
+	counters_roundtrip(1);
+	counters_refused();
+	counters_malformed();
 	enospc();
 	rmdir(tmpdir);
 	return unit_done();

@@ -9,7 +9,10 @@
  * (a small strict parser below), counts add up to the samples, folded
  * lines are one per stack with no stray separators, SVG and HTML escape
  * markup and name no network resource, pprof is gzip that inflates to a
- * protobuf holding the symbol names.
+ * protobuf holding the symbol names. A second recording with COUNTERS
+ * records: the profile sums them per domain, the text header gives the
+ * unwind summary line exactly (only for domains with unwind.chains > 0),
+ * the JSON report a "counters" object (and none without counters).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -331,8 +334,92 @@ static void test_pprof(const struct profile *p)
 	free(s);
 }
 
+/* ---- counters (format 1.3) ---- */
+
+static char cpath[] = "/tmp/test-render-ctr-XXXXXX";
+
+static void counters(struct dp_writer *w, uint32_t dom, const struct dp_counter *c, uint32_t n)
+{
+	CHECK(dp_write_counters(w, dom, &(struct dp_counters){ n, c }) == 0);
+}
+
+static void test_counters(void)
+{
+	char *argv[] = { "test-render", NULL };
+	int err = 0;
+	struct dp_writer *w = fixture_writer_tmp(cpath, 1, argv, NULL, &err);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	struct dp_domain d[] = {
+		{ .id = 3, .kind = DP_DOMAIN_PASSIVE, .name = "vm1", .address = "", .symsrc = "" },
+		{ .id = 4, .kind = DP_DOMAIN_PASSIVE, .name = "vm2", .address = "", .symsrc = "" },
+		{ .id = 5, .kind = DP_DOMAIN_PASSIVE, .name = "vm3", .address = "", .symsrc = "" },
+	};
+	for (int i = 0; i < 3; i++)
+		CHECK(dp_write_domain(w, &d[i]) == 0);
+	/* vm1 in two records that add up to 1000 chains: end 610, user 361,
+	 * undefined 19, unreadable 10 */
+	const struct dp_counter a[] = { { "unwind.chains", 600 }, { "unwind.stop.end", 400 },
+					{ "unwind.stop.user", 180 }, { "unwind.stop.unreadable", 10 },
+					{ "unwind.stop.fp-end", 0 }, { "unwind.bytes", 123456 } };
+	const struct dp_counter b[] = { { "unwind.chains", 400 }, { "unwind.stop.end", 210 },
+					{ "unwind.stop.user", 181 }, { "unwind.stop.undefined", 19 },
+					{ "unwind.stop.loop", 0 } };
+	counters(w, 3, a, 6);
+	sample(w, 3, 0, DP_MODE_GUEST_KERNEL, K(0x1010), NULL, 0);
+	counters(w, 3, b, 5);
+	const struct dp_counter h[] = { { "other.thing", 9 } };      /* no unwind line */
+	const struct dp_counter z[] = { { "unwind.chains", 0 }, { "unwind.stop.end", 0 } };
+	const struct dp_counter o[] = { { "unwind.chains", 5 } };    /* none complete */
+	counters(w, 0, h, 1);
+	counters(w, 4, z, 2);
+	counters(w, 5, o, 1);
+	CHECK(dp_writer_finish(w) == 0);
+
+	char msg[200];
+	struct profile *p = profile_load(cpath, NULL, NULL, &err, msg, sizeof(msg));
+	CHECK(p != NULL);
+	unlink(cpath);
+	if (!p)
+		return;
+	const struct profile_counter *c;
+	CHECK_EQ_U64(profile_counters(p, 3, &c), 8);
+	CHECK(c && !strcmp(c[0].name, "unwind.bytes") && !strcmp(c[1].name, "unwind.chains"));
+	CHECK_EQ_U64(profile_counter(p, 3, "unwind.chains"), 1000);
+	CHECK_EQ_U64(profile_counter(p, 3, "unwind.stop.user"), 361);
+	CHECK_EQ_U64(profile_counter(p, 0, "other.thing"), 9);
+	CHECK_EQ_U64(profile_counter(p, 0, "unwind.chains"), 0);
+	CHECK_EQ_U64(profile_counters(p, 7, &c), 0);
+
+	size_t len;
+	enum profile_sort_key keys[] = { PROFILE_SORT_SAMPLE };
+	struct report_view v = { .path = "text", .keys = keys, .nkeys = 1, .symbols = true };
+	char *s = render(p, r_report, &v, &len);
+	CHECK(strstr(s, "\n# vm1: 1000 call chains unwound from outside, 97.1% complete (end 61.0%, "
+		       "user 36.1%); cut: undefined 1.9%, unreadable 1.0%\n") != NULL);
+	CHECK(strstr(s, "\n# vm3: 5 call chains unwound from outside, 0.0% complete\n") != NULL);
+	CHECK_EQ_U64(count(s, "call chains unwound"), 2);  /* not host, not vm2 (0 chains) */
+	/* the control: the check above can fail on a wrong share */
+	CHECK(strstr(s, "unreadable 1.9%") == NULL);
+	free(s);
+	v.path = "json";
+	s = render(p, r_report, &v, &len);
+	CHECK(json_ok(s, len));
+	CHECK(strstr(s, "\"name\":\"vm1\"") != NULL);
+	CHECK(strstr(s, ",\"counters\":{\"unwind.bytes\":123456,\"unwind.chains\":1000,"
+		       "\"unwind.stop.end\":610,\"unwind.stop.fp-end\":0,\"unwind.stop.loop\":0,"
+		       "\"unwind.stop.undefined\":19,\"unwind.stop.unreadable\":10,"
+		       "\"unwind.stop.user\":361}}") != NULL);
+	CHECK(strstr(s, "\"counters\":{\"other.thing\":9}}") != NULL);
+	CHECK_EQ_U64(count(s, "\"counters\""), 4);
+	free(s);
+	profile_free(p);
+}
+
 int main(void)
 {
+	test_counters();
 	write_file();
 	struct profile_opts o = { .callgraph = true, .stacks = true };
 	char msg[200];
@@ -346,6 +433,17 @@ int main(void)
 		test_csv_text(p);
 		test_markup(p);
 		test_pprof(p);
+		/* a recording without COUNTERS: no counters anywhere */
+		enum profile_sort_key keys[] = { PROFILE_SORT_SAMPLE };
+		struct report_view v = { .path = "json", .keys = keys, .nkeys = 1 };
+		size_t len;
+		char *s = render(p, r_report, &v, &len);
+		CHECK(strstr(s, "counters") == NULL);
+		free(s);
+		v.path = "text";
+		s = render(p, r_report, &v, &len);
+		CHECK(strstr(s, "call chains unwound") == NULL);
+		free(s);
 		profile_free(p);
 	} else {
 		fprintf(stderr, "load: %d %s\n", err, msg);

@@ -5,7 +5,8 @@
  * an "other" slot, saturation, STATS), domains and events indexed by id
  * (host first, 10,000 domains), the visitor's dispatch and its stop on a
  * nonzero return, progress, and damage / incomplete passed through from
- * the reader.
+ * the reader; COUNTERS totals per (domain, name), adding up over records,
+ * saturating, bounded in distinct names, and their own callback.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -261,10 +262,79 @@ static void damage_passed_through(void)
 	dp_reader_free(r);
 }
 
+static int c_counters(void *ctx, const struct dp_record *rec)
+{
+	((struct counter *)ctx)->others += 1000;  /* told apart from `other` */
+	return 0;
+}
+
+static void counter_sums(void)
+{
+	struct dp_writer *w = open_writer(128);  /* records over several chunks */
+	struct dp_counter a[] = { { "unwind.chains", 10 }, { "unwind.stop.end", 7 } };
+	struct dp_counter b[] = { { "unwind.chains", 5 }, { "unwind.chains", 1 }, { "big", UINT64_MAX } };
+	struct dp_counter c[] = { { "big", 3 }, { "unwind.chains", 100 } };
+	CHECK(dp_write_counters(w, 4, &(struct dp_counters){ 2, a }) == 0);
+	sample(w, 4, 0);
+	CHECK(dp_write_counters(w, 4, &(struct dp_counters){ 3, b }) == 0);
+	CHECK(dp_write_counters(w, 4, &(struct dp_counters){ 2, c }) == 0);
+	CHECK(dp_write_counters(w, DP_HOST_DOMAIN, &(struct dp_counters){ 1, a }) == 0);
+	CHECK(dp_write_counters(w, 9, &(struct dp_counters){ 1, c }) == 0);  /* counters only */
+	CHECK(dp_writer_finish(w) == 0);
+
+	struct dp_reader *r = open_reader();
+	struct dp_meta meta = { 0 };
+	struct counter cn = { 0 };
+	const struct dp_visitor v = { .counters = c_counters, .other = c_other };
+	CHECK(dp_scan(r, &v, &cn, &meta) == 0);
+	CHECK_EQ_U64(meta.counts[DP_REC_COUNTERS], 5);
+	CHECK_EQ_U64(meta.unknown, 0);
+	CHECK_EQ_U64(cn.others, 5 * 1000 + meta.counts[DP_REC_DOMAIN_SWITCH]);
+	struct dp_counter_sums *s = &meta.counters;
+	CHECK_EQ_U64(dp_counter_sums_get(s, 4, "unwind.chains"), 116);
+	CHECK_EQ_U64(dp_counter_sums_get(s, 4, "unwind.stop.end"), 7);
+	CHECK_EQ_U64(dp_counter_sums_get(s, 4, "big"), UINT64_MAX);  /* saturated */
+	CHECK_EQ_U64(dp_counter_sums_get(s, 0, "unwind.chains"), 10);
+	CHECK_EQ_U64(dp_counter_sums_get(s, 9, "unwind.chains"), 0); /* not in that record */
+	CHECK_EQ_U64(dp_counter_sums_get(s, 9, "big"), 3);
+	CHECK_EQ_U64(dp_counter_sums_get(s, 5, "big"), 0);
+	CHECK(dp_meta_domain(&meta, 9) != NULL);  /* a scoped record's domain */
+	CHECK_EQ_U64(dp_meta_domain(&meta, 9)->listed, 0);
+	dp_counter_sums_sort(s);
+	const struct dp_counter_sum *e;
+	CHECK_EQ_U64(dp_counter_sums_of(s, 4, &e), 3);
+	CHECK(e && !strcmp(e[0].name, "big") && !strcmp(e[1].name, "unwind.chains") &&
+	      !strcmp(e[2].name, "unwind.stop.end") && e[1].value == 116);
+	CHECK_EQ_U64(dp_counter_sums_of(s, 0, &e), 1);
+	CHECK_EQ_U64(dp_counter_sums_of(s, 9, &e), 1);
+	CHECK_EQ_U64(dp_counter_sums_of(s, 7, &e), 0);
+	CHECK(e == NULL);
+	CHECK_EQ_U64(dp_counter_sums_get(s, 4, "unwind.chains"), 116);  /* after the sort */
+	dp_meta_release(&meta);
+	dp_reader_free(r);
+
+	/* the bound on distinct names: the rest are counted, not kept */
+	struct dp_counter_sums t = { 0 };
+	char name[32];
+	struct dp_counter one = { name, 1 };
+	for (uint32_t i = 0; i < DP_COUNTER_SUMS_MAX + 10; i++) {
+		snprintf(name, sizeof(name), "n%u", i);
+		dp_counter_sums_add(&t, i % 3, &(struct dp_counters){ 1, &one });
+	}
+	dp_counter_sums_add(&t, 0, &(struct dp_counters){ 1, &one });  /* the last name seen: dropped */
+	snprintf(name, sizeof(name), "n0");
+	dp_counter_sums_add(&t, 0, &(struct dp_counters){ 1, &one });  /* kept: adds */
+	CHECK_EQ_U64(t.n, DP_COUNTER_SUMS_MAX);
+	CHECK_EQ_U64(t.dropped, 11);
+	CHECK_EQ_U64(dp_counter_sums_get(&t, 0, "n0"), 2);
+	dp_counter_sums_release(&t);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
 		return 1;
+	counter_sums();
 	counts_and_dispatch();
 	many_domains();
 	damage_passed_through();
