@@ -178,7 +178,7 @@ static int read_tables(struct gdb_chains *c, struct guest_mem *m, guest_sym_fn s
 	if (lr == -ENOENT)
 		snprintf(fast, sizeof(fast), "no fast lookup table");
 	else if (lr < 0)
-		snprintf(fast, sizeof(fast), "fast lookup table not used: %s", why);
+		snprintf(fast, sizeof(fast), "fast lookup table not used: %.150s", why);
 	snprintf(note, notelen, "; call chains by ORC (%s, %zu entries, %.120s; %s %.1f MB in %.2f s)",
 		 c->orc.layout_name, c->orc.n, fast, cached ? "cached, checked" : "read", (m->bytes - b0) / 1e6,
 		 (mono_ns() - t0) / 1e9);
@@ -304,10 +304,6 @@ int gdb_chains_counters(struct gdb_source *s, struct dp_writer *w)
 	struct gdb_chains *c = s->chains;
 	if (!c)
 		return 0;
-#ifndef DP_MAX_COUNTERS   /* TEMP until the COUNTERS record lands */
-	(void)w;
-	return 0;
-#else
 	char stop_names[GUEST_ORC_NSTOP][40];
 	struct dp_counter v[4 + GUEST_ORC_NSTOP];
 	uint32_t n = 0;
@@ -324,7 +320,6 @@ int gdb_chains_counters(struct gdb_source *s, struct dp_writer *w)
 	struct dp_counters cs = { .n = n, .c = v };
 	int r = dp_write_counters(w, s->domain_id, &cs);
 	return r < 0 ? r : 1;
-#endif
 }
 
 void gdb_chains_free(struct gdb_source *s)

@@ -326,8 +326,8 @@ void guest_orc_free(struct guest_orc *o)
 const char *guest_orc_stop_name(enum guest_orc_stop s)
 {
 	static const char *const names[GUEST_ORC_NSTOP] = {
-		"end", "user", "fp-end", "depth", "undefined", "no-entry", "bad-reg", "not-kernel",
-		"bad-sp", "read", "bytes", "sp-down", "loop", "stacks",
+		"end", "user", "fp-end", "depth", "undefined", "no-entry", "bad-register", "not-kernel",
+		"bad-sp", "unreadable", "bytes", "sp-down", "loop", "stacks",
 	};
 	return (unsigned)s < GUEST_ORC_NSTOP ? names[s] : "?";
 }

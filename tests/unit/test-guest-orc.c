@@ -243,7 +243,7 @@ static void test_hostile(void)
 	CHECK(ch.stop == GUEST_ORC_DEPTH && ch.n == GUEST_ORC_MAX_DEPTH);
 	/* The recursion runs off the stack's end into unmapped memory. */
 	unwind(kregs(TEXT + 0xa05, TASK + STK - 64, 0), NULL, &ch);
-	CHECK_STR(guest_orc_stop_name(ch.stop), "read");
+	CHECK_STR(guest_orc_stop_name(ch.stop), "unreadable");
 	/* A small budget on the stack's guest_mem: bytes. */
 	struct guest_mem m = stackmem();
 	m.budget = 100;
@@ -260,7 +260,7 @@ static void test_hostile(void)
 	o.e[1].sp_reg = ORC_REG_R10;
 	put(TASK + 0x100 + 16, TEXT + 0x101);
 	unwind(kregs(TEXT + 0x108, TASK + 0x100, 0), NULL, &ch);
-	CHECK_STR(guest_orc_stop_name(ch.stop), "bad-reg");
+	CHECK_STR(guest_orc_stop_name(ch.stop), "bad-register");
 	o.e[1] = keep;
 	/* User-mode registers are refused. */
 	m = stackmem();
