@@ -6,7 +6,8 @@
 # CALL frames to an end-of-stack entry, a syscall's user-mode pt_regs, an
 # sp that does not move, a deep recursion. Known answers first: each seed
 # unwinds to its chain; the control, the same table with one ip out of
-# order, is refused. Then any crash, sanitizer report or chain over its
+# order, is refused; a correct fast lookup table (orc_lookup) is used and a
+# wrong one (the control) is not. Then any crash, sanitizer report or chain over its
 # bounds while fuzzing fails the test.
 source "$(dirname "$0")/../lib/common.bash"
 set -eo pipefail
@@ -35,11 +36,18 @@ def tables(v1=False, unsorted=False):
         f = (4 if t == END else t - CALL if t >= CALL else 0) if v1 else t | (8 if t >= REGS else 0)
         ent += struct.pack("<hhBB", so, bo, sr | br << 4, f)
     return ipt + ent
-def seed(name, want, ip, sp, stack, v1=False, unsorted=False):
+def lookup(wrong=False):
+    """The kernel's orc_lookup for 64 KiB of text: per 256-byte block the
+    last entry at or below its start, then the one for _etext."""
+    v = [max(i for i, t in enumerate(tab) if t[0] <= b * 256) for b in range(256)] + [len(tab) - 1]
+    if wrong:
+        v[3] = 0
+    return {0: 257 | v[0] << 32, **{4 + 4 * k: v[k] | v[k + 1] << 32 for k in range(1, 257, 2)}}
+def seed(name, want, ip, sp, stack, v1=False, unsorted=False, flags=0):
     st = bytearray(0x1000)
     for a, v in stack.items():
         struct.pack_into("<Q", st, a, v)
-    hdr = struct.pack("<BHHHBHHHH", 0, len(tab), 512, 0, 0, ip, sp, 0, 0)   # 512-byte windows
+    hdr = struct.pack("<BHHHBHHHH", flags, len(tab), 512, 0, 0, ip, sp, 0, 0)   # 512-byte windows
     open("%s/%s" % (out, name), "wb").write(hdr + tables(v1, unsorted) + bytes(st))
     open("%s/%s.want" % (out, name), "w").write(want + "\n")
 calls = {0x810: TEXT + 0x215, 0x818: 0xbb, 0x820: TEXT + 0x315, 0x828: TEXT + 0x405}
@@ -52,6 +60,10 @@ seed("loop", "chain loop frames=1 bytes=512: 0x805", 0x805, 0x800, {0x7f8: TEXT 
 seed("recursion", "chain depth frames=64 bytes=512:" + " 0xa05" * 64, 0xa05, 8,
      {a: TEXT + 0xa05 for a in range(0, 0x1000, 8)})
 seed("bad-unsorted", "refused", 0x108, 0x800, calls, unsorted=True)
+# the fast lookup table (flag 32), right and (control) with one value wrong
+seed("lookup", "chain end frames=4 bytes=512: 0x108 0x215 0x315 0x405", 0x108, 0x800, {**calls, **lookup()}, flags=32)
+seed("bad-lookup", "chain end frames=4 bytes=512: 0x108 0x215 0x315 0x405", 0x108, 0x800,
+     {**calls, **lookup(True)}, flags=32)
 EOF_PY
 for s in "$corpus"/*.want; do
 	seed=${s%.want} name=$(basename "${s%.want}")
@@ -61,9 +73,12 @@ for s in "$corpus"/*.want; do
 	got=$(sed -n 's/^fuzz-orc: \(chain .*\|refused\): *.*$/&/p' "$OUT/$name.log" | head -n 1 | sed 's/^fuzz-orc: //')
 	echo "  $name: $got"
 	case $name in
+	bad-lookup) [ "$got" = "$want" ] || fail "$name: got '$got', expected '$want'"
+		! grep -q 'fast lookup table' "$OUT/$name.log" || fail "control: a wrong orc_lookup was used" ;;
 	bad-*) [[ "$got" == refused:* ]] || fail "control $name was not refused: $got" ;;
 	*) [ "$got" = "$want" ] || fail "$name: got '$got', expected '$want'" ;;
 	esac
+	[ "$name" != lookup ] || grep -q 'fast lookup table' "$OUT/$name.log" || fail "lookup: the orc_lookup table was not used"
 done
 build/fuzz/fuzz-orc -max_total_time="${FUZZ_SECONDS:-10}" -max_len=65536 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5

@@ -10,7 +10,11 @@
  *   that disagree);
  *   then n s32 ips (mapped at FUZZ_IPT), n 6-byte entries (FUZZ_ENT),
  *   and the rest as a stack mapped at FUZZ_STACK.
- * guest_orc_read checks the tables; when they pass, guest_orc_unwind runs
+ * Flag bit 5: the stack's first bytes are also the fast lookup table
+ * (lookup_num_blocks, then orc_lookup). guest_orc_read checks the tables
+ * (and the lookup table: when it is kept, every lookup through it must
+ * give the entry a search of the whole table gives); when they pass,
+ * guest_orc_unwind runs
  * from the header's registers and from each of the first 8 table ips.
  * Any crash, sanitizer report or a chain over its bounds (depth, bytes)
  * is a bug. With FUZZ_ORC_VERBOSE set, each result is printed on stderr
@@ -28,7 +32,7 @@
 #define FUZZ_ENT   0xffffffff82800000ull
 #define FUZZ_STACK 0xffffc90000010000ull
 
-struct syms { uint64_t nip, nent, extra; };
+struct syms { uint64_t nip, nent, extra; bool lookup; };
 
 static uint64_t sym(void *ctx, const char *name)
 {
@@ -39,6 +43,11 @@ static uint64_t sym(void *ctx, const char *name)
 	if (!strcmp(name, "__stop_orc_unwind")) return FUZZ_ENT + 6 * s->nent + s->extra;
 	if (!strcmp(name, "_stext")) return FUZZ_TEXT;
 	if (!strcmp(name, "_etext")) return FUZZ_TEXT + 0x10000;
+	/* the fast lookup table: the stack's first bytes (a u32 count, then
+	 * room for the 257 values of 64 KiB of text) */
+	if (s->lookup && !strcmp(name, "lookup_num_blocks")) return FUZZ_STACK;
+	if (s->lookup && !strcmp(name, "orc_lookup")) return FUZZ_STACK + 4;
+	if (s->lookup && !strcmp(name, "orc_lookup_end")) return FUZZ_STACK + 4 + 4 * 257;
 	return 0;
 }
 
@@ -80,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.r[GR_SP] = FUZZ_STACK + get16(data + 10);
 	r.r[GR_BP] = FUZZ_STACK + get16(data + 12);
 	r.r[GR_CS] = 0x10;
-	struct syms s = { n, n, get16(data + 14) };
+	struct syms s = { n, n, get16(data + 14), (data[0] & 32) != 0 };
 	data += 16;
 	size -= 16;
 	if (n * 10 > size)
@@ -102,7 +111,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (o.n != n || o.etext != FUZZ_TEXT + 0x10000)
 		abort();
 	if (verbose)
-		fprintf(stderr, "fuzz-orc: %zu entries, %s\n", o.n, o.layout == GUEST_ORC_V1 ? "v1" : "v3");
+		fprintf(stderr, "fuzz-orc: %zu entries, %s%s\n", o.n, o.layout == GUEST_ORC_V1 ? "v1" : "v3",
+			o.lookup ? ", fast lookup table" : "");
+	if (o.lookup) {
+		uint32_t *keep = o.lookup;
+		for (uint64_t ip = FUZZ_TEXT; ip < o.etext; ip += 61) {
+			const struct guest_orc_entry *fast = guest_orc_find(&o, ip);
+			o.lookup = NULL;
+			const struct guest_orc_entry *all = guest_orc_find(&o, ip);
+			o.lookup = keep;
+			if (fast != all && (!fast || !all || memcmp(fast, all, sizeof(*fast))))
+				abort();   /* an accepted lookup table misleads */
+		}
+	}
 	run(&o, &im, &r, &opt, verbose);
 	for (size_t i = 0; i < o.n && i < 8; i++) {
 		r.r[GR_IP] = o.ip[i];

@@ -27,7 +27,7 @@ echo "+ domprof record -g -F 1000 -d 10 --domain vmp=gdb:unix:$sock --domain vma
 	--domain "vma=agent:127.0.0.1:$port,key=$AGENT_KEY" >"$VM_OUT/record.log" 2>&1 ||
 	{ cat "$VM_OUT/record.log"; fail "record -g failed"; }
 sed 's/^/    /' "$VM_OUT/record.log"
-grep -q 'vmp: .*call chains by ORC (v3' "$VM_OUT/record.log" || fail "vmp: the 6.12 ORC table (v3) was not read"
+grep -q 'vmp: .*call chains by ORC (v3 .*, fast lookup table;' "$VM_OUT/record.log" || fail "vmp: the 6.12 ORC table (v3) and its fast lookup table were not read"
 chains_check "$data" vmp vma
 chains_control "$data" vmp "$sock"
 vm_alive g || fail "the guest died"
