@@ -15,11 +15,15 @@ ret_from_fork*, the boot entry secondary_startup_64* (the idle task of
 the first CPU starts there), or the user boundary (a user frame).
 
 Exit status 0 when every compared function's top callers agree (or, where
-the two leading callers are within TIE points of each other in both
-views, a tie, the same two lead both), every
+the two leading callers are within TIE points of each other in one of
+the views, a tie, the same two lead both), every
 similarity is >= SIM, and >= ENTRY% of the passive chains end at an entry
 point; 1 otherwise; 2 on bad input. With --entry-only only the last
 check is made (the wrong-table control, whose chains are cut early).
+
+--drop-caller is the control that must fail: the passive chains as an
+unwinder that skips one frame would give them (each leaf's caller
+dropped).
 
 --skip FILE names functions not compared: the interrupt-enable points
 (domprof diff --fold-irq-enable), where the active view's cpu-clock
@@ -27,7 +31,8 @@ samples land late, so their callers are the code that ran with
 interrupts off rather than the function's callers (docs/active.md).
 
 usage: chains-compare.py [--top N] [--min N] [--sim X] [--entry P]
-                         [--skip FILE] [--entry-only] PASSIVE.folded [ACTIVE.folded]
+                         [--skip FILE] [--drop-caller] [--entry-only]
+                         PASSIVE.folded [ACTIVE.folded]
 """
 import argparse
 import collections
@@ -97,11 +102,15 @@ def main():
     ap.add_argument("--entry", type=float, default=90.0)
     ap.add_argument("--entry-only", action="store_true")
     ap.add_argument("--skip", help="file of function names not compared, one a line")
+    ap.add_argument("--drop-caller", action="store_true",
+                    help="the control: every passive chain loses its leaf's caller frame")
     ap.add_argument("passive")
     ap.add_argument("active", nargs="?")
     o = ap.parse_args()
     try:
         ps = load(o.passive)
+        if o.drop_caller:
+            ps = [(fr[:-2] + fr[-1:], n) if len(fr) > 2 else (fr, n) for fr, n in ps]
         acs = load(o.active) if o.active else []
     except (OSError, ValueError) as e:
         print(f"chains-compare: {e}", file=sys.stderr)
@@ -139,7 +148,7 @@ def main():
         p, a = pc[f], ac[f]
         ptop, atop = p.most_common(1)[0][0], a.most_common(1)[0][0]
         sim = similarity(p, a)
-        agree = ptop == atop or (tie(p) and tie(a) and {ptop, atop} <= set(lead2(p)) & set(lead2(a)))
+        agree = ptop == atop or ((tie(p) or tie(a)) and set(lead2(p)) == set(lead2(a)))
         print(f"  {f}: passive {sum(p.values())} samples, callers {shares(p)}; active {sum(a.values())}, "
               f"callers {shares(a)}; similarity {sim:.2f}{'' if agree else '  TOP CALLERS DIFFER'}")
         if not agree or sim < o.sim:

@@ -13,7 +13,9 @@
 #       of `diff --fold-irq-enable` set aside) the most frequent caller agrees
 #       and the caller distributions have similarity >= 0.8; >= 90% of the
 #       passive chains end at an entry point. The recording's COUNTERS
-#       (unwind.*) are shown.
+#       (unwind.*) are shown. Control: the same passive chains, each
+#       leaf's caller dropped (an unwinder that skips a frame), must not
+#       agree.
 #   chains_control DATA PASSIVE SOCK
 #       the check that must fail: the same guest's stacks unwound with a
 #       table that does not fit its code (every ORC ip moved by 4 KiB;
@@ -36,6 +38,11 @@ chains_check() {
 		>"$VM_OUT/chains-compare.txt" 2>&1; local rc=$?
 	sed 's/^/    /' "$VM_OUT/chains-compare.txt"
 	[ $rc -eq 0 ] || fail "passive call chains do not agree with the guest's own ($p vs $a)"
+	# control: the same comparison of chains that lost one frame fails
+	python3 "$DOMPROF_TOP/tests/vm/chains-compare.py" --drop-caller --skip "$VM_OUT/irq-enable.txt" \
+		"$VM_OUT/$p-k.folded" "$VM_OUT/$a-k.folded" >"$VM_OUT/chains-control.txt" 2>&1; rc=$?
+	[ $rc -eq 1 ] || { cat "$VM_OUT/chains-control.txt"; fail "control: chains missing a frame still agree (exit $rc)"; }
+	note "control: chains with each leaf's caller dropped do not agree: $(grep -c 'DIFFER' "$VM_OUT/chains-control.txt") top callers differ"
 }
 
 chains_control() {
