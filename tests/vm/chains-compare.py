@@ -6,7 +6,9 @@ from outside, record -g on a gdb domain) and ACTIVE (the guest kernel's
 own unwinder, through the agent's -g).
 
 Prints, for the TOP hottest guest kernel functions of the passive view
-(by self samples, among those with at least MIN samples in both views),
+(by self samples, among those with at least MIN samples in both views,
+and leaving out those where most of the active view's chains stop: the
+guest's own unwinder gives no caller to compare with),
 the most frequent immediate callers in each view and the similarity of
 the two caller distributions (sum over callers of the smaller share, 1 =
 identical), and the share of passive chains whose outermost frame is an
@@ -87,6 +89,16 @@ def shares(c):
     return ", ".join(f"{k} {100.0 * v / t:.0f}%" for k, v in c.most_common(3))
 
 
+def no_caller(c):
+    """The reference has no caller for the function: most of its chains
+    stop there (the guest kernel's own unwinder found nothing to unwind
+    from it, as in a retpoline thunk, which has no ORC information)."""
+    if not c:
+        return False
+    t = sum(c.values())
+    return 2 * (c["(none)"] + c["(user)"]) > t
+
+
 def similarity(a, b):
     ta, tb = sum(a.values()), sum(b.values())
     if not ta or not tb:
@@ -97,7 +109,7 @@ def similarity(a, b):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--top", type=int, default=5)
-    ap.add_argument("--min", type=int, default=20)
+    ap.add_argument("--min", type=int, default=40)
     ap.add_argument("--sim", type=float, default=0.8)
     ap.add_argument("--entry", type=float, default=90.0)
     ap.add_argument("--entry-only", action="store_true")
@@ -139,7 +151,7 @@ def main():
     if o.skip:
         with open(o.skip, encoding="utf-8") as f:
             skip = {line.strip() for line in f if line.strip()}
-    hot = sorted((f for f in pc if f not in skip and sum(pc[f].values()) >= o.min and sum(ac.get(f, {}).values()) >= o.min),
+    hot = sorted((f for f in pc if f not in skip and not no_caller(ac.get(f)) and sum(pc[f].values()) >= o.min and sum(ac.get(f, {}).values()) >= o.min),
                  key=lambda f: -sum(pc[f].values()))[: o.top]
     if len(hot) < o.top:
         print(f"chains-compare: only {len(hot)} functions with >= {o.min} samples in both views")

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-# The guest-kernel call-chain checks shared by test-seed-experiment.sh
-# (Debian's 6.1) and test-guest-chains.sh (6.12): one guest recorded in
+# The guest-kernel call-chain checks of test-guest-chains.sh (Debian's 6.1;
+# test-guest-chains-6.12.sh: 6.12): one guest recorded in
 # one run with `record -g`, passively (PASSIVE, a gdb domain: chains
 # unwound from outside with the guest's ORC tables) and actively (ACTIVE,
 # the agent: the guest kernel's own unwinder, the ground truth). Sourced
@@ -9,7 +9,7 @@
 #   chains_check DATA PASSIVE ACTIVE
 #       folded exports of both views' kernel samples; tests/vm/chains-
 #       compare.py: for the 5 hottest guest kernel functions (passive
-#       self samples, >= 20 in both views; the interrupt-enable points
+#       self samples, >= 40 in both views; the interrupt-enable points
 #       of `diff --fold-irq-enable` set aside) the most frequent caller agrees
 #       and the caller distributions have similarity >= 0.8; >= 90% of the
 #       passive chains end at an entry point. The recording's COUNTERS
