@@ -6,6 +6,8 @@
 # Ends with the line "N passed, N failed, N skipped".
 # Usage: tests/run.sh [PATTERN]   (substring filter on test names)
 #
+# The fuzz tests (tests/e2e/fuzz-*.sh) fuzz for a fixed time each: they
+# run $VM_JOBS at a time, after the other end-to-end tests.
 # VM tests spend their time in TCG guests; they run $VM_JOBS at a time
 # (default 2), except those whose script holds a line "# runs alone"
 # (measurements a busy host would disturb), which run afterwards, one by
@@ -73,8 +75,13 @@ for t in build/san/tests/test-*; do
 	[ -x "$t" ] && run_one "unit/$(basename "$t")" "$t"
 done
 for t in tests/e2e/*.sh; do
-	[ -f "$t" ] && run_one "e2e/$(basename "$t" .sh)" bash "$t"
+	[ -f "$t" ] && [[ "$t" != */fuzz-* ]] && run_one "e2e/$(basename "$t" .sh)" bash "$t"
 done
+for t in tests/e2e/fuzz-*.sh; do
+	[ -f "$t" ] && run_bg "e2e/$(basename "$t" .sh)" bash "$t"
+done
+wait
+reap
 alone=()
 for t in tests/vm/test-*.sh; do
 	[ -f "$t" ] || continue

@@ -295,6 +295,15 @@ static void test_spec(void)
 	/* symbols from guest memory: explicit, and the current-task switch */
 	CHECK_EQ_U64(gdb_spec_parse("a=gdb:unix:/s,kallsyms=guest,current=0", &sp, err, sizeof(err)), 0);
 	CHECK(sp.symsrc == GDB_SYM_GUEST && sp.symfile[0] == 0 && sp.no_current && !sp.kaslr_auto);
+	/* the -g unwinder's options, at their bounds */
+	CHECK_EQ_U64(gdb_spec_parse("a=gdb:unix:/s,unwind-window=64,unwind-max=32768,unwind-depth=128", &sp, err,
+				    sizeof(err)), 0);
+	CHECK(sp.unwind.window == 64 && sp.unwind.max_bytes == 32768 && sp.unwind.depth == 128);
+	CHECK_EQ_U64(gdb_spec_parse("a=gdb:unix:/s,unwind-window=4096,unwind-max=512,unwind-depth=1", &sp, err,
+				    sizeof(err)), 0);
+	CHECK(sp.unwind.window == 4096 && sp.unwind.max_bytes == 512 && sp.unwind.depth == 1);
+	CHECK_EQ_U64(gdb_spec_parse("a=gdb:unix:/s", &sp, err, sizeof(err)), 0);
+	CHECK(!sp.unwind.window && !sp.unwind.max_bytes && !sp.unwind.depth);   /* the defaults */
 
 	const char *bad[] = {
 		"a=gdb:unix:/s,kallsyms=guest,kaslr=auto", "a=gdb:unix:/s,kaslr=0x200000",
@@ -304,6 +313,9 @@ static void test_spec(void)
 		"a=gdb:unix:/s,kaslr=zz", "a=gdb:unix:/s,kaslr=-1", "a=gdb:unix:/s,foo=1",
 		"a=gdb:unix:/s,kallsyms=/a,sysmap=/b", "a=gdb:unix:/s,kaslr=auto",
 		"a=gdb:unix:/s,", "a=gdb:unix:/s,kallsyms", "a=agent:x:1", "a=gdb:unix:/s,regs=q",
+		"a=gdb:unix:/s,unwind-window=63", "a=gdb:unix:/s,unwind-window=4097", "a=gdb:unix:/s,unwind-max=511",
+		"a=gdb:unix:/s,unwind-max=32769", "a=gdb:unix:/s,unwind-depth=0", "a=gdb:unix:/s,unwind-depth=129",
+		"a=gdb:unix:/s,unwind-depth=", "a=gdb:unix:/s,unwind-depth=8x", "a=gdb:unix:/s,unwind-depth=-1",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = 0;
