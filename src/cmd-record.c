@@ -466,7 +466,7 @@ static void print_summary(const struct recorder *r, const struct collector_resul
 				gdb_source_get_stats(g, &st);
 			const char *in = " (";
 			if (st.ticks) {
-				fprintf(stderr, "%sheld %.2f ms a tick", in, (double)st.stop_ns / 1e6 / (double)st.ticks);
+				fprintf(stderr, "%sheld %.3f ms a tick", in, (double)st.stop_ns / 1e6 / (double)st.ticks);
 				in = ", ";
 			}
 			if (st.chains) {

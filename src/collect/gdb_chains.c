@@ -13,9 +13,13 @@
  * is unwound by frame pointers. The `g` offsets of every register the
  * unwinder uses come from the target description.
  *
- * Per tick (sampler thread, VM stopped, all batch replies read): the
- * acks owed go out, a kernel-mode vCPU is selected for the reads when
- * the batch's last one is not (with page-table isolation a user cr3 does
+ * Per tick: the batch (gdb_build_batch) already reads, for each vCPU
+ * that was in kernel mode at the last tick, the stack window ending at
+ * the page end of its sp then (gdb_chains_next), so most chains need no
+ * request of their own: with a second round trip a tick the VM was held
+ * twice as long. With all batch replies read (VM stopped), the acks owed
+ * go out, a kernel-mode vCPU is selected before the first read the
+ * window does not serve when the batch's last one is not (with page-table isolation a user cr3 does
  * not map the kernel), and each kernel-mode sample is unwound within the
  * unwinder's bounds and a per-tick byte budget. The chain (innermost
  * first, ip[0] the sample's ip, the user rip last when the chain reaches
@@ -52,11 +56,64 @@ struct gdb_chains {
 	/* [entry_SYSCALL_64, entry_SYSCALL_64_after_hwframe): the syscall
 	 * entry before its pt_regs is built; the user rip is still in rcx */
 	uint64_t sys0, sys1;
+	/* The stack window each vCPU's batch reads ahead (see gdb_chains_
+	 * guess): where it starts (0: none asked), and what came back */
+	uint64_t *guess;            /* [nvcpu] */
+	uint8_t *pre;               /* [nvcpu * window] */
+	uint64_t *pre_addr;         /* [nvcpu], 0: nothing read ahead this tick */
+	size_t window;              /* bytes read ahead (<= the stub's `m`) */
 	/* Counters (sampler thread; the few the stats show are atomics) */
 	uint64_t stops[GUEST_ORC_NSTOP];
-	uint64_t frames;
+	uint64_t frames, ahead_used, ahead_bytes;
 	atomic_uint_fast64_t chains, complete, bytes, reads;
 };
+
+/* A chain's reads: the window read ahead in the batch when it holds the
+ * bytes asked (the head not in it is asked of the stub), else the stub. */
+struct chain_mem {
+	struct mem_ctx mc;
+	const uint8_t *pre;
+	uint64_t pre_addr;
+	size_t pre_len;
+	uint64_t stub_reads, stub_bytes;   /* `m` sent for this chain */
+	bool used;                         /* the window read ahead served some */
+	const char *hg;                    /* a vCPU to select before the first `m` */
+	unsigned *acks;                    /* acks owed, sent before the first request */
+};
+
+static int chain_read(void *vctx, uint64_t addr, void *buf, size_t len)
+{
+	struct chain_mem *cm = vctx;
+	size_t head = len;
+	if (cm->pre_addr && addr + len > cm->pre_addr && addr < cm->pre_addr + cm->pre_len &&
+	    addr + len <= cm->pre_addr + cm->pre_len) {
+		/* the tail (or all) of the range is in the window */
+		uint64_t from = addr > cm->pre_addr ? addr : cm->pre_addr;
+		head = (size_t)(from - addr);
+		memcpy((uint8_t *)buf + head, cm->pre + (from - cm->pre_addr), len - head);
+		cm->used = true;
+	}
+	if (!head)
+		return 0;
+	/* Our requests follow the replies read so far: ack those first (a
+	 * tick whose chains the window served sends nothing: the acks go
+	 * out with the `c`). */
+	if (*cm->acks) {
+		if (rsp_ack(cm->mc.c, *cm->acks) < 0)
+			return -EIO;
+		*cm->acks = 0;
+	}
+	if (cm->hg) {
+		char req[64];
+		snprintf(req, sizeof(req), "Hg%s", cm->hg);
+		cm->hg = NULL;
+		if (rsp_request(cm->mc.c, req) < 0 || strcmp(cm->mc.c->pkt, "OK"))
+			return -EIO;
+	}
+	cm->stub_reads++;
+	cm->stub_bytes += head;
+	return gdb_mem_read(&cm->mc, addr, buf, head);
+}
 
 /* ---- Registers -------------------------------------------------------- */
 
@@ -93,6 +150,7 @@ void gdb_chains_regs(struct gdb_source *s, const struct rsp_conn *conn, size_t i
 	if (!c)
 		return;
 	c->have[i] = false;
+	c->pre_addr[i] = 0;   /* this tick's window, if asked, comes next */
 	struct guest_regs *g = &c->regs[i];
 	memset(g, 0, sizeof(*g));
 	for (unsigned k = 0; k < GR_N; k++) {
@@ -105,6 +163,28 @@ void gdb_chains_regs(struct gdb_source *s, const struct rsp_conn *conn, size_t i
 			return;   /* an unavailable register: no chain this tick */
 	}
 	c->have[i] = true;
+}
+
+bool gdb_chains_guess(const struct gdb_source *s, size_t i, uint64_t *addr, size_t *len)
+{
+	const struct gdb_chains *c = s->chains;
+	if (!c || !c->guess[i])
+		return false;
+	*addr = c->guess[i];
+	*len = c->window;
+	return true;
+}
+
+void gdb_chains_ahead(struct gdb_source *s, const struct rsp_conn *conn, size_t i)
+{
+	struct gdb_chains *c = s->chains;
+	c->pre_addr[i] = 0;
+	/* an error reply (the page is gone) or junk: no window this tick */
+	if (!c->guess[i] || conn->pktlen != 2 * c->window ||
+	    rsp_hex_bytes(conn->pkt, conn->pktlen, c->pre + i * c->window, c->window) != (int)c->window)
+		return;
+	c->pre_addr[i] = c->guess[i];
+	c->ahead_bytes += c->window;
 }
 
 /* ---- Start -------------------------------------------------------------- */
@@ -216,8 +296,15 @@ int gdb_chains_start(struct gdb_source *s, struct guest_mem *m, guest_sym_fn sym
 	c->regs = xcalloc(s->nvcpu, sizeof(*c->regs));
 	c->have = xcalloc(s->nvcpu, sizeof(*c->have));
 	c->chain = xcalloc(s->nvcpu * c->depth, sizeof(*c->chain));
+	c->window = c->opt.window ? c->opt.window : GUEST_MEM_CHUNK;
+	if (c->window > s->mem_chunk && s->mem_chunk)
+		c->window = s->mem_chunk;
+	c->guess = xcalloc(s->nvcpu, sizeof(*c->guess));
+	c->pre = xcalloc(s->nvcpu, c->window);
+	c->pre_addr = xcalloc(s->nvcpu, sizeof(*c->pre_addr));
 	s->chains = c;
 	s->chain_depth = c->depth;
+	s->batch_pre = xcalloc(s->nvcpu, sizeof(*s->batch_pre));
 	return 0;
 fail:
 	guest_orc_free(&c->orc);
@@ -261,28 +348,49 @@ void gdb_chains_tick(struct gdb_source *s, struct dp_sample *v, size_t n, unsign
 			kcpu = (int)i;
 	if (kcpu < 0)
 		return;
-	/* Our reads follow the replies read so far: ack those first. The
-	 * batch ends with the last vCPU selected (or a walk selected a
-	 * kernel-mode one). */
-	if (*acks && rsp_ack(s->conn, *acks) < 0)
-		return;
-	*acks = 0;
-	if (v[n - 1].mode != DP_MODE_KERNEL) {
-		char req[64];
-		snprintf(req, sizeof(req), "Hg%s", s->tids[kcpu]);
-		if (rsp_request(s->conn, req) < 0 || strcmp(s->conn->pkt, "OK"))
-			return;
-	}
+	/* The batch ends with the last vCPU selected; reads go through a
+	 * kernel-mode one. */
 	struct guest_mem m;
 	struct mem_ctx mc;
 	gdb_guest_mem(s, &m, &mc);
+	struct chain_mem cm = { .mc = mc, .hg = v[n - 1].mode != DP_MODE_KERNEL ? s->tids[kcpu] : NULL,
+				.acks = acks };
+	m.read = chain_read;
+	m.ctx = &cm;
 	m.budget = CHAINS_TICK_BUDGET;
 	for (size_t i = (size_t)kcpu; i < n; i++) {
 		if (v[i].mode != DP_MODE_KERNEL || !c->have[i] || c->regs[i].r[GR_IP] != v[i].ip)
 			continue;
+		cm.pre = c->pre + i * c->window;
+		cm.pre_addr = c->pre_addr[i];
+		cm.pre_len = c->window;
+		cm.used = false;
+		uint64_t r0 = cm.stub_reads, b0 = cm.stub_bytes;
 		struct guest_orc_chain ch;
 		guest_orc_unwind(&c->orc, &m, &c->regs[i], &c->opt, &ch);
+		/* the cost is what went to the stub beyond the batch */
+		ch.reads = cm.stub_reads - r0;
+		ch.bytes = cm.stub_bytes - b0 + (cm.used ? c->window : 0);
+		c->ahead_used += cm.used;
 		keep_chain(c, &c->regs[i], &ch, &v[i], c->chain + i * c->depth);
+	}
+}
+
+void gdb_chains_next(struct gdb_source *s, const struct dp_sample *v, size_t n)
+{
+	struct gdb_chains *c = s->chains;
+	if (!c)
+		return;
+	/* The next tick's batch reads ahead, for each vCPU in the kernel now,
+	 * the window that ends at the page end of its sp: a vCPU in a
+	 * syscall or kernel thread is likely there again, its frames in the
+	 * same page under the pt_regs; one in user mode reads nothing. */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t sp = c->regs[i].r[GR_SP];
+		c->guess[i] = 0;
+		if (v[i].mode == DP_MODE_KERNEL && c->have[i] && guest_kptr(sp) && !(sp & 7))
+			c->guess[i] = (sp | 4095) + 1 - c->window;
+		s->rebuild |= c->guess[i] != 0 || s->batch_pre[i];
 	}
 }
 
@@ -305,12 +413,14 @@ int gdb_chains_counters(struct gdb_source *s, struct dp_writer *w)
 	if (!c)
 		return 0;
 	char stop_names[GUEST_ORC_NSTOP][40];
-	struct dp_counter v[4 + GUEST_ORC_NSTOP];
+	struct dp_counter v[6 + GUEST_ORC_NSTOP];
 	uint32_t n = 0;
 	v[n++] = (struct dp_counter){ "unwind.chains", atomic_load(&c->chains) };
 	v[n++] = (struct dp_counter){ "unwind.frames", c->frames };
 	v[n++] = (struct dp_counter){ "unwind.bytes", atomic_load(&c->bytes) };
 	v[n++] = (struct dp_counter){ "unwind.reads", atomic_load(&c->reads) };
+	v[n++] = (struct dp_counter){ "unwind.ahead.used", c->ahead_used };
+	v[n++] = (struct dp_counter){ "unwind.ahead.bytes", c->ahead_bytes };
 	for (unsigned k = 0; k < GUEST_ORC_NSTOP; k++) {
 		if (!c->stops[k])
 			continue;
@@ -331,6 +441,11 @@ void gdb_chains_free(struct gdb_source *s)
 	free(c->regs);
 	free(c->have);
 	free(c->chain);
+	free(c->guess);
+	free(c->pre);
+	free(c->pre_addr);
 	free(c);
+	free(s->batch_pre);
+	s->batch_pre = NULL;
 	s->chains = NULL;
 }

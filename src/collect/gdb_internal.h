@@ -84,6 +84,7 @@ struct gdb_source {
 	 * drain copies a batch out into dchain before writing it. */
 	struct gdb_chains *chains;
 	unsigned chain_depth;
+	bool *batch_pre;        /* [nvcpu]: the batch reads a stack window ahead */
 	uint64_t *qchain;       /* [qcap * chain_depth], under lock */
 	uint64_t *dchain;       /* [GDB_DRAIN_BATCH * chain_depth], drain only */
 	bool counters_written;  /* drain only */
@@ -181,8 +182,16 @@ int gdb_chains_start(struct gdb_source *s, struct guest_mem *m, guest_sym_fn sym
 void gdb_chains_regs(struct gdb_source *s, const struct rsp_conn *conn, size_t i);
 /* Sampler thread, VM stopped, v[n] read (and named): unwind the kernel-
  * mode samples; v[i].callchain points into s->chains until the next
- * tick. Sends the *acks owed first (then *acks = 0). */
+ * tick. Sends the *acks owed before its first request (then *acks = 0). */
 void gdb_chains_tick(struct gdb_source *s, struct dp_sample *v, size_t n, unsigned *acks);
+/* The stack window the next batch reads ahead for vCPU i (the page end
+ * of its last kernel sp, as one `m`): true and *addr, *len, or false. */
+bool gdb_chains_guess(const struct gdb_source *s, size_t i, uint64_t *addr, size_t *len);
+/* Sampler thread: the reply to that `m` in conn (an error reply: none). */
+void gdb_chains_ahead(struct gdb_source *s, const struct rsp_conn *conn, size_t i);
+/* Sampler thread, after the tick: the next windows to read ahead (sets
+ * s->rebuild when the batch must change). */
+void gdb_chains_next(struct gdb_source *s, const struct dp_sample *v, size_t n);
 /* The unwinding counters into st (left alone without chains). */
 void gdb_chains_stats(const struct gdb_source *s, struct gdb_source_stats *st);
 /* After the sampler ended: the COUNTERS record. Records written (0, 1)

@@ -62,7 +62,8 @@ static void batch_add(struct gdb_source *s, size_t *cap, const char *payload)
 /* Requests sent at every tick, pipelined in one write: for each vCPU
  * Hg<tid> then g (or p for rip, cs, cr3 with regs=p), then, when the
  * guest's current task is read and the vCPU's per-CPU base is known,
- * m<base+cur_off>,8 (the task pointer). */
+ * m<base+cur_off>,8 (the task pointer), then with -g the stack window
+ * read ahead for it (gdb_chains_guess). */
 void gdb_build_batch(struct gdb_source *s)
 {
 	size_t cap = 0;
@@ -94,6 +95,14 @@ void gdb_build_batch(struct gdb_source *s)
 			snprintf(req, sizeof(req), "m%" PRIx64 ",8", s->pcpu_base[i] + s->cur_off);
 			batch_add(s, &cap, req);
 			s->batch_m[i] = true;
+		}
+		uint64_t at;
+		size_t len;
+		if (s->batch_pre)
+			s->batch_pre[i] = gdb_chains_guess(s, i, &at, &len);
+		if (s->batch_pre && s->batch_pre[i]) {
+			snprintf(req, sizeof(req), "m%" PRIx64 ",%zx", at, len);
+			batch_add(s, &cap, req);
 		}
 	}
 	s->rebuild = false;
@@ -207,6 +216,11 @@ int gdb_read_vcpus(struct gdb_source *s, struct dp_sample *out, uint64_t t, bool
 			if (c->pktlen != 16 || rsp_hex_le(c->pkt, 16, 8, &task) < 0)
 				task = 0;
 			s->cur_task[i] = task;
+		}
+		if (s->batch_pre && s->batch_pre[i]) {
+			if ((r = recv_owed(s)) < 0)
+				return r;
+			gdb_chains_ahead(s, c, i);
 		}
 		struct dp_sample *sm = &out[i];
 		memset(sm, 0, sizeof(*sm));
@@ -548,6 +562,7 @@ void *gdb_sampler_main(void *arg)
 			 * whose the sample is */
 			gdb_chains_tick(s, v, s->nvcpu, &acks);
 			gdb_guest_tick(s, v, s->nvcpu, &acks);
+			gdb_chains_next(s, v, s->nvcpu);
 		}
 		if ((r = gdb_resume_vm(s, acks)) < 0)
 			goto out;
