@@ -198,12 +198,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct rsp_conn *c = xcalloc(1, sizeof(*c));
+	c->fd = -1;   /* until setup connects: rsp_close must not close stdin */
 	struct floor_stats st = { 0 };
 	char dpkt[32];
 	unsigned owed = 0;
 	int r = setup(c, argv[1], dpkt, sizeof(dpkt));
 	if (r < 0) {
-		fprintf(stderr, "gdb-floor: %s: %s\n", argv[1], why(r));
+		fprintf(stderr, "gdb-floor: %s: %s%s%s\n", argv[1], c->fd >= 0 ? "not a GDB stub (" : "", why(r),
+			c->fd >= 0 ? ")" : "");
 		rsp_close(c);
 		free(c);
 		return 1;

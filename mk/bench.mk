@@ -11,3 +11,11 @@ build/bench/format: bench/format.c build/libdomprof.a
 build/bench/gdb-floor: bench/gdb-floor.c src/collect/gdb_rsp.h src/util/clock.h build/libdomprof.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< build/libdomprof.a $(LIBS)
+
+# A sanitized copy for tests/e2e/gdb-floor.sh (the tests run sanitized
+# binaries); the benchmark uses the optimized one above.
+build/san/bench/gdb-floor: bench/gdb-floor.c src/collect/gdb_rsp.h src/util/clock.h build/san/libdomprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $< build/san/libdomprof.a $(LIBS)
+
+fixtures: build/san/bench/gdb-floor
