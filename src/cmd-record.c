@@ -29,6 +29,7 @@
 #include "collect/collector.h"
 #include "collect/domain_source.h"
 #include "collect/events.h"
+#include "collect/gdb_source.h"
 #include "collect/perf_source.h"
 #include "collect/recorder.h"
 #include "collect/target.h"
@@ -55,7 +56,9 @@ const char usage_record[] =
 	"                      repeat -e or separate with commas for several events\n"
 	"  -F, --freq HZ       samples per second per CPU (default 1000)\n"
 	"  -c, --count PERIOD  one sample every PERIOD events instead of -F\n"
-	"  -g, --call-graph    record frame-pointer call chains (kernel and user)\n"
+	"  -g, --call-graph    record call chains: frame pointers on the host and in an\n"
+	"                      agent's guest; a passive domain's guest kernel unwound\n"
+	"                      from outside with the guest's own ORC tables\n"
 	"  -m, --mmap-pages N  ring buffer data pages per CPU, a power of two up to 1048576\n"
 	"                      (default 256)\n"
 	"guests:\n"
@@ -456,8 +459,27 @@ static void print_summary(const struct recorder *r, const struct collector_resul
 			fprintf(stderr, "%s%s: %" PRIu64 " samples", sep, domain_source_name(r->ds[i]),
 				domain_source_samples(r->ds[i]));
 			uint64_t dl = domain_source_lost(r->ds[i]);
-			if (dl)
-				fprintf(stderr, " (%" PRIu64 " lost)", dl);
+			/* a passive domain: what it cost the VM, and its chains */
+			struct gdb_source *g = domain_source_gdb(r->ds[i]);
+			struct gdb_source_stats st = { 0 };
+			if (g)
+				gdb_source_get_stats(g, &st);
+			const char *in = " (";
+			if (st.ticks) {
+				fprintf(stderr, "%sheld %.2f ms a tick", in, (double)st.stop_ns / 1e6 / (double)st.ticks);
+				in = ", ";
+			}
+			if (st.chains) {
+				fprintf(stderr, "%s%" PRIu64 " chains %.1f%% complete", in, st.chains,
+					100.0 * (double)st.chains_complete / (double)st.chains);
+				in = ", ";
+			}
+			if (dl) {
+				fprintf(stderr, "%s%" PRIu64 " lost", in, dl);
+				in = ", ";
+			}
+			if (in[0] == ',')
+				fputc(')', stderr);
 		}
 	}
 	int sig = res->stop_sig;

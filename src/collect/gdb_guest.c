@@ -24,6 +24,9 @@
  * walk. Each task seen becomes a TASK record carrying its asid (format
  * 1.2), queued under s->lock and written by gdb_guest_drain.
  *
+ * With -g, the ORC tables are read last (gdb_chains.c), located by the
+ * symbols just read.
+ *
  * Everything read is hostile: the decoders in src/guest/ bound it, and a
  * failure here never fails the recording: the domain is then recorded by
  * address, and s->info says once what was not found.
@@ -81,17 +84,6 @@ struct gdb_guest {
 	char (*tqcomm)[16];
 	size_t tqn, tqcap;
 };
-
-/* ---- Memory through the stub ---------------------------------------- */
-
-static void mem_init(struct gdb_source *s, struct guest_mem *m, struct mem_ctx *mc)
-{
-	memset(m, 0, sizeof(*m));
-	mc->c = s->conn;
-	m->read = gdb_mem_read;
-	m->ctx = mc;
-	m->chunk = s->mem_chunk;
-}
 
 /* Runtime address of a core-kernel symbol of the table read, 0 if none. */
 static uint64_t text_sym(void *ctx, const char *name)
@@ -345,10 +337,21 @@ static const struct gproc *current_of(struct gdb_source *s, struct gdb_guest *g,
 	struct guest_mem m;
 	struct mem_ctx mc;
 	struct guest_task k;
-	mem_init(s, &m, &mc);
+	gdb_guest_mem(s, &m, &mc);
 	if (guest_task_read(&m, &g->layout, task, &k) < 0)
 		return NULL;
 	return note_task(s, g, &k, t);
+}
+
+/* The vCPUs' per-CPU bases, read once now so that the first tick
+ * already reads their current tasks (the batch learns them otherwise,
+ * one tick late). */
+static void learn_bases(struct gdb_source *s)
+{
+	struct dp_sample *v = xcalloc(s->nvcpu, sizeof(*v));
+	if (gdb_read_vcpus(s, v, 0, true) == 0 && rsp_ack(s->conn, s->replies) == 0 && s->rebuild)
+		gdb_build_batch(s);
+	free(v);
 }
 
 /* ---- Entry points (gdb_internal.h) -------------------------------------- */
@@ -359,11 +362,15 @@ int gdb_guest_start(struct gdb_source *s, char *note, size_t notelen)
 	struct guest_mem m;
 	struct mem_ctx mc;
 	uint64_t t0 = mono_ns();
-	mem_init(s, &m, &mc);
+	gdb_guest_mem(s, &m, &mc);
 	note[0] = 0;
 	int r = read_kernel(s, g, &m, note, notelen);
 	if (r < 0 && r != -ETIMEDOUT && r != -EPIPE) {
 		free(g);
+		if (s->want_chains) {
+			size_t used = strlen(note);
+			snprintf(note + used, notelen - used, "; no call chains (no kernel symbols)");
+		}
 		return 0;   /* recorded by address; note says why */
 	}
 	if (r < 0) {
@@ -377,17 +384,21 @@ int gdb_guest_start(struct gdb_source *s, char *note, size_t notelen)
 		s->pcpu_base = xcalloc(s->nvcpu, sizeof(*s->pcpu_base));
 		s->batch_m = xcalloc(s->nvcpu, sizeof(*s->batch_m));
 		s->cur_task = xcalloc(s->nvcpu, sizeof(*s->cur_task));
+		learn_bases(s);
 	}
 	size_t nprocs = 0;
 	if (g->have_layout && walk(s, g, &m) == 0)
 		nprocs = g->nprocs;
+	char chains[400] = "";
+	if (s->want_chains)
+		(void)gdb_chains_start(s, &m, text_sym, g, g->buildid, chains, sizeof(chains));
 	uint64_t pause = mono_ns() - t0;
 	size_t used = strlen(note);
 	if (g->have_layout)
 		snprintf(note + used, notelen - used, ", %zu tasks%s", nprocs,
 			 s->cur_off ? ", current task per sample" : "");
 	used = strlen(note);
-	snprintf(note + used, notelen - used, "; VM paused %.2f s to read %.1f MB", pause / 1e9,
+	snprintf(note + used, notelen - used, "%s; VM paused %.2f s to read %.1f MB", chains, pause / 1e9,
 		 m.bytes / 1e6);
 	s->guest = g;
 	return 0;
@@ -421,7 +432,11 @@ void gdb_guest_tick(struct gdb_source *s, struct dp_sample *v, size_t n, unsigne
 				continue;
 			}
 		}
-		if (v[i].mode != DP_MODE_USER || !v[i].has_asid)
+		/* A kernel sample whose chain reached user mode ran in a
+		 * process: its address space names it, as a user sample's. */
+		bool user = v[i].mode == DP_MODE_USER ||
+			    (v[i].nr_callchain > 1 && !guest_kptr(v[i].callchain[v[i].nr_callchain - 1]));
+		if (!user || !v[i].has_asid)
 			continue;
 		const struct gproc *p = proc_of(g, &v[i]);
 		if (p)
@@ -443,7 +458,7 @@ void gdb_guest_tick(struct gdb_source *s, struct dp_sample *v, size_t n, unsigne
 		return;
 	struct guest_mem m;
 	struct mem_ctx mc;
-	mem_init(s, &m, &mc);
+	gdb_guest_mem(s, &m, &mc);
 	(void)walk(s, g, &m);
 	/* the samples of this tick get the names just read */
 	for (size_t i = 0; i < n; i++) {
@@ -460,7 +475,7 @@ void gdb_guest_final(struct gdb_source *s)
 		return;
 	struct guest_mem m;
 	struct mem_ctx mc;
-	mem_init(s, &m, &mc);
+	gdb_guest_mem(s, &m, &mc);
 	(void)walk(s, g, &m);
 }
 

@@ -22,6 +22,8 @@
 #include "collect/gdb_rsp.h"
 #include "collect/gdb_source.h"
 #include "collect/kaslr.h"
+#include "guest/mem.h"
+#include "guest/orc.h"
 
 #define GDB_TIMEOUT_MS 1000
 /* How long a stub that stopped answering is still waited for once the
@@ -30,6 +32,8 @@
 /* Appended to an end message when we cannot know the VM was resumed. */
 #define MAY_BE_PAUSED "; the VM may be left paused (run `cont` in its QEMU monitor)"
 #define GDB_MAX_SYMFILE (1024ull << 20)
+/* Samples drain takes out of the queue at once. */
+#define GDB_DRAIN_BATCH 512u
 
 struct reginfo {
 	bool present;
@@ -45,6 +49,7 @@ struct gdb_source {
 	unsigned hz;
 	bool use_p;             /* regs=p: read rip/cs/cr3 with p packets */
 	bool pipeline;          /* 0x03 and register requests in one write */
+	bool want_chains;       /* record -g */
 	char address[300];
 	char symsrc[4200];
 	char info[512];
@@ -57,6 +62,7 @@ struct gdb_source {
 	struct rsp_tdesc td;
 	struct reginfo rip, cs, cr3;
 	struct reginfo gs_base, k_gs_base;  /* in g only; for the current task */
+	size_t gbytes;          /* bytes of the stub's g reply */
 	char (*tids)[RSP_MAX_TID];
 	size_t nvcpu;
 	char *batch;            /* pipelined per-tick requests */
@@ -73,6 +79,14 @@ struct gdb_source {
 	bool *batch_m;          /* [nvcpu]: the batch reads that vCPU's task */
 	uint64_t *cur_task;     /* [nvcpu]: task pointer read this tick, 0 none */
 	bool rebuild;           /* a per-CPU base changed: rebuild the batch */
+	/* Call chains (-g; gdb_chains.c), NULL: none. chain_depth frames
+	 * at most a sample; each queue slot has that room in qchain, and
+	 * drain copies a batch out into dchain before writing it. */
+	struct gdb_chains *chains;
+	unsigned chain_depth;
+	uint64_t *qchain;       /* [qcap * chain_depth], under lock */
+	uint64_t *dchain;       /* [GDB_DRAIN_BATCH * chain_depth], drain only */
+	bool counters_written;  /* drain only */
 
 	/* What the stub owes the sampler (sampler thread only): the stop
 	 * reply to our 0x03 and the replies to requests already sent. If it
@@ -139,6 +153,9 @@ int gdb_read_symfile(const char *path, uint8_t **data, size_t *len);
 /* kaslr_find's memory reader on the stub (vctx: a struct mem_ctx). */
 struct mem_ctx { struct rsp_conn *c; };
 int gdb_mem_read(void *vctx, uint64_t addr, void *buf, size_t len);
+/* Guest memory through the stub (src/guest/'s reader), in reads of at
+ * most the stub's largest `m`; mc holds the context. */
+void gdb_guest_mem(struct gdb_source *s, struct guest_mem *m, struct mem_ctx *mc);
 /* Kernel-mode rips of the stopped VM's vCPUs into rips[] (RSP_MAX_THREADS
  * room), *kcpu the first vCPU in kernel mode; when all are in user mode
  * the VM runs a little and is looked at again (bounded). 0, -EAGAIN (no
@@ -151,6 +168,28 @@ int gdb_find_kaslr(struct gdb_source *s, const struct kaslr_image *img, char *ho
 /* Load the symbol source of the spec (and the KASLR offset). Fills err. */
 int gdb_load_symbols(struct gdb_source *s, struct kaslr_image *img, char *err, size_t errlen);
 
+/* gdb_chains.c: guest kernel call chains (-g) */
+/* With the VM stopped, from gdb_guest_start once the kernel's symbols
+ * are read (sym, ctx: their lookup; buildid: the cache key, may be "";
+ * m: guest memory, its counters grow): find the registers, read the ORC
+ * tables, set s->chains. note gets "; call chains by ORC (...)", or
+ * "; no call chains: WHY". 0 or a negative errno (no chains then: a
+ * guest's bad tables never fail the recording). */
+int gdb_chains_start(struct gdb_source *s, struct guest_mem *m, guest_sym_fn sym, void *ctx,
+		     const char *buildid, char *note, size_t notelen);
+/* Sampler thread: vCPU i's registers from the g reply in conn. */
+void gdb_chains_regs(struct gdb_source *s, const struct rsp_conn *conn, size_t i);
+/* Sampler thread, VM stopped, v[n] read (and named): unwind the kernel-
+ * mode samples; v[i].callchain points into s->chains until the next
+ * tick. Sends the *acks owed first (then *acks = 0). */
+void gdb_chains_tick(struct gdb_source *s, struct dp_sample *v, size_t n, unsigned *acks);
+/* The unwinding counters into st (left alone without chains). */
+void gdb_chains_stats(const struct gdb_source *s, struct gdb_source_stats *st);
+/* After the sampler ended: the COUNTERS record. Records written (0, 1)
+ * or the writer's negative errno. */
+int gdb_chains_counters(struct gdb_source *s, struct dp_writer *w);
+void gdb_chains_free(struct gdb_source *s);
+
 /* gdb_guest.c: symbols and processes from guest memory */
 /* With the VM stopped after gdb_setup_target: read the kernel's symbols,
  * modules and processes (s->guest). What was found or not goes into
@@ -160,8 +199,9 @@ int gdb_load_symbols(struct gdb_source *s, struct kaslr_image *img, char *err, s
 int gdb_guest_start(struct gdb_source *s, char *note, size_t notelen);
 /* The kallsyms text read (kernel and modules), NULL if none. */
 const char *gdb_guest_symtab(const struct gdb_source *s, size_t *len);
-/* Sampler thread, VM stopped, v[n] just read: sets the pid of user-mode
- * samples from their address space; may walk the task list (rate
+/* Sampler thread, VM stopped, v[n] just read (and unwound): sets the pid
+ * of user-mode samples, and of kernel-mode ones whose chain reached user mode,
+ * from their address space; may walk the task list (rate
  * limited), first sending the *acks owed (then *acks = 0). */
 void gdb_guest_tick(struct gdb_source *s, struct dp_sample *v, size_t n, unsigned *acks);
 /* Sampler thread, VM stopped at the end: one last walk. */

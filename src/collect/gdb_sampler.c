@@ -190,6 +190,8 @@ int gdb_read_vcpus(struct gdb_source *s, struct dp_sample *out, uint64_t t, bool
 				err = reg_from_g(c, &s->cr3, &cr3);
 			if (!err)
 				learn_pcpu_base(s, c, i);
+			if (!err)
+				gdb_chains_regs(s, c, i);
 		}
 		if (s->cr3.present && (s->use_p || !s->cr3.in_g)) {
 			if ((r = recv_owed(s)) < 0)
@@ -312,7 +314,18 @@ static size_t queue_push(struct gdb_source *s, const struct dp_sample *v, size_t
 			lost++;
 			continue;
 		}
-		s->q[(s->qhead + s->qcount) % s->qcap] = v[i];
+		size_t slot = (s->qhead + s->qcount) % s->qcap;
+		s->q[slot] = v[i];
+		if (v[i].nr_callchain && s->qchain) {
+			/* the slot's own room: v's chain lives until the next tick */
+			uint64_t *to = s->qchain + slot * s->chain_depth;
+			s->q[slot].nr_callchain = v[i].nr_callchain < s->chain_depth ? v[i].nr_callchain : s->chain_depth;
+			memcpy(to, v[i].callchain, s->q[slot].nr_callchain * sizeof(*to));
+			s->q[slot].callchain = to;
+		} else {
+			s->q[slot].nr_callchain = 0;
+			s->q[slot].callchain = NULL;
+		}
 		s->qcount++;
 		queued++;
 	}
@@ -530,8 +543,12 @@ void *gdb_sampler_main(void *arg)
 			goto out;
 		}
 		unsigned acks = s->replies + (s->pipeline ? 1 : 0);
-		if (rr == 0)
+		if (rr == 0) {
+			/* chains first: a chain that reaches user mode tells
+			 * whose the sample is */
+			gdb_chains_tick(s, v, s->nvcpu, &acks);
 			gdb_guest_tick(s, v, s->nvcpu, &acks);
+		}
 		if ((r = gdb_resume_vm(s, acks)) < 0)
 			goto out;
 		if (s->rebuild)

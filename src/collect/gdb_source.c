@@ -95,6 +95,14 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 	else
 		snprintf(s->address, sizeof(s->address), "gdb:%s:%s", s->spec.host, s->spec.port);
 	bool from_guest = !s->spec.symsrc || s->spec.symsrc == GDB_SYM_GUEST;
+	s->want_chains = o && o->callchains;
+	if (s->want_chains && !from_guest) {
+		/* The unwinder finds the ORC tables by the symbols it reads
+		 * from guest memory. */
+		snprintf(err, errlen, "%s: -g needs the kernel's symbols from guest memory: give no %s= file "
+			 "(or kallsyms=guest)", s->spec.name, gdb_symsrc_key(s->spec.symsrc));
+		goto fail;
+	}
 	if (!from_guest)
 		snprintf(s->symsrc, sizeof(s->symsrc), "%s=%s", gdb_symsrc_key(s->spec.symsrc), s->spec.symfile);
 
@@ -158,8 +166,14 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 	}
 
 	size_t cap = (size_t)s->hz * s->nvcpu * 2;
-	s->qcap = cap < 4096 ? 4096 : cap > (1u << 20) ? (1u << 20) : cap;
+	/* with chains, each slot holds one: at most ~64 MiB of them */
+	size_t most = s->chain_depth ? (64u << 20) / (s->chain_depth * sizeof(uint64_t)) : (1u << 20);
+	s->qcap = cap < 4096 ? 4096 : cap > most ? most : cap;
 	s->q = xcalloc(s->qcap, sizeof(*s->q));
+	if (s->chain_depth) {
+		s->qchain = xcalloc(s->qcap * s->chain_depth, sizeof(*s->qchain));
+		s->dchain = xcalloc(GDB_DRAIN_BATCH * s->chain_depth, sizeof(*s->dchain));
+	}
 	if ((r = pthread_create(&s->thread, NULL, gdb_sampler_main, s)) != 0) {
 		snprintf(err, errlen, "%s: cannot start the sampler thread: %s", s->spec.name, strerror(r));
 		goto fail;
@@ -237,7 +251,7 @@ void gdb_source_begin(struct gdb_source *s)
 
 int gdb_source_drain(struct gdb_source *s, struct dp_writer *w)
 {
-	struct dp_sample buf[512];
+	struct dp_sample buf[GDB_DRAIN_BATCH];
 	/* TASK records first: they name the samples that follow. */
 	int written = gdb_guest_drain(s, w);
 	if (written < 0)
@@ -247,8 +261,15 @@ int gdb_source_drain(struct gdb_source *s, struct dp_writer *w)
 		size_t n = 0;
 		uint64_t lost = 0;
 		pthread_mutex_lock(&s->lock);
-		while (n < 512 && s->qcount) {
-			buf[n++] = s->q[s->qhead];
+		while (n < GDB_DRAIN_BATCH && s->qcount) {
+			buf[n] = s->q[s->qhead];
+			if (buf[n].nr_callchain) {
+				/* out of the slot, which the sampler reuses */
+				uint64_t *to = s->dchain + n * s->chain_depth;
+				memcpy(to, buf[n].callchain, buf[n].nr_callchain * sizeof(*to));
+				buf[n].callchain = to;
+			}
+			n++;
 			s->qhead = (s->qhead + 1) % s->qcap;
 			s->qcount--;
 		}
@@ -268,8 +289,16 @@ int gdb_source_drain(struct gdb_source *s, struct dp_writer *w)
 				return r;
 			written++;
 		}
-		if (n < 512)
+		if (n < GDB_DRAIN_BATCH)
 			break;
+	}
+	/* The counters once the sampler has ended (the final drain). */
+	if (s->stopped && !s->thread_started && !s->counters_written) {
+		s->counters_written = true;
+		int r = gdb_chains_counters(s, w);
+		if (r < 0)
+			return r;
+		written += r;
 	}
 	return written;
 }
@@ -308,6 +337,8 @@ void gdb_source_get_stats(const struct gdb_source *s, struct gdb_source_stats *s
 	st->intr_ns = atomic_load(&s->intr_ns);
 	st->vcpus = s->nvcpu;
 	st->kaslr_offset = s->kaslr;
+	st->chains = st->chains_complete = st->unwind_bytes = st->unwind_reads = 0;
+	gdb_chains_stats(s, st);
 }
 
 void gdb_source_stop(struct gdb_source *s)
@@ -333,6 +364,9 @@ void gdb_source_free(struct gdb_source *s)
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	gdb_guest_free(s);
+	gdb_chains_free(s);
+	free(s->qchain);
+	free(s->dchain);
 	rsp_tdesc_release(&s->td);
 	free(s->conn);
 	free(s->tids);

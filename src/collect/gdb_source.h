@@ -18,6 +18,7 @@
 
 #include "collect/domain_source.h"
 #include "format/format.h"
+#include "guest/orc.h"
 
 struct gdb_source;
 
@@ -39,6 +40,9 @@ struct gdb_spec {
 	bool regs_p;            /* regs=p: read registers with p, not g */
 	bool no_pipeline;       /* pipeline=0: wait for the stop reply before reading */
 	bool no_current;        /* current=0: do not read the guest's current task per tick */
+	/* With -g: unwind-window=, unwind-max=, unwind-depth= (0: the
+	 * defaults of guest/orc.h) */
+	struct guest_orc_opts unwind;
 };
 
 /* Parse a whole spec "NAME=gdb:HOST:PORT[,OPTS]" / "NAME=gdb:unix:PATH[,OPTS]".
@@ -72,6 +76,9 @@ struct gdb_source_stats {
 	uint64_t intr_ns;       /* of which: from 0x03 to the stop reply */
 	uint64_t kaslr_offset;
 	size_t vcpus;
+	/* With -g: chains unwound, of which complete (ended at the end of a
+	 * stack or the user boundary), stack bytes and `m` reads for them */
+	uint64_t chains, chains_complete, unwind_bytes, unwind_reads;
 };
 void gdb_source_get_stats(const struct gdb_source *s, struct gdb_source_stats *st);
 

@@ -81,6 +81,25 @@ static int spec_option(const char *name, const char *opt, const char *val, struc
 			return -EINVAL;
 		}
 		out->no_current = val[0] == '0';
+	} else if (!strcmp(opt, "unwind-window") || !strcmp(opt, "unwind-max") || !strcmp(opt, "unwind-depth")) {
+		/* Bounds: a window of at least one frame and at most a page
+		 * (reads stop at a page end anyway); the unwinder's caps. */
+		bool depth = !strcmp(opt, "unwind-depth"), window = !strcmp(opt, "unwind-window");
+		unsigned long lo = depth ? 1 : window ? 64 : 512;
+		unsigned long hi = depth ? GUEST_ORC_MAX_DEPTH : window ? 4096 : GUEST_ORC_MAX_STACK;
+		char *e;
+		errno = 0;
+		unsigned long v = strtoul(val, &e, 10);
+		if (!val[0] || *e || errno || v < lo || v > hi) {
+			snprintf(err, errlen, "%s: %s= must be a number from %lu to %lu", name, opt, lo, hi);
+			return -EINVAL;
+		}
+		if (depth)
+			out->unwind.depth = (unsigned)v;
+		else if (window)
+			out->unwind.window = v;
+		else
+			out->unwind.max_bytes = v;
 	} else if (!strcmp(opt, "regs")) {
 		if (strcmp(val, "g") && strcmp(val, "p")) {
 			snprintf(err, errlen, "%s: regs= must be g or p", name);
@@ -88,7 +107,7 @@ static int spec_option(const char *name, const char *opt, const char *val, struc
 		}
 		out->regs_p = val[0] == 'p';
 	} else {
-		snprintf(err, errlen, "%s: unknown option '%s' (kallsyms=, sysmap=, vmlinux=, kaslr=, regs=, pipeline=, current=)", name, opt);
+		snprintf(err, errlen, "%s: unknown option '%s' (kallsyms=, sysmap=, vmlinux=, kaslr=, regs=, pipeline=, current=, unwind-window=, unwind-max=, unwind-depth=)", name, opt);
 		return -EINVAL;
 	}
 	return 0;

@@ -45,6 +45,15 @@ int gdb_mem_read(void *vctx, uint64_t addr, void *buf, size_t len)
 	return rsp_read_memory(m->c, addr, buf, len);
 }
 
+void gdb_guest_mem(struct gdb_source *s, struct guest_mem *m, struct mem_ctx *mc)
+{
+	memset(m, 0, sizeof(*m));
+	mc->c = s->conn;
+	m->read = gdb_mem_read;
+	m->ctx = mc;
+	m->chunk = s->mem_chunk;
+}
+
 /* ---- KASLR and symbols ---------------------------------------------------- */
 
 int gdb_kernel_vcpus(struct gdb_source *s, uint64_t *rips, size_t *nrips, int *kcpu_out)

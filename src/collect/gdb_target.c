@@ -180,6 +180,7 @@ int gdb_setup_target(struct gdb_source *s, char *err, size_t errlen)
 	if ((r = rsp_request(c, "g")) < 0)
 		goto proto;
 	size_t gbytes = c->pktlen / 2;
+	s->gbytes = gbytes;
 	if (s->rip.offset + s->rip.size > gbytes || s->cs.offset + s->cs.size > gbytes)
 		s->use_p = true;   /* a stub with a short g: ask per register */
 	s->rip.in_g = s->cs.in_g = true;

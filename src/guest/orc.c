@@ -146,10 +146,9 @@ static uint64_t ksym(guest_sym_fn sym, void *ctx, const char *name)
 	return guest_kptr(a) ? a : 0;
 }
 
-int guest_orc_read(struct guest_mem *m, guest_sym_fn sym, void *symctx, const char *version,
-		   enum guest_orc_layout layout, struct guest_orc *o, char *why, size_t whylen)
+int guest_orc_locate(guest_sym_fn sym, void *symctx, struct guest_orc_loc *l, char *why, size_t whylen)
 {
-	memset(o, 0, sizeof(*o));
+	memset(l, 0, sizeof(*l));
 	uint64_t ip0 = ksym(sym, symctx, "__start_orc_unwind_ip");
 	uint64_t ip1 = ksym(sym, symctx, "__stop_orc_unwind_ip");
 	uint64_t e0 = ksym(sym, symctx, "__start_orc_unwind");
@@ -175,30 +174,62 @@ int guest_orc_read(struct guest_mem *m, guest_sym_fn sym, void *symctx, const ch
 			 GUEST_ORC_MAX_ENTRIES);
 		return n ? -E2BIG : -EBADMSG;
 	}
-	uint8_t *ipt = xmalloc(n * 4), *ent = xmalloc(n * ORC_ENTRY_SIZE);
-	int r = guest_mem_read(m, ip0, ipt, n * 4);
+	l->ipt = ip0;
+	l->ent = e0;
+	l->n = (size_t)n;
+	l->text = ksym(sym, symctx, "_stext");
+	l->etext = ksym(sym, symctx, "_etext");
+	l->inittext = ksym(sym, symctx, "_sinittext");
+	l->einittext = ksym(sym, symctx, "_einittext");
+	return 0;
+}
+
+int guest_orc_read_raw(struct guest_mem *m, const struct guest_orc_loc *l, uint8_t **raw,
+		       char *why, size_t whylen)
+{
+	uint8_t *b = xmalloc(l->n * GUEST_ORC_RAW_ENTRY);
+	int r = guest_mem_read(m, l->ipt, b, l->n * 4);
 	if (r == 0)
-		r = guest_mem_read(m, e0, ent, n * ORC_ENTRY_SIZE);
-	if (r < 0)
-		snprintf(why, whylen, "reading the ORC tables (%llu entries): %s", (unsigned long long)n,
-			 strerror(-r));
-	else
-		r = guest_orc_from_tables(ipt, ip0, ent, n, version, layout, o, why, whylen);
-	free(ipt);
-	free(ent);
+		r = guest_mem_read(m, l->ent, b + l->n * 4, l->n * ORC_ENTRY_SIZE);
+	if (r < 0) {
+		snprintf(why, whylen, "reading the ORC tables (%zu entries): %s", l->n, strerror(-r));
+		free(b);
+		return r;
+	}
+	*raw = b;
+	return 0;
+}
+
+int guest_orc_from_raw(const uint8_t *raw, const struct guest_orc_loc *l, const char *version,
+		       enum guest_orc_layout layout, struct guest_orc *o, char *why, size_t whylen)
+{
+	int r = guest_orc_from_tables(raw, l->ipt, raw + l->n * 4, l->n, version, layout, o, why, whylen);
 	if (r < 0)
 		return r;
-	uint64_t t0 = ksym(sym, symctx, "_stext"), t1 = ksym(sym, symctx, "_etext");
-	uint64_t i0 = ksym(sym, symctx, "_sinittext"), i1 = ksym(sym, symctx, "_einittext");
-	if (t0 && t1 > t0) {
-		o->text = t0;
-		o->etext = t1;
+	if (l->text && l->etext > l->text) {
+		o->text = l->text;
+		o->etext = l->etext;
 	}
-	if (i0 && i1 > i0) {
-		o->inittext = i0;
-		o->einittext = i1;
+	if (l->inittext && l->einittext > l->inittext) {
+		o->inittext = l->inittext;
+		o->einittext = l->einittext;
 	}
 	return 0;
+}
+
+int guest_orc_read(struct guest_mem *m, guest_sym_fn sym, void *symctx, const char *version,
+		   enum guest_orc_layout layout, struct guest_orc *o, char *why, size_t whylen)
+{
+	struct guest_orc_loc l;
+	uint8_t *raw = NULL;
+	memset(o, 0, sizeof(*o));
+	int r = guest_orc_locate(sym, symctx, &l, why, whylen);
+	if (r == 0)
+		r = guest_orc_read_raw(m, &l, &raw, why, whylen);
+	if (r == 0)
+		r = guest_orc_from_raw(raw, &l, version, layout, o, why, whylen);
+	free(raw);
+	return r;
 }
 
 const struct guest_orc_entry *guest_orc_find(const struct guest_orc *o, uint64_t ip)

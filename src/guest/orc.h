@@ -109,6 +109,29 @@ struct guest_orc {
 int guest_orc_read(struct guest_mem *m, guest_sym_fn sym, void *symctx, const char *version,
 		   enum guest_orc_layout layout, struct guest_orc *o, char *why, size_t whylen);
 
+/* Where the tables are (from the symbols guest_orc_read names): n
+ * entries, the ip table at ipt, the entries at ent; the text bounds are 0
+ * when their symbols are absent. Lets a caller keep the raw tables (the
+ * host cache, keyed by build-id: their ips are relative, so one copy
+ * serves every KASLR boot of a kernel). */
+struct guest_orc_loc {
+	uint64_t ipt, ent;
+	size_t n;
+	uint64_t text, etext, inittext, einittext;
+};
+/* Bytes a raw copy holds per entry: the s32 ip, then (after all ips) the
+ * 6-byte entry. */
+#define GUEST_ORC_RAW_ENTRY 10u
+/* guest_orc_read in three steps: locate (same returns but no read),
+ * read the raw tables (*raw malloc'd, n * GUEST_ORC_RAW_ENTRY bytes;
+ * the read's errno), decode and check them (guest_orc_from_tables, with
+ * l's text bounds). */
+int guest_orc_locate(guest_sym_fn sym, void *symctx, struct guest_orc_loc *l, char *why, size_t whylen);
+int guest_orc_read_raw(struct guest_mem *m, const struct guest_orc_loc *l, uint8_t **raw,
+		       char *why, size_t whylen);
+int guest_orc_from_raw(const uint8_t *raw, const struct guest_orc_loc *l, const char *version,
+		       enum guest_orc_layout layout, struct guest_orc *o, char *why, size_t whylen);
+
 /* The same from tables already in host memory: ipt (n s32) read at guest
  * address ipt_addr, ent (n * 6 bytes). o's text bounds are taken from the
  * ips; the caller may set them after. Same returns. */
