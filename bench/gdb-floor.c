@@ -16,7 +16,12 @@
  * byte it receives), and the same tick schedule (late ticks taken back
  * to back while under CATCH_UP periods behind, older ones skipped).
  *
- * usage: gdb-floor SOCKET HZ SECS
+ * With --reads=N, each stop also makes N `g` requests one after the
+ * other (request, wait for the reply) before the `c`: what N more round
+ * trips inside a stop cost, as `record -g` makes one for the stack
+ * window after the pipelined batch.
+ *
+ * usage: gdb-floor [--reads=N] SOCKET HZ SECS
  * stdout, one line:
  *   gdb-floor: N ticks in S.SS s, M skipped (held X.XXX ms a tick, Y.YYY ms of it until the stop reply)
  * Exit 0, 1 when the stub fails (one line on stderr; the VM may then be
@@ -33,7 +38,7 @@
 #include "util/clock.h"
 #include "util/xalloc.h"
 
-enum { TIMEOUT_MS = 2000, CATCH_UP = 8, MAX_SKIP = 64 };
+enum { TIMEOUT_MS = 2000, CATCH_UP = 8, MAX_SKIP = 64, MAX_READS = 64 };
 
 static const char *why(int r)
 {
@@ -140,9 +145,23 @@ struct floor_stats {
 	uint64_t ticks, skipped, held_ns, intr_ns, run_ns;
 };
 
+/* n `g` requests, each waited for (the VM is stopped: acks are safe, and
+ * the owed ones go first). */
+static int reads(struct rsp_conn *c, unsigned n, unsigned *owed)
+{
+	int r = 0;
+	if (n && *owed && (r = rsp_ack(c, *owed)) == 0)
+		*owed = 0;
+	for (unsigned i = 0; r == 0 && i < n; i++)
+		r = rsp_request(c, "g");
+	return r;
+}
+
 /* The VM is stopped and nothing is owed: run it for secs seconds with a
- * stop every 1/hz, and leave it stopped with *owed acks owed. */
-static int ticks(struct rsp_conn *c, unsigned hz, unsigned secs, unsigned *owed, struct floor_stats *st)
+ * stop every 1/hz (and nreads requests in each), and leave it stopped
+ * with *owed acks owed. */
+static int ticks(struct rsp_conn *c, unsigned hz, unsigned secs, unsigned nreads, unsigned *owed,
+		 struct floor_stats *st)
 {
 	uint64_t period = 1000000000ull / hz, start = mono_ns(), end = start + secs * 1000000000ull;
 	int r = send_after_acks(c, owed, "c");
@@ -153,7 +172,7 @@ static int ticks(struct rsp_conn *c, unsigned hz, unsigned secs, unsigned *owed,
 		if ((r = rsp_write(c, "\x03", 1)) < 0 || (r = wait_stop(c, owed)) < 0)
 			break;
 		uint64_t t1 = mono_ns();
-		if ((r = send_after_acks(c, owed, "c")) < 0)
+		if ((r = reads(c, nreads, owed)) < 0 || (r = send_after_acks(c, owed, "c")) < 0)
 			break;
 		uint64_t t2 = mono_ns();
 		st->ticks++;
@@ -190,11 +209,18 @@ static int detach(struct rsp_conn *c, unsigned *owed, const char *pkt)
 
 int main(int argc, char **argv)
 {
-	char *e1 = NULL, *e2 = NULL;
+	char *e0 = NULL, *e1 = NULL, *e2 = NULL;
+	unsigned long nreads = 0;
+	if (argc >= 2 && !strncmp(argv[1], "--reads=", 8)) {
+		nreads = strtoul(argv[1] + 8, &e0, 10);
+		argc--, argv++;
+	}
 	unsigned long hz = argc == 4 ? strtoul(argv[2], &e1, 10) : 0;
 	unsigned long secs = argc == 4 ? strtoul(argv[3], &e2, 10) : 0;
-	if (argc != 4 || *e1 || *e2 || hz < 1 || hz > 100000 || secs < 1 || secs > 3600) {
-		fprintf(stderr, "usage: gdb-floor SOCKET HZ SECS (HZ 1-100000, SECS 1-3600)\n");
+	if (argc != 4 || (e0 && (*e0 || e0 == argv[0] + 8)) || nreads > MAX_READS || *e1 || *e2 || hz < 1 ||
+	    hz > 100000 || secs < 1 || secs > 3600) {
+		fprintf(stderr, "usage: gdb-floor [--reads=N] SOCKET HZ SECS (N 0-%d, HZ 1-100000, SECS 1-3600)\n",
+			MAX_READS);
 		return 2;
 	}
 	struct rsp_conn *c = xcalloc(1, sizeof(*c));
@@ -211,7 +237,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const char *step = "ticking";
-	if ((r = ticks(c, (unsigned)hz, (unsigned)secs, &owed, &st)) == 0) {
+	if ((r = ticks(c, (unsigned)hz, (unsigned)secs, (unsigned)nreads, &owed, &st)) == 0) {
 		step = "detaching";
 		r = detach(c, &owed, dpkt);
 	}

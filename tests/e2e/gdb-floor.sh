@@ -7,7 +7,7 @@
 #   rate depends on the machine's load) and prints its held time;
 # - it detaches so the VM keeps running: QEMU's monitor says "running"
 #   after it (control: "paused" before it, from -S), and a second run
-#   connects and ticks again;
+#   (with --reads=2: two `g` round trips a stop) connects and ticks again;
 # - usage errors exit 2; no stub and a socket that does not speak the
 #   protocol exit 1 with one line.
 source "$(dirname "$0")/../lib/common.bash"
@@ -47,9 +47,10 @@ PY
 st=$(status)
 [ "$st" = paused ] || fail "control: a -S VM should be paused before gdb-floor, the monitor says '$st'"
 
-# run N: gdb-floor at 200 Hz for 1 s; checks its line and that the VM runs.
+# run N [OPTION]: gdb-floor at 200 Hz for 1 s; checks its line and that
+# the VM runs.
 run() {
-	"$FLOOR" "$G" 200 1 >"$OUT/floor$1.out" 2>"$OUT/floor$1.err" ||
+	"$FLOOR" ${2:-} "$G" 200 1 >"$OUT/floor$1.out" 2>"$OUT/floor$1.err" ||
 		fail "run $1: gdb-floor failed: $(cat "$OUT/floor$1.err")"
 	cat "$OUT/floor$1.out"
 	local line n k
@@ -64,7 +65,7 @@ run() {
 	[ "$st" = running ] || fail "run $1: the VM is '$st' after gdb-floor detached"
 }
 run 1
-run 2
+run 2 --reads=2   # two `g` round trips in each stop
 
 # expect RC REGEX ARGS...: gdb-floor exits RC with one line matching REGEX
 expect() {
@@ -78,6 +79,8 @@ expect() {
 expect 2 '^usage: gdb-floor ' "$G" 0 1
 expect 2 '^usage: gdb-floor ' "$G" 100 1x
 expect 2 '^usage: gdb-floor ' "$G" 100
+expect 2 '^usage: gdb-floor ' --reads=x "$G" 100 1
+expect 2 '^usage: gdb-floor ' --reads=65 "$G" 100 1
 expect 1 "^gdb-floor: $SOCKDIR/none.sock: " "$SOCKDIR/none.sock" 100 1
 python3 - "$SOCKDIR/junk.sock" <<'PY' &
 import socket, sys
