@@ -33,7 +33,8 @@ build/vm/initramfs.gz: tests/vm/guest/init $(VM_GUEST) mk/vm.mk
 demo-vm: build/domprof vm-guest
 	@DOMPROF=$(CURDIR)/build/domprof DOMPROF_TOP=$(CURDIR) bash tests/vm/demo.sh
 
-# Guest slowdown and samples/s per vCPU at several -F (about 2.5 minutes).
+# Guest slowdown, samples/s per vCPU and held time per tick at several -F,
+# against the floor (bench/gdb-floor) and with and without -g.
 bench: bench-passive-overhead
-bench-passive-overhead: build/domprof vm-guest
+bench-passive-overhead: build/domprof build/bench/gdb-floor vm-guest
 	@DOMPROF=$(CURDIR)/build/domprof bench/passive-overhead
