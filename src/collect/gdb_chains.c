@@ -291,6 +291,14 @@ int gdb_chains_start(struct gdb_source *s, struct guest_mem *m, guest_sym_fn sym
 	c->opt = s->spec.unwind;
 	c->depth = c->opt.depth ? c->opt.depth : 64;
 	c->opt.depth = c->depth;
+	/* The indirect-branch thunks (6.1 brackets them, 6.12 has an array
+	 * of 32-byte ones from rax to r15) and the static-call trampolines
+	 * have no frame and no unwind information. */
+	uint64_t t0 = sym(ctx, "__x86_indirect_thunk_array"), t15 = sym(ctx, "__x86_indirect_thunk_r15");
+	guest_orc_add_noframe(&c->orc, sym(ctx, "__indirect_thunk_start"), sym(ctx, "__indirect_thunk_end"));
+	if (t15 > t0 && t15 - t0 == 15 * 32)
+		guest_orc_add_noframe(&c->orc, t0, t15 + 32);
+	guest_orc_add_noframe(&c->orc, sym(ctx, "__static_call_text_start"), sym(ctx, "__static_call_text_end"));
 	static const char *const rcx_syms[2][2] = {
 		{ "entry_SYSCALL_64", "entry_SYSCALL_64_after_hwframe" },
 		{ "syscall_return_via_sysret", "entry_SYSRETQ_end" },
