@@ -1,0 +1,19 @@
+# SPDX-License-Identifier: MIT
+# Names from unwind tables (src/symbols/fde.c): the stripped -O2 shared
+# library of the `fdework` workload (tests/workloads/lib/libfde.c, with
+# an unstripped copy libfde-full.so for the test's nm), the program, and
+# the libFuzzer target on .eh_frame/.eh_frame_hdr/.debug_frame bytes
+# (tests/fuzz/fuzz-fde.c, run by tests/e2e/fuzz-fde.sh).
+
+build/workloads/libfde-full.so: tests/workloads/lib/libfde.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fPIC -shared -Wl,--build-id=sha1 -o $@ $<
+
+build/workloads/libfde.so: build/workloads/libfde-full.so
+	strip --strip-all -o $@ $<
+
+build/workloads/fdework: tests/workloads/fdework.c build/workloads/libfde.so
+	@mkdir -p $(dir $@)
+	$(CC) $(WL_FLAGS) -o $@ $< -Lbuild/workloads -lfde '-Wl,-rpath,$$ORIGIN'
+
+EXTRA_WORKLOADS += build/workloads/libfde.so build/workloads/libfde-full.so
