@@ -17,3 +17,6 @@ build/workloads/fdework: tests/workloads/fdework.c build/workloads/libfde.so
 	$(CC) $(WL_FLAGS) -o $@ $< -Lbuild/workloads -lfde '-Wl,-rpath,$$ORIGIN'
 
 EXTRA_WORKLOADS += build/workloads/libfde.so build/workloads/libfde-full.so
+
+# the unit test reads the library and its unstripped copy
+build/san/tests/test-symbols-fde build/obj/tests/test-symbols-fde: build/workloads/libfde.so build/workloads/libfde-full.so
