@@ -26,3 +26,11 @@ fuzz: build/fuzz/fuzz-fde
 build/fuzz/fuzz-fde: tests/fuzz/fuzz-fde.c $(FDE_FUZZ_SRC) src/symbols/internal.h src/util/file.h src/util/xalloc.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-fde.c $(FDE_FUZZ_SRC) -lelf -lz
+
+# an unsized exported function followed by a static one (stripped)
+build/fixtures/libunsized.so: tests/fixtures/fix_unsized.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -fPIC -shared -fno-toplevel-reorder -o $@.full $<
+	strip --strip-all -o $@ $@.full
+fixtures: build/fixtures/libunsized.so
+build/san/tests/test-symbols-fde build/obj/tests/test-symbols-fde: build/fixtures/libunsized.so

@@ -40,6 +40,7 @@
 #define SYM_F_PRIO_MASK  0x0fu
 #define SYM_F_UNSIZED    0x10u   /* size unknown: end holds a limit (0 = none) */
 #define SYM_F_DEMANGLED  0x20u   /* name already passed through the demangler */
+#define SYM_F_GUESSED    0x40u   /* after finish: end inferred (was unsized) */
 
 struct sym_entry {
 	uint64_t start;

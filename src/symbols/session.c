@@ -344,6 +344,14 @@ void sym_resolve(struct sym_session *s, const struct sym_map *cm, uint64_t ip,
 	}
 	struct sym_entry *e = symtab_find(&img->tab, addr);
 	out->fde = false;
+	/* a symbol without a size was stretched to the next one: an FDE that
+	 * starts after it and covers addr is a function the table lacks */
+	if (e && (e->flags & SYM_F_GUESSED) && img->kind == IMG_ELF) {
+		const char *name;
+		const struct fde_range *f = image_fde(s, img, addr, &name);
+		if (f && f->start > e->start)
+			e = NULL;
+	}
 	if (!e) {
 		/* no symbol covers it (a stripped library, a static function of
 		 * a .dynsym-only binary): the unwind table's FDE gives the

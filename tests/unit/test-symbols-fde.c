@@ -11,7 +11,10 @@
  * the stripped build/workloads/libfde.so, the ranges must start at the
  * static functions' addresses in its unstripped copy, and sym_resolve
  * must name them "libfde.so+0xSTART" (fde, not known), keep the exported
- * symbol's name, and leave an address no FDE covers [unknown].
+ * symbol's name, and leave an address no FDE covers [unknown]; a
+ * static function after an exported symbol without a size
+ * (build/fixtures/libunsized.so) gets its FDE name instead of being
+ * swallowed by the stretched symbol.
  * Run from the repo root (`make workloads` builds the library).
  */
 #include <stdio.h>
@@ -433,10 +436,53 @@ static void test_real(void)
 	sym_session_free(s);
 }
 
+/* An exported symbol without a size is stretched to the next symbol;
+ * the static function in between is named by its FDE, not swallowed. */
+#define UNSIZED "build/fixtures/libunsized.so"
+
+static void resolve_at(struct sym_session *s, uint64_t ip, struct sym_result *r)
+{
+	sym_resolve(s, sym_find_map(s, 0, 78, DP_MODE_USER, false, 0, ip), ip, r);
+}
+
+static void test_unsized(void)
+{
+	char path[4096];
+	if (!realpath(UNSIZED, path)) {
+		fprintf(stderr, "missing %s: run `make fixtures` from the repo root\n", UNSIZED);
+		CHECK(0);
+		return;
+	}
+	uint64_t u = nm_addr(UNSIZED ".full", "unsized_fn"), h = nm_addr(UNSIZED ".full", "hidden_after"),
+		 z = nm_addr(UNSIZED ".full", "sized_after"), rt = nm_addr(UNSIZED ".full", "register_tm_clones");
+	CHECK(u && h > u && z > h && rt && rt < u);
+	struct sym_session *s = sym_session_new();
+	const uint64_t base = 0x7f1000000000ull;
+	struct dp_mmap m = { .pid = 78, .start = base, .len = 0x4000, .pgoff = 0, .path = path };
+	sym_add_mmap(s, 0, &m);
+	struct sym_result r;
+	resolve_at(s, base + u, &r);
+	CHECK_STR(r.symbol, "unsized_fn");
+	CHECK(r.known && !r.fde);
+	resolve_at(s, base + h + 2, &r);
+	char want[64];
+	snprintf(want, sizeof(want), "libunsized.so+0x%" PRIx64, h);
+	CHECK_STR(r.symbol, want);
+	CHECK(r.fde && !r.known && r.offset == 2);
+	resolve_at(s, base + z + 1, &r);
+	CHECK_STR(r.symbol, "sized_after");
+	/* crtstuff's helpers have neither a symbol here nor an FDE */
+	resolve_at(s, base + rt + 1, &r);
+	CHECK_STR(r.symbol, "[unknown]");
+	CHECK(!r.fde);
+	sym_session_free(s);
+}
+
 int main(void)
 {
 	test_good();
 	test_corrupt();
 	test_real();
+	test_unsized();
 	return unit_done();
 }
