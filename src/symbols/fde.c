@@ -10,7 +10,8 @@
  * Fast path: .eh_frame_hdr's binary-search table lists every FDE's
  * initial location, sorted, with the FDE's address; only each FDE's
  * pc_range is read from .eh_frame. Without a usable table, .eh_frame is
- * walked entry by entry; .debug_frame, when present, is walked too. The
+ * walked entry by entry; .debug_frame, when present, is walked too. A
+ * file without section headers is read through PT_GNU_EH_FRAME. The
  * result is one sorted array of [start, end) ranges; the section bytes
  * are not kept.
  *
@@ -496,13 +497,75 @@ static const uint8_t *sec_bytes(Elf_Scn *scn, const GElf_Shdr *sh, size_t *size)
 	return d->d_buf;
 }
 
+/* The bytes of [vaddr, end of its PT_LOAD segment's file part). */
+static const uint8_t *seg_bytes(Elf *e, size_t phnum, uint64_t vaddr, size_t *size)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr < ph.p_vaddr || vaddr - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		uint64_t off = ph.p_offset + (vaddr - ph.p_vaddr), n = ph.p_filesz - (vaddr - ph.p_vaddr);
+		if (off < ph.p_offset || n > (256u << 20))
+			return NULL;
+		/* libelf checks the range against the file */
+		Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)off, (size_t)n, ELF_T_BYTE);
+		if (!d || !d->d_buf)
+			return NULL;
+		*size = d->d_size;
+		return d->d_buf;
+	}
+	return NULL;
+}
+
+/*
+ * No section headers (removed by sstrip-like tools): PT_GNU_EH_FRAME is
+ * .eh_frame_hdr, and its eh_frame_ptr locates .eh_frame, which runs at
+ * most to the end of its segment (the walk stops at its terminator).
+ */
+static void frames_from_phdrs(Elf *e, struct fde_sections *sec)
+{
+	size_t phnum = 0;
+	if (elf_getphdrnum(e, &phnum) != 0 || !phnum)
+		return;
+	if (phnum > 4096)
+		phnum = 4096;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, (size_t)ph.p_filesz, ELF_T_BYTE);
+		if (!d || !d->d_buf || d->d_size < 8)
+			return;
+		struct cur h = { .p = d->d_buf, .size = d->d_size, .off = 4, .be = sec->big_endian };
+		uint64_t ehp;
+		if (((const uint8_t *)d->d_buf)[0] != 1 ||
+		    !rd_enc(&h, ((const uint8_t *)d->d_buf)[1], sec->addr_size, ph.p_vaddr, ph.p_vaddr,
+			    true, &ehp))
+			return;
+		size_t n = 0;
+		const uint8_t *eh = seg_bytes(e, phnum, ehp, &n);
+		if (!eh)
+			return;
+		sec->hdr = d->d_buf;
+		sec->hdr_size = d->d_size;
+		sec->hdr_addr = ph.p_vaddr;
+		sec->eh = eh;
+		sec->eh_size = n;
+		sec->eh_addr = ehp;
+		return;
+	}
+}
+
 static int load_elf_frames(Elf *e, struct fde_table *t)
 {
 	GElf_Ehdr eh;
-	size_t shstrndx;
-	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) ||
-	    elf_getshdrstrndx(e, &shstrndx) != 0)
+	size_t shstrndx = 0;
+	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh))
 		return -EINVAL;
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		shstrndx = 0;
 	struct fde_sections sec = {
 		.addr_size = eh.e_ident[EI_CLASS] == ELFCLASS32 ? 4 : 8,
 		.big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB,
@@ -514,7 +577,7 @@ static int load_elf_frames(Elf *e, struct fde_table *t)
 		/* compressed sections (SHF_COMPRESSED .debug_frame) are skipped */
 		if (sh.sh_flags & SHF_COMPRESSED)
 			continue;
-		const char *nm = elf_strptr(e, shstrndx, sh.sh_name);
+		const char *nm = shstrndx ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
 		if (!nm)
 			continue;
 		size_t size = 0;
@@ -533,6 +596,8 @@ static int load_elf_frames(Elf *e, struct fde_table *t)
 				sec.dbg_size = size;
 		}
 	}
+	if (!sec.eh && !sec.dbg)
+		frames_from_phdrs(e, &sec);
 	return fde_parse(&sec, t);
 }
 

@@ -32,6 +32,10 @@ for lib in "${libs[@]}"; do
 	first=$(python3 -c "import sys; print(hex(min(int(l, 16) for l in open(sys.argv[1]))))" "$OUT/$name.starts")
 	cp "$lib" "$corpus/elf-$name"
 	echo "$n $first" >"$OUT/elf-$name.want"
+	# the same without section headers: read through PT_GNU_EH_FRAME
+	python3 -c "import sys; b = bytearray(open(sys.argv[1], 'rb').read()); b[0x28:0x30] = bytes(8); b[0x3c:0x40] = bytes(4); open(sys.argv[2], 'wb').write(b)" \
+		"$lib" "$corpus/noshdr-$name"
+	echo "$n $first" >"$OUT/noshdr-$name.want"
 	objcopy -O binary --only-section=.eh_frame_hdr "$lib" "$OUT/$name.hdr"
 	objcopy -O binary --only-section=.eh_frame "$lib" "$OUT/$name.eh"
 	sec=$(readelf -SW "$lib" | awk '$2 == ".eh_frame_hdr" { h = $4 } $2 == ".eh_frame" { e = $4 } END { print h, e }')
