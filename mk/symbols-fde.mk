@@ -21,7 +21,7 @@ EXTRA_WORKLOADS += build/workloads/libfde.so build/workloads/libfde-full.so
 # the unit test reads the library and its unstripped copy
 build/san/tests/test-symbols-fde build/obj/tests/test-symbols-fde: build/workloads/libfde.so build/workloads/libfde-full.so
 
-FDE_FUZZ_SRC := src/symbols/fde.c src/util/file.c src/util/xalloc.c
+FDE_FUZZ_SRC := src/symbols/fde.c src/symbols/elfopen.c src/util/file.c src/util/xalloc.c
 fuzz: build/fuzz/fuzz-fde
 build/fuzz/fuzz-fde: tests/fuzz/fuzz-fde.c $(FDE_FUZZ_SRC) src/symbols/internal.h src/util/file.h src/util/xalloc.h
 	@mkdir -p $(dir $@)

@@ -181,33 +181,24 @@ static int load_elf(Elf *e, struct elf_info *info, struct sym_table *t, uint64_t
 	return n;
 }
 
+struct load_ctx {
+	struct elf_info *info;
+	struct sym_table *t;
+	uint64_t bias;
+};
+
+static int load_cb(void *e, void *ctx)
+{
+	struct load_ctx *c = ctx;
+	return load_elf(e, c->info, c->t, c->bias);
+}
+
 int elf_load(const char *path, const void *buf, size_t len,
 	     struct elf_info *info, struct sym_table *t, uint64_t bias)
 {
 	memset(info, 0, sizeof(*info));
-	elf_version(EV_CURRENT);
-	int fd = -1;
-	Elf *e;
-	if (buf) {
-		if (len < sizeof(Elf32_Ehdr))
-			return -EINVAL;
-		/* ELF_C_READ_MMAP semantics: libelf only reads the buffer */
-		e = elf_memory((char *)buf, len);
-	} else {
-		/* a mapped path or debug file may name a FIFO or device */
-		fd = file_open_regular(path, NULL);
-		if (fd < 0)
-			return fd;
-		e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	}
-	int ret = -EINVAL;
-	if (e) {
-		ret = load_elf(e, info, t, bias);
-		elf_end(e);
-	}
-	if (fd >= 0)
-		close(fd);
-	return ret;
+	struct load_ctx c = { info, t, bias };
+	return elf_with(path, buf, len, load_cb, &c);
 }
 
 static bool file_crc(const char *path, uint32_t *crc)

@@ -601,28 +601,13 @@ static int load_elf_frames(Elf *e, struct fde_table *t)
 	return fde_parse(&sec, t);
 }
 
+static int frames_cb(void *e, void *t)
+{
+	return load_elf_frames(e, t);
+}
+
 int fde_load(const char *path, const void *buf, size_t len, struct fde_table *t)
 {
 	memset(t, 0, sizeof(*t));
-	elf_version(EV_CURRENT);
-	int fd = -1;
-	Elf *e;
-	if (buf) {
-		if (len < sizeof(Elf32_Ehdr))
-			return -EINVAL;
-		e = elf_memory((char *)buf, len);   /* only read, see elf_load */
-	} else {
-		fd = file_open_regular(path, NULL);
-		if (fd < 0)
-			return fd;
-		e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	}
-	int ret = -EINVAL;
-	if (e) {
-		ret = load_elf_frames(e, t);
-		elf_end(e);
-	}
-	if (fd >= 0)
-		close(fd);
-	return ret;
+	return elf_with(path, buf, len, frames_cb, t);
 }

@@ -17,6 +17,7 @@
  *   ktab.c     the compact core-kernel table over (compressed) kallsyms text
  *   symtab.c   sorted symbol tables and the string pool
  *   elf.c      reading ELF files (libelf), separate debug files
+ *   elfopen.c  opening one (a buffer or a regular file)
  *   fde.c      function ranges from .eh_frame(_hdr)/.debug_frame, for
  *              addresses no symbol covers
  *   vdso.c, vmlinux.c, buildid.c   small helpers exported to other modules
@@ -86,6 +87,12 @@ struct elf_seg {
 	uint64_t off, vaddr, filesz;
 	bool exec;
 };
+
+/* Runs fn on a libelf handle (an Elf *, passed as void * so that this
+ * header needs no libelf) of buf[len] (only read) or, when buf is NULL,
+ * of the regular file path; the handle is closed after. Returns fn's
+ * value, -EINVAL when it is not ELF, or the open's errno. */
+int elf_with(const char *path, const void *buf, size_t len, int (*fn)(void *elf, void *ctx), void *ctx);
 
 /* What a loader learns about an ELF file. */
 struct elf_info {
