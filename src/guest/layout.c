@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "guest/layout.h"
+#include "util/le.h"
 #include "util/xalloc.h"
 
 /* Anonymous struct/union nesting followed (the kernel's deepest for
@@ -280,6 +281,16 @@ int guest_layout_from_btf(const void *blob, size_t len, struct guest_layout *l, 
 		why[0] = 0;
 	if (len > GUEST_BTF_MAX)
 		return fail(&c, -E2BIG, "BTF is %zu bytes, more than the %u MiB accepted", len, GUEST_BTF_MAX >> 20);
+	/* The kernel's own BTF check refuses a type section that is not
+	 * 4-byte aligned; libbpf does not, and then reads its types (and so
+	 * do we) at misaligned addresses. hdr_len at 4, type_off at 8. */
+	if (len >= 12) {
+		const uint8_t *h = blob;
+		uint32_t hdr_len = get32(h + 4), type_off = get32(h + 8);
+		if ((hdr_len | type_off) & 3)
+			return fail(&c, -EINVAL, "not BTF a kernel accepts: its type section is not 4-byte aligned "
+				    "(header %u bytes, types at +%u)", hdr_len, type_off);
+	}
 	libbpf_print_fn_t old = libbpf_set_print(silent);
 	struct btf *btf = btf__new(blob, (__u32)len);
 	libbpf_set_print(old);

@@ -34,6 +34,7 @@
 #include <bpf/btf.h>
 
 #include "guest/layout.h"
+#include "util/le.h"
 #include "unit.h"
 #include "util/xalloc.h"
 
@@ -217,6 +218,16 @@ static void test_garbage(void)
 	uint8_t *blob = build(0, &len);
 	CHECK(guest_layout_from_btf(blob, len - 9, &l, why, sizeof(why)) == -EINVAL);   /* cut */
 	CHECK(guest_layout_from_btf(blob, (size_t)GUEST_BTF_MAX + 1, &l, why, sizeof(why)) == -E2BIG);
+	/* A type section off its 4-byte alignment (fuzz-guest found libbpf
+	 * reading it misaligned): refused before libbpf sees it. */
+	uint8_t *mis = xmalloc(len);
+	memcpy(mis, blob, len);
+	put32(mis + 8, get32(mis + 8) + 2);
+	CHECK(guest_layout_from_btf(mis, len, &l, why, sizeof(why)) == -EINVAL);
+	CHECK(strstr(why, "not 4-byte aligned") != NULL);
+	put32(mis + 8, get32(mis + 8) - 2);   /* the control: restored, it parses */
+	CHECK(guest_layout_from_btf(mis, len, &l, why, sizeof(why)) == 0);
+	free(mis);
 	/* A member whose type id is past the last type: refused, named. */
 	CHECK(from(BAD_TYPE, &l, why) == -EBADMSG);
 	CHECK(strstr(why, "task_struct.tasks") != NULL);
