@@ -82,24 +82,6 @@ static int send_after_acks(struct rsp_conn *c, unsigned *owed, const char *paylo
 	return rsp_write(c, buf, n + (size_t)f);
 }
 
-/* The detach packet for the thread id of a stop reply: "D;PID" when the
- * stub names threads "pPID.TID" (after any client negotiated
- * multiprocess QEMU refuses a bare "D"), else "D". The same rule as
- * gdb_set_detach() in src/collect/gdb_sampler.c, whose copy is tied to
- * the sampler's state. */
-static void detach_packet(const char *tid, char *out, size_t cap)
-{
-	size_t n = 0;
-	snprintf(out, cap, "D");
-	if (tid[0] != 'p')
-		return;
-	while (n < 16 && ((tid[1 + n] >= '0' && tid[1 + n] <= '9') || (tid[1 + n] >= 'a' && tid[1 + n] <= 'f') ||
-			  (tid[1 + n] >= 'A' && tid[1 + n] <= 'F')))
-		n++;
-	if (n > 0 && n < 16 && tid[1 + n] == '.')
-		snprintf(out, cap, "D;%.*s", (int)n, tid + 1);
-}
-
 /* Connect, negotiate, learn the detach packet. The VM is stopped after
  * this (QEMU stops it when a debugger connects). */
 static int setup(struct rsp_conn *c, const char *path, char *detach, size_t cap)
@@ -130,7 +112,7 @@ static int setup(struct rsp_conn *c, const char *path, char *detach, size_t cap)
 		return -ECHILD;
 	if (r != RSP_STOP_SIGNAL)
 		return -EPROTO;
-	detach_packet(tid, detach, cap);
+	rsp_detach_packet(tid, detach, cap);
 	return 0;
 }
 

@@ -133,8 +133,6 @@ int gdb_setup_target(struct gdb_source *s, char *err, size_t errlen);
 /* gdb_sampler.c */
 /* The per-tick request batch, from the register layout and vCPUs. */
 void gdb_build_batch(struct gdb_source *s);
-/* The detach packet for this stub's thread ids ("D" or "D;PID"). */
-void gdb_set_detach(struct gdb_source *s, const char *tid);
 /* Read rip/cs/cr3 of every vCPU of the stopped VM into out[nvcpu]
  * (send: also send the batch). 0 or a negative errno. */
 int gdb_read_vcpus(struct gdb_source *s, struct dp_sample *out, uint64_t t, bool send);

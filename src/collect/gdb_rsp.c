@@ -660,3 +660,16 @@ int rsp_read_memory(struct rsp_conn *c, uint64_t addr, void *buf, size_t len)
 		return -EFAULT;
 	return rsp_hex_bytes(c->pkt, c->pktlen, buf, len) == (int)len ? 0 : -EFAULT;
 }
+
+void rsp_detach_packet(const char *tid, char *out, size_t cap)
+{
+	size_t n = 0;
+	snprintf(out, cap, "D");
+	if (tid[0] != 'p')
+		return;
+	while (n < 16 && ((tid[1 + n] >= '0' && tid[1 + n] <= '9') || (tid[1 + n] >= 'a' && tid[1 + n] <= 'f') ||
+			  (tid[1 + n] >= 'A' && tid[1 + n] <= 'F')))
+		n++;
+	if (n > 0 && n < 16 && tid[1 + n] == '.')
+		snprintf(out, cap, "D;%.*s", (int)n, tid + 1);
+}

@@ -98,6 +98,11 @@ enum rsp_stop_kind { RSP_STOP_SIGNAL = 1, RSP_STOP_EXITED = 2, RSP_STOP_OUTPUT =
  * copied into tid if present, else tid[0] = 0); "W.."/"X.." -> EXITED;
  * "O<hex>" console output -> OUTPUT. Others -> -EPROTO. */
 int rsp_parse_stop(const char *p, size_t len, char *tid, size_t tidcap);
+/* The detach packet for a stub whose thread ids look like tid: "D;PID"
+ * when they are "pPID.TID" (once any client negotiated multiprocess,
+ * QEMU answers a bare "D" with E22 and leaves the VM paused), else "D".
+ * Written into out[cap] (cap >= 20 holds any). */
+void rsp_detach_packet(const char *tid, char *out, size_t cap);
 
 #define RSP_MAX_TID 32u
 #define RSP_MAX_THREADS 256u

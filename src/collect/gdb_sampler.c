@@ -125,22 +125,6 @@ static void learn_pcpu_base(struct gdb_source *s, const struct rsp_conn *c, size
 	}
 }
 
-/* Detach with "D;PID" when the stub names threads "pPID.TID": once any
- * client negotiated multiprocess, QEMU answers a bare "D" with E22 and
- * leaves the VM paused. */
-void gdb_set_detach(struct gdb_source *s, const char *tid)
-{
-	size_t n = 0;
-	snprintf(s->detach, sizeof(s->detach), "D");
-	if (tid[0] != 'p')
-		return;
-	while (n < 16 && ((tid[1 + n] >= '0' && tid[1 + n] <= '9') ||
-			  (tid[1 + n] >= 'a' && tid[1 + n] <= 'f') || (tid[1 + n] >= 'A' && tid[1 + n] <= 'F')))
-		n++;
-	if (n > 0 && n < 16 && tid[1 + n] == '.')
-		snprintf(s->detach, sizeof(s->detach), "D;%.*s", (int)n, tid + 1);
-}
-
 /* Write framed packets (0x03, requests, `c`). A write that fails midway
  * leaves a partial packet in the stub's input: what the VM does next is
  * then unknown. */

@@ -145,7 +145,7 @@ int gdb_setup_target(struct gdb_source *s, char *err, size_t errlen)
 	}
 	if (r < 0)
 		goto proto;
-	gdb_set_detach(s, tid0);
+	rsp_detach_packet(tid0, s->detach, sizeof(s->detach));
 
 	/* Registers. */
 	struct xfer_ctx xc = { c };
@@ -209,7 +209,7 @@ int gdb_setup_target(struct gdb_source *s, char *err, size_t errlen)
 		s->nvcpu = 1;
 		snprintf(s->tids[0], RSP_MAX_TID, "%s", tid0[0] ? tid0 : "0");
 	}
-	gdb_set_detach(s, s->tids[0]);
+	rsp_detach_packet(s->tids[0], s->detach, sizeof(s->detach));
 	gdb_build_batch(s);
 	return 0;
 proto:
