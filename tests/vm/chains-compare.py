@@ -18,7 +18,7 @@ the first CPU starts there), or the user boundary (a user frame).
 
 Exit status 0 when every compared function's top callers agree (or, where
 the two leading callers are within TIE points of each other in one of
-the views, a tie, the same two lead both), every
+the views, a near tie, the same two lead both), every
 similarity is >= SIM, and >= ENTRY% of the passive chains end at an entry
 point; 1 otherwise; 2 on bad input. With --entry-only only the last
 check is made (the wrong-table control, whose chains are cut early).
@@ -41,7 +41,15 @@ import collections
 import re
 import sys
 
-TIE = 10.0
+# Two callers of one copy routine (send and receive paths) share it in a
+# ratio the two views measure apart: they sample different instants (the
+# stub's stops at TCG block boundaries, the agent's cpu-clock interrupts),
+# and a host under load shifts the mix. Seen: passive 58:42, active 45:55
+# for rep_movs_alternative on 6.12 in CI (similarity 0.87). Which of two
+# such callers leads is not a property of the unwinder; the similarity
+# check still bounds how far the distributions may differ, and a skipped
+# frame (the --drop-caller control) changes the callers themselves.
+TIE = 25.0
 ENTRY = re.compile(r"^(entry_SYSCALL_64.*|asm_.*|ret_from_fork.*|secondary_startup_64.*)$")
 
 
@@ -79,7 +87,7 @@ def lead2(c):
 
 def tie(c):
     """The two leading callers within TIE points of each other: which
-    one leads is sampling noise (two callers of a copy routine, ~50:50)."""
+    one leads is not the unwinder's doing (see TIE)."""
     m, t = c.most_common(2), sum(c.values())
     return len(m) == 2 and 100.0 * (m[0][1] - m[1][1]) / t < TIE
 
