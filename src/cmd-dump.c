@@ -48,6 +48,14 @@ void dump_record(FILE *f, const struct dp_record *rec)
 			for (uint32_t i = 0; i < s->nr_callchain; i++)
 				fprintf(f, "%s0x%" PRIx64, i ? "," : "", s->callchain[i]);
 		}
+		if (s->has_uregs) {
+			uint64_t ip = 0, sp = 0;
+			dp_sample_ureg(s, DP_X86_REG_IP, &ip);
+			dp_sample_ureg(s, DP_X86_REG_SP, &sp);
+			fprintf(f, " uregs=0x%" PRIx64 " abi=%u uip=0x%" PRIx64 " usp=0x%" PRIx64
+				" ustack=%u/%uB", s->uregs_mask, s->uregs_abi, ip, sp, s->ustack_len,
+				s->ustack_size);
+		}
 		break;
 	}
 	case DP_REC_DOMAIN_SWITCH:
