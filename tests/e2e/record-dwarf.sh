@@ -101,10 +101,23 @@ for f in g fp; do
 	! grep -q ' uregs=' "$OUT/$f.dump" || fail "$f: samples with user registers"
 	! "$DOMPROF" info "$OUT/$f.data" | grep -q '^user stacks:' || fail "$f: info counts user stacks"
 done
-"$DOMPROF" record -f --call-graph dwarf,100 -o "$OUT/s.data" -- "$WL/threefuncs" 10 >/dev/null 2>&1 || fail "record dwarf,100"
-"$DOMPROF" dump --type SAMPLE "$OUT/s.data" | grep -q ' ustack=[0-9]*/104B' || fail "dwarf,100 is not 104 bytes"
-! "$DOMPROF" dump --type SAMPLE "$OUT/s.data" | grep -Eq ' ustack=(10[5-9]|1[1-9][0-9]|[2-9][0-9][0-9]|[0-9]{4,})/' ||
+"$DOMPROF" record -f --call-graph dwarf,100 -e task-clock -o "$OUT/s.data" -- "$WL/threefuncs" 10 >/dev/null 2>&1 ||
+	fail "record dwarf,100"
+"$DOMPROF" dump --type SAMPLE "$OUT/s.data" >"$OUT/s.dump"
+grep -q ' ustack=[0-9]*/104B' "$OUT/s.dump" || fail "dwarf,100 is not 104 bytes"
+! grep -Eq ' ustack=(10[5-9]|1[1-9][0-9]|[2-9][0-9][0-9]|[0-9]{4,})/' "$OUT/s.dump" ||
 	fail "dwarf,100 stored more than 104 bytes"
+
+# merge keeps the blocks, copied raw (dw: event id 0 stays) and rewritten
+# (s: task-clock becomes event 1 of the merge)
+"$DOMPROF" merge -q -f -o "$OUT/m.data" "$OUT/dw.data" vm1="$OUT/s.data" >/dev/null 2>&1 || fail "merge"
+"$DOMPROF" dump --type SAMPLE "$OUT/m.data" >"$OUT/m.dump"
+for f in dw s; do
+	want=$(grep -o ' uregs=.*' "$OUT/$f.dump" | sed 's/ uregs_v=.*//' | sort | md5sum)
+	got=$(grep "dom=$([ $f = dw ] && echo 0 || echo 1) " "$OUT/m.dump" | grep -o ' uregs=.*' | sort | md5sum)
+	[ "$want" = "$got" ] || fail "merge: the user blocks of $f.data differ"
+done
+grep -q 'dom=1 .* event=1 .* ustack=[0-9]*/104B' "$OUT/m.dump" || fail "merge: no rewritten sample with its block"
 
 # bytes per sample (printed, not asserted): file bytes over samples, less
 # what a recording of `true` holds (domprof embeds the kernel's symbols,
