@@ -163,6 +163,10 @@ static void report_open_error(const struct rec *r, const struct perf_source_erro
 		fprintf(stderr,
 			"domprof record: event '%s' is not supported: this machine has no hardware PMU event "
 			"for it (no performance counters, as in many VMs); use -e cpu-clock\n", ev);
+	} else if (r->ustack_size && (err == EINVAL || err == ENOSYS || err == EOPNOTSUPP)) {
+		fprintf(stderr, "domprof record: perf_event_open for event '%s' with user registers and "
+			"%u bytes of user stack (--call-graph dwarf) failed: %s; the kernel may not "
+			"support them for this event: use -g\n", ev, r->ustack_size, strerror(err));
 	} else if (err == ESRCH) {
 		fprintf(stderr, "domprof record: no such process: %d\n", (int)e->pid);
 	} else if (err == EMFILE || err == ENFILE) {
