@@ -10,6 +10,9 @@
 #  - the stack bytes are the stack: at bp - sp + 8 lies the return
 #    address the kernel's frame-pointer walk put second in the chain
 #    (>= 95%); control: the chain's third entry is not there (<= 5%);
+#  - nofp (built without frame pointers, junk in rbp): >= 95% of its
+#    samples in spin hold return addresses into walk and main in their
+#    stack; control: -g's chains name walk for <= 5%;
 #  - kernelheavy's kernel-mode samples carry its user context (user-half
 #    ip and sp, a stack);
 #  - report -g and flamegraph work on the file as on a -g recording
@@ -110,6 +113,55 @@ for l in open(sys.argv[1]):
         ok += 0 < uip < 1 << 47 and 0 < usp < 1 << 47 and n > 0 and int(kv['ip'], 16) >= 1 << 63
 print(f"kernel-mode samples {k}, with a user context {ok}")
 assert k > 200 and ok >= 0.9 * k
+PY
+fi
+
+# nofp (no frame pointers, junk rbp in spin): the stacks hold what a DWARF
+# unwinder needs, return addresses into walk and main, where -g's chain
+# (the control) has none
+if [ -x "$WL/nofp" ]; then
+	for m in dwarf fp; do
+		"$DOMPROF" record -f --call-graph $m -o "$OUT/nofp-$m.data" -- "$WL/nofp" >"$OUT/nofp-$m.out" 2>&1 ||
+			fail "record nofp $m: $(cat "$OUT/nofp-$m.out")"
+		"$DOMPROF" dump --ustack "$OUT/nofp-$m.data" >"$OUT/nofp-$m.dump"
+	done
+	python3 - "$OUT/nofp-dwarf.dump" "$OUT/nofp-fp.dump" "$WL/nofp" <<'PY' || fail "nofp: stacks or chains"
+import re, subprocess, sys
+syms = {}
+for l in subprocess.run(["nm", "-S", sys.argv[3]], capture_output=True, text=True).stdout.splitlines():
+    f = l.split()
+    if len(f) == 4 and f[3] in ("main", "walk", "spin"):
+        syms[f[3]] = (int(f[0], 16), int(f[0], 16) + int(f[1], 16))
+def load(path):
+    maps, out = [], []
+    for l in open(path):
+        kv = dict(re.findall(r'(\w+)=(\S+)', l))
+        if ' MMAP ' in l and l.rstrip().endswith(sys.argv[3]):
+            maps.append((int(kv['start'], 16), int(kv['len'], 16), int(kv['pgoff'], 16)))
+        elif ' SAMPLE ' in l and kv.get('mode') == 'user':
+            out.append(kv)
+    def fn(a):  # the function of address a, by the binary's symbols
+        for s, n, o in maps:
+            if s <= a < s + n:
+                for name, (lo, hi) in syms.items():
+                    if lo <= a - s + o < hi:
+                        return name
+    return out, fn
+dw, fn = load(sys.argv[1])
+spin = [kv for kv in dw if fn(int(kv['ip'], 16)) == 'spin']
+found = 0
+for kv in spin:
+    st = bytes.fromhex(kv.get('ustack_hex', ''))
+    words = {fn(int.from_bytes(st[i:i + 8], 'little')) for i in range(0, min(len(st), 512) - 7, 8)}
+    found += 'walk' in words and 'main' in words
+fp, fn2 = load(sys.argv[2])
+fspin = [kv for kv in fp if fn2(int(kv['ip'], 16)) == 'spin']
+called = sum(1 for kv in fspin if 'chain' in kv and len(kv['chain'].split(',')) > 1 and
+             fn2(int(kv['chain'].split(',')[1], 16)) == 'walk')
+print(f"nofp dwarf: {found}/{len(spin)} spin samples hold return addresses into walk and main; "
+      f"-g (control): {called}/{len(fspin)} chains name walk")
+assert len(spin) > 200 and found >= 0.95 * len(spin), "the stacks lack walk's or main's return address"
+assert len(fspin) > 200 and called <= 0.05 * len(fspin), "control: frame pointers unwound nofp"
 PY
 fi
 
