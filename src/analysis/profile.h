@@ -94,8 +94,10 @@ struct profile_symbol {
 	const char *domain_name;
 	const char *image;      /* short image name, "[kernel.kallsyms]", "[guest user cr3=0x...]" */
 	const char *image_path;
-	const char *symbol;     /* demangled, or "[unknown]" */
-	bool known;
+	const char *symbol;     /* demangled, "IMAGE+0xSTART" (fde), or "[unknown]" */
+	bool known;             /* a symbol table named it */
+	bool fde;               /* named from an unwind-table FDE (known false):
+				 * one function, but no symbol (docs/symbols.md) */
 	bool kernel;            /* found in kernel mode (image of kernel/guest kernel) */
 	uint32_t pid;           /* only with opts.by_process, else 0 */
 	const char *comm;       /* only with opts.by_process, else NULL */

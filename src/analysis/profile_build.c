@@ -54,6 +54,7 @@ static uint32_t sym_intern(struct loader *L, uint32_t domain, const struct sym_r
 	y->image_path = r->image_path ? r->image_path : y->image;
 	y->symbol = r->symbol ? r->symbol : "[unknown]";
 	y->known = r->known;
+	y->fde = r->fde;
 	y->kernel = kernel;
 	y->pid = pid;
 	y->comm = bp ? sym_comm(L->pv->sym, domain, pid) : NULL;

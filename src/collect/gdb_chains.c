@@ -53,9 +53,11 @@ struct gdb_chains {
 	struct guest_regs *regs;    /* [nvcpu], this tick's */
 	bool *have;                 /* [nvcpu]: regs[i] read this tick */
 	uint64_t *chain;            /* [nvcpu * depth] */
-	/* [entry_SYSCALL_64, entry_SYSCALL_64_after_hwframe): the syscall
-	 * entry before its pt_regs is built; the user rip is still in rcx */
-	uint64_t sys0, sys1;
+	/* Where a one-frame chain's user rip is in rcx: the syscall entry
+	 * before its pt_regs is built [entry_SYSCALL_64, .._after_hwframe),
+	 * and the sysret exit after they are popped [syscall_return_via_
+	 * sysret, entry_SYSRETQ_end) (sysret jumps to rcx). 0: unknown. */
+	uint64_t rcx_at[2][2];
 	/* The stack window each vCPU's batch reads ahead (see gdb_chains_
 	 * guess): where it starts (0: none asked), and what came back */
 	uint64_t *guess;            /* [nvcpu] */
@@ -289,10 +291,25 @@ int gdb_chains_start(struct gdb_source *s, struct guest_mem *m, guest_sym_fn sym
 	c->opt = s->spec.unwind;
 	c->depth = c->opt.depth ? c->opt.depth : 64;
 	c->opt.depth = c->depth;
-	c->sys0 = sym(ctx, "entry_SYSCALL_64");
-	c->sys1 = sym(ctx, "entry_SYSCALL_64_after_hwframe");
-	if (!guest_kptr(c->sys0) || c->sys1 <= c->sys0 || c->sys1 - c->sys0 > 256)
-		c->sys0 = c->sys1 = 0;
+	/* The indirect-branch thunks (6.1 brackets them, 6.12 has an array
+	 * of 32-byte ones from rax to r15) and the static-call trampolines
+	 * have no frame and no unwind information. */
+	uint64_t t0 = sym(ctx, "__x86_indirect_thunk_array"), t15 = sym(ctx, "__x86_indirect_thunk_r15");
+	guest_orc_add_noframe(&c->orc, sym(ctx, "__indirect_thunk_start"), sym(ctx, "__indirect_thunk_end"));
+	if (t15 > t0 && t15 - t0 == 15 * 32)
+		guest_orc_add_noframe(&c->orc, t0, t15 + 32);
+	guest_orc_add_noframe(&c->orc, sym(ctx, "__static_call_text_start"), sym(ctx, "__static_call_text_end"));
+	static const char *const rcx_syms[2][2] = {
+		{ "entry_SYSCALL_64", "entry_SYSCALL_64_after_hwframe" },
+		{ "syscall_return_via_sysret", "entry_SYSRETQ_end" },
+	};
+	for (int k = 0; k < 2; k++) {
+		uint64_t a = sym(ctx, rcx_syms[k][0]), b = sym(ctx, rcx_syms[k][1]);
+		if (guest_kptr(a) && b > a && b - a <= 512) {   /* a few instructions */
+			c->rcx_at[k][0] = a;
+			c->rcx_at[k][1] = b;
+		}
+	}
 	c->regs = xcalloc(s->nvcpu, sizeof(*c->regs));
 	c->have = xcalloc(s->nvcpu, sizeof(*c->have));
 	c->chain = xcalloc(s->nvcpu * c->depth, sizeof(*c->chain));
@@ -314,16 +331,17 @@ fail:
 
 /* ---- Per tick ---------------------------------------------------------- */
 
-/* One chain into the sample: the user rip of a syscall entry stopped
- * before its pt_regs is built is rcx. */
+/* One chain into the sample: the user rip of a vCPU stopped in the
+ * syscall entry or exit code without pt_regs is rcx. */
 static void keep_chain(struct gdb_chains *c, const struct guest_regs *g, struct guest_orc_chain *ch,
 		       struct dp_sample *v, uint64_t *out)
 {
-	uint64_t ip = g->r[GR_IP];
-	if (ch->n == 1 && c->sys0 && ip >= c->sys0 && ip < c->sys1 && !guest_kptr(g->r[GR_CX]) && g->r[GR_CX]) {
-		ch->ip[ch->n++] = g->r[GR_CX];
-		ch->stop = GUEST_ORC_USER;
-	}
+	uint64_t ip = g->r[GR_IP], rcx = g->r[GR_CX];
+	for (int k = 0; k < 2 && ch->n == 1 && rcx && !guest_kptr(rcx); k++)
+		if (ip >= c->rcx_at[k][0] && ip < c->rcx_at[k][1]) {
+			ch->ip[ch->n++] = rcx;
+			ch->stop = GUEST_ORC_USER;
+		}
 	unsigned n = ch->n < c->depth ? ch->n : c->depth;
 	memcpy(out, ch->ip, n * sizeof(*out));
 	v->callchain = out;

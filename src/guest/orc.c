@@ -402,6 +402,28 @@ struct frame {
 	bool signal;    /* look ip up as it is, not ip - 1 */
 };
 
+/* The innermost frame in a no-frame range: the return address on top. */
+static const struct guest_orc_entry top_entry = {
+	.sp_offset = 8, .sp_reg = ORC_REG_SP, .bp_reg = ORC_REG_UNDEFINED, .type = GUEST_ORC_T_CALL,
+};
+
+void guest_orc_add_noframe(struct guest_orc *o, uint64_t start, uint64_t end)
+{
+	if (o->nnoframe >= GUEST_ORC_MAX_NOFRAME || end <= start || end - start > (64u << 10) ||
+	    !guest_kptr(start))
+		return;
+	o->noframe[o->nnoframe][0] = start;
+	o->noframe[o->nnoframe++][1] = end;
+}
+
+static bool in_noframe(const struct guest_orc *o, uint64_t ip)
+{
+	for (unsigned i = 0; i < o->nnoframe && i < GUEST_ORC_MAX_NOFRAME; i++)
+		if (ip >= o->noframe[i][0] && ip < o->noframe[i][1])
+			return true;
+	return false;
+}
+
 /* The frame-pointer guess the kernel uses for code ORC does not know. */
 static const struct guest_orc_entry fp_entry = {
 	.sp_offset = 16, .bp_offset = -16, .sp_reg = ORC_REG_BP, .bp_reg = ORC_REG_PREV_SP,
@@ -578,6 +600,8 @@ int guest_orc_unwind(const struct guest_orc *o, struct guest_mem *stack,
 			break;
 		}
 		const struct guest_orc_entry *e = guest_orc_find(o, f.signal ? ip : ip - 1);
+		if (out->n == 1 && in_noframe(o, ip))
+			e = &top_entry;
 		bool fp = false;
 		if (!e) {
 			if (opt->no_fp) {

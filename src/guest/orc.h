@@ -62,6 +62,8 @@
 #define GUEST_ORC_MAX_STACK   (32u << 10)
 /* Stacks one chain may visit (exception, IRQ, task: 3 in the kernel). */
 #define GUEST_ORC_MAX_STACKS  4u
+/* No-frame ranges a table may carry. */
+#define GUEST_ORC_MAX_NOFRAME 4u
 /* The fast lookup table's block (the kernel's LOOKUP_BLOCK_SIZE). */
 #define GUEST_ORC_LOOKUP_BLOCK 256u
 
@@ -110,7 +112,18 @@ struct guest_orc {
 	 * [lookup[b], lookup[b + 1]]; nblocks + 1 values. */
 	uint32_t *lookup;       /* malloc'd */
 	size_t nblocks;
+	/* Code that runs with no frame of its own, where a stopped vCPU's
+	 * caller is the return address at sp (indirect-branch thunks,
+	 * static-call trampolines: one jmp each, no unwind information, an
+	 * "end" or "undefined" entry): [start, end) pairs, set with
+	 * guest_orc_add_noframe. Applies to the innermost frame only. */
+	uint64_t noframe[GUEST_ORC_MAX_NOFRAME][2];
+	unsigned nnoframe;
 };
+
+/* Adds a no-frame range; ignored when empty, over 64 KiB, not kernel, or
+ * past GUEST_ORC_MAX_NOFRAME. */
+void guest_orc_add_noframe(struct guest_orc *o, uint64_t start, uint64_t end);
 
 /* Reads and checks the tables through m (their symbols through sym:
  * __start_orc_unwind_ip, __stop_orc_unwind_ip, __start_orc_unwind,

@@ -31,7 +31,7 @@
 const char *fg_symbol_label(const struct profile *p, uint32_t sym, char *buf, size_t len)
 {
 	const struct profile_symbol *y = &p->syms[sym];
-	if (y->known && y->symbol && *y->symbol)
+	if ((y->known || y->fde) && y->symbol && *y->symbol)
 		return y->symbol;
 	snprintf(buf, len, "[unknown] %s", y->image ? y->image : "?");
 	return buf;

@@ -9,8 +9,10 @@
  *     all ; DOMAIN ; COMM-PID ; outermost caller ; ... ; leaf
  * (a sample without a call chain is a path ending in its single leaf
  * frame). The same frame labels are used by every format: a known symbol
- * is its (demangled) name, an unknown one is "[unknown] IMAGE" so that
- * unknown code of different images stays apart.
+ * is its (demangled) name, a function named only by its unwind-table
+ * FDE is that name ("IMAGE+0xSTART", docs/symbols.md), an unknown one
+ * is "[unknown] IMAGE" so that unknown code of different images stays
+ * apart.
  *
  * Owner: the flame graph / export engineer (src/output/flamegraph.c,
  * folded.c, pprof.c, speedscope.c, export_json.c). Layouts of the JSON

@@ -6,7 +6,8 @@
  * or this machine's, else the file at its path if its build-id matches
  * the recording's, else a debug file with that build-id — and reads its
  * layout; on first resolve its symbols, from a separate debug file when
- * the binary has no .symtab (elf.c). image_place() turns a map's ip into the
+ * the binary has no .symtab (elf.c); on the first address no symbol
+ * covers, its unwind tables (fde.c, image_fde). image_place() turns a map's ip into the
  * image's link-time address from the program headers.
  */
 #include "symbols/symbols.h"
@@ -215,6 +216,40 @@ void image_load_symbols(struct sym_session *s, struct sym_image *img)
 		free(found);
 	}
 	symtab_finish(&img->tab, 4096);
+}
+
+const struct fde_range *image_fde(struct sym_session *s, struct sym_image *img, uint64_t addr,
+				  const char **name)
+{
+	if (img->kind != IMG_ELF)
+		return NULL;
+	if (!img->fde_done) {
+		img->fde_done = true;
+		ensure_info(s, img);
+		/* the unwind tables are in the binary (a debug file made with
+		 * --only-keep-debug has .eh_frame as NOBITS, maybe .debug_frame);
+		 * a replaced file only through the debug file found by build-id */
+		if (img->info_usable) {
+			int r = img->blob ? fde_load(NULL, img->blob, img->blob_size, &img->fde)
+					  : fde_load(img->tab_loaded ? img->src_path : img->path,
+						     NULL, 0, &img->fde);
+			if (r <= 0)
+				fde_release(&img->fde);
+		}
+	}
+	size_t i;
+	const struct fde_range *f = fde_find(&img->fde, addr, &i);
+	if (!f)
+		return NULL;
+	if (!img->fde.names)
+		img->fde.names = xcalloc(img->fde.n, sizeof(*img->fde.names));
+	if (!img->fde.names[i]) {
+		char buf[512];
+		snprintf(buf, sizeof(buf), "%.480s+0x%" PRIx64, img->name, f->start);
+		img->fde.names[i] = pool_strdup(&s->pool, buf);
+	}
+	*name = img->fde.names[i];
+	return f;
 }
 
 /* Delta from ip to the image's link-time address for an ELF map. */

@@ -17,6 +17,8 @@
  *   ktab.c     the compact core-kernel table over (compressed) kallsyms text
  *   symtab.c   sorted symbol tables and the string pool
  *   elf.c      reading ELF files (libelf), separate debug files
+ *   fde.c      function ranges from .eh_frame(_hdr)/.debug_frame, for
+ *              addresses no symbol covers
  *   vdso.c, vmlinux.c, buildid.c   small helpers exported to other modules
  *
  * A sym_table is built by appending (symtab_add), then frozen once by
@@ -38,6 +40,7 @@
 #define SYM_F_PRIO_MASK  0x0fu
 #define SYM_F_UNSIZED    0x10u   /* size unknown: end holds a limit (0 = none) */
 #define SYM_F_DEMANGLED  0x20u   /* name already passed through the demangler */
+#define SYM_F_GUESSED    0x40u   /* after finish: end inferred (was unsized) */
 
 struct sym_entry {
 	uint64_t start;
@@ -118,6 +121,51 @@ int elf_load(const char *path, const void *buf, size_t len,
  */
 int elf_load_debug(const char *debug_dir, const char *path, const struct elf_info *info,
 		   struct sym_table *t, char **found);
+
+/* ---- function ranges from unwind tables (fde.c) ---- */
+
+/* One FDE: the function at [start, end) in the image's address space. */
+struct fde_range {
+	uint64_t start, end;
+};
+
+/* Sorted by start, distinct starts. names[i] is the name made for
+ * entry i on first use (session pool), NULL before; the array is
+ * allocated on the first name. */
+struct fde_table {
+	struct fde_range *v;
+	size_t n;
+	const char **names;
+};
+
+/* Bound on the ranges of one image (an FDE takes >= 16 bytes of a
+ * section, so a real table is far below: libc has ~3000). */
+#define FDE_MAX_ENTRIES (1u << 22)
+
+/* The unwind sections of one file, as raw bytes (none is kept). */
+struct fde_sections {
+	const uint8_t *hdr;      /* .eh_frame_hdr, or NULL */
+	size_t hdr_size;
+	uint64_t hdr_addr;
+	const uint8_t *eh;       /* .eh_frame, or NULL */
+	size_t eh_size;
+	uint64_t eh_addr;
+	const uint8_t *dbg;      /* .debug_frame (absolute addresses), or NULL */
+	size_t dbg_size;
+	unsigned addr_size;      /* 4 or 8 (ELF class) */
+	bool big_endian;
+};
+
+/* Fill t (initialised here) from the sections: .eh_frame_hdr's table
+ * when usable, else a walk of .eh_frame; plus .debug_frame. Entries that
+ * do not parse are skipped. Returns the number of ranges. */
+int fde_parse(const struct fde_sections *sec, struct fde_table *t);
+/* The same from an ELF file or memory image (as elf_load). Returns the
+ * number of ranges or -errno / -EINVAL. */
+int fde_load(const char *path, const void *buf, size_t len, struct fde_table *t);
+/* The range holding addr (and its index), or NULL: one binary search. */
+const struct fde_range *fde_find(const struct fde_table *t, uint64_t addr, size_t *idx);
+void fde_release(struct fde_table *t);
 
 /* ---- text sources (kallsyms.c: the line parser, textsyms.c: loaders) ---- */
 
@@ -255,6 +303,9 @@ struct sym_image {
 	size_t blob_size;
 	struct sym_table tab;
 	struct ktab *kt;            /* core kernel from kallsyms/System.map (tab unused) */
+	struct fde_table fde;       /* unwind-table ranges, loaded on the first
+				     * address no symbol covers (image_fde) */
+	bool fde_done;
 	struct sym_image *next_all;
 };
 
@@ -406,6 +457,11 @@ struct sym_image *image_elf_ident(struct sym_session *s, struct sym_domain *d, c
 				  const struct dp_mmap *mm, bool vdso);
 /* Load the image's symbol table (once). */
 void image_load_symbols(struct sym_session *s, struct sym_image *img);
+/* The FDE range holding addr for an address no symbol covers, with its
+ * name "IMAGE+0xSTART" (made once per range); NULL when none covers it
+ * or the image is not an ELF. Loads the image's unwind tables once. */
+const struct fde_range *image_fde(struct sym_session *s, struct sym_image *img, uint64_t addr,
+				  const char **name);
 /* Compute m's delta from ip to the image's link-time address (once). */
 void image_place(struct sym_session *s, struct sym_map *m);
 

@@ -118,6 +118,7 @@ void sym_session_free(struct sym_session *s)
 		n = img->next_all;
 		elf_info_release(&img->info);
 		symtab_release(&img->tab);
+		fde_release(&img->fde);
 		ktab_free(img->kt);
 		free(img);
 	}
@@ -337,15 +338,31 @@ void sym_resolve(struct sym_session *s, const struct sym_map *cm, uint64_t ip,
 			out->sym_start = start;
 			out->offset = addr - start;
 			out->known = true;
+			out->fde = false;
 			return;
 		}
 	}
 	struct sym_entry *e = symtab_find(&img->tab, addr);
+	out->fde = false;
+	/* a symbol without a size was stretched to the next one: an FDE that
+	 * starts after it and covers addr is a function the table lacks */
+	if (e && (e->flags & SYM_F_GUESSED) && img->kind == IMG_ELF) {
+		const char *name;
+		const struct fde_range *f = image_fde(s, img, addr, &name);
+		if (f && f->start > e->start)
+			e = NULL;
+	}
 	if (!e) {
-		out->symbol = SYM_UNKNOWN;
-		out->sym_start = 0;
-		out->offset = addr;
+		/* no symbol covers it (a stripped library, a static function of
+		 * a .dynsym-only binary): the unwind table's FDE gives the
+		 * function's bounds, so its samples still group per function */
+		const char *name;
+		const struct fde_range *f = image_fde(s, img, addr, &name);
+		out->symbol = f ? name : SYM_UNKNOWN;
+		out->sym_start = f ? f->start : 0;
+		out->offset = f ? addr - f->start : addr;
 		out->known = false;
+		out->fde = f != NULL;
 		return;
 	}
 	if (!(e->flags & SYM_F_DEMANGLED)) {

@@ -111,10 +111,15 @@ const struct sym_map *sym_find_map(struct sym_session *s, uint32_t domain,
 struct sym_result {
 	const char *image;     /* short image name: "libc.so.6", "[kernel.kallsyms]", "[ext4]" */
 	const char *image_path;/* full path or the same as image */
-	const char *symbol;    /* demangled; "[unknown]" when not found */
-	uint64_t sym_start;    /* symbol start (in the image's address space) */
+	const char *symbol;    /* demangled; "IMAGE+0xSTART" when only an
+				* unwind-table FDE covers ip (fde); else
+				* "[unknown]" when not found */
+	uint64_t sym_start;    /* symbol (or FDE) start, in the image's address space */
 	uint64_t offset;       /* ip - sym_start */
-	bool known;            /* false when symbol is "[unknown]" */
+	bool known;            /* a symbol table named it (false for fde names) */
+	bool fde;              /* named from the FDE covering ip: symbol is the
+				* image name + "+0x" + the FDE's start (hex link-time
+				* address), one name per function; known is false */
 };
 
 /* Resolve ip inside map m (as returned by sym_find_map for the same ip).

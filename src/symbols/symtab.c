@@ -121,6 +121,7 @@ void symtab_finish(struct sym_table *t, uint64_t last_size)
 				end = e->end;    /* the section ends first */
 			e->end = end;
 			e->flags &= ~SYM_F_UNSIZED;
+			e->flags |= SYM_F_GUESSED;
 		}
 		e->u.name = t->arena + e->u.off;
 	}

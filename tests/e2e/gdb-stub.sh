@@ -6,7 +6,9 @@
 #   vcpus) and samples in that domain only, from every vCPU;
 # - a 32-bit qemu-system-i386 is refused as "not x86_64";
 # - no stub, a stub address that is not loopback, and a socket that does
-#   not speak the protocol each give one line naming the domain (exit 1).
+#   not speak the protocol each give one line naming the domain (exit 1);
+# - -g with no kernel in the VM records flat with one note; -g with a
+#   symbol file is refused.
 # Sample counts are checked loosely (> 20 in 2 s at 1000 Hz): the rate
 # depends on the machine's load.
 source "$(dirname "$0")/../lib/common.bash"
@@ -49,6 +51,14 @@ cat "$OUT/one.err"
 grep -q 'vm: 1 vCPU at unix:' "$OUT/one.err" || fail "no info line for vm"
 check_recording "$OUT/one.data" 1
 
+# -g on a VM with no kernel yet (firmware): no chains, said in one info
+# line, and the domain is recorded flat (never a failed recording)
+"$DOMPROF" record -g --domain "vm=gdb:unix:$SOCKDIR/a.sock" -F 1000 -d 2 -o "$OUT/g.data" 2>"$OUT/g.err" ||
+	fail "record -g failed: $(cat "$OUT/g.err")"
+grep -q 'vm: .*no call chains (no kernel symbols)' "$OUT/g.err" || fail "record -g: no 'no call chains' note: $(cat "$OUT/g.err")"
+check_recording "$OUT/g.data" 1
+grep ' SAMPLE ' "$OUT/dump.txt" | grep -q 'chain=' && fail "record -g: a chain without a kernel"
+
 start_vm qemu-system-x86_64 "$SOCKDIR/b.sock" 2
 "$DOMPROF" record --domain "vm=gdb:unix:$SOCKDIR/b.sock" -F 1000 -d 2 -o "$OUT/two.data" 2>"$OUT/two.err" ||
 	fail "record failed: $(cat "$OUT/two.err")"
@@ -70,6 +80,11 @@ if command -v qemu-system-i386 >/dev/null; then
 	expect "vm32: not x86_64 \(the stub says architecture 'i386'\)" --domain "vm32=gdb:unix:$SOCKDIR/c.sock"
 fi
 expect "nostub: cannot connect to unix:$SOCKDIR/none.sock: " --domain "nostub=gdb:unix:$SOCKDIR/none.sock"
+# -g finds the ORC tables by the symbols it reads from guest memory: a
+# symbol file with -g is refused before connecting (the same spec without
+# -g records: test-kaslr and others)
+expect "vmf: -g needs the kernel's symbols from guest memory: give no kallsyms= file" -g \
+	--domain "vmf=gdb:unix:$SOCKDIR/a.sock,kallsyms=/proc/kallsyms"
 expect "far: 192\.0\.2\.1 is not a loopback address.*--allow-remote-stub" --domain "far=gdb:192.0.2.1:1234"
 # A listening socket that answers with something else than the protocol.
 if command -v python3 >/dev/null; then

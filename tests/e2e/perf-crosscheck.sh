@@ -52,7 +52,12 @@ for line in open(sys.argv[1]):
         perf[name] = perf.get(name, 0.0) + float(m.group(1)) / 100.0
 dp = {}
 for r in csv.DictReader(open(sys.argv[2])):
-    dp[r["symbol"]] = dp.get(r["symbol"], 0.0) + float(r["percent"]) / 100.0
+    name = r["symbol"]
+    # domprof names code no symbol covers by its FDE (IMAGE+0xSTART,
+    # docs/symbols.md), where perf prints a hex address
+    if re.fullmatch(r".+\+0x[0-9a-f]+", name):
+        name = "[unknown]"
+    dp[name] = dp.get(name, 0.0) + float(r["percent"]) / 100.0
 assert perf and dp, "empty distribution"
 syms = set(perf) | set(dp)
 sim = sum(min(perf.get(s, 0.0), dp.get(s, 0.0)) for s in syms)

@@ -33,7 +33,7 @@ rc=0; wait $rec || rc=$?
 cat "$OUT/hv.err"
 [ $rc -eq 0 ] || fail "record exited $rc"
 [ "$(grep -c '^domprof record: vm1: ' "$OUT/hv.err")" -ge 2 ] || fail "no start info and end message for vm1"
-grep -Eq '^domprof record: [0-9]+ samples written, .* s; host: [0-9]+ samples, vm1: [1-9][0-9]* samples( \([0-9]+ lost\))?$' "$OUT/hv.err" \
+grep -Eq '^domprof record: [0-9]+ samples written, .* s; host: [0-9]+ samples, vm1: [1-9][0-9]* samples( \(held [0-9.]+ ms a tick(, [0-9]+ chains [0-9.]+% complete)?(, [0-9]+ lost)?\))?$' "$OUT/hv.err" \
 	|| fail "summary line without per-domain counts"
 "$DOMPROF" info "$OUT/hv.data" >"$OUT/hv.info" || fail "info"
 "$DOMPROF" dump "$OUT/hv.data" >"$OUT/hv.dump" || fail "dump"

@@ -45,14 +45,8 @@ struct syms {
 
 static uint64_t sym_lookup(void *ctx, const char *name)
 {
-	struct syms *s = ctx;
-	const char *p = s->text, *end = s->text + s->len;
-	struct kallsyms_line l;
-	int r;
-	while ((r = kallsyms_next(&p, end, 0, &l)) != KALLSYMS_END)
-		if (r == KALLSYMS_LINE && !l.mod && kallsyms_name_is(&l, name))
-			return l.addr;
-	return 0;
+	const struct syms *s = ctx;
+	return kallsyms_lookup(s->text, s->len, name);
 }
 
 static int fn_cmp(const void *a, const void *b)
@@ -118,25 +112,6 @@ static void check_functions(const struct guest_orc *o, const struct syms *s, uin
 	fprintf(stderr, "guest-orc: funcs=%zu call8=%zu\n", funcs, ok);
 }
 
-/* Resume the VM for ms, then stop it again. */
-static int run_for(struct rsp_conn *c, int ms)
-{
-	int r = rsp_send(c, "c");
-	if (r < 0)
-		return r;
-	struct timespec ts = { 0, ms * 1000000L };
-	nanosleep(&ts, NULL);
-	if ((r = rsp_write(c, "\x03", 1)) < 0)
-		return r;
-	for (int i = 0; i < 8; i++) {
-		if ((r = rsp_recv(c, 2000)) < 0 || (r = rsp_ack(c, 1)) < 0)
-			return r;
-		if (rsp_parse_stop(c->pkt, c->pktlen, NULL, 0) == RSP_STOP_SIGNAL)
-			return 0;
-	}
-	return -EPROTO;
-}
-
 /* The stopped thread's registers from `g` (QEMU's x86_64 order: rax rbx
  * rcx rdx rsi rdi rbp rsp r8..r15 at 8 bytes, rip, then eflags cs ss at
  * 4 bytes). */
@@ -164,7 +139,7 @@ static void stops(struct tt_mem *t, const struct guest_orc *o, const struct syms
 	uint64_t bytes = 0;
 	for (unsigned i = 0; i < n && c; i++) {
 		struct guest_regs g;
-		if (run_for(c, 20) < 0 || read_regs(c, &g) < 0) {
+		if (tt_run_for(c, 20) < 0 || read_regs(c, &g) < 0) {
 			fprintf(stderr, "test-tool guest-orc: stop %u: the stub failed\n", i);
 			return;
 		}

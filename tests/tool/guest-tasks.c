@@ -137,26 +137,6 @@ static size_t vcpus(struct rsp_conn *c, char (*tids)[RSP_MAX_TID])
 	return n;
 }
 
-/* Resume the VM for ms, then stop it again (ack mode: the stop reply is
- * acked once the VM is stopped). */
-static int run_for(struct rsp_conn *c, int ms)
-{
-	int r = rsp_send(c, "c");
-	if (r < 0)
-		return r;
-	struct timespec ts = { 0, ms * 1000000L };
-	nanosleep(&ts, NULL);
-	if ((r = rsp_write(c, "\x03", 1)) < 0)
-		return r;
-	for (int i = 0; i < 8; i++) {
-		if ((r = rsp_recv(c, 2000)) < 0 || (r = rsp_ack(c, 1)) < 0)
-			return r;
-		if (rsp_parse_stop(c->pkt, c->pktlen, NULL, 0) == RSP_STOP_SIGNAL)
-			return 0;
-	}
-	return -EPROTO;
-}
-
 static void print_layout(const struct guest_layout *l)
 {
 	printf("layout task tasks=%u pid=%u tgid=%u comm=%u/%u mm=%u real_parent=%u flags=%u\n", l->task_tasks,
@@ -218,7 +198,7 @@ static int live(struct tt_mem *tm, struct guest_mem *m, const struct guest_layou
 	size_t n = vcpus(c, tids);
 	int rc = 0;
 	for (unsigned k = 0; k <= samples && rc == 0; k++) {
-		if (k > 0 && run_for(c, 30) < 0) {
+		if (k > 0 && tt_run_for(c, 30) < 0) {
 			fprintf(stderr, "test-tool guest-tasks: cannot resume and stop the VM\n");
 			rc = 1;
 			break;

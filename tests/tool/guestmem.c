@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collect/gdb_rsp.h"
@@ -154,4 +155,24 @@ size_t tt_mem_krips(struct tt_mem *t, uint64_t *rips, size_t max)
 struct rsp_conn *tt_mem_conn(struct tt_mem *t)
 {
 	return t->c;
+}
+
+/* Resume the VM for ms, then stop it again (ack mode: the stop reply is
+ * acked once the VM is stopped). */
+int tt_run_for(struct rsp_conn *c, int ms)
+{
+	int r = rsp_send(c, "c");
+	if (r < 0)
+		return r;
+	struct timespec ts = { 0, ms * 1000000L };
+	nanosleep(&ts, NULL);
+	if ((r = rsp_write(c, "\x03", 1)) < 0)
+		return r;
+	for (int i = 0; i < 8; i++) {
+		if ((r = rsp_recv(c, 2000)) < 0 || (r = rsp_ack(c, 1)) < 0)
+			return r;
+		if (rsp_parse_stop(c->pkt, c->pktlen, NULL, 0) == RSP_STOP_SIGNAL)
+			return 0;
+	}
+	return -EPROTO;
 }

@@ -28,5 +28,9 @@ size_t tt_mem_krips(struct tt_mem *t, uint64_t *rips, size_t max);
 /* gdb backend: the stub connection (NULL for vmlinux), for subcommands
  * that also read registers or resume and stop the VM (guest-tasks.c). */
 struct rsp_conn *tt_mem_conn(struct tt_mem *t);
+/* Resume the stopped VM behind c for ms, then stop it again (ack mode:
+ * the stop reply is acked once the VM is stopped). 0 or a negative
+ * errno. */
+int tt_run_for(struct rsp_conn *c, int ms);
 
 #endif

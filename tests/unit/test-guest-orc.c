@@ -207,6 +207,40 @@ static void test_chains(void)
 	CHECK(ch.stop == GUEST_ORC_UNDEF && ch.n == 2);
 }
 
+/* A stop in a thunk with no unwind information (entry 0x700: none):
+ * cut, unless the range is a no-frame one, where the return address on
+ * top of the stack is the caller; only for the innermost frame. */
+static void test_noframe(void)
+{
+	struct guest_orc_chain ch;
+	memset(task, 0, STK);
+	uint64_t S = TASK + 0x3000;
+	put(S, TEXT + 0x305);           /* the thunk's caller, top (sp+8) -> END */
+	put(S + 8, TEXT + 0x405);
+	unwind(kregs(TEXT + 0x708, S, 0), NULL, &ch);
+	CHECK_STR(guest_orc_stop_name(ch.stop), "undefined");
+	CHECK(ch.n == 1);
+	guest_orc_add_noframe(&o, TEXT + 0x700, TEXT + 0x800);
+	CHECK(o.nnoframe == 1);
+	unwind(kregs(TEXT + 0x708, S, 0), NULL, &ch);
+	CHECK_STR(guest_orc_stop_name(ch.stop), "end");
+	CHECK(ch.n == 3 && ch.ip[1] == TEXT + 0x305 && ch.ip[2] == TEXT + 0x405);
+	/* a return address into the range is not a no-frame frame: cut */
+	put(S, TEXT + 0x705);
+	unwind(kregs(TEXT + 0x708, S, 0), NULL, &ch);
+	CHECK_STR(guest_orc_stop_name(ch.stop), "undefined");
+	CHECK(ch.n == 2);
+	/* ranges refused: empty, too big, user half, past the bound */
+	guest_orc_add_noframe(&o, TEXT + 0x900, TEXT + 0x900);
+	guest_orc_add_noframe(&o, TEXT, TEXT + (1u << 20));
+	guest_orc_add_noframe(&o, 0x1000, 0x2000);
+	CHECK(o.nnoframe == 1);
+	for (int i = 0; i < 8; i++)
+		guest_orc_add_noframe(&o, TEXT + 0xf00, TEXT + 0xf10);
+	CHECK(o.nnoframe == GUEST_ORC_MAX_NOFRAME);
+	o.nnoframe = 0;
+}
+
 static void test_hostile(void)
 {
 	struct guest_orc_chain ch;
@@ -346,6 +380,7 @@ int main(void)
 	CHECK(o.layout == GUEST_ORC_V3);
 	o.etext = TEXT + 0x1000;
 	test_chains();
+	test_noframe();
 	test_hostile();
 	test_tables();
 	guest_orc_free(&o);
