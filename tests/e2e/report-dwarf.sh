@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Report-time DWARF unwinding of `record --call-graph dwarf` stacks
+# (src/symbols/unwind.c, docs/dwarf-notes.md), real perf_event_open:
+#  - nofp (no frame pointers, junk in rbp; main -> walk -> spin): in the
+#    folded export of its dwarf recording >= 95% of the samples in spin
+#    have walk as spin's caller and main as walk's; report -g names walk
+#    as spin's caller and its header counts >= 95% of the stacks unwound;
+#    flamegraph, speedscope, pprof and json exports name walk too;
+#  - controls: the same file read with DOMPROF_DWARF_UNWIND=0 (the
+#    recorded frame-pointer chains) and a -g recording of nofp have walk
+#    in <= 5% of those samples;
+#  - kernelheavy's kernel-mode samples keep their recorded kernel frames
+#    (read_zero under the syscall entry) and get main as the caller of
+#    libc's read (>= 95% of the stacks through read); control: the
+#    frame-pointer chains of the same file skip main (<= 5%: libc's read
+#    keeps no frame pointer, so its caller's frame is lost);
+# Hostile stacks and registers are tests/unit/test-unwind.c's.
+source "$(dirname "$0")/../lib/common.bash"
+set -e
+command -v python3 >/dev/null || skip "python3 not installed"
+[ "$(uname -m)" = x86_64 ] || skip "user registers are only known on x86-64"
+need_workload nofp kernelheavy
+
+rec() { # MODE FILE CMD...: record, fail with its output
+	local m=$1 f=$2
+	shift 2
+	"$DOMPROF" record -f --call-graph "$m" -o "$f" -- "$@" >"$f.out" 2>&1 ||
+		fail "record $m $*: $(cat "$f.out")"
+}
+rec dwarf "$OUT/nofp.data" "$WL/nofp" 300
+rec fp "$OUT/nofp-fp.data" "$WL/nofp" 300
+rec dwarf "$OUT/kh.data" "$WL/kernelheavy" 0.5
+
+folded() { # FILE COMM [ENV...] -> stdout
+	local f=$1 c=$2
+	shift 2
+	env "$@" "$DOMPROF" export --format folded -i "$f" --comm "$c" -o - 2>"$OUT/folded.err" ||
+		fail "export folded $f: $(cat "$OUT/folded.err")"
+}
+folded "$OUT/nofp.data" nofp >"$OUT/nofp.folded"
+folded "$OUT/nofp.data" nofp DOMPROF_DWARF_UNWIND=0 >"$OUT/nofp-off.folded"
+folded "$OUT/nofp-fp.data" nofp >"$OUT/nofp-fp.folded"
+folded "$OUT/kh.data" kernelheavy >"$OUT/kh.folded"
+folded "$OUT/kh.data" kernelheavy DOMPROF_DWARF_UNWIND=0 >"$OUT/kh-off.folded"
+
+# share PAT LEAF FILE: percent of the samples whose stack ends in LEAF
+# (or passes through it) that contain the ;-separated frames PAT
+share() {
+	python3 - "$@" <<'PY'
+import sys
+pat, leaf, path = sys.argv[1], sys.argv[2], sys.argv[3]
+tot = hit = 0
+for l in open(path):
+    st, n = l.rstrip('\n').rsplit(' ', 1)
+    fr = st.split(';')
+    if leaf not in fr:
+        continue
+    tot += int(n)
+    if (';' + pat + ';') in (';' + st + ';'):
+        hit += int(n)
+print(f"{100.0 * hit / tot:.1f} {tot}" if tot else "0 0")
+PY
+}
+check() { # WHAT PAT LEAF FILE OP LIMIT
+	local r
+	r=$(share "$2" "$3" "$4")
+	note "$1: $r (percent of samples, samples)"
+	set -- "$1" "${r%% *}" "${r##* }" "$5" "$6"
+	[ "$3" -ge 20 ] || fail "$1: only $3 samples"
+	python3 -c "import sys; sys.exit(0 if float('$2') $4 $5 else 1)" ||
+		fail "$1: $2% (wanted $4 $5)"
+}
+check "nofp dwarf: main;walk;spin" "main;walk;spin" spin "$OUT/nofp.folded" '>=' 95
+check "nofp DOMPROF_DWARF_UNWIND=0 (control): walk;spin" "walk;spin" spin "$OUT/nofp-off.folded" '<=' 5
+check "nofp -g (control): walk;spin" "walk;spin" spin "$OUT/nofp-fp.folded" '<=' 5
+check "kernelheavy dwarf: main;read;...;read_zero" "main;read" read_zero_[k] "$OUT/kh.folded" '>=' 95
+check "kernelheavy kernel frames kept" "ksys_read_[k];vfs_read_[k];read_zero_[k]" read_zero_[k] "$OUT/kh.folded" '>=' 95
+check "kernelheavy DOMPROF_DWARF_UNWIND=0 (control): main;read" "main;read" read_zero_[k] "$OUT/kh-off.folded" '<=' 5
+
+# report -g: walk is spin's caller; the header counts the unwound stacks
+"$DOMPROF" report -q -g -i "$OUT/nofp.data" --comm nofp >"$OUT/nofp.report" 2>"$OUT/report.err" ||
+	fail "report -g: $(cat "$OUT/report.err")"
+python3 - "$OUT/nofp.report" <<'PY' || fail "report -g: $(grep -m1 'dwarf unwinding' "$OUT/nofp.report")"
+import re, sys
+t = open(sys.argv[1]).read()
+m = re.search(r'^# dwarf unwinding: (\d+) of (\d+) user stacks unwound', t, re.M)
+assert m and int(m.group(2)) >= 20 and int(m.group(1)) * 100 >= 95 * int(m.group(2)), m
+# the entry block of spin: its caller lines come before the entry line
+blocks = t.split('-' * 79)
+spin = [b for b in blocks if re.search(r'^\d+\s+[\d.]+\s+host\s+nofp\s+spin  \[total', b, re.M)]
+assert spin, "no spin entry"
+callers = spin[0].split('spin  [total')[0]
+assert re.search(r'nofp\s+walk\s*$', callers, re.M), callers
+PY
+DOMPROF_DWARF_UNWIND=0 "$DOMPROF" report -q -g -i "$OUT/nofp.data" --comm nofp >"$OUT/nofp-off.report"
+! grep -q 'dwarf unwinding' "$OUT/nofp-off.report" || fail "DOMPROF_DWARF_UNWIND=0 still unwinds"
+! grep -Eq 'nofp +walk' "$OUT/nofp-off.report" || fail "control: the frame-pointer report names walk"
+
+# every other consumer sees the same chains
+names_walk() { # FILE (pprof is gzip'd)
+	if [ "$(head -c2 "$1" | od -An -tx1 | tr -d ' ')" = 1f8b ]; then
+		gzip -dc "$1" | grep -aq walk
+	else
+		grep -aq walk "$1"
+	fi
+}
+"$DOMPROF" flamegraph -i "$OUT/nofp.data" -o "$OUT/nofp.svg" 2>/dev/null || fail "flamegraph"
+grep -q '>walk' "$OUT/nofp.svg" || grep -q 'walk (' "$OUT/nofp.svg" || fail "flamegraph names no walk"
+for fmt in speedscope pprof json; do
+	"$DOMPROF" export --format $fmt -i "$OUT/nofp.data" -o "$OUT/nofp.$fmt" 2>/dev/null || fail "export $fmt"
+	names_walk "$OUT/nofp.$fmt" || fail "export $fmt names no walk"
+	DOMPROF_DWARF_UNWIND=0 "$DOMPROF" export --format $fmt -i "$OUT/nofp.data" -o "$OUT/nofp-off.$fmt"
+	! names_walk "$OUT/nofp-off.$fmt" || fail "control: export $fmt of fp chains names walk"
+done
+
+exit 0
