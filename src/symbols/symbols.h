@@ -173,6 +173,8 @@ struct sym_unwind_stats {
 	uint64_t failed;      /* not even the first frame (ip in no readable image) */
 	uint64_t frames;      /* frames returned, all samples */
 	uint64_t rebuilds;    /* a process's handle rebuilt (its mappings changed) */
+	uint64_t cached;      /* answered from the cache (same ip, sp, bp, stack
+			       * length and every stack word the unwind read) */
 };
 
 struct sym_unwinder *sym_unwinder_new(struct sym_session *s);

@@ -29,12 +29,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "util/hash.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"
 
@@ -43,6 +45,11 @@
 #define UW_MAX_MODS 512u
 #define UW_MAX_RETRIES 16u
 #define UW_MAX_FRAMES 256u
+/* The answer cache (see sym_unwind_user): stack words one unwind may
+ * read and still be cached, and the words all entries may hold (8 bytes
+ * each: 64 MiB). Past the total, samples are unwound but not cached. */
+#define UW_MAX_READS 512u
+#define UW_CACHE_WORDS (8u << 20)
 
 struct uw_mod {
 	uint64_t lo, hi;            /* the mapping's range */
@@ -56,6 +63,19 @@ struct uw_proc {
 	struct uw_mod *mods;
 	size_t nmods;
 	uint32_t domain, pid;
+	uint64_t gen;               /* bumped when the Dwfl is rebuilt */
+};
+
+/* One cached unwind: its key, the stack words it read (addr, value
+ * pairs) and its pcs, both in the unwinder's word arena. */
+struct uw_ent {
+	const struct uw_proc *proc;
+	uint64_t gen, ip, sp, bp;
+	uint32_t len;               /* the sample's ustack_len */
+	uint32_t nreads, npcs;
+	size_t reads_off, pcs_off;
+	bool complete;
+	uint32_t next;              /* index+1 of the next entry of the bucket */
 };
 
 /* The sample being unwound and the frame walk's state. */
@@ -66,6 +86,9 @@ struct uw_walk {
 	uint32_t max, n;
 	const struct sym_map *need;     /* a mapping to report, then retry */
 	bool rebuild;                   /* the process's mappings changed */
+	uint64_t reads[2 * UW_MAX_READS]; /* stack words read: addr, value */
+	uint32_t nreads;
+	bool uncacheable;               /* read more than UW_MAX_READS */
 };
 
 struct sym_unwinder {
@@ -75,10 +98,15 @@ struct sym_unwinder {
 	size_t nall, capall;
 	struct uw_proc *cur;
 	struct uw_walk *walk;
+	struct uw_walk *wbuf;
 	char *debuginfo_path;
 	Dwfl_Callbacks cb;
 	struct sym_unwind_stats st;
-	char err[160];
+	struct hmap cache;              /* key hash -> index+1 of an entry */
+	struct uw_ent *ents;
+	size_t nents, capents;
+	uint64_t *words;
+	size_t nwords, capwords;
 };
 
 /* perf's x86-64 register of each DWARF register 0..16 (16: the return
@@ -148,6 +176,14 @@ static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 		uint64_t v;
 		memcpy(&v, smp->ustack + (addr - w->sp), 8);
 		*result = v;
+		struct uw_walk *ww = u->walk;
+		if (ww->nreads < UW_MAX_READS) {
+			ww->reads[2 * ww->nreads] = addr;
+			ww->reads[2 * ww->nreads + 1] = v;
+			ww->nreads++;
+		} else {
+			ww->uncacheable = true;
+		}
 		return true;
 	}
 	uint64_t v;
@@ -203,6 +239,7 @@ static void uw_proc_reset(struct uw_proc *p)
 	p->dwfl = NULL;
 	p->attached = false;
 	p->nmods = 0;
+	p->gen++;
 }
 
 void sym_unwinder_free(struct sym_unwinder *u)
@@ -215,8 +252,12 @@ void sym_unwinder_free(struct sym_unwinder *u)
 		free(u->all[i]);
 	}
 	free(u->all);
+	hmap_release(&u->cache);
+	free(u->ents);
+	free(u->words);
 	hmap_release(&u->procs);
 	free(u->debuginfo_path);
+	free(u->wbuf);
 	free(u);
 }
 
@@ -335,59 +376,154 @@ static struct uw_proc *uw_proc_get(struct sym_unwinder *u, uint32_t domain, uint
 	return p;
 }
 
-uint32_t sym_unwind_user(struct sym_unwinder *u, uint32_t domain, uint32_t pid,
-			 const struct dp_sample *smp, uint64_t *pcs, uint32_t max,
-			 bool *complete)
+static uint64_t uw_key(const struct uw_proc *p, uint64_t ip, uint64_t sp, uint64_t bp,
+		       uint32_t len)
 {
-	*complete = false;
-	uint64_t ip, sp;
-	if (!smp->has_uregs || smp->uregs_abi != DP_UREGS_ABI_64 || !max ||
-	    !dp_sample_ureg(smp, DP_X86_REG_IP, &ip) || !dp_sample_ureg(smp, DP_X86_REG_SP, &sp))
-		return 0;
-	u->st.samples++;
-	if (max > UW_MAX_FRAMES)
-		max = UW_MAX_FRAMES;
-	struct uw_proc *p = uw_proc_get(u, domain, pid);
-	struct uw_walk w = { .smp = smp, .sp = sp, .pcs = pcs, .max = max };
-	u->cur = p;
-	u->walk = &w;
+	uint64_t h = hash_fold64(0x5eedull, (uint64_t)(uintptr_t)p);
+	h = hash_fold64(h, p->gen);
+	h = hash_fold64(h, ip);
+	h = hash_fold64(h, sp);
+	h = hash_fold64(h, bp);
+	return hash_fold64(h, len);
+}
+
+/* A cached unwind of the same key whose every stack word read has the
+ * same value in this sample: libdwfl would read and compute the same. */
+static const struct uw_ent *uw_cache_find(const struct sym_unwinder *u, uint64_t h,
+					  const struct uw_proc *p, uint64_t ip, uint64_t sp,
+					  uint64_t bp, const struct dp_sample *smp)
+{
+	uint32_t at = (uint32_t)(uintptr_t)u64map_get(&u->cache, h);
+	for (unsigned hops = 0; at && hops < 4096; hops++) {
+		const struct uw_ent *e = &u->ents[at - 1];
+		at = e->next;
+		if (e->proc != p || e->gen != p->gen || e->ip != ip || e->sp != sp ||
+		    e->bp != bp || e->len != smp->ustack_len)
+			continue;
+		const uint64_t *r = u->words + e->reads_off;
+		uint32_t i = 0;
+		for (; i < e->nreads; i++) {
+			uint64_t off = r[2 * i] - sp, v;
+			/* the same len: every recorded address is inside */
+			memcpy(&v, smp->ustack + off, 8);
+			if (v != r[2 * i + 1])
+				break;
+		}
+		if (i == e->nreads)
+			return e;
+	}
+	return NULL;
+}
+
+static void uw_cache_put(struct sym_unwinder *u, uint64_t h, const struct uw_proc *p,
+			 uint64_t ip, uint64_t sp, uint64_t bp, const struct uw_walk *w,
+			 bool complete)
+{
+	size_t need = 2 * (size_t)w->nreads + w->n;
+	if (w->uncacheable || u->nwords + need > UW_CACHE_WORDS)
+		return;
+	xgrow((void **)&u->words, &u->capwords, u->nwords + need, sizeof(*u->words));
+	xgrow((void **)&u->ents, &u->capents, u->nents + 1, sizeof(*u->ents));
+	struct uw_ent *e = &u->ents[u->nents];
+	*e = (struct uw_ent){ .proc = p, .gen = p->gen, .ip = ip, .sp = sp, .bp = bp,
+			      .len = w->smp->ustack_len, .nreads = w->nreads, .npcs = w->n,
+			      .reads_off = u->nwords, .pcs_off = u->nwords + 2 * (size_t)w->nreads,
+			      .complete = complete };
+	memcpy(u->words + e->reads_off, w->reads, 2 * (size_t)w->nreads * sizeof(uint64_t));
+	memcpy(u->words + e->pcs_off, w->pcs, w->n * sizeof(uint64_t));
+	u->nwords += need;
+	e->next = (uint32_t)(uintptr_t)u64map_get(&u->cache, h);
+	u->nents++;
+	u64map_put(&u->cache, h, (void *)(uintptr_t)u->nents);
+}
+
+/* The walk itself: report the modules it reaches, retry, rebuild. */
+static int uw_walk_frames(struct sym_unwinder *u, struct uw_proc *p, struct uw_walk *w,
+			  uint32_t pid, uint64_t ip)
+{
 	/* the sampled ip's image first: the Dwfl needs one module to attach */
-	const struct sym_map *m0 = sym_find_proc_map(u->s, domain, pid, ip);
+	const struct sym_map *m0 = sym_find_proc_map(u->s, p->domain, pid, ip);
 	if (m0 && !uw_find_mod(p, ip))
 		uw_report(u, p, m0);
 	int r = -1;
 	for (unsigned tries = 0; tries <= UW_MAX_RETRIES; tries++) {
 		if (!p->attached)
 			break;
-		w.n = 0;
-		w.need = NULL;
-		w.rebuild = false;
+		w->n = 0;
+		w->nreads = 0;
+		w->uncacheable = false;
+		w->need = NULL;
+		w->rebuild = false;
 		r = dwfl_getthread_frames(p->dwfl, (pid_t)(pid ? pid : 1), uw_frame, u);
-		if (w.rebuild) {
+		if (w->rebuild) {
 			u->st.rebuilds++;
 			uw_proc_reset(p);
 			if (m0)
 				uw_report(u, p, m0);
 			continue;
 		}
-		if (!w.need)
+		if (!w->need)
 			break;
-		if (!uw_report(u, p, w.need))
+		if (!uw_report(u, p, w->need))
 			break;   /* the frame ends there: its image cannot be read */
 	}
-	u->walk = NULL;
-	if (w.n == 0) {
+	if (w->rebuild || w->need)
+		w->uncacheable = true;   /* retries ran out: the next try may differ */
+	return r;
+}
+
+uint32_t sym_unwind_user(struct sym_unwinder *u, uint32_t domain, uint32_t pid,
+			 const struct dp_sample *smp, uint64_t *pcs, uint32_t max,
+			 bool *complete)
+{
+	*complete = false;
+	uint64_t ip, sp, bp = 0;
+	if (!smp->has_uregs || smp->uregs_abi != DP_UREGS_ABI_64 || !max ||
+	    !dp_sample_ureg(smp, DP_X86_REG_IP, &ip) || !dp_sample_ureg(smp, DP_X86_REG_SP, &sp))
+		return 0;
+	dp_sample_ureg(smp, DP_X86_REG_BP, &bp);
+	u->st.samples++;
+	if (max > UW_MAX_FRAMES)
+		max = UW_MAX_FRAMES;
+	struct uw_proc *p = uw_proc_get(u, domain, pid);
+	uint64_t h = uw_key(p, ip, sp, bp, smp->ustack_len);
+	const struct uw_ent *e = uw_cache_find(u, h, p, ip, sp, bp, smp);
+	uint32_t n;
+	if (e) {
+		u->st.cached++;
+		n = e->npcs < max ? e->npcs : max;
+		memcpy(pcs, u->words + e->pcs_off, n * sizeof(uint64_t));
+		*complete = e->complete && n == e->npcs;
+	} else {
+		/* the walk state is large (the read log): one per unwinder */
+		if (!u->wbuf)
+			u->wbuf = xmalloc(sizeof(*u->wbuf));
+		struct uw_walk *w = u->wbuf;
+		memset(w, 0, offsetof(struct uw_walk, reads));
+		w->smp = smp;
+		w->sp = sp;
+		w->pcs = pcs;
+		w->max = max;
+		u->cur = p;
+		u->walk = w;
+		/* 0: the CFI said the outermost frame was reached (e.g. _start) */
+		int r = uw_walk_frames(u, p, w, pid, ip);
+		u->walk = NULL;
+		n = w->n;
+		*complete = r == 0 && n > 0;
+		if (n && max == UW_MAX_FRAMES)
+			uw_cache_put(u, h, p, ip, sp, bp, w, *complete);
+	}
+	if (n == 0) {
 		u->st.failed++;
 		return 0;
 	}
-	/* 0: the CFI said the outermost frame was reached (e.g. _start) */
-	*complete = r == 0;
 	if (*complete)
 		u->st.complete++;
-	else if (w.n >= max)
+	else if (n >= max)
 		u->st.depth_cut++;
 	else
 		u->st.stopped++;
-	u->st.frames += w.n;
-	return w.n;
+	u->st.frames += n;
+	return n;
 }
