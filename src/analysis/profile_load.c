@@ -313,6 +313,12 @@ static int ld_mmap(void *ctx, const struct dp_record *rec)
 
 static int ld_task(void *ctx, const struct dp_record *rec)
 {
+	struct loader *L = ctx;
+	const struct dp_task *t = &rec->u.task;
+	/* a process's unwinding state (a Dwfl with its images) is not
+	 * needed past its exit: short-lived processes would pile it up */
+	if (L->uw && t->kind == DP_TASK_EXIT && t->pid == t->tid)
+		sym_unwinder_forget(L->uw, rec->domain, t->pid);
 	sym_add_task(((struct loader *)ctx)->pv->sym, rec->domain, &rec->u.task);
 	return 0;
 }

@@ -376,6 +376,15 @@ static struct uw_proc *uw_proc_get(struct sym_unwinder *u, uint32_t domain, uint
 	return p;
 }
 
+void sym_unwinder_forget(struct sym_unwinder *u, uint32_t domain, uint32_t pid)
+{
+	struct uw_proc *p = u64map_get(&u->procs, (uint64_t)domain << 32 | pid);
+	if (p && p->dwfl) {
+		uw_proc_reset(p);   /* its cache entries' generation is gone with it */
+		u->st.forgotten++;
+	}
+}
+
 static uint64_t uw_key(const struct uw_proc *p, uint64_t ip, uint64_t sp, uint64_t bp,
 		       uint32_t len)
 {
