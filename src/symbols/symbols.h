@@ -170,6 +170,8 @@ struct sym_unwind_stats {
 	uint64_t complete;    /* unwound to the outermost frame (CFI says so) */
 	uint64_t stopped;     /* ended early: no CFI, a read outside the stack, ... */
 	uint64_t depth_cut;   /* reached the frame bound */
+	uint64_t no_fde;      /* ended at a pc its image's .eh_frame does not cover
+			       * (not counted in stopped) */
 	uint64_t failed;      /* not even the first frame (ip in no readable image) */
 	uint64_t frames;      /* frames returned, all samples */
 	uint64_t rebuilds;    /* a process's handle rebuilt (its mappings changed) */
