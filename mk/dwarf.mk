@@ -5,3 +5,17 @@
 build/workloads/nofp: tests/workloads/nofp.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fomit-frame-pointer -fno-inline -fno-optimize-sibling-calls -o $@ $<
+
+# The same with its call-frame information in .debug_frame only (no
+# .eh_frame for its own functions), and a stripped copy of that whose
+# .debug_frame is in a separate debug file beside it (.gnu_debuglink):
+# the unwinder's .debug_frame paths (tests/e2e/report-dwarf.sh).
+workloads: build/workloads/nofp-dbgframe build/workloads/nofp-split
+build/workloads/nofp-dbgframe: tests/workloads/nofp.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fomit-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+		-fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $<
+
+build/workloads/nofp-split: build/workloads/nofp-dbgframe
+	objcopy --only-keep-debug $< $@.debug
+	objcopy --strip-debug --add-gnu-debuglink=$@.debug $< $@

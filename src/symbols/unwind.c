@@ -25,6 +25,7 @@
 #include "symbols/symbols.h"
 #include "symbols/internal.h"
 
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/hash.h"
@@ -55,6 +57,7 @@ struct uw_mod {
 	uint64_t lo, hi;            /* the mapping's range */
 	const struct sym_image *img;
 	uint64_t bias;              /* ip = image address + bias */
+	bool debug_frame;           /* may have .debug_frame (see uw_debug_frame) */
 };
 
 struct uw_proc {
@@ -104,6 +107,7 @@ struct sym_unwinder {
 	Dwfl_Callbacks cb;
 	struct sym_unwind_stats st;
 	struct hmap cache;              /* key hash -> index+1 of an entry */
+	struct hmap dbgframe;           /* image -> 2: has .debug_frame, 1: not */
 	struct uw_ent *ents;
 	size_t nents, capents;
 	uint64_t *words;
@@ -254,6 +258,7 @@ void sym_unwinder_free(struct sym_unwinder *u)
 	}
 	free(u->all);
 	hmap_release(&u->cache);
+	hmap_release(&u->dbgframe);
 	free(u->ents);
 	free(u->words);
 	hmap_release(&u->procs);
@@ -290,6 +295,107 @@ static int uw_image_fd(struct sym_image *img)
 	return path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 }
 
+/* What the sections of e say: .debug_frame present (*frame), DWARF of
+ * its own (*info), .eh_frame (*eh). Section headers only: nothing is
+ * decompressed. */
+static void uw_sections(Elf *e, bool *frame, bool *info, bool *eh)
+{
+	*frame = *info = *eh = false;
+	size_t shstr;
+	if (!e || elf_getshdrstrndx(e, &shstr) != 0)
+		return;
+	Elf_Scn *scn = NULL;
+	for (unsigned i = 0; i < 65536 && (scn = elf_nextscn(e, scn)); i++) {
+		GElf_Shdr sh;
+		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstr, sh.sh_name) : NULL;
+		if (!name || sh.sh_type == SHT_NOBITS)
+			continue;
+		if (!strcmp(name, ".debug_frame") || !strcmp(name, ".zdebug_frame"))
+			*frame = true;
+		else if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
+			*info = true;
+		else if (!strcmp(name, ".eh_frame"))
+			*eh = true;
+	}
+}
+
+/* Does a debug file with .debug_frame exist where libdwfl looks for one
+ * (the build-id directory of the debug root; the debuglink name beside
+ * the file, in its .debug/, under the debug root)? Looked up here rather
+ * than with dwfl_standard_find_debuginfo on the module, which leaves the
+ * module unable to load the file later. The CRC is libdwfl's to check. */
+static bool uw_debug_file_frame(const struct sym_unwinder *u, Elf *e, const char *path)
+{
+	const char *root = u->s->debug_dir ? u->s->debug_dir : "/usr/lib/debug";
+	char cand[4][4200];
+	unsigned nc = 0;
+	const void *bid;
+	ssize_t blen = dwelf_elf_gnu_build_id(e, &bid);
+	if (blen > 1 && blen <= 64) {
+		const uint8_t *b = bid;
+		int o = snprintf(cand[nc], sizeof(cand[nc]), "%.2000s/.build-id/%02x/", root, b[0]);
+		for (ssize_t i = 1; i < blen && o > 0 && o < 4100; i++)
+			o += snprintf(cand[nc] + o, sizeof(cand[nc]) - (size_t)o, "%02x", b[i]);
+		if (o > 0 && o < 4100) {
+			snprintf(cand[nc] + o, sizeof(cand[nc]) - (size_t)o, ".debug");
+			nc++;
+		}
+	}
+	GElf_Word crc;
+	const char *link = dwelf_elf_gnu_debuglink(e, &crc);
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	if (link && !strchr(link, '/') && slash && path[0] == '/') {
+		int dl = (int)(slash - path);
+		snprintf(cand[nc++], sizeof(cand[0]), "%.*s/%.200s", dl > 2000 ? 2000 : dl, path, link);
+		snprintf(cand[nc++], sizeof(cand[0]), "%.*s/.debug/%.200s", dl > 2000 ? 2000 : dl, path,
+			 link);
+		snprintf(cand[nc++], sizeof(cand[0]), "%.1000s%.*s/%.200s", root,
+			 dl > 2000 ? 2000 : dl, path, link);
+	}
+	for (unsigned i = 0; i < nc; i++) {
+		int fd = open(cand[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		struct stat st;
+		bool frame = false, info, eh;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+			Elf *d = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+			uw_sections(d, &frame, &info, &eh);
+			if (d)
+				elf_end(d);
+		}
+		close(fd);
+		if (frame)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * May libdwfl's .debug_frame fallback (for a pc .eh_frame does not
+ * cover) find something in mod? It loads the whole DWARF of the module
+ * or of its separate debug file to look (every debug section,
+ * decompressed), once per process: worth it only when the file, or its
+ * debug file, has a .debug_frame section, which gcc emits only where
+ * .eh_frame is not made (-fno-asynchronous-unwind-tables). Decided once
+ * per image from section headers (the debug file found as libdwfl finds
+ * it, opened and closed here).
+ */
+static bool uw_debug_frame(struct sym_unwinder *u, Dwfl_Module *mod, const struct sym_image *img)
+{
+	uintptr_t known = (uintptr_t)hmap_get(&u->dbgframe, (uint64_t)(uintptr_t)img, NULL);
+	if (known)
+		return known == 2;
+	Dwarf_Addr b;
+	Elf *e = dwfl_module_getelf(mod, &b);
+	bool frame, info, eh;
+	uw_sections(e, &frame, &info, &eh);
+	if (!frame && !info && e)
+		frame = uw_debug_file_frame(u, e, img->path);
+	u64map_put(&u->dbgframe, (uint64_t)(uintptr_t)img, (void *)(uintptr_t)(frame ? 2 : 1));
+	return frame;
+}
+
 /* Report mapping m's image to p's Dwfl. False when it cannot be. */
 static bool uw_report(struct sym_unwinder *u, struct uw_proc *p, const struct sym_map *cm)
 {
@@ -323,7 +429,8 @@ static bool uw_report(struct sym_unwinder *u, struct uw_proc *p, const struct sy
 			return false;
 	}
 	p->mods = xrealloc(p->mods, (p->nmods + 1) * sizeof(*p->mods));
-	p->mods[p->nmods++] = (struct uw_mod){ m->start, m->end, img, bias };
+	p->mods[p->nmods++] = (struct uw_mod){ m->start, m->end, img, bias,
+					       uw_debug_frame(u, mod, img) };
 	return true;
 }
 
@@ -365,11 +472,13 @@ static int uw_frame(Dwfl_Frame *state, void *arg)
 	if (w->n >= w->max)
 		return DWARF_CB_ABORT;
 	/* An image with .eh_frame but no FDE for this pc (junk from a stack
-	 * that did not unwind, hand-written code): the frame ends here.
-	 * Left to itself libdwfl would fall back to .debug_frame, which
-	 * loads the module's whole DWARF (decompressing every debug
-	 * section), once per process: 73% of a system-wide report's time
-	 * before this check. Images without .eh_frame still use it. */
+	 * that did not unwind, hand-written code) and no .debug_frame to
+	 * look in (uw_debug_frame): the frame ends here. Left to itself
+	 * libdwfl would fall back to .debug_frame, loading the module's
+	 * whole DWARF to find none, once per process: 73% of a system-wide
+	 * report's time before this check. */
+	if (!um || um->debug_frame)
+		return DWARF_CB_OK;
 	Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, look);
 	Dwarf_Addr bias;
 	Dwarf_CFI *cfi = mod ? dwfl_module_eh_cfi(mod, &bias) : NULL;

@@ -15,12 +15,17 @@
 #    libc's read (>= 95% of the stacks through read); control: the
 #    frame-pointer chains of the same file skip main (<= 5%: libc's read
 #    keeps no frame pointer, so its caller's frame is lost);
+#  - .debug_frame: nofp-dbgframe (its functions' CFI only in
+#    .debug_frame) and nofp-split (that stripped, its .debug_frame in a
+#    separate debug file beside it, found by .gnu_debuglink) unwind as
+#    nofp does (>= 95%); control: a copy of nofp-split without its debug
+#    file has walk in <= 5%.
 # Hostile stacks and registers are tests/unit/test-unwind.c's.
 source "$(dirname "$0")/../lib/common.bash"
 set -e
 command -v python3 >/dev/null || skip "python3 not installed"
 [ "$(uname -m)" = x86_64 ] || skip "user registers are only known on x86-64"
-need_workload nofp kernelheavy
+need_workload nofp kernelheavy nofp-dbgframe nofp-split
 
 rec() { # MODE FILE CMD...: record, fail with its output
 	local m=$1 f=$2
@@ -31,6 +36,11 @@ rec() { # MODE FILE CMD...: record, fail with its output
 rec dwarf "$OUT/nofp.data" "$WL/nofp" 300
 rec fp "$OUT/nofp-fp.data" "$WL/nofp" 300
 rec dwarf "$OUT/kh.data" "$WL/kernelheavy" 0.5
+rec dwarf "$OUT/dbgframe.data" "$WL/nofp-dbgframe" 300
+rec dwarf "$OUT/split.data" "$WL/nofp-split" 300
+mkdir "$OUT/nodebug"
+cp "$WL/nofp-split" "$OUT/nodebug/nofp-split"
+rec dwarf "$OUT/nodebug.data" "$OUT/nodebug/nofp-split" 300
 
 folded() { # FILE COMM [ENV...] -> stdout
 	local f=$1 c=$2
@@ -43,6 +53,9 @@ folded "$OUT/nofp.data" nofp DOMPROF_DWARF_UNWIND=0 >"$OUT/nofp-off.folded"
 folded "$OUT/nofp-fp.data" nofp >"$OUT/nofp-fp.folded"
 folded "$OUT/kh.data" kernelheavy >"$OUT/kh.folded"
 folded "$OUT/kh.data" kernelheavy DOMPROF_DWARF_UNWIND=0 >"$OUT/kh-off.folded"
+folded "$OUT/dbgframe.data" nofp-dbgframe >"$OUT/dbgframe.folded"
+folded "$OUT/split.data" nofp-split >"$OUT/split.folded"
+folded "$OUT/nodebug.data" nofp-split >"$OUT/nodebug.folded"
 
 # share PAT LEAF FILE: percent of the samples whose stack ends in LEAF
 # (or passes through it) that contain the ;-separated frames PAT
@@ -74,6 +87,9 @@ check() { # WHAT PAT LEAF FILE OP LIMIT
 check "nofp dwarf: main;walk;spin" "main;walk;spin" spin "$OUT/nofp.folded" '>=' 95
 check "nofp DOMPROF_DWARF_UNWIND=0 (control): walk;spin" "walk;spin" spin "$OUT/nofp-off.folded" '<=' 5
 check "nofp -g (control): walk;spin" "walk;spin" spin "$OUT/nofp-fp.folded" '<=' 5
+check "nofp-dbgframe (.debug_frame): main;walk;spin" "main;walk;spin" spin "$OUT/dbgframe.folded" '>=' 95
+check "nofp-split (debug file): main;walk;spin" "main;walk;spin" spin "$OUT/split.folded" '>=' 95
+check "nofp-split without its debug file (control): walk;spin" "walk;spin" spin "$OUT/nodebug.folded" '<=' 5
 check "kernelheavy dwarf: main;read;...;read_zero" "main;read" read_zero_[k] "$OUT/kh.folded" '>=' 95
 check "kernelheavy kernel frames kept" "ksys_read_[k];vfs_read_[k];read_zero_[k]" read_zero_[k] "$OUT/kh.folded" '>=' 95
 check "kernelheavy DOMPROF_DWARF_UNWIND=0 (control): main;read" "main;read" read_zero_[k] "$OUT/kh-off.folded" '<=' 5
