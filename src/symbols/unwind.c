@@ -47,6 +47,7 @@
 #define UW_MAX_MODS 512u
 #define UW_MAX_RETRIES 16u
 #define UW_MAX_FRAMES 256u
+#define UW_MAX_LIVE 64u
 /* The answer cache (see sym_unwind_user): stack words one unwind may
  * read and still be cached, and the words all entries may hold (8 bytes
  * each: 64 MiB). Past the total, samples are unwound but not cached. */
@@ -107,6 +108,7 @@ struct sym_unwinder {
 	Dwfl_Callbacks cb;
 	struct sym_unwind_stats st;
 	struct hmap cache;              /* key hash -> index+1 of an entry */
+	size_t live;                    /* processes holding a Dwfl */
 	struct hmap dbgframe;           /* image -> 2: has .debug_frame, 1: not */
 	struct uw_ent *ents;
 	size_t nents, capents;
@@ -237,10 +239,12 @@ struct sym_unwinder *sym_unwinder_new(struct sym_session *s)
 	return u;
 }
 
-static void uw_proc_reset(struct uw_proc *p)
+static void uw_proc_reset(struct sym_unwinder *u, struct uw_proc *p)
 {
-	if (p->dwfl)
+	if (p->dwfl) {
 		dwfl_end(p->dwfl);
+		u->live--;
+	}
 	p->dwfl = NULL;
 	p->attached = false;
 	p->nmods = 0;
@@ -252,7 +256,7 @@ void sym_unwinder_free(struct sym_unwinder *u)
 	if (!u)
 		return;
 	for (size_t i = 0; i < u->nall; i++) {
-		uw_proc_reset(u->all[i]);
+		uw_proc_reset(u, u->all[i]);
 		free(u->all[i]->mods);
 		free(u->all[i]);
 	}
@@ -396,6 +400,21 @@ static bool uw_debug_frame(struct sym_unwinder *u, Dwfl_Module *mod, const struc
 	return frame;
 }
 
+/* At most UW_MAX_LIVE processes hold a Dwfl (each keeps its images'
+ * files open and mapped): past it, all but p are let go (rebuilt when
+ * their next sample comes; a recording without EXIT records, e.g. of
+ * long-lived processes, would otherwise run out of descriptors). */
+static void uw_bound_live(struct sym_unwinder *u, const struct uw_proc *p)
+{
+	if (u->live < UW_MAX_LIVE)
+		return;
+	for (size_t i = 0; i < u->nall; i++)
+		if (u->all[i] != p && u->all[i]->dwfl) {
+			uw_proc_reset(u, u->all[i]);
+			u->st.forgotten++;
+		}
+}
+
 /* Report mapping m's image to p's Dwfl. False when it cannot be. */
 static bool uw_report(struct sym_unwinder *u, struct uw_proc *p, const struct sym_map *cm)
 {
@@ -407,9 +426,11 @@ static bool uw_report(struct sym_unwinder *u, struct uw_proc *p, const struct sy
 	if (!img->info_usable)
 		return false;
 	if (!p->dwfl) {
+		uw_bound_live(u, p);
 		p->dwfl = dwfl_begin(&u->cb);
 		if (!p->dwfl)
 			return false;
+		u->live++;
 	}
 	int fd = uw_image_fd(img);
 	if (fd < 0)
@@ -512,7 +533,7 @@ void sym_unwinder_forget(struct sym_unwinder *u, uint32_t domain, uint32_t pid)
 {
 	struct uw_proc *p = u64map_get(&u->procs, (uint64_t)domain << 32 | pid);
 	if (p && p->dwfl) {
-		uw_proc_reset(p);   /* its cache entries' generation is gone with it */
+		uw_proc_reset(u, p);   /* its cache entries' generation is gone with it */
 		u->st.forgotten++;
 	}
 }
@@ -599,7 +620,7 @@ static int uw_walk_frames(struct sym_unwinder *u, struct uw_proc *p, struct uw_w
 		r = dwfl_getthread_frames(p->dwfl, (pid_t)(pid ? pid : 1), uw_frame, u);
 		if (w->rebuild) {
 			u->st.rebuilds++;
-			uw_proc_reset(p);
+			uw_proc_reset(u, p);
 			if (m0)
 				uw_report(u, p, m0);
 			continue;
