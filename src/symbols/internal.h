@@ -19,6 +19,7 @@
  *   elf.c      reading ELF files (libelf), separate debug files
  *   fde.c      function ranges from .eh_frame(_hdr)/.debug_frame, for
  *              addresses no symbol covers
+ *   unwind.c   DWARF unwinding of recorded user stacks (libdwfl), symbols.h
  *   vdso.c, vmlinux.c, buildid.c   small helpers exported to other modules
  *
  * A sym_table is built by appending (symtab_add), then frozen once by
