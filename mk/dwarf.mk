@@ -19,3 +19,12 @@ build/workloads/nofp-dbgframe: tests/workloads/nofp.c
 build/workloads/nofp-split: build/workloads/nofp-dbgframe
 	objcopy --only-keep-debug $< $@.debug
 	objcopy --strip-debug --add-gnu-debuglink=$@.debug $< $@
+
+# libFuzzer target for the unwinder (tests/fuzz/fuzz-unwind.c): the
+# session and the reader's sources, built with the fuzzer's sanitizers.
+UNWIND_FUZZ_SRC := $(wildcard src/symbols/*.c) $(wildcard src/format/*.c) $(wildcard src/util/*.c)
+fuzz: build/fuzz/fuzz-unwind
+build/fuzz/fuzz-unwind: tests/fuzz/fuzz-unwind.c $(UNWIND_FUZZ_SRC) $(wildcard src/symbols/*.h src/format/*.h src/util/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-unwind.c $(UNWIND_FUZZ_SRC) \
+		-ldw -lelf -lzstd -liberty -lz -lpthread
