@@ -10,7 +10,7 @@ build/workloads/nofp: tests/workloads/nofp.c
 # .eh_frame for its own functions), and a stripped copy of that whose
 # .debug_frame is in a separate debug file beside it (.gnu_debuglink):
 # the unwinder's .debug_frame paths (tests/e2e/report-dwarf.sh).
-workloads: build/workloads/nofp-dbgframe build/workloads/nofp-split
+workloads: build/workloads/nofp-dbgframe build/workloads/nofp-split build/workloads/threefuncs-nocfi
 build/workloads/nofp-dbgframe: tests/workloads/nofp.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -fomit-frame-pointer -fno-inline -fno-optimize-sibling-calls \
@@ -19,6 +19,14 @@ build/workloads/nofp-dbgframe: tests/workloads/nofp.c
 build/workloads/nofp-split: build/workloads/nofp-dbgframe
 	objcopy --only-keep-debug $< $@.debug
 	objcopy --strip-debug --add-gnu-debuglink=$@.debug $< $@
+
+# threefuncs with frame pointers but no call-frame information for its
+# own functions (no -g, no unwind tables): the unwinder finds one frame,
+# the recorded frame-pointer chain more, so report keeps the latter.
+build/workloads/threefuncs-nocfi: tests/workloads/threefuncs.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+		-fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $<
 
 # libFuzzer target for the unwinder (tests/fuzz/fuzz-unwind.c): the
 # session and the reader's sources, built with the fuzzer's sanitizers.
