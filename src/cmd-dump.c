@@ -14,14 +14,17 @@
 #include "format/scan.h"
 
 const char usage_dump[] =
-	"usage: domprof dump [-i FILE] [FILE] [--type TYPE]\n"
+	"usage: domprof dump [-i FILE] [FILE] [--type TYPE] [--ustack]\n"
 	"\n"
 	"Print every record of a recording, one per line, in file order. Each line\n"
 	"starts with the chunk offset and the current domain (dom=ID), then the\n"
 	"record type and its fields. Damage found is printed to stderr.\n"
 	"\n"
 	"  -i, --input FILE   recording to read (default domprof.data)\n"
-	"      --type TYPE    only records of this type (SAMPLE, MMAP, TASK, ...)\n";
+	"      --type TYPE    only records of this type (SAMPLE, MMAP, TASK, ...)\n"
+	"      --ustack       with a sample's user registers (record --call-graph dwarf),\n"
+	"                     print all of them (uregs_v=) and its stack bytes in hex\n"
+	"                     (ustack_hex=, from sp upwards)\n";
 
 static void hex(char *out, const uint8_t *b, unsigned n)
 {
@@ -31,6 +34,19 @@ static void hex(char *out, const uint8_t *b, unsigned n)
 }
 
 void dump_record(FILE *f, const struct dp_record *rec);
+
+static bool g_ustack;  /* --ustack */
+
+/* Every user register, and the stack bytes, of s (has_uregs). */
+static void dump_ustack(FILE *f, const struct dp_sample *s)
+{
+	fprintf(f, " uregs_v=");
+	for (uint32_t i = 0; i < dp_uregs_count(s->uregs_mask); i++)
+		fprintf(f, "%s0x%" PRIx64, i ? "," : "", s->uregs[i]);
+	fprintf(f, " ustack_hex=");
+	for (uint32_t i = 0; i < s->ustack_len; i++)
+		fprintf(f, "%02x", s->ustack[i]);
+}
 
 void dump_record(FILE *f, const struct dp_record *rec)
 {
@@ -47,6 +63,16 @@ void dump_record(FILE *f, const struct dp_record *rec)
 			fprintf(f, " chain=%u:", s->nr_callchain);
 			for (uint32_t i = 0; i < s->nr_callchain; i++)
 				fprintf(f, "%s0x%" PRIx64, i ? "," : "", s->callchain[i]);
+		}
+		if (s->has_uregs) {
+			uint64_t ip = 0, sp = 0;
+			dp_sample_ureg(s, DP_X86_REG_IP, &ip);
+			dp_sample_ureg(s, DP_X86_REG_SP, &sp);
+			fprintf(f, " uregs=0x%" PRIx64 " abi=%u uip=0x%" PRIx64 " usp=0x%" PRIx64
+				" ustack=%u/%uB", s->uregs_mask, s->uregs_abi, ip, sp, s->ustack_len,
+				s->ustack_size);
+			if (g_ustack)
+				dump_ustack(f, s);
 		}
 		break;
 	}
@@ -128,6 +154,7 @@ int cmd_dump(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "input", required_argument, 0, 'i' },
 		{ "type", required_argument, 0, 't' },
+		{ "ustack", no_argument, 0, 'U' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *path = "domprof.data", *type = NULL;
@@ -137,6 +164,7 @@ int cmd_dump(int argc, char **argv)
 		switch (c) {
 		case 'i': path = optarg; break;
 		case 't': type = optarg; break;  /* -t is --threshold elsewhere; kept for scripts */
+		case 'U': g_ustack = true; break;
 		default:
 			return usage_error("dump", "unknown or incomplete option '%s'", argv[optind - 1]);
 		}

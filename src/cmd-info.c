@@ -25,7 +25,8 @@ const char usage_info[] =
 	"totals that differ) with file offsets, and whether the recording is\n"
 	"complete (a recorder killed by SIGKILL never wrote its STATS record).\n"
 	"Domains with COUNTERS records (format 1.3) get one line per counter,\n"
-	"summed over the recording.\n"
+	"summed over the recording. Samples with user registers and stacks (record\n"
+	"--call-graph dwarf) are counted with their stack bytes.\n"
 	"\n"
 	"  -i, --input FILE   recording to read (default domprof.data)\n";
 
@@ -159,6 +160,11 @@ int cmd_info(int argc, char **argv)
 	if (m.unknown)
 		printf("  %-14s %" PRIu64 " (skipped)\n", "unknown tags", m.unknown);
 	printf("samples:     %" PRIu64 "\n", total);
+	/* only for files that hold them (format 1.4), so older listings stay */
+	if (m.ustack_samples)
+		printf("user stacks: %" PRIu64 " samples, %" PRIu64 " bytes (%.0f a sample), %" PRIu64
+		       " filled the size asked for\n", m.ustack_samples, m.ustack_bytes,
+		       (double)m.ustack_bytes / (double)m.ustack_samples, m.ustack_full);
 	printf("lost:        %" PRIu64 " (%.4f%%)", lost,
 	       total || lost ? 100.0 * (double)lost / ((double)total + (double)lost) : 0.0);
 	for (uint32_t i = 0; i <= DP_LOST_SOURCES; i++)  /* the last: every other source */

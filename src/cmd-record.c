@@ -56,9 +56,18 @@ const char usage_record[] =
 	"                      repeat -e or separate with commas for several events\n"
 	"  -F, --freq HZ       samples per second per CPU (default 1000)\n"
 	"  -c, --count PERIOD  one sample every PERIOD events instead of -F\n"
-	"  -g, --call-graph    record call chains: frame pointers on the host and in an\n"
+	"  -g                  record call chains: frame pointers on the host and in an\n"
 	"                      agent's guest; a passive domain's guest kernel unwound\n"
 	"                      from outside with the guest's own ORC tables\n"
+	"  --call-graph fp     the same as -g\n"
+	"  --call-graph dwarf[,SIZE]\n"
+	"                      as -g, and with each host sample the task's user registers\n"
+	"                      and up to SIZE bytes of its user stack from sp up (default\n"
+	"                      8192, rounded up to a multiple of 8, at most 65528; only\n"
+	"                      what the kernel could copy is stored), as perf's\n"
+	"                      --call-graph dwarf records them (x86-64); report -g,\n"
+	"                      flamegraph and export unwind them with the\n"
+	"                      programs' DWARF call-frame information\n"
 	"  -m, --mmap-pages N  ring buffer data pages per CPU, a power of two up to 1048576\n"
 	"                      (default 256)\n"
 	"guests:\n"
@@ -103,6 +112,7 @@ struct rec {
 	/* options */
 	const char *output;
 	bool force, all, callchain, allow_remote;
+	uint32_t ustack_size;   /* --call-graph dwarf[,SIZE]; 0: frame pointers only */
 	const char *pidlist, *cpulist;
 	double duration;
 	struct ev_spec ev[MAX_EVENTS];
@@ -157,6 +167,10 @@ static void report_open_error(const struct rec *r, const struct perf_source_erro
 		fprintf(stderr,
 			"domprof record: event '%s' is not supported: this machine has no hardware PMU event "
 			"for it (no performance counters, as in many VMs); use -e cpu-clock\n", ev);
+	} else if (r->ustack_size && (err == EINVAL || err == ENOSYS || err == EOPNOTSUPP)) {
+		fprintf(stderr, "domprof record: perf_event_open for event '%s' with user registers and "
+			"%u bytes of user stack (--call-graph dwarf) failed: %s; the kernel may not "
+			"support them for this event: use -g\n", ev, r->ustack_size, strerror(err));
 	} else if (err == ESRCH) {
 		fprintf(stderr, "domprof record: no such process: %d\n", (int)e->pid);
 	} else if (err == EMFILE || err == ENFILE) {
@@ -234,6 +248,40 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/*
+ * --call-graph MODE as perf spells it: "fp", or "dwarf[,SIZE]" with SIZE
+ * read as perf does (decimal, 0x hex or 0 octal; rounded up to a multiple
+ * of 8; 8..65528). -g keeps an earlier dwarf (as perf's -g). 0 or the
+ * usage error's exit code.
+ */
+#define DEFAULT_USTACK 8192u
+static int parse_call_graph(struct rec *r, const char *arg)
+{
+	r->callchain = true;
+	if (!strcmp(arg, "fp")) {
+		r->ustack_size = 0;
+		return 0;
+	}
+	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != ','))
+		return usage_error("record", "bad --call-graph '%s' (fp or dwarf[,SIZE])", arg);
+#if !defined(__x86_64__)
+	return usage_error("record", "--call-graph dwarf: user registers are only known on x86-64");
+#endif
+	if (!arg[5]) {
+		r->ustack_size = DEFAULT_USTACK;
+		return 0;
+	}
+	const char *sz = arg + 6;
+	char *end;
+	errno = 0;
+	unsigned long long v = *sz >= '0' && *sz <= '9' ? strtoull(sz, &end, 0) : 0;
+	if (*sz < '0' || *sz > '9' || errno || *end || !v || v > DP_MAX_USTACK)
+		return usage_error("record", "bad --call-graph '%s': SIZE is the bytes of user stack "
+				   "to keep, 1 to %u (rounded up to a multiple of 8)", arg, DP_MAX_USTACK);
+	r->ustack_size = (uint32_t)((v + 7) & ~7ull);
+	return 0;
+}
+
 /* Domain names must be unique and not "host" (domain 0's name): report
  * --domain picks a domain by name. */
 static int check_domain_name(const struct rec *r, const char *spec)
@@ -251,7 +299,7 @@ static int check_domain_name(const struct rec *r, const char *spec)
 
 static int parse_args(struct rec *r, int argc, char **argv)
 {
-	enum { OPT_DOMAIN = 256, OPT_ALLOW_REMOTE };
+	enum { OPT_DOMAIN = 256, OPT_ALLOW_REMOTE, OPT_CALL_GRAPH };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
@@ -262,7 +310,7 @@ static int parse_args(struct rec *r, int argc, char **argv)
 		{ "event", required_argument, NULL, 'e' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "count", required_argument, NULL, 'c' },
-		{ "call-graph", no_argument, NULL, 'g' },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "domain", required_argument, NULL, OPT_DOMAIN },
 		{ "allow-remote-stub", no_argument, NULL, OPT_ALLOW_REMOTE },
@@ -281,6 +329,10 @@ static int parse_args(struct rec *r, int argc, char **argv)
 		case 'p': r->pidlist = optarg; break;
 		case 'C': r->cpulist = optarg; break;
 		case 'g': r->callchain = true; break;
+		case OPT_CALL_GRAPH:
+			if ((ret = parse_call_graph(r, optarg)))
+				return ret;
+			break;
 		case OPT_ALLOW_REMOTE: r->allow_remote = true; break;
 		case OPT_DOMAIN:
 			if (!strchr(optarg, '='))
@@ -496,7 +548,7 @@ static void fill_config(const struct rec *r, struct recorder_config *c)
 {
 	*c = (struct recorder_config){
 		.output = r->output, .force = r->force, .all = r->all, .callchain = r->callchain,
-		.allow_remote = r->allow_remote, .ev = r->ev, .nev = r->nev, .hz = r->hz,
+		.ustack_size = r->ustack_size, .allow_remote = r->allow_remote, .ev = r->ev, .nev = r->nev, .hz = r->hz,
 		.period = r->period, .ring_pages = r->ring_pages, .cpus = r->cpus, .ncpus = r->ncpus,
 		.pids = r->pids, .npids = r->npids, .domains = r->domains, .ndomains = r->ndomains,
 		.cmd = r->cmd, .duration = r->duration, .stop_flag = &g_stop_sig,

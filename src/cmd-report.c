@@ -30,7 +30,8 @@ const char usage_report[] =
 	"  -i, --input FILE       recording to read (default: domprof.data)\n"
 	"  -l, --symbols          symbol table: samples, %, domain, image, symbol\n"
 	"  -g, --call-graph       callers and callees of each symbol, with a [self]\n"
-	"                         line (needs a recording made with -g)\n"
+	"                         line (needs a recording made with -g or\n"
+	"                         --call-graph dwarf)\n"
 	"  -s, --sort KEYS        comma-separated keys: sample, symbol, image, domain,\n"
 	"                         pid, comm (default: sample); pid or comm split rows\n"
 	"                         per process\n"
@@ -46,11 +47,16 @@ const char usage_report[] =
 	"\n"
 	"Percentages are of the samples that pass the filters. A domain whose\n"
 	"counters say it unwound call chains (a passive VM) gets a header line with\n"
-	"how many were complete and why the others were cut.\n"
+	"how many were complete and why the others were cut. A recording made with\n"
+	"record --call-graph dwarf has its user stacks unwound with the programs'\n"
+	"DWARF call-frame information (libdwfl; the kernel part of each chain stays\n"
+	"as recorded), and a header line counts them.\n"
 	"\n"
 	"Environment: DOMPROF_MAX_SYMTAB=PER_DOMAIN[:PER_FILE] (bytes, K/M/G) bounds what\n"
 	"embedded symbol tables may decompress to (default 256M:512M; also for\n"
-	"flamegraph, export and diff). Tables over it are refused and counted.\n";
+	"flamegraph, export and diff). Tables over it are refused and counted.\n"
+	"DOMPROF_DWARF_UNWIND=0 keeps the recorded frame-pointer chains of a\n"
+	"--call-graph dwarf recording (for comparing; also flamegraph and export).\n";
 
 struct progress {
 	bool on;

@@ -172,6 +172,15 @@ struct profile {
 	size_t ncounters;
 	uint64_t counters_dropped;      /* counter entries past the loader's limit on
 					 * distinct names (DP_COUNTER_SUMS_MAX) */
+	/* DWARF unwinding of recorded user stacks (--call-graph dwarf):
+	 * samples with a stack considered (call graph or stacks asked for),
+	 * those whose user chain the unwinder replaced, those that kept the
+	 * recorded frame-pointer chain (the unwinder found fewer frames and
+	 * did not reach the outermost one), and of the replaced ones, those
+	 * unwound to the outermost frame. All 0 with DOMPROF_DWARF_UNWIND=0. */
+	struct {
+		uint64_t samples, unwound, kept_fp, complete;
+	} dwarf;
 
 	/* symbols; rows are the symbols with self > 0 (profile_rows) */
 	struct profile_symbol *syms;

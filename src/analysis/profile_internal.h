@@ -108,6 +108,12 @@ struct loader {
 	size_t capsyms;
 	struct hidx symtab;
 	size_t capdomains, capevents;
+
+	/* DWARF unwinding (profile_load.c): made on the first sample with a
+	 * user stack, freed when reading ends */
+	struct sym_unwinder *uw;
+	int uw_state;                /* 0 not decided, 1 on, -1 off (env) */
+	uint64_t uw_chain[DP_MAX_CALLCHAIN];
 };
 
 static inline bool mode_is_kernel(uint8_t m)

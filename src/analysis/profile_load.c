@@ -183,6 +183,49 @@ static bool key_eq(const void *ctx, uint32_t e)
 	       (!nc || !memcmp(w->L->chain + k->chain_off, s->callchain, nc * sizeof(uint64_t)));
 }
 
+/*
+ * A sample recorded with --call-graph dwarf: the user part of its chain
+ * (after the leading kernel frames, which stay as recorded) unwound from
+ * its stored stack. The recorded frame-pointer user frames are kept when
+ * the unwinder found fewer of them and did not reach the outermost frame
+ * (no CFI, JIT code): a longer chain of the two is the better guess.
+ * Returns the sample to count: s itself, or *tmp with the new chain in
+ * L->uw_chain. DOMPROF_DWARF_UNWIND=0 turns this off (tests compare).
+ */
+static const struct dp_sample *dwarf_chain(struct loader *L, uint32_t domain,
+					   const struct dp_sample *s, struct dp_sample *tmp)
+{
+	if (L->uw_state == 0) {
+		const char *e = getenv("DOMPROF_DWARF_UNWIND");
+		L->uw_state = e && !strcmp(e, "0") ? -1 : 1;
+	}
+	if (L->uw_state < 0)
+		return s;
+	struct profile *p = L->p;
+	p->dwarf.samples++;
+	if (!L->uw)
+		L->uw = sym_unwinder_new(L->pv->sym);
+	uint32_t nk = 0;
+	while (nk < s->nr_callchain && s->callchain[nk] >= KERNEL_ADDR_START)
+		nk++;
+	uint32_t nfp = s->nr_callchain - nk;
+	bool complete;
+	uint32_t n = sym_unwind_user(L->uw, domain, s->pid, s, L->uw_chain + nk,
+				     DP_MAX_CALLCHAIN - nk, &complete);
+	if (!n || (n < nfp && !complete)) {
+		p->dwarf.kept_fp++;
+		return s;
+	}
+	p->dwarf.unwound++;
+	if (complete)
+		p->dwarf.complete++;
+	memcpy(L->uw_chain, s->callchain, nk * sizeof(uint64_t));
+	*tmp = *s;
+	tmp->callchain = L->uw_chain;
+	tmp->nr_callchain = nk + n;
+	return tmp;
+}
+
 static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample *s)
 {
 	struct profile *p = L->p;
@@ -194,6 +237,9 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 	if (L->f && !mode_matches(L->f->mode, s->mode))
 		return;
 
+	struct dp_sample dw;
+	if (s->has_uregs && s->ustack_len && (L->o.callgraph || L->o.stacks))
+		s = dwarf_chain(L, domain, s, &dw);
 	const struct sym_map *map = sym_find_map(L->pv->sym, domain, s->pid, s->mode,
 						 s->has_asid, s->asid, s->ip);
 	uint32_t nc = L->o.callgraph || L->o.stacks ? s->nr_callchain : 0;
@@ -267,6 +313,12 @@ static int ld_mmap(void *ctx, const struct dp_record *rec)
 
 static int ld_task(void *ctx, const struct dp_record *rec)
 {
+	struct loader *L = ctx;
+	const struct dp_task *t = &rec->u.task;
+	/* a process's unwinding state (a Dwfl with its images) is not
+	 * needed past its exit: short-lived processes would pile it up */
+	if (L->uw && t->kind == DP_TASK_EXIT && t->pid == t->tid)
+		sym_unwinder_forget(L->uw, rec->domain, t->pid);
 	sym_add_task(((struct loader *)ctx)->pv->sym, rec->domain, &rec->u.task);
 	return 0;
 }

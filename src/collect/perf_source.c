@@ -5,9 +5,12 @@
  * decodes them into dp_sample / dp_task / dp_mmap for the recorder.
  *
  * Record layouts follow from the one sample_type used for every event:
- * IDENTIFIER | IP | TID | TIME | CPU | PERIOD [| CALLCHAIN], with
- * sample_id_all, so every non-sample record ends with the 32-byte
- * trailer { pid, tid; time; cpu, res; identifier }.
+ * IDENTIFIER | IP | TID | TIME | CPU | PERIOD [| CALLCHAIN [| REGS_USER |
+ * STACK_USER]], with sample_id_all, so every non-sample record ends with
+ * the 32-byte trailer { pid, tid; time; cpu, res; identifier }. The user
+ * registers and stack (--call-graph dwarf) keep the callchain, user part
+ * included, as with -g: a report that does not unwind the stack shows
+ * what -g shows.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,6 +71,7 @@ struct perf_source {
 	size_t nq, qcap;
 	uint64_t seq;
 	uint64_t limit;         /* max time seen by the previous drain */
+	struct perf_sample_layout lay;
 	struct perf_decode_buf dbuf;  /* what decoded items point into */
 };
 
@@ -135,6 +139,13 @@ static void fill_attr(struct perf_event_attr *a, const struct perf_source_opts *
 			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 	if (o->callchain)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (o->ustack_size) {
+		/* as perf's --call-graph dwarf, except exclude_callchain_user:
+		 * the frame-pointer chain stays (see the top of this file) */
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = PERF_UREGS_MASK_X86_64;
+		a->sample_stack_user = o->ustack_size;
+	}
 	a->disabled = 1;
 	a->enable_on_exec = o->enable_on_exec;
 	a->inherit = o->npids > 0;
@@ -161,13 +172,25 @@ static void fill_attr(struct perf_event_attr *a, const struct perf_source_opts *
 struct perf_source *perf_source_open(const struct perf_source_opts *o,
 				     struct perf_source_error *e)
 {
+	memset(e, 0, sizeof(*e));
+#if !defined(__x86_64__)
+	if (o->ustack_size) { /* no register mask known for this architecture */
+		*e = (struct perf_source_error){ -EINVAL, 0, -1, -1, "user registers" };
+		return NULL;
+	}
+#endif
+	if (o->ustack_size && (!o->callchain || o->ustack_size % 8 || o->ustack_size > DP_MAX_USTACK)) {
+		*e = (struct perf_source_error){ -EINVAL, 0, -1, -1, "user stack size" };
+		return NULL;
+	}
 	struct perf_source *ps = xcalloc(1, sizeof(*ps));
+	if (o->ustack_size)
+		ps->lay = (struct perf_sample_layout){ PERF_UREGS_MASK_X86_64, true };
 	long pgsz = sysconf(_SC_PAGESIZE);
 	size_t data_bytes = o->ring_pages * (size_t)pgsz;
 	bool buildid = true;
 	ps->mmap_bytes = data_bytes + (size_t)pgsz;
 	ps->rings = xcalloc(o->ncpus, sizeof(*ps->rings));
-	memset(e, 0, sizeof(*e));
 
 	size_t ntargets = o->npids ? o->npids : 1;
 	for (size_t ci = 0; ci < o->ncpus; ci++) {
@@ -484,7 +507,88 @@ static const char *str_field(const uint8_t *p, size_t n, char *dst, size_t dstle
 	return dst;
 }
 
+/*
+ * The REGS_USER and STACK_USER parts at p[off..size): { u64 abi; u64
+ * regs[popcount(mask)] if abi } and { u64 size; u8 data[size]; u64
+ * dyn_size if size }. Filled into s only when the ABI is not NONE and
+ * both parts fit; dyn_size is cut at size (the kernel never says more).
+ */
+static void decode_user(const uint8_t *p, size_t size, size_t off,
+			const struct perf_sample_layout *lay, struct perf_decode_buf *buf,
+			struct dp_sample *s)
+{
+	uint32_t nregs = dp_uregs_count(lay->regs_user);
+	if (!lay->regs_user || !lay->stack_user || size - off < 8)
+		return;
+	uint64_t abi = rd64(p + off);
+	off += 8;
+	if (abi == PERF_SAMPLE_REGS_ABI_NONE || (size - off) / 8 < nregs + 1)
+		return;
+	for (uint32_t i = 0; i < nregs; i++)
+		buf->uregs[i] = rd64(p + off + 8 * i);
+	off += 8 * (size_t)nregs;
+	uint64_t ssize = rd64(p + off), dyn = 0;
+	off += 8;
+	if (ssize > DP_MAX_USTACK)
+		return;
+	if (ssize) {
+		if (size - off < ssize + 8)
+			return;
+		dyn = rd64(p + off + ssize);
+		if (dyn > ssize)
+			dyn = ssize;
+	}
+	s->has_uregs = true;
+	s->uregs_abi = (uint32_t)abi;
+	s->uregs_mask = lay->regs_user;
+	s->uregs = buf->uregs;
+	s->ustack_size = (uint32_t)ssize;
+	s->ustack_len = (uint32_t)dyn;
+	s->ustack = dyn ? p + off : NULL;
+}
+
+/* A SAMPLE record (see perf_decode_record); false when too short. */
+static bool decode_sample(const uint8_t *p, size_t size, const struct perf_sample_layout *lay,
+			  perf_event_of_fn event_of_id, const void *ev_ctx,
+			  struct perf_decode_buf *buf, struct perf_item *it)
+{
+	if (size < 8 + 48)
+		return false;
+	struct perf_event_header h;
+	memcpy(&h, p, sizeof(h));
+	struct dp_sample *s = &it->u.sample;
+	it->kind = PERF_ITEM_SAMPLE;
+	s->event = event_of_id ? event_of_id(ev_ctx, rd64(p + 8)) : 0;
+	s->ip = rd64(p + 16);
+	s->pid = rd32(p + 24);
+	s->tid = rd32(p + 28);
+	s->time = rd64(p + 32);
+	s->cpu = rd32(p + 40);
+	s->period = rd64(p + 48);
+	s->mode = cpumode(h.misc);
+	if (size < 8 + 56)
+		return true;
+	uint64_t nr = rd64(p + 56);
+	bool whole = nr <= (size - 64) / 8;
+	if (!whole)
+		nr = (size - 64) / 8;
+	uint32_t n = 0;
+	for (uint64_t k = 0; k < nr && n < DP_MAX_CALLCHAIN; k++) {
+		uint64_t ip = rd64(p + 64 + 8 * k);
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX)
+			continue; /* context marker, not an address */
+		buf->chain[n++] = ip;
+	}
+	s->nr_callchain = n;
+	s->callchain = n ? buf->chain : NULL;
+	/* the user parts follow the whole chain; a cut one leaves them unknown */
+	if (lay && whole)
+		decode_user(p, size, 64 + 8 * (size_t)nr, lay, buf, s);
+	return true;
+}
+
 int perf_decode_record(const uint8_t *p, size_t size, uint64_t time,
+		       const struct perf_sample_layout *lay,
 		       perf_event_of_fn event_of_id, const void *ev_ctx,
 		       struct perf_decode_buf *buf, struct perf_item *out)
 {
@@ -496,35 +600,10 @@ int perf_decode_record(const uint8_t *p, size_t size, uint64_t time,
 		return 0;
 	memcpy(&hdr, p, sizeof(hdr));
 	switch (h->type) {
-	case PERF_RECORD_SAMPLE: {
-		if (size < 8 + 48)
+	case PERF_RECORD_SAMPLE:
+		if (!decode_sample(p, size, lay, event_of_id, ev_ctx, buf, &it))
 			return 0;
-		struct dp_sample *s = &it.u.sample;
-		it.kind = PERF_ITEM_SAMPLE;
-		s->event = event_of_id ? event_of_id(ev_ctx, rd64(p + 8)) : 0;
-		s->ip = rd64(p + 16);
-		s->pid = rd32(p + 24);
-		s->tid = rd32(p + 28);
-		s->time = rd64(p + 32);
-		s->cpu = rd32(p + 40);
-		s->period = rd64(p + 48);
-		s->mode = cpumode(h->misc);
-		if (size >= 8 + 56) {
-			uint64_t nr = rd64(p + 56);
-			if (nr > (size - 64) / 8)
-				nr = (size - 64) / 8;
-			uint32_t n = 0;
-			for (uint64_t k = 0; k < nr && n < DP_MAX_CALLCHAIN; k++) {
-				uint64_t ip = rd64(p + 64 + 8 * k);
-				if (ip >= (uint64_t)PERF_CONTEXT_MAX)
-					continue; /* context marker, not an address */
-				buf->chain[n++] = ip;
-			}
-			s->nr_callchain = n;
-			s->callchain = n ? buf->chain : NULL;
-		}
 		break;
-	}
 	case PERF_RECORD_COMM: {
 		if (size < 8 + 8 + TRAILER)
 			return 0;
@@ -598,7 +677,8 @@ static int emit(struct perf_source *ps, const struct qent *qe, perf_item_fn fn, 
 {
 	struct perf_item it;
 	*was_sample = false;
-	if (perf_decode_record(ps->arena + qe->off, qe->len, qe->time, event_of, ps, &ps->dbuf, &it) <= 0)
+	if (perf_decode_record(ps->arena + qe->off, qe->len, qe->time, &ps->lay, event_of, ps,
+			       &ps->dbuf, &it) <= 0)
 		return 0;
 	*was_sample = it.kind == PERF_ITEM_SAMPLE;
 	return fn(ctx, &it);

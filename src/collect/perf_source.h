@@ -36,6 +36,12 @@ struct perf_source_opts {
 	uint64_t period;               /* sample period, or Hz when freq */
 	bool freq;
 	bool callchain;                /* -g: PERF_SAMPLE_CALLCHAIN */
+	/* --call-graph dwarf: > 0 adds PERF_SAMPLE_REGS_USER (PERF_UREGS_MASK)
+	 * and PERF_SAMPLE_STACK_USER of this many bytes (a multiple of 8, at
+	 * most DP_MAX_USTACK) to every event; needs callchain (perf_source_open
+	 * fails with -EINVAL without it, or on an architecture other than
+	 * x86-64, where no register mask is known). */
+	uint32_t ustack_size;
 	const int *cpus;               /* CPUs to open (online ones) */
 	size_t ncpus;
 	const pid_t *pids;             /* NULL/0: system wide (-a) */
@@ -124,9 +130,23 @@ struct perf_ring_rec {
 int perf_ring_next(const uint8_t *data, uint64_t mask, uint64_t tail, uint64_t head,
 		   struct perf_ring_rec *o);
 
+/* perf's PERF_REGS_MASK for x86-64 user registers (tools/perf/arch/x86):
+ * every general register, ip, flags, cs and ss; not ds, es, fs, gs (the
+ * kernel has no user value for them). 20 registers, what perf asks for
+ * and libdwfl's x86-64 unwinder reads (DWARF numbers 0-16 map to them). */
+#define PERF_UREGS_MASK_X86_64 0xff0fffull
+
+/* The optional parts of a sample, as perf_source_open asks for them: with
+ * regs_user or stack_user, a CALLCHAIN part always comes before them. */
+struct perf_sample_layout {
+	uint64_t regs_user;         /* sample_regs_user; 0: no REGS_USER part */
+	bool stack_user;            /* a STACK_USER part */
+};
+
 /* Storage the pointers of a decoded item borrow (callchain, path, comm). */
 struct perf_decode_buf {
 	uint64_t chain[DP_MAX_CALLCHAIN];
+	uint64_t uregs[64];
 	char path[4096];
 	char comm[64];
 };
@@ -135,15 +155,22 @@ typedef uint16_t (*perf_event_of_fn)(const void *ctx, uint64_t id);
 
 /*
  * Decode one whole record (size bytes at p, header included, laid out as
- * this source opens its events: see perf_source.c) into *it; `time` is
- * the one perf_ring_next found. Pointers in *it point into buf. Returns 1
+ * this source opens its events: see perf_source.c; lay NULL: no user
+ * registers or stack) into *it; `time` is the one perf_ring_next found.
+ * Pointers in *it point into buf, the user stack into p. Returns 1
  * when *it was filled, 0 for a record that is not passed on: too short
  * for its kind, an MMAP2 that is not executable, a kind the ring reader
  * counts instead (LOST, THROTTLE) or ignores. Callchain context markers
  * are dropped, the chain is cut at DP_MAX_CALLCHAIN and at the record's
- * end, strings at their field's end and at buf's size.
+ * end, strings at their field's end and at buf's size. A sample's user
+ * registers come with has_uregs only when their ABI is not NONE (a
+ * kernel thread has none) and the registers and stack parts fit in the
+ * record (else the sample is passed on without them); only the stack
+ * bytes the kernel copied (dyn_size, at most the size it reserved) are
+ * kept.
  */
 int perf_decode_record(const uint8_t *p, size_t size, uint64_t time,
+		       const struct perf_sample_layout *lay,
 		       perf_event_of_fn event_of_id, const void *ev_ctx,
 		       struct perf_decode_buf *buf, struct perf_item *it);
 

@@ -114,7 +114,8 @@ int recorder_open_host(struct recorder *r, struct perf_source_error *pe)
 	struct perf_source_opts po = {
 		.events = c->ev, .nevents = c->nev,
 		.period = c->hz ? c->hz : c->period, .freq = c->hz != 0,
-		.callchain = c->callchain, .cpus = c->cpus, .ncpus = c->ncpus,
+		.callchain = c->callchain, .ustack_size = c->ustack_size,
+		.cpus = c->cpus, .ncpus = c->ncpus,
 		.pids = r->child ? &target : c->pids, .npids = r->child ? 1 : c->npids,
 		.all_threads = !r->child, .enable_on_exec = r->child > 0,
 		.ring_pages = c->ring_pages,

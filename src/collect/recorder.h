@@ -41,7 +41,8 @@ struct recorder_config {
 	const char *output;            /* -o: the name given (messages use it) */
 	bool force;                    /* -f: overwrite instead of FILE.old */
 	bool all;                      /* -a */
-	bool callchain;                /* -g */
+	bool callchain;                /* -g, --call-graph fp|dwarf */
+	uint32_t ustack_size;          /* --call-graph dwarf,SIZE: user stack bytes; 0: fp */
 	bool allow_remote;             /* --allow-remote-stub */
 	const struct ev_spec *ev;      /* nev >= 1 when the host is sampled */
 	size_t nev;

@@ -23,8 +23,9 @@
  * order), STATS carries the writer's record totals, and MMAP may carry the
  * mapped file's identity. Files of minor 0 are read as before, without the
  * sequence check. Minor 2: TASK may carry the task's address space.
- * Minor 3: the COUNTERS record (named per-domain counters). */
-#define DP_VERSION_MINOR 3
+ * Minor 3: the COUNTERS record (named per-domain counters). Minor 4:
+ * SAMPLE may carry the user registers and stack bytes (DWARF unwinding). */
+#define DP_VERSION_MINOR 4
 #define DP_HOST_DOMAIN 0u
 
 /* Record tags (u16 on disk). New tags may be added in minor versions;
@@ -139,6 +140,16 @@ struct dp_mmap {
 };
 
 #define DP_MAX_CALLCHAIN 1024u
+/* A SAMPLE's user stack (format 1.4): at most this many bytes, as the
+ * kernel's sample_stack_user (< USHRT_MAX, a multiple of 8). */
+#define DP_MAX_USTACK 65528u
+/* perf's register ABI of the user registers (PERF_SAMPLE_REGS_ABI_*) */
+#define DP_UREGS_ABI_32 1u
+#define DP_UREGS_ABI_64 2u
+/* perf's x86-64 register numbers (PERF_REG_X86_*) that readers name */
+#define DP_X86_REG_BP 6u
+#define DP_X86_REG_SP 7u
+#define DP_X86_REG_IP 8u
 
 /* SAMPLE: one sample in the current domain. */
 struct dp_sample {
@@ -153,7 +164,47 @@ struct dp_sample {
 	bool has_asid;
 	uint32_t nr_callchain;  /* 0 = no call chain */
 	const uint64_t *callchain; /* innermost first; borrowed (see reader) */
+	/*
+	 * The task's user registers and the top of its user stack at the
+	 * sample, for unwinding user space with DWARF at report time
+	 * (format 1.4; `record --call-graph dwarf`: perf's REGS_USER and
+	 * STACK_USER). Absent (has_uregs false) in every other sample. With
+	 * has_uregs, uregs holds one value per bit of uregs_mask in
+	 * ascending bit order (bits are perf's register numbers of the
+	 * recording's architecture, PERF_REG_X86_* on x86-64: ip is bit 8,
+	 * sp bit 7, bp bit 6), and ustack the ustack_len bytes of stack the
+	 * kernel copied from sp upwards (ustack_len <= ustack_size, the size
+	 * asked for, <= DP_MAX_USTACK; ustack_len == ustack_size can mean the
+	 * stack went on). uregs and ustack are borrowed like callchain: the
+	 * caller's for the writer, the reader's until its next call. The
+	 * writer refuses (-EINVAL, nothing written) a NULL uregs with a
+	 * non-zero mask, a NULL ustack with a non-zero length, or
+	 * ustack_len > ustack_size > DP_MAX_USTACK.
+	 */
+	bool has_uregs;
+	uint32_t uregs_abi;     /* DP_UREGS_ABI_* (any value is data) */
+	uint64_t uregs_mask;
+	const uint64_t *uregs;  /* popcount(uregs_mask) values */
+	uint32_t ustack_size;   /* bytes asked for (the recording's SIZE) */
+	uint32_t ustack_len;    /* bytes stored */
+	const uint8_t *ustack;
 };
+
+/* Registers in a sample's uregs: popcount of its mask. */
+static inline uint32_t dp_uregs_count(uint64_t mask)
+{
+	return (uint32_t)__builtin_popcountll(mask);
+}
+
+/* The value of register `reg` (perf's number) in s->uregs; false when
+ * the sample has no user registers or the mask lacks it. */
+static inline bool dp_sample_ureg(const struct dp_sample *s, unsigned reg, uint64_t *val)
+{
+	if (!s->has_uregs || reg >= 64 || !(s->uregs_mask >> reg & 1))
+		return false;
+	*val = s->uregs[dp_uregs_count(s->uregs_mask & ((1ull << reg) - 1))];
+	return true;
+}
 
 struct dp_lost {
 	uint64_t count;

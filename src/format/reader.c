@@ -67,6 +67,7 @@ struct dp_reader {
 	unsigned flags;         /* DP_READ_* */
 	uint64_t *chain;        /* aligned copy of a call chain */
 	size_t chain_cap;
+	uint64_t uregs[64];     /* aligned copy of a sample's user registers */
 	struct dp_counter *ctr; /* a COUNTERS record decoded: DP_MAX_COUNTERS entries */
 	char *ctr_names;        /* their names, NUL-terminated, DP_MAX_COUNTER_NAME + 1 each */
 
@@ -529,6 +530,46 @@ static const char *get_str(const uint8_t **p, const uint8_t *end)
 	return s;
 }
 
+/* A SAMPLE's user registers and stack (1.4) at q, the block after the
+ * chain: u64 mask, u32 abi, u32 0, u32 size, u32 len, the registers, the
+ * stack. Malformed (false) when a part runs past the record or len >
+ * size > DP_MAX_USTACK. */
+static bool dec_ustack(struct dp_reader *r, struct dp_sample *s, uint16_t flags,
+		       const uint8_t *q, const uint8_t *end)
+{
+	s->has_uregs = false;
+	s->uregs_abi = 0;
+	s->uregs_mask = 0;
+	s->uregs = NULL;
+	s->ustack_size = s->ustack_len = 0;
+	s->ustack = NULL;
+	if (!(flags & DP_SAMPLE_F_USTACK))
+		return true;
+	if (end - q < DP_USTACK_FIXED)
+		return false;
+	uint64_t mask = get64(q);
+	uint32_t size = get32(q + 16), len = get32(q + 20);
+	uint32_t nregs = dp_uregs_count(mask);  /* <= 64 */
+	q += DP_USTACK_FIXED;
+	if (size > DP_MAX_USTACK || len > size || (size_t)(end - q) / 8 < nregs ||
+	    (size_t)(end - q) - 8 * (size_t)nregs < len)
+		return false;
+	s->has_uregs = true;
+	s->uregs_mask = mask;
+	s->uregs_abi = get32(q - DP_USTACK_FIXED + 8);
+	if (((uintptr_t)q & 7) == 0) {
+		s->uregs = (const uint64_t *)(const void *)q;
+	} else {
+		memcpy(r->uregs, q, 8 * (size_t)nregs);
+		s->uregs = r->uregs;
+	}
+	q += 8 * (size_t)nregs;
+	s->ustack_size = size;
+	s->ustack_len = len;
+	s->ustack = len ? q : NULL;
+	return true;
+}
+
 /* Per-tag decoders of a record body at p (len bytes, header included):
  * false when it is too short or malformed. */
 static bool dec_sample(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
@@ -572,8 +613,9 @@ static bool dec_sample(struct dp_reader *r, struct dp_record *rec, const uint8_t
 			memcpy(r->chain, q, 8 * (size_t)nr);
 			s->callchain = r->chain;
 		}
+		q += 8 * (size_t)nr;
 	}
-	return true;
+	return dec_ustack(r, s, flags, q, end);
 }
 
 static bool dec_switch(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)

@@ -192,6 +192,12 @@ static void meta_note(struct dp_meta *m, const struct dp_record *rec)
 		dom_listed(m, d);
 		d->samples++;
 		m->samples++;
+		if (rec->u.sample.has_uregs) {
+			m->ustack_samples++;
+			m->ustack_bytes += rec->u.sample.ustack_len;  /* <= 64 KiB a record: no wrap */
+			m->ustack_full += rec->u.sample.ustack_len == rec->u.sample.ustack_size &&
+					  rec->u.sample.ustack_size;
+		}
 		break;
 	}
 	case DP_REC_DOMAIN: {

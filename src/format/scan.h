@@ -112,6 +112,9 @@ struct dp_meta {
 	uint64_t counts[DP_REC_MAX_KNOWN + 1]; /* records per known type */
 	uint64_t unknown;                /* records of tags this build does not know */
 	uint64_t samples;                /* SAMPLE records, all domains */
+	/* SAMPLEs with user registers and stack (1.4), their stack bytes, and
+	 * how many of them filled the size asked for (the stack went on) */
+	uint64_t ustack_samples, ustack_bytes, ustack_full;
 	/* LOST counts as the file states them; sums saturate (util/sat.h). */
 	uint64_t lost;
 	uint64_t lost_by_source[DP_LOST_SOURCES];

@@ -267,11 +267,22 @@ static uint8_t *reserve_in(struct dp_writer *w, uint32_t domain, size_t n)
 	return reserve_raw(w, n);
 }
 
+/* A sample's user registers and stack (1.4) as the header says the
+ * writer takes them; false for what it refuses. */
+static bool ustack_ok(const struct dp_sample *s)
+{
+	return !s->has_uregs ||
+	       (s->ustack_size <= DP_MAX_USTACK && s->ustack_len <= s->ustack_size &&
+		(s->uregs || !s->uregs_mask) && (s->ustack || !s->ustack_len));
+}
+
 int dp_write_sample(struct dp_writer *w, uint32_t domain, const struct dp_sample *s)
 {
 	uint32_t nr = s->nr_callchain;
 	if (nr > DP_MAX_CALLCHAIN)
 		nr = DP_MAX_CALLCHAIN;
+	if (!ustack_ok(s))
+		return -EINVAL; /* the caller's bug: the writer stays usable */
 	uint16_t flags = 0;
 	size_t n = DP_REC_HDR + DP_SAMPLE_FIXED;
 	if (s->has_asid) {
@@ -281,6 +292,11 @@ int dp_write_sample(struct dp_writer *w, uint32_t domain, const struct dp_sample
 	if (nr) {
 		flags |= DP_SAMPLE_F_CHAIN;
 		n += 8 + 8 * (size_t)nr;
+	}
+	uint32_t nregs = s->has_uregs ? dp_uregs_count(s->uregs_mask) : 0;
+	if (s->has_uregs) {
+		flags |= DP_SAMPLE_F_USTACK;
+		n += DP_USTACK_FIXED + 8 * (size_t)nregs + align8(s->ustack_len);
 	}
 	uint8_t *p = reserve_in(w, domain, n);
 	if (!p)
@@ -305,6 +321,20 @@ int dp_write_sample(struct dp_writer *w, uint32_t domain, const struct dp_sample
 		put32(q, nr);
 		put32(q + 4, 0);
 		memcpy(q + 8, s->callchain, 8 * (size_t)nr);
+		q += 8 + 8 * (size_t)nr;
+	}
+	if (s->has_uregs) {
+		put64(q, s->uregs_mask);
+		put32(q + 8, s->uregs_abi);
+		put32(q + 12, 0);
+		put32(q + 16, s->ustack_size);
+		put32(q + 20, s->ustack_len);
+		q += DP_USTACK_FIXED;
+		for (uint32_t i = 0; i < nregs; i++, q += 8)
+			put64(q, s->uregs[i]);
+		if (s->ustack_len)
+			memcpy(q, s->ustack, s->ustack_len);
+		memset(q + s->ustack_len, 0, align8(s->ustack_len) - s->ustack_len);
 	}
 	return after_record(w);
 }

@@ -155,6 +155,10 @@ static void header(FILE *f, const struct report_view *v)
 	}
 	for (size_t i = 0; i < p->ndomains; i++)
 		unwind_line(f, p, &p->domains[i]);
+	if (p->dwarf.samples)
+		fprintf(f, "# dwarf unwinding: %" PRIu64 " of %" PRIu64 " user stacks unwound "
+			"(%" PRIu64 " to the outermost frame), %" PRIu64 " kept the frame-pointer chain\n",
+			p->dwarf.unwound, p->dwarf.samples, p->dwarf.complete, p->dwarf.kept_fp);
 	for (size_t i = 0; i < p->nwarnings; i++)
 		fprintf(f, "# WARNING: %s\n", p->warnings[i]);
 	if (!p->matched)

@@ -20,6 +20,7 @@
  *   elfopen.c  opening one (a buffer or a regular file)
  *   fde.c      function ranges from .eh_frame(_hdr)/.debug_frame, for
  *              addresses no symbol covers
+ *   unwind.c   DWARF unwinding of recorded user stacks (libdwfl), symbols.h
  *   vdso.c, vmlinux.c, buildid.c   small helpers exported to other modules
  *
  * A sym_table is built by appending (symtab_add), then frozen once by

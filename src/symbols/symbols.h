@@ -150,4 +150,53 @@ size_t sym_warnings(const struct sym_session *s, const char *const **out);
  * name is not mangled. Exposed for tests. */
 char *sym_demangle(const char *name);
 
+/* ---- DWARF unwinding of recorded user stacks (unwind.c) ---- */
+
+/*
+ * Unwinds the user stack a SAMPLE of `record --call-graph dwarf` carries
+ * (has_uregs: registers and stack bytes from sp upwards) with libdwfl and
+ * the CFI (.eh_frame, .debug_frame, separate debug files under the
+ * session's debug dir) of the images the process had mapped when the
+ * sample was read: feed the session in file order as for lookups and
+ * unwind each sample as it is read. x86-64 (ABI 64) only.
+ *
+ * Ownership: the unwinder borrows the session (it must outlive the
+ * unwinder) and owns one libdwfl handle per process; not thread-safe.
+ */
+struct sym_unwinder;
+
+struct sym_unwind_stats {
+	uint64_t samples;     /* samples with usable registers asked for */
+	uint64_t complete;    /* unwound to the outermost frame (CFI says so) */
+	uint64_t stopped;     /* ended early: no CFI, a read outside the stack, ... */
+	uint64_t depth_cut;   /* reached the frame bound */
+	uint64_t no_fde;      /* ended at a pc its image's .eh_frame does not cover
+			       * (not counted in stopped) */
+	uint64_t failed;      /* not even the first frame (ip in no readable image) */
+	uint64_t frames;      /* frames returned, all samples */
+	uint64_t rebuilds;    /* a process's handle rebuilt (its mappings changed) */
+	uint64_t forgotten;   /* handles let go at a process's exit */
+	uint64_t cached;      /* answered from the cache (same ip, sp, bp, stack
+			       * length and every stack word the unwind read) */
+};
+
+struct sym_unwinder *sym_unwinder_new(struct sym_session *s);
+void sym_unwinder_free(struct sym_unwinder *u);
+/*
+ * The user call chain of sample smp of (domain, pid): at most max pcs
+ * (and at most 256) into pcs, innermost first: pcs[0] is the user ip,
+ * the others return addresses (as recorded chains hold them). Returns
+ * the number written, 0 when the sample has no x86-64 user registers or
+ * its ip lies in no image that can be read. *complete is true when the
+ * CFI marked the last frame outermost, false when unwinding stopped
+ * (the chain is then cut where it failed, counted in the stats).
+ */
+uint32_t sym_unwind_user(struct sym_unwinder *u, uint32_t domain, uint32_t pid,
+			 const struct dp_sample *smp, uint64_t *pcs, uint32_t max,
+			 bool *complete);
+void sym_unwinder_stats(const struct sym_unwinder *u, struct sym_unwind_stats *out);
+/* The process (domain, pid) exited: let go of its libdwfl handle (its
+ * images' mappings and CFI). A later sample of the pid builds a new one. */
+void sym_unwinder_forget(struct sym_unwinder *u, uint32_t domain, uint32_t pid);
+
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* libFuzzer target: the file reader must survive any bytes (also the
- * pointers it returns: chains, counter names, table data are read). */
+ * pointers it returns: chains, user registers and stacks, counter names,
+ * table data are read). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -22,6 +23,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (rec.type == DP_REC_SAMPLE)
 				for (uint32_t i = 0; i < rec.u.sample.nr_callchain; i++)
 					sink += rec.u.sample.callchain[i];
+			if (rec.type == DP_REC_SAMPLE && rec.u.sample.has_uregs) {
+				const struct dp_sample *s = &rec.u.sample;
+				for (uint32_t i = 0; i < dp_uregs_count(s->uregs_mask); i++)
+					sink += s->uregs[i];
+				if (s->ustack_len)  /* both ends of the stack */
+					sink += s->ustack[0] + s->ustack[s->ustack_len - 1];
+				sink += s->ustack_len <= s->ustack_size && s->ustack_size <= DP_MAX_USTACK;
+			}
 			if (rec.type == DP_REC_COUNTERS)
 				for (uint32_t i = 0; i < rec.u.counters.n; i++)
 					sink += rec.u.counters.c[i].value +

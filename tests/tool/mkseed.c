@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * test-tool mkseed DIR: writes a few small, valid domprof files
- * (DIR/seed-0.data .. seed-3.data) as the fuzzers' seed corpus; the CLI
+ * (DIR/seed-0.data .. seed-4.data) as the fuzzers' seed corpus; the CLI
  * tests read them too. seed-3 holds COUNTERS records (format 1.3) in two
- * domains, across chunks, compressed.
+ * domains, across chunks, compressed. seed-4 holds samples with user
+ * registers and stacks (format 1.4), some with asid and chain, one with
+ * an empty stack, one filling its size, in two domains; small stacks, so
+ * the file stays under the fuzzer's max_len.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,7 +22,7 @@ int cmd_mkseed(int argc, char **argv)
 		fprintf(stderr, "usage: test-tool mkseed DIR\n");
 		return 2;
 	}
-	for (int v = 0; v < 4; v++) {
+	for (int v = 0; v < 5; v++) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/seed-%d.data", argv[1], v);
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -29,7 +32,8 @@ int cmd_mkseed(int argc, char **argv)
 		}
 		struct dp_header h;
 		dp_header_fill_local(&h, argc, argv);
-		struct dp_writer_opts o = { .chunk_bytes = 256, .zstd_level = v == 1 || v == 3 ? 1 : 0 };
+		struct dp_writer_opts o = { .chunk_bytes = v == 4 ? 1024 : 256,
+					    .zstd_level = v == 1 || v == 3 ? 1 : 0 };
 		int err;
 		struct dp_writer *w = dp_writer_new(fd, &h, &o, &err);
 		struct dp_event ev = { .name = "cpu-clock", .period = 1000, .freq = true };
@@ -41,10 +45,26 @@ int cmd_mkseed(int argc, char **argv)
 		struct dp_mmap m = { .pid = 7, .start = 0x400000, .len = 0x1000, .path = "/bin/work" };
 		dp_write_mmap(w, 0, &m);
 		uint64_t chain[4] = { 1, 2, 3, 4 };
+		uint64_t regs[20];
+		uint8_t stack[96];
+		for (int i = 0; i < 20; i++)
+			regs[i] = 0x7ffd0000u + 8u * (uint64_t)i;
+		for (int i = 0; i < 96; i++)
+			stack[i] = (uint8_t)(i * 13);
 		for (int i = 0; i < 12; i++) {
 			struct dp_sample s = { .ip = 0x401000u + (uint64_t)i, .pid = 7, .tid = 7,
 					       .has_asid = i % 3 == 0, .asid = 0x1000,
-					       .nr_callchain = v == 2 ? 4 : 0, .callchain = chain };
+					       .nr_callchain = v == 2 || (v == 4 && i % 2) ? 4 : 0,
+					       .callchain = chain };
+			if (v == 4 && i % 4 != 3) {
+				s.has_uregs = true;
+				s.uregs_abi = DP_UREGS_ABI_64;
+				s.uregs_mask = i == 5 ? 0x1c0 : 0xff0fff;  /* bp, sp, ip only */
+				s.uregs = regs;
+				s.ustack_size = 96;
+				s.ustack_len = i == 2 ? 0 : i == 6 ? 96 : 8u * (uint32_t)i;
+				s.ustack = stack;
+			}
 			dp_write_sample(w, i % 2 ? 1 : 0, &s);
 		}
 		if (v == 2) {

@@ -11,6 +11,12 @@
  * in any domain and across chunks, the writer refuses bad names and
  * counts, and a malformed one (truncated, count over the limit, a name
  * past the record or of bad length or bytes) is one damaged record.
+ * SAMPLE's user registers and stack (1.4) round-trip (random ones in the
+ * random stream; the maximal stack and all 64 registers), the writer
+ * refuses inconsistent ones, a block cut or running past its record is
+ * one damaged record, a reader that ignores the block (as 1.3 readers
+ * do) still reads the sample, and a file of such samples cut anywhere
+ * reads a prefix.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +53,8 @@ struct expect {
 	uint32_t domain;
 	struct dp_sample s;
 	uint64_t chain[DP_MAX_CALLCHAIN];
+	uint64_t uregs[64];
+	uint8_t ustack[600];
 	struct dp_mmap m;
 	char path[5000];
 	struct dp_task t;
@@ -99,6 +107,19 @@ static void roundtrip(size_t n, size_t chunk, int zlevel)
 			for (uint32_t k = 0; k < s->nr_callchain; k++)
 				e->chain[k] = adv64();
 			s->callchain = e->chain;
+			s->has_uregs = rnd() % 4 == 0; /* 1.4 user registers and stack */
+			if (s->has_uregs) {
+				s->uregs_abi = adv32();
+				s->uregs_mask = rnd() % 2 ? 0xff0fffull : adv64();
+				for (uint32_t k = 0; k < dp_uregs_count(s->uregs_mask); k++)
+					e->uregs[k] = adv64();
+				s->uregs = e->uregs;
+				s->ustack_size = (uint32_t)(rnd() % sizeof(e->ustack));
+				s->ustack_len = s->ustack_size ? (uint32_t)(rnd() % (s->ustack_size + 1)) : 0;
+				for (uint32_t k = 0; k < s->ustack_len; k++)
+					e->ustack[k] = (uint8_t)rnd();
+				s->ustack = e->ustack;
+			}
 			CHECK(dp_write_sample(w, e->domain, s) == 0);
 		} else if (kind < 9) {
 			e->type = DP_REC_MMAP;
@@ -165,6 +186,13 @@ static void roundtrip(size_t n, size_t chunk, int zlevel)
 			    a->event != b->event || a->mode != b->mode || a->has_asid != b->has_asid ||
 			    a->asid != b->asid || a->nr_callchain != b->nr_callchain ||
 			    (b->nr_callchain && memcmp(a->callchain, b->callchain, 8 * b->nr_callchain)))
+				bad++;
+			else if (a->has_uregs != b->has_uregs ||
+				 (b->has_uregs &&
+				  (a->uregs_abi != b->uregs_abi || a->uregs_mask != b->uregs_mask ||
+				   a->ustack_size != b->ustack_size || a->ustack_len != b->ustack_len ||
+				   memcmp(a->uregs, b->uregs, 8 * dp_uregs_count(b->uregs_mask)) ||
+				   (b->ustack_len && memcmp(a->ustack, b->ustack, b->ustack_len)))))
 				bad++;
 		} else if (e->type == DP_REC_MMAP) {
 			const struct dp_mmap *a = &rec.u.mmap, *b = &e->m;
@@ -792,7 +820,7 @@ static void counters_roundtrip(int zlevel)
 	CHECK(r != NULL);
 	if (!r)
 		return;
-	CHECK_EQ_U64(dp_reader_header(r)->minor, 3);
+	CHECK(dp_reader_header(r)->minor >= 3);
 	struct dp_record rec;
 	int nctr = 0, nsamp = 0;
 	while (dp_reader_next(r, &rec) > 0) {
@@ -997,6 +1025,246 @@ static void counters_malformed(void)
 	}
 }
 
+/* ---- user registers and stack in SAMPLE (format 1.4) ---- */
+
+static uint64_t ustack_regs[64];
+static uint8_t ustack_bytes[DP_MAX_USTACK];
+
+/* A sample with user registers (mask) and a stack of len of size bytes. */
+static struct dp_sample ustack_sample(uint64_t mask, uint32_t size, uint32_t len)
+{
+	for (unsigned i = 0; i < 64; i++)
+		ustack_regs[i] = 0x1000u * (i + 1);
+	for (uint32_t i = 0; i < DP_MAX_USTACK; i++)
+		ustack_bytes[i] = (uint8_t)(i * 7 + 1);
+	return (struct dp_sample){ .ip = 0x401000, .pid = 9, .tid = 9, .mode = DP_MODE_USER,
+				   .has_uregs = true, .uregs_abi = DP_UREGS_ABI_64,
+				   .uregs_mask = mask, .uregs = ustack_regs, .ustack_size = size,
+				   .ustack_len = len, .ustack = ustack_bytes };
+}
+
+static void ustack_roundtrip(int zlevel)
+{
+	char *path = tmpfile_path("us.data");
+	struct dp_writer *w = open_writer(path, 4096, zlevel);  /* records over the chunk size */
+	uint64_t chain[3] = { 0xffffffff81000000ull, 0x401000, 0x401100 };
+	struct dp_sample s[4];
+	s[0] = ustack_sample(0xff0fff, 8192, 8000);
+	s[0].nr_callchain = 3;
+	s[0].callchain = chain;
+	s[0].has_asid = true;
+	s[0].asid = 77;
+	s[1] = ustack_sample(~0ull, DP_MAX_USTACK, DP_MAX_USTACK);  /* the maximal block */
+	s[2] = ustack_sample(0, 0, 0);                              /* registers none, no stack */
+	s[3] = (struct dp_sample){ .ip = 5, .nr_callchain = 3, .callchain = chain };  /* none */
+	for (int i = 0; i < 4; i++)
+		CHECK(dp_write_sample(w, (uint32_t)i % 2, &s[i]) == 0);
+	CHECK(dp_writer_finish(w) == 0);
+	int err;
+	struct dp_reader *r = dp_reader_open(path, &err, NULL, 0);
+	CHECK(r != NULL);
+	struct dp_record rec;
+	int n = 0;
+	while (r && dp_reader_next(r, &rec) > 0) {
+		if (rec.type != DP_REC_SAMPLE)
+			continue;
+		const struct dp_sample *a = &rec.u.sample, *b = &s[n++];
+		CHECK(a->has_uregs == b->has_uregs && a->uregs_mask == b->uregs_mask);
+		CHECK(a->ustack_size == b->ustack_size && a->ustack_len == b->ustack_len);
+		CHECK(a->nr_callchain == b->nr_callchain && a->has_asid == b->has_asid);
+		if (!b->has_uregs)
+			continue;
+		CHECK(a->uregs_abi == DP_UREGS_ABI_64);
+		CHECK(!memcmp(a->uregs, b->uregs, 8 * dp_uregs_count(b->uregs_mask)));
+		CHECK(!b->ustack_len || !memcmp(a->ustack, b->ustack, b->ustack_len));
+		uint64_t v = 0;
+		/* bit 8 (ip): the 9th value with the full masks */
+		CHECK(dp_sample_ureg(a, DP_X86_REG_IP, &v) == (b->uregs_mask != 0));
+		CHECK(!b->uregs_mask || v == 0x9000);
+		CHECK(!dp_sample_ureg(a, 64, &v));
+	}
+	CHECK_EQ_U64(n, 4);
+	const struct dp_damage *d;
+	CHECK(r && dp_reader_damage(r, &d) == 0);
+	dp_reader_free(r);
+	unlink(path);
+	free(path);
+}
+
+/* The writer refuses inconsistent blocks, nothing written, still usable. */
+static void ustack_refused(void)
+{
+	char *path = tmpfile_path("us-ref.data");
+	struct dp_writer *w = open_writer(path, 0, 0);
+	uint64_t before = dp_writer_records(w);
+	struct dp_sample s = ustack_sample(0xff0fff, 64, 72);     /* len > size */
+	CHECK(dp_write_sample(w, 0, &s) == -EINVAL);
+	s = ustack_sample(0xff0fff, DP_MAX_USTACK + 8, 8);        /* size over the limit */
+	CHECK(dp_write_sample(w, 0, &s) == -EINVAL);
+	s = ustack_sample(0xff0fff, 64, 64);
+	s.uregs = NULL;                                           /* mask without values */
+	CHECK(dp_write_sample(w, 0, &s) == -EINVAL);
+	s = ustack_sample(0xff0fff, 64, 64);
+	s.ustack = NULL;                                          /* length without bytes */
+	CHECK(dp_write_sample(w, 0, &s) == -EINVAL);
+	CHECK_EQ_U64(dp_writer_records(w), before);
+	s = ustack_sample(0, 64, 0);                              /* controls */
+	s.uregs = NULL;
+	s.ustack = NULL;
+	CHECK(dp_write_sample(w, 0, &s) == 0);
+	s = ustack_sample(0xff0fff, 64, 64);
+	CHECK(dp_write_sample(w, 0, &s) == 0);
+	CHECK(dp_writer_finish(w) == 0);
+	unlink(path);
+	free(path);
+}
+
+/* A SAMPLE record with a user block built by hand: nregs registers of
+ * mask (any popcount claim), size and len fields, `have` bytes of block
+ * after the fixed 24 (the record's end). Returns the record length. */
+static size_t raw_ustack(uint8_t *b, uint64_t mask, uint32_t size, uint32_t len, size_t have)
+{
+	memset(b, 0, 48 + 24 + have + 8);
+	put16(b, DP_REC_SAMPLE);
+	put16(b + 2, DP_SAMPLE_F_USTACK);
+	put64(b + 16, 0x401000);
+	put64(b + 48, mask);
+	put32(b + 56, DP_UREGS_ABI_64);
+	put32(b + 64, size);
+	put32(b + 68, len);
+	size_t n = align8((uint32_t)(48 + 24 + have));
+	put32(b + 4, (uint32_t)n);
+	return n;
+}
+
+static size_t read_raw_sample(const uint8_t *raw, size_t len, char *what, size_t wl, int *samples,
+			      int *with_regs)
+{
+	char *path = tmpfile_path("us-bad.data");
+	struct dp_writer *w = open_writer(path, 0, 0);
+	struct dp_sample s = { .ip = 7 };
+	CHECK(dp_write_sample(w, 2, &s) == 0);
+	CHECK(dp_write_raw(w, 2, raw, len) == 0);
+	CHECK(dp_write_sample(w, 2, &s) == 0);
+	CHECK(dp_writer_finish(w) == 0);
+	int err;
+	struct dp_reader *r = dp_reader_open(path, &err, NULL, 0);
+	struct dp_record rec;
+	*samples = *with_regs = 0;
+	while (r && dp_reader_next(r, &rec) > 0)
+		if (rec.type == DP_REC_SAMPLE) {
+			(*samples)++;
+			*with_regs += rec.u.sample.has_uregs;
+		}
+	const struct dp_damage *d;
+	size_t nd = r ? dp_reader_damage(r, &d) : 99;
+	snprintf(what, wl, "%s", nd && r ? d[0].what : "");
+	dp_reader_free(r);
+	unlink(path);
+	free(path);
+	return nd;
+}
+
+static void ustack_malformed(void)
+{
+	static uint8_t b[48 + 24 + 8 * 64 + DP_MAX_USTACK + 64];
+	struct {
+		const char *what;
+		uint64_t mask;
+		uint32_t size, len;
+		size_t have;
+		bool ok;
+	} c[] = {
+		{ "control: 2 registers, 16 of 16 bytes", 3, 16, 16, 16 + 16, true },
+		{ "control: 64 registers, maximal stack", ~0ull, DP_MAX_USTACK, DP_MAX_USTACK,
+		  512 + DP_MAX_USTACK, true },
+		{ "control: nothing but the block", 0, 0, 0, 0, true },
+		{ "block cut", 3, 16, 16, (size_t)-16, false },
+		{ "registers past the record", ~0ull, 0, 0, 8 * 63, false },
+		{ "stack past the record", 3, 64, 64, 16 + 56, false },
+		{ "len over size", 3, 16, 24, 16 + 24, false },
+		{ "size over the limit", 3, DP_MAX_USTACK + 8, 8, 16 + 8, false },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		size_t len;
+		if (c[i].have == (size_t)-16) {  /* the record ends inside the 24 fixed bytes */
+			len = raw_ustack(b, c[i].mask, c[i].size, c[i].len, 0) - 8;
+			put32(b + 4, (uint32_t)len);
+		} else {
+			len = raw_ustack(b, c[i].mask, c[i].size, c[i].len, c[i].have);
+		}
+		char what[128];
+		int samples, regs;
+		size_t nd = read_raw_sample(b, len, what, sizeof(what), &samples, &regs);
+		bool checked = dp_record_check(b, len);
+		if (c[i].ok) {
+			CHECK(nd == 0 && samples == 3 && regs == 1 && checked);
+		} else {
+			CHECK(nd == 1 && samples == 2 && regs == 0 && !checked);
+			CHECK(strstr(what, "malformed SAMPLE record") != NULL);
+		}
+		if (nd != (c[i].ok ? 0u : 1u))
+			fprintf(stderr, "  case '%s': %zu damage (%s), %d samples\n", c[i].what, nd,
+				what, samples);
+	}
+	/* A reader that does not know the block (1.3: it ignores the flag and
+	 * the bytes after the chain) reads the rest of the sample: here, the
+	 * same record with the flag cleared decodes with its chain. */
+	size_t len = raw_ustack(b, 3, 16, 16, 8 + 16 + 16);
+	memmove(b + 48 + 16, b + 48, 24 + 16 + 16);   /* make room for a chain of 1 */
+	put16(b + 2, DP_SAMPLE_F_CHAIN);
+	put32(b + 48, 1);
+	put64(b + 56, 0x401234);
+	put32(b + 4, (uint32_t)(len = align8((uint32_t)(len + 8))));
+	char what[128];
+	int samples, regs;
+	CHECK(read_raw_sample(b, len, what, sizeof(what), &samples, &regs) == 0 && samples == 3 &&
+	      regs == 0);
+	put16(b + 2, DP_SAMPLE_F_CHAIN | DP_SAMPLE_F_USTACK);  /* control: 1.4 reads the block */
+	CHECK(read_raw_sample(b, len, what, sizeof(what), &samples, &regs) == 0 && regs == 1);
+}
+
+/* A file of user-stack samples cut at many places reads a prefix, never
+ * crashes, and reports the cut. */
+static void ustack_cuts(void)
+{
+	char *path = tmpfile_path("us-cut.data");
+	struct dp_writer *w = open_writer(path, 8192, 0);
+	for (int i = 0; i < 6; i++) {
+		struct dp_sample s = ustack_sample(0xff0fff, 8192, 4096 + 512 * (uint32_t)i);
+		CHECK(dp_write_sample(w, 0, &s) == 0);
+	}
+	CHECK(dp_writer_finish(w) == 0);
+	size_t len = 0;
+	uint8_t *b = NULL;
+	FILE *f = fopen(path, "rb");
+	CHECK(f != NULL);
+	if (f) {
+		b = xmalloc(1 << 16);
+		len = fread(b, 1, 1 << 16, f);
+		fclose(f);
+	}
+	unsigned whole = 0, cuts = 0;
+	for (size_t cut = 0; cut <= len; cut += cut < len && len - cut < 64 ? 1 : 61) {
+		int err;
+		struct dp_reader *r = dp_reader_open_mem(b, cut, &err, NULL, 0);
+		struct dp_record rec;
+		int n = 0;
+		while (r && dp_reader_next(r, &rec) > 0)
+			if (rec.type == DP_REC_SAMPLE && rec.u.sample.has_uregs)
+				n += rec.u.sample.ustack_len >= 4096 && rec.u.sample.ustack[100] == (uint8_t)701;
+		const struct dp_damage *d;
+		whole += r && n == 6 && dp_reader_damage(r, &d) == 0;
+		cuts += r && n < 6 && dp_reader_damage(r, &d) > 0;
+		dp_reader_free(r);
+	}
+	CHECK_EQ_U64(whole, 1);  /* only the whole file */
+	CHECK(cuts > 100);
+	free(b);
+	unlink(path);
+	free(path);
+}
+
 static void crc(void)
 {
 	CHECK_EQ_U64(crc32c(0, "123456789", 9), 0xe3069283);
@@ -1045,6 +1313,11 @@ int main(void)
 	counters_roundtrip(1);
 	counters_refused();
 	counters_malformed();
+	ustack_roundtrip(0);
+	ustack_roundtrip(1);
+	ustack_refused();
+	ustack_malformed();
+	ustack_cuts();
 	enospc();
 	rmdir(tmpdir);
 	return unit_done();

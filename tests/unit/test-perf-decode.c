@@ -6,7 +6,10 @@
  * ring reader (perf_ring_next: LOST, THROTTLE, bad sizes, a record that
  * wraps around the ring's end) and the decoder (perf_decode_record:
  * SAMPLE with and without callchain, MMAP2 with a build-id, COMM, FORK,
- * EXIT, truncated and oversized records).
+ * EXIT, truncated and oversized records), and the user registers and
+ * stack of --call-graph dwarf (REGS_USER | STACK_USER after the chain):
+ * only dyn_size bytes kept, none for ABI NONE, none when a part does not
+ * fit or the chain before them was cut.
  */
 #include <linux/perf_event.h>
 #include <stdlib.h>
@@ -67,7 +70,7 @@ static struct perf_decode_buf dbuf;
 static int decode(uint64_t time, struct perf_item *it)
 {
 	memset(it, 0, sizeof(*it));
-	return perf_decode_record(buf, blen, time, ev_of, NULL, &dbuf, it);
+	return perf_decode_record(buf, blen, time, NULL, ev_of, NULL, &dbuf, it);
 }
 
 static void test_sample(void)
@@ -110,6 +113,87 @@ static void test_sample(void)
 	CHECK(decode(1, &it) == 0);
 	blen = 4; /* shorter than a header */
 	CHECK(decode(1, &it) == 0);
+}
+
+/* A dwarf-mode sample: chain of 2 (a marker and one ip), abi, 20
+ * registers (reg i = 0x100 + i), stack of ssize bytes (byte k = k ^ 0x5a)
+ * and dyn. Returns the offset of the stack data. */
+static size_t dwarf_sample(uint64_t abi, uint64_t ssize, uint64_t dyn)
+{
+	size_t regs = abi ? 20 : 0;
+	size_t size = 64 + 16 + 8 + 8 * regs + 8 + (ssize ? ssize + 8 : 0);
+	sample(2, (uint16_t)size);
+	size_t off = 80;
+	put64(off, abi);
+	off += 8;
+	for (size_t i = 0; i < regs; i++, off += 8)
+		put64(off, 0x100 + i);
+	put64(off, ssize);
+	off += 8;
+	for (uint64_t k = 0; k < ssize; k++)
+		buf[off + k] = (uint8_t)(k ^ 0x5a);
+	if (ssize)
+		put64(off + ssize, dyn);
+	return off;
+}
+
+static void test_dwarf(void)
+{
+	static const struct perf_sample_layout lay = { PERF_UREGS_MASK_X86_64, true };
+	struct perf_item it;
+	CHECK_EQ_U64(__builtin_popcountll(PERF_UREGS_MASK_X86_64), 20);
+	size_t at = dwarf_sample(PERF_SAMPLE_REGS_ABI_64, 256, 200);
+	memset(&it, 0, sizeof(it));
+	CHECK(perf_decode_record(buf, blen, 1, &lay, ev_of, NULL, &dbuf, &it) == 1);
+	const struct dp_sample *s = &it.u.sample;
+	CHECK_EQ_U64(s->nr_callchain, 1);
+	CHECK(s->has_uregs);
+	CHECK_EQ_U64(s->uregs_abi, DP_UREGS_ABI_64);
+	CHECK_EQ_U64(s->uregs_mask, PERF_UREGS_MASK_X86_64);
+	uint64_t v = 0;
+	CHECK(dp_sample_ureg(s, DP_X86_REG_IP, &v) && v == 0x108);  /* 9th register */
+	CHECK(dp_sample_ureg(s, 16, &v) && v == 0x100 + 12);        /* r8: after the 4 segment bits */
+	CHECK(!dp_sample_ureg(s, 12, &v));                          /* ds: not asked for */
+	CHECK_EQ_U64(s->ustack_size, 256);
+	CHECK_EQ_U64(s->ustack_len, 200);                           /* dyn_size, not size */
+	CHECK(s->ustack == buf + at && s->ustack[199] == (uint8_t)(199 ^ 0x5a));
+	/* layout NULL (fp mode): the same bytes give no user parts */
+	memset(&it, 0, sizeof(it));
+	CHECK(perf_decode_record(buf, blen, 1, NULL, ev_of, NULL, &dbuf, &it) == 1);
+	CHECK(!it.u.sample.has_uregs && it.u.sample.nr_callchain == 1);
+	/* dyn_size over size is cut to size */
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_64, 64, 1000);
+	CHECK(perf_decode_record(buf, blen, 1, &lay, ev_of, NULL, &dbuf, &it) == 1);
+	CHECK(it.u.sample.has_uregs && it.u.sample.ustack_len == 64);
+	/* stack size 0: registers, no stack */
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_64, 0, 0);
+	CHECK(perf_decode_record(buf, blen, 1, &lay, ev_of, NULL, &dbuf, &it) == 1);
+	CHECK(it.u.sample.has_uregs && it.u.sample.ustack_len == 0 && !it.u.sample.ustack);
+	/* a kernel thread: ABI NONE, no registers */
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_NONE, 0, 0);
+	CHECK(perf_decode_record(buf, blen, 1, &lay, ev_of, NULL, &dbuf, &it) == 1);
+	CHECK(!it.u.sample.has_uregs);
+	/* the record ends inside the stack, or inside the registers: sample
+	 * passed on, without them */
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_64, 256, 256);
+	blen -= 16;
+	CHECK(perf_decode_record(buf, blen, 1, &lay, ev_of, NULL, &dbuf, &it) == 1);
+	CHECK(!it.u.sample.has_uregs && it.u.sample.ip == 0x401000);
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_64, 0, 0);
+	blen = 80 + 8 + 8 * 10;
+	CHECK(perf_decode_record(buf, blen, 1, &lay, ev_of, NULL, &dbuf, &it) == 1);
+	CHECK(!it.u.sample.has_uregs);
+	/* a chain that claims more than the record holds: the parts after it
+	 * are not where they would be, so none */
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_64, 64, 64);
+	put64(56, 5000);
+	CHECK(perf_decode_record(buf, blen, 1, &lay, ev_of, NULL, &dbuf, &it) == 1);
+	CHECK(!it.u.sample.has_uregs);
+	/* a stack size over the kernel's limit */
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_64, 64, 64);
+	put64(80 + 8 + 160, DP_MAX_USTACK + 8);
+	CHECK(perf_decode_record(buf, blen, 1, &lay, ev_of, NULL, &dbuf, &it) == 1);
+	CHECK(!it.u.sample.has_uregs);
 }
 
 static void test_mmap2(void)
@@ -263,7 +347,7 @@ static void test_ring(void)
 	perf_ring_copy(ring, mask, pos, lin, blen);
 	CHECK(!memcmp(lin, buf, blen));
 	struct perf_item it;
-	CHECK(perf_decode_record(lin, blen, rr.time, ev_of, NULL, &dbuf, &it) == 1);
+	CHECK(perf_decode_record(lin, blen, rr.time, NULL, ev_of, NULL, &dbuf, &it) == 1);
 	CHECK_EQ_U64(it.u.sample.ip, 0x401000);
 	CHECK_EQ_U64(it.u.sample.nr_callchain, 1);
 	/* a wrapped header itself (4 bytes before the end) */
@@ -286,6 +370,7 @@ static void test_ring(void)
 int main(void)
 {
 	test_sample();
+	test_dwarf();
 	test_mmap2();
 	test_tasks();
 	test_ring();

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: MIT
+# --call-graph dwarf (issue 14, docs/dwarf-notes.md): the workload that
+# frame pointers cannot unwind is built without them (the generic
+# workload rule turns them on); this explicit rule wins over the pattern.
+build/workloads/nofp: tests/workloads/nofp.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fomit-frame-pointer -fno-inline -fno-optimize-sibling-calls -o $@ $<
+
+# The same with its call-frame information in .debug_frame only (no
+# .eh_frame for its own functions), and a stripped copy of that whose
+# .debug_frame is in a separate debug file beside it (.gnu_debuglink):
+# the unwinder's .debug_frame paths (tests/e2e/report-dwarf.sh).
+workloads: build/workloads/nofp-dbgframe build/workloads/nofp-split build/workloads/threefuncs-nocfi
+build/workloads/nofp-dbgframe: tests/workloads/nofp.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fomit-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+		-fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $<
+
+build/workloads/nofp-split: build/workloads/nofp-dbgframe
+	objcopy --only-keep-debug $< $@.debug
+	objcopy --strip-debug --add-gnu-debuglink=$@.debug $< $@
+
+# threefuncs with frame pointers but no call-frame information for its
+# own functions (no -g, no unwind tables): the unwinder finds one frame,
+# the recorded frame-pointer chain more, so report keeps the latter.
+build/workloads/threefuncs-nocfi: tests/workloads/threefuncs.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+		-fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $<
+
+# libFuzzer target for the unwinder (tests/fuzz/fuzz-unwind.c): the
+# session and the reader's sources, built with the fuzzer's sanitizers.
+UNWIND_FUZZ_SRC := $(wildcard src/symbols/*.c) $(wildcard src/format/*.c) $(wildcard src/util/*.c)
+fuzz: build/fuzz/fuzz-unwind
+build/fuzz/fuzz-unwind: tests/fuzz/fuzz-unwind.c $(UNWIND_FUZZ_SRC) $(wildcard src/symbols/*.h src/format/*.h src/util/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-unwind.c $(UNWIND_FUZZ_SRC) \
+		-ldw -lelf -lzstd -liberty -lz -lpthread

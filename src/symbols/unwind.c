@@ -1,0 +1,694 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DWARF unwinding of recorded user stacks (issue 14, docs/dwarf-notes.md):
+ * a SAMPLE of `record --call-graph dwarf` carries the user registers and
+ * the bytes of the user stack from sp upwards; libdwfl's unwinder walks
+ * them with the CFI (.eh_frame, .debug_frame, also from separate debug
+ * files) of the images the process had mapped, as perf's
+ * util/unwind-libdw.c does, and gives the user call chain.
+ *
+ * One Dwfl per (domain, pid), kept for the whole load: libdwfl caches
+ * each module's CFI, so a process's images are opened and parsed once.
+ * Modules are reported lazily: the frame callback checks that the pc it
+ * is given lies in a reported module; when it does not but a mapping of
+ * the process holds it, the module is reported and the sample unwound
+ * again (bounded retries). A pc whose mapping changed since it was
+ * reported (exec, a library mapped again elsewhere) rebuilds the
+ * process's Dwfl.
+ *
+ * Everything read here is hostile: registers and every stack word are
+ * file contents. memory_read answers only from [sp, sp + len) of the
+ * stored stack and from the file bytes of a reported module's PT_LOAD
+ * segments, each bounded; depth is bounded by the caller's max and
+ * UW_MAX_FRAMES.
+ */
+#include "symbols/symbols.h"
+#include "symbols/internal.h"
+
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/hash.h"
+#include "util/hmap.h"
+#include "util/xalloc.h"
+
+/* Modules one process's Dwfl may hold, and the reports (retries) one
+ * sample may cause: a real process maps far fewer images than this. */
+#define UW_MAX_MODS 512u
+#define UW_MAX_RETRIES 16u
+#define UW_MAX_FRAMES 256u
+#define UW_MAX_LIVE 64u
+/* The answer cache (see sym_unwind_user): stack words one unwind may
+ * read and still be cached, and the words all entries may hold (8 bytes
+ * each: 64 MiB). Past the total, samples are unwound but not cached. */
+#define UW_MAX_READS 512u
+#define UW_CACHE_WORDS (8u << 20)
+
+struct uw_mod {
+	uint64_t lo, hi;            /* the mapping's range */
+	const struct sym_image *img;
+	uint64_t bias;              /* ip = image address + bias */
+	bool debug_frame;           /* may have .debug_frame (see uw_debug_frame) */
+};
+
+struct uw_proc {
+	Dwfl *dwfl;
+	bool attached;
+	struct uw_mod *mods;
+	size_t nmods;
+	uint32_t domain, pid;
+	uint64_t gen;               /* bumped when the Dwfl is rebuilt */
+};
+
+/* One cached unwind: its key, the stack words it read (addr, value
+ * pairs) and its pcs, both in the unwinder's word arena. */
+struct uw_ent {
+	const struct uw_proc *proc;
+	uint64_t gen, ip, sp, bp;
+	uint32_t len;               /* the sample's ustack_len */
+	uint32_t nreads, npcs;
+	size_t reads_off, pcs_off;
+	bool complete;
+	uint32_t next;              /* index+1 of the next entry of the bucket */
+};
+
+/* The sample being unwound and the frame walk's state. */
+struct uw_walk {
+	const struct dp_sample *smp;
+	uint64_t sp;
+	uint64_t *pcs;
+	uint32_t max, n;
+	const struct sym_map *need;     /* a mapping to report, then retry */
+	bool rebuild;                   /* the process's mappings changed */
+	bool no_fde;                    /* ended at a pc .eh_frame does not cover */
+	uint64_t reads[2 * UW_MAX_READS]; /* stack words read: addr, value */
+	uint32_t nreads;
+	bool uncacheable;               /* read more than UW_MAX_READS */
+};
+
+struct sym_unwinder {
+	struct sym_session *s;
+	struct hmap procs;              /* (domain << 32 | pid) -> uw_proc */
+	struct uw_proc **all;           /* every uw_proc, for freeing */
+	size_t nall, capall;
+	struct uw_proc *cur;
+	struct uw_walk *walk;
+	struct uw_walk *wbuf;
+	char *debuginfo_path;
+	Dwfl_Callbacks cb;
+	struct sym_unwind_stats st;
+	struct hmap cache;              /* key hash -> index+1 of an entry */
+	size_t live;                    /* processes holding a Dwfl */
+	struct hmap dbgframe;           /* image -> 2: has .debug_frame, 1: not */
+	struct uw_ent *ents;
+	size_t nents, capents;
+	uint64_t *words;
+	size_t nwords, capwords;
+};
+
+/* perf's x86-64 register of each DWARF register 0..16 (16: the return
+ * address column, the ip): ax dx cx bx si di bp sp r8..r15 ip. */
+static const unsigned uw_perf_reg[17] = {
+	0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8,
+};
+
+static pid_t uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	(void)arg;
+	/* only get_thread is used; the process has no thread list */
+	*thread_argp = NULL;
+	return 0;
+}
+
+static bool uw_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	(void)tid;
+	*thread_argp = arg;
+	return true;
+}
+
+/* A word of a reported module's file, at address addr of the process. */
+static bool uw_read_module(Dwfl *dwfl, uint64_t addr, uint64_t *out)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
+	if (!mod)
+		return false;
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	if (!elf)
+		return false;
+	size_t rawsize;
+	const char *raw = elf_rawfile(elf, &rawsize);
+	size_t nph;
+	if (!raw || elf_getphdrnum(elf, &nph) != 0)
+		return false;
+	uint64_t va = addr - bias;
+	for (size_t i = 0; i < nph && i < 4096; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (va < ph.p_vaddr || va - ph.p_vaddr >= ph.p_filesz ||
+		    ph.p_filesz - (va - ph.p_vaddr) < 8)
+			continue;
+		uint64_t off = ph.p_offset + (va - ph.p_vaddr);
+		if (off > rawsize || rawsize - off < 8)
+			return false;
+		memcpy(out, raw + off, 8);
+		return true;
+	}
+	return false;
+}
+
+static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct sym_unwinder *u = arg;
+	const struct uw_walk *w = u->walk;
+	if (!w)
+		return false;
+	const struct dp_sample *smp = w->smp;
+	if (addr >= w->sp && addr - w->sp <= smp->ustack_len &&
+	    smp->ustack_len - (addr - w->sp) >= 8) {
+		uint64_t v;
+		memcpy(&v, smp->ustack + (addr - w->sp), 8);
+		*result = v;
+		struct uw_walk *ww = u->walk;
+		if (ww->nreads < UW_MAX_READS) {
+			ww->reads[2 * ww->nreads] = addr;
+			ww->reads[2 * ww->nreads + 1] = v;
+			ww->nreads++;
+		} else {
+			ww->uncacheable = true;
+		}
+		return true;
+	}
+	uint64_t v;
+	if (uw_read_module(dwfl, addr, &v)) {
+		*result = v;
+		return true;
+	}
+	return false;
+}
+
+static bool uw_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct sym_unwinder *u = arg;
+	const struct dp_sample *smp = u->walk->smp;
+	Dwarf_Word regs[17];
+	for (unsigned i = 0; i < 17; i++) {
+		uint64_t v = 0;
+		if (!dp_sample_ureg(smp, uw_perf_reg[i], &v) && (i == 7 || i == 16))
+			return false;
+		regs[i] = v;
+	}
+	return dwfl_thread_state_registers(thread, 0, 17, regs);
+}
+
+static const Dwfl_Thread_Callbacks uw_thread_cb = {
+	.next_thread = uw_next_thread,
+	.get_thread = uw_get_thread,
+	.memory_read = uw_memory_read,
+	.set_initial_registers = uw_set_initial_registers,
+};
+
+struct sym_unwinder *sym_unwinder_new(struct sym_session *s)
+{
+	struct sym_unwinder *u = xcalloc(1, sizeof(*u));
+	u->s = s;
+	/* libdwfl's search path: beside the file, its .debug/, the session's
+	 * debug root (build-id and debuglink, as src/symbols/elf.c does) */
+	const char *dd = s->debug_dir ? s->debug_dir : "/usr/lib/debug";
+	size_t n = strlen(dd) + 16;
+	u->debuginfo_path = xmalloc(n);
+	snprintf(u->debuginfo_path, n, ":.debug:%s", dd);
+	u->cb.find_elf = NULL;
+	u->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	u->cb.section_address = dwfl_offline_section_address;
+	u->cb.debuginfo_path = &u->debuginfo_path;
+	return u;
+}
+
+static void uw_proc_reset(struct sym_unwinder *u, struct uw_proc *p)
+{
+	if (p->dwfl) {
+		dwfl_end(p->dwfl);
+		u->live--;
+	}
+	p->dwfl = NULL;
+	p->attached = false;
+	p->nmods = 0;
+	p->gen++;
+}
+
+void sym_unwinder_free(struct sym_unwinder *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->nall; i++) {
+		uw_proc_reset(u, u->all[i]);
+		free(u->all[i]->mods);
+		free(u->all[i]);
+	}
+	free(u->all);
+	hmap_release(&u->cache);
+	hmap_release(&u->dbgframe);
+	free(u->ents);
+	free(u->words);
+	hmap_release(&u->procs);
+	free(u->debuginfo_path);
+	free(u->wbuf);
+	free(u);
+}
+
+void sym_unwinder_stats(const struct sym_unwinder *u, struct sym_unwind_stats *out)
+{
+	*out = u->st;
+}
+
+/* The file descriptor of an image's ELF bytes for libdwfl (which owns
+ * it after a successful report), or -1. */
+static int uw_image_fd(struct sym_image *img)
+{
+	if (img->blob) {
+		int fd = memfd_create("domprof-elf", MFD_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		size_t done = 0;
+		while (done < img->blob_size) {
+			ssize_t w = write(fd, img->blob + done, img->blob_size - done);
+			if (w <= 0) {
+				close(fd);
+				return -1;
+			}
+			done += (size_t)w;
+		}
+		return fd;
+	}
+	const char *path = img->tab_loaded ? img->src_path : img->path;
+	return path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+}
+
+/* What the sections of e say: .debug_frame present (*frame), DWARF of
+ * its own (*info), .eh_frame (*eh). Section headers only: nothing is
+ * decompressed. */
+static void uw_sections(Elf *e, bool *frame, bool *info, bool *eh)
+{
+	*frame = *info = *eh = false;
+	size_t shstr;
+	if (!e || elf_getshdrstrndx(e, &shstr) != 0)
+		return;
+	Elf_Scn *scn = NULL;
+	for (unsigned i = 0; i < 65536 && (scn = elf_nextscn(e, scn)); i++) {
+		GElf_Shdr sh;
+		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstr, sh.sh_name) : NULL;
+		if (!name || sh.sh_type == SHT_NOBITS)
+			continue;
+		if (!strcmp(name, ".debug_frame") || !strcmp(name, ".zdebug_frame"))
+			*frame = true;
+		else if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
+			*info = true;
+		else if (!strcmp(name, ".eh_frame"))
+			*eh = true;
+	}
+}
+
+/* Does a debug file with .debug_frame exist where libdwfl looks for one
+ * (the build-id directory of the debug root; the debuglink name beside
+ * the file, in its .debug/, under the debug root)? Looked up here rather
+ * than with dwfl_standard_find_debuginfo on the module, which leaves the
+ * module unable to load the file later. The CRC is libdwfl's to check. */
+static bool uw_debug_file_frame(const struct sym_unwinder *u, Elf *e, const char *path)
+{
+	const char *root = u->s->debug_dir ? u->s->debug_dir : "/usr/lib/debug";
+	char cand[4][4200];
+	unsigned nc = 0;
+	const void *bid;
+	ssize_t blen = dwelf_elf_gnu_build_id(e, &bid);
+	if (blen > 1 && blen <= 64) {
+		const uint8_t *b = bid;
+		int o = snprintf(cand[nc], sizeof(cand[nc]), "%.2000s/.build-id/%02x/", root, b[0]);
+		for (ssize_t i = 1; i < blen && o > 0 && o < 4100; i++)
+			o += snprintf(cand[nc] + o, sizeof(cand[nc]) - (size_t)o, "%02x", b[i]);
+		if (o > 0 && o < 4100) {
+			snprintf(cand[nc] + o, sizeof(cand[nc]) - (size_t)o, ".debug");
+			nc++;
+		}
+	}
+	GElf_Word crc;
+	const char *link = dwelf_elf_gnu_debuglink(e, &crc);
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	if (link && !strchr(link, '/') && slash && path[0] == '/') {
+		int dl = (int)(slash - path);
+		snprintf(cand[nc++], sizeof(cand[0]), "%.*s/%.200s", dl > 2000 ? 2000 : dl, path, link);
+		snprintf(cand[nc++], sizeof(cand[0]), "%.*s/.debug/%.200s", dl > 2000 ? 2000 : dl, path,
+			 link);
+		snprintf(cand[nc++], sizeof(cand[0]), "%.1000s%.*s/%.200s", root,
+			 dl > 2000 ? 2000 : dl, path, link);
+	}
+	for (unsigned i = 0; i < nc; i++) {
+		int fd = open(cand[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		struct stat st;
+		bool frame = false, info, eh;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+			Elf *d = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+			uw_sections(d, &frame, &info, &eh);
+			if (d)
+				elf_end(d);
+		}
+		close(fd);
+		if (frame)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * May libdwfl's .debug_frame fallback (for a pc .eh_frame does not
+ * cover) find something in mod? It loads the whole DWARF of the module
+ * or of its separate debug file to look (every debug section,
+ * decompressed), once per process: worth it only when the file, or its
+ * debug file, has a .debug_frame section, which gcc emits only where
+ * .eh_frame is not made (-fno-asynchronous-unwind-tables). Decided once
+ * per image from section headers (the debug file found as libdwfl finds
+ * it, opened and closed here).
+ */
+static bool uw_debug_frame(struct sym_unwinder *u, Dwfl_Module *mod, const struct sym_image *img)
+{
+	uintptr_t known = (uintptr_t)hmap_get(&u->dbgframe, (uint64_t)(uintptr_t)img, NULL);
+	if (known)
+		return known == 2;
+	Dwarf_Addr b;
+	Elf *e = dwfl_module_getelf(mod, &b);
+	bool frame, info, eh;
+	uw_sections(e, &frame, &info, &eh);
+	if (!frame && !info && e)
+		frame = uw_debug_file_frame(u, e, img->path);
+	u64map_put(&u->dbgframe, (uint64_t)(uintptr_t)img, (void *)(uintptr_t)(frame ? 2 : 1));
+	return frame;
+}
+
+/* At most UW_MAX_LIVE processes hold a Dwfl (each keeps its images'
+ * files open and mapped): past it, all but p are let go (rebuilt when
+ * their next sample comes; a recording without EXIT records, e.g. of
+ * long-lived processes, would otherwise run out of descriptors). */
+static void uw_bound_live(struct sym_unwinder *u, const struct uw_proc *p)
+{
+	if (u->live < UW_MAX_LIVE)
+		return;
+	for (size_t i = 0; i < u->nall; i++)
+		if (u->all[i] != p && u->all[i]->dwfl) {
+			uw_proc_reset(u, u->all[i]);
+			u->st.forgotten++;
+		}
+}
+
+/* Report mapping m's image to p's Dwfl. False when it cannot be. */
+static bool uw_report(struct sym_unwinder *u, struct uw_proc *p, const struct sym_map *cm)
+{
+	struct sym_map *m = (struct sym_map *)cm;   /* placed on first use (internal.h) */
+	struct sym_image *img = m->img;
+	if (img->kind != IMG_ELF || p->nmods >= UW_MAX_MODS)
+		return false;
+	image_place(u->s, m);
+	if (!img->info_usable)
+		return false;
+	if (!p->dwfl) {
+		uw_bound_live(u, p);
+		p->dwfl = dwfl_begin(&u->cb);
+		if (!p->dwfl)
+			return false;
+		u->live++;
+	}
+	int fd = uw_image_fd(img);
+	if (fd < 0)
+		return false;
+	uint64_t bias = (uint64_t)0 - m->delta;
+	dwfl_report_begin_add(p->dwfl);
+	Dwfl_Module *mod = dwfl_report_elf(p->dwfl, img->name, img->path, fd, bias, true);
+	dwfl_report_end(p->dwfl, NULL, NULL);
+	if (!mod) {
+		close(fd);
+		return false;
+	}
+	if (!p->attached) {
+		p->attached = dwfl_attach_state(p->dwfl, NULL, (pid_t)(p->pid ? p->pid : 1),
+						&uw_thread_cb, u);
+		if (!p->attached)
+			return false;
+	}
+	p->mods = xrealloc(p->mods, (p->nmods + 1) * sizeof(*p->mods));
+	p->mods[p->nmods++] = (struct uw_mod){ m->start, m->end, img, bias,
+					       uw_debug_frame(u, mod, img) };
+	return true;
+}
+
+static const struct uw_mod *uw_find_mod(const struct uw_proc *p, uint64_t pc)
+{
+	for (size_t i = 0; i < p->nmods; i++)
+		if (pc >= p->mods[i].lo && pc < p->mods[i].hi)
+			return &p->mods[i];
+	return NULL;
+}
+
+static int uw_frame(Dwfl_Frame *state, void *arg)
+{
+	struct sym_unwinder *u = arg;
+	struct uw_walk *w = u->walk;
+	struct uw_proc *p = u->cur;
+	Dwarf_Addr pc;
+	/* Not asking libdwfl whether the frame is an activation: to say so
+	 * it unwinds the frame's caller first (to see a signal frame), before
+	 * the checks below could stop it. The first frame is the sampled ip;
+	 * the others are return addresses, the call just before them (a
+	 * signal handler's interrupted pc is looked up one byte early). */
+	if (!dwfl_frame_pc(state, &pc, NULL))
+		return DWARF_CB_ABORT;
+	uint64_t look = w->n == 0 || !pc ? pc : pc - 1;
+	const struct sym_map *m = sym_find_proc_map(u->s, p->domain, p->pid, look);
+	const struct uw_mod *um = uw_find_mod(p, look);
+	if (m && (!um || um->img != m->img || um->lo != m->start)) {
+		if (um)
+			w->rebuild = true;
+		else if (m->img->kind == IMG_ELF && !w->need)
+			w->need = m;
+		if (w->rebuild || w->need)
+			return DWARF_CB_ABORT;
+	}
+	if (w->n >= w->max)
+		return DWARF_CB_ABORT;
+	w->pcs[w->n++] = pc;
+	if (w->n >= w->max)
+		return DWARF_CB_ABORT;
+	/* An image with .eh_frame but no FDE for this pc (junk from a stack
+	 * that did not unwind, hand-written code) and no .debug_frame to
+	 * look in (uw_debug_frame): the frame ends here. Left to itself
+	 * libdwfl would fall back to .debug_frame, loading the module's
+	 * whole DWARF to find none, once per process: 73% of a system-wide
+	 * report's time before this check. */
+	if (!um || um->debug_frame)
+		return DWARF_CB_OK;
+	Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, look);
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi = mod ? dwfl_module_eh_cfi(mod, &bias) : NULL;
+	if (cfi) {
+		Dwarf_Frame *fr = NULL;
+		if (dwarf_cfi_addrframe(cfi, look - bias, &fr) != 0) {
+			w->no_fde = true;
+			return DWARF_CB_ABORT;
+		}
+		free(fr);
+	}
+	return DWARF_CB_OK;
+}
+
+static struct uw_proc *uw_proc_get(struct sym_unwinder *u, uint32_t domain, uint32_t pid)
+{
+	uint64_t key = (uint64_t)domain << 32 | pid;
+	struct uw_proc *p = u64map_get(&u->procs, key);
+	if (!p) {
+		p = xcalloc(1, sizeof(*p));
+		p->domain = domain;
+		p->pid = pid;
+		u64map_put(&u->procs, key, p);
+		xgrow((void **)&u->all, &u->capall, u->nall + 1, sizeof(*u->all));
+		u->all[u->nall++] = p;
+	}
+	return p;
+}
+
+void sym_unwinder_forget(struct sym_unwinder *u, uint32_t domain, uint32_t pid)
+{
+	struct uw_proc *p = u64map_get(&u->procs, (uint64_t)domain << 32 | pid);
+	if (p && p->dwfl) {
+		uw_proc_reset(u, p);   /* its cache entries' generation is gone with it */
+		u->st.forgotten++;
+	}
+}
+
+static uint64_t uw_key(const struct uw_proc *p, uint64_t ip, uint64_t sp, uint64_t bp,
+		       uint32_t len)
+{
+	uint64_t h = hash_fold64(0x5eedull, (uint64_t)(uintptr_t)p);
+	h = hash_fold64(h, p->gen);
+	h = hash_fold64(h, ip);
+	h = hash_fold64(h, sp);
+	h = hash_fold64(h, bp);
+	return hash_fold64(h, len);
+}
+
+/* A cached unwind of the same key whose every stack word read has the
+ * same value in this sample: libdwfl would read and compute the same. */
+static const struct uw_ent *uw_cache_find(const struct sym_unwinder *u, uint64_t h,
+					  const struct uw_proc *p, uint64_t ip, uint64_t sp,
+					  uint64_t bp, const struct dp_sample *smp)
+{
+	uint32_t at = (uint32_t)(uintptr_t)u64map_get(&u->cache, h);
+	for (unsigned hops = 0; at && hops < 4096; hops++) {
+		const struct uw_ent *e = &u->ents[at - 1];
+		at = e->next;
+		if (e->proc != p || e->gen != p->gen || e->ip != ip || e->sp != sp ||
+		    e->bp != bp || e->len != smp->ustack_len)
+			continue;
+		const uint64_t *r = u->words + e->reads_off;
+		uint32_t i = 0;
+		for (; i < e->nreads; i++) {
+			uint64_t off = r[2 * i] - sp, v;
+			/* the same len: every recorded address is inside */
+			memcpy(&v, smp->ustack + off, 8);
+			if (v != r[2 * i + 1])
+				break;
+		}
+		if (i == e->nreads)
+			return e;
+	}
+	return NULL;
+}
+
+static void uw_cache_put(struct sym_unwinder *u, uint64_t h, const struct uw_proc *p,
+			 uint64_t ip, uint64_t sp, uint64_t bp, const struct uw_walk *w,
+			 bool complete)
+{
+	size_t need = 2 * (size_t)w->nreads + w->n;
+	if (w->uncacheable || u->nwords + need > UW_CACHE_WORDS)
+		return;
+	xgrow((void **)&u->words, &u->capwords, u->nwords + need, sizeof(*u->words));
+	xgrow((void **)&u->ents, &u->capents, u->nents + 1, sizeof(*u->ents));
+	struct uw_ent *e = &u->ents[u->nents];
+	*e = (struct uw_ent){ .proc = p, .gen = p->gen, .ip = ip, .sp = sp, .bp = bp,
+			      .len = w->smp->ustack_len, .nreads = w->nreads, .npcs = w->n,
+			      .reads_off = u->nwords, .pcs_off = u->nwords + 2 * (size_t)w->nreads,
+			      .complete = complete };
+	memcpy(u->words + e->reads_off, w->reads, 2 * (size_t)w->nreads * sizeof(uint64_t));
+	memcpy(u->words + e->pcs_off, w->pcs, w->n * sizeof(uint64_t));
+	u->nwords += need;
+	e->next = (uint32_t)(uintptr_t)u64map_get(&u->cache, h);
+	u->nents++;
+	u64map_put(&u->cache, h, (void *)(uintptr_t)u->nents);
+}
+
+/* The walk itself: report the modules it reaches, retry, rebuild. */
+static int uw_walk_frames(struct sym_unwinder *u, struct uw_proc *p, struct uw_walk *w,
+			  uint32_t pid, uint64_t ip)
+{
+	/* the sampled ip's image first: the Dwfl needs one module to attach */
+	const struct sym_map *m0 = sym_find_proc_map(u->s, p->domain, pid, ip);
+	if (m0 && !uw_find_mod(p, ip))
+		uw_report(u, p, m0);
+	int r = -1;
+	for (unsigned tries = 0; tries <= UW_MAX_RETRIES; tries++) {
+		if (!p->attached)
+			break;
+		w->n = 0;
+		w->nreads = 0;
+		w->uncacheable = false;
+		w->need = NULL;
+		w->rebuild = false;
+		w->no_fde = false;
+		r = dwfl_getthread_frames(p->dwfl, (pid_t)(pid ? pid : 1), uw_frame, u);
+		if (w->rebuild) {
+			u->st.rebuilds++;
+			uw_proc_reset(u, p);
+			if (m0)
+				uw_report(u, p, m0);
+			continue;
+		}
+		if (!w->need)
+			break;
+		if (!uw_report(u, p, w->need))
+			break;   /* the frame ends there: its image cannot be read */
+	}
+	if (w->rebuild || w->need)
+		w->uncacheable = true;   /* retries ran out: the next try may differ */
+	return r;
+}
+
+uint32_t sym_unwind_user(struct sym_unwinder *u, uint32_t domain, uint32_t pid,
+			 const struct dp_sample *smp, uint64_t *pcs, uint32_t max,
+			 bool *complete)
+{
+	*complete = false;
+	uint64_t ip, sp, bp = 0;
+	if (!smp->has_uregs || smp->uregs_abi != DP_UREGS_ABI_64 || !max ||
+	    !dp_sample_ureg(smp, DP_X86_REG_IP, &ip) || !dp_sample_ureg(smp, DP_X86_REG_SP, &sp))
+		return 0;
+	dp_sample_ureg(smp, DP_X86_REG_BP, &bp);
+	u->st.samples++;
+	if (max > UW_MAX_FRAMES)
+		max = UW_MAX_FRAMES;
+	struct uw_proc *p = uw_proc_get(u, domain, pid);
+	uint64_t h = uw_key(p, ip, sp, bp, smp->ustack_len);
+	const struct uw_ent *e = uw_cache_find(u, h, p, ip, sp, bp, smp);
+	uint32_t n;
+	if (e) {
+		u->st.cached++;
+		n = e->npcs < max ? e->npcs : max;
+		memcpy(pcs, u->words + e->pcs_off, n * sizeof(uint64_t));
+		*complete = e->complete && n == e->npcs;
+	} else {
+		/* the walk state is large (the read log): one per unwinder */
+		if (!u->wbuf)
+			u->wbuf = xmalloc(sizeof(*u->wbuf));
+		struct uw_walk *w = u->wbuf;
+		memset(w, 0, offsetof(struct uw_walk, reads));
+		w->smp = smp;
+		w->sp = sp;
+		w->pcs = pcs;
+		w->max = max;
+		u->cur = p;
+		u->walk = w;
+		/* 0: the CFI said the outermost frame was reached (e.g. _start) */
+		int r = uw_walk_frames(u, p, w, pid, ip);
+		u->walk = NULL;
+		n = w->n;
+		*complete = r == 0 && n > 0;
+		if (n && max == UW_MAX_FRAMES)
+			uw_cache_put(u, h, p, ip, sp, bp, w, *complete);
+	}
+	if (n == 0) {
+		u->st.failed++;
+		return 0;
+	}
+	if (*complete)
+		u->st.complete++;
+	else if (!e && u->wbuf->no_fde)
+		u->st.no_fde++;
+	else if (n >= max)
+		u->st.depth_cut++;
+	else
+		u->st.stopped++;
+	u->st.frames += n;
+	return n;
+}
