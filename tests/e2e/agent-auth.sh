@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# runs alone
 # Authentication of `domprof agent` (docs/active.md, Security), on this
 # machine's loopback. The agent runs as root, the attacker as nobody
 # (setpriv). Checks:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# runs alone
 # The root agent creates files only in a private directory of its own
 # (docs/active.md, "Where the agent writes"). For real, on loopback,
 # with fs.protected_symlinks=0 (set here, restored after): user nobody

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# runs alone
 # Denial of service against `domprof agent` and the host's wait for it,
 # on this machine's loopback. The agent runs as root, the attacker as
 # nobody (setpriv). Checks:

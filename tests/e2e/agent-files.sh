@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# runs alone
 # The root agent ships only the files that were mapped (docs/active.md,
 # "What the agent ships"). The attack, for real, on loopback: the agent
 # runs as root; user nobody runs three copies of threefuncs (tfA, tfB,

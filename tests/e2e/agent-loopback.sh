@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# runs alone
 # Active domains without a VM: the host acts as its own "guest". A
 # `domprof agent --listen tcp:127.0.0.1:PORT` runs on this machine and
 # `domprof record -a --domain self=agent:127.0.0.1:PORT` records the host

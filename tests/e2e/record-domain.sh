@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# runs alone
 # The guest-domain hook of `domprof record` (--domain), with a real QEMU
 # that runs only its firmware (no guest OS needed to be sampled):
 #  - host (-a) and vm1 together: samples in domain 0 and domain 1, the

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# runs alone
 # Stopping `domprof record` by a signal finishes the file:
 #  - SIGINT while profiling a command: exit 0, the command is terminated,
 #    the file has no damage and its STATS count equals the SAMPLE records;

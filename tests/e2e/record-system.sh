@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# runs alone
 # `domprof record -a` and `-p`: while a workload runs,
 #  - -a -d 3 gives samples from both CPUs (two workload copies keep both
 #    busy) and from the workload's pid, plus the start-up snapshot (COMM

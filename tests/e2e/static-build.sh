@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# runs alone
 # `make static` (mk/static.mk): build/static/domprof is statically linked,
 # prints its version, and works where there is no C library at all: in a
 # chroot holding only busybox-static, the static domprof and a static

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# runs alone
 # The unit tests (release build, no sanitizers) under valgrind memcheck:
 # any invalid access or definite leak fails (make check-valgrind).
 source "$(dirname "$0")/../lib/common.bash"
