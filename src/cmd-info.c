@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "analysis/profile.h"
 #include "commands.h"
 #include "format/format.h"
 #include "format/scan.h"
+#include "output/report.h"
 #include "util/xalloc.h"
 
 const char usage_info[] =
@@ -26,9 +28,30 @@ const char usage_info[] =
 	"complete (a recorder killed by SIGKILL never wrote its STATS record).\n"
 	"Domains with COUNTERS records (format 1.3) get one line per counter,\n"
 	"summed over the recording. Samples with user registers and stacks (record\n"
-	"--call-graph dwarf) are counted with their stack bytes.\n"
+	"--call-graph dwarf) are counted with their stack bytes, and unwound as\n"
+	"report -g unwinds them: the line says how many were unwound, how many\n"
+	"kept the frame-pointer chain, and where the walks ended (no FDE for a pc,\n"
+	"stopped, depth bound, ip in no readable image). DOMPROF_DWARF_UNWIND=0\n"
+	"skips the unwinding.\n"
 	"\n"
 	"  -i, --input FILE   recording to read (default domprof.data)\n";
+
+/* The unwinding of the file's user stacks, as report -g does it (the
+ * profile loader with call chains, symbols from this machine and the
+ * file). A file that does not load says why on the same line. */
+static void print_unwinding(const char *path)
+{
+	const struct profile_opts o = { .callgraph = true };
+	int err;
+	char msg[256];
+	struct profile *p = profile_load(path, NULL, &o, &err, msg, sizeof(msg));
+	if (!p) {
+		printf("dwarf unwinding: not done: %s\n", msg);
+		return;
+	}
+	report_dwarf_line(stdout, p, "");
+	profile_free(p);
+}
 
 /* Events as the file lists them, every EVENT record (repeats included). */
 static int on_event(void *ctx, const struct dp_record *rec)
@@ -165,6 +188,8 @@ int cmd_info(int argc, char **argv)
 		printf("user stacks: %" PRIu64 " samples, %" PRIu64 " bytes (%.0f a sample), %" PRIu64
 		       " filled the size asked for\n", m.ustack_samples, m.ustack_bytes,
 		       (double)m.ustack_bytes / (double)m.ustack_samples, m.ustack_full);
+	if (m.ustack_samples)
+		print_unwinding(path);
 	printf("lost:        %" PRIu64 " (%.4f%%)", lost,
 	       total || lost ? 100.0 * (double)lost / ((double)total + (double)lost) : 0.0);
 	for (uint32_t i = 0; i <= DP_LOST_SOURCES; i++)  /* the last: every other source */

@@ -99,6 +99,8 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 
 	uint64_t size = dp_reader_size(r);
 	dp_scan(r, &profile_load_visitor, &L, NULL);
+	if (L.uw)
+		sym_unwinder_stats(L.uw, &p->dwarf.walks);
 	sym_unwinder_free(L.uw);   /* its libdwfl handles are not needed past reading */
 	L.uw = NULL;
 	keep_counters(p, pv);

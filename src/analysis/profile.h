@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "format/format.h"
+#include "symbols/symbols.h"   /* struct sym_unwind_stats */
 
 /* Which samples count. Zero-initialise, then set what you need. */
 struct profile_filter {
@@ -177,9 +178,13 @@ struct profile {
 	 * those whose user chain the unwinder replaced, those that kept the
 	 * recorded frame-pointer chain (the unwinder found fewer frames and
 	 * did not reach the outermost one), and of the replaced ones, those
-	 * unwound to the outermost frame. All 0 with DOMPROF_DWARF_UNWIND=0. */
+	 * unwound to the outermost frame. All 0 with DOMPROF_DWARF_UNWIND=0.
+	 * How the unwinder's walks ended (sym_unwind_stats: every sample
+	 * considered is one of complete, stopped, no_fde, depth_cut, failed;
+	 * cached counts those answered from its cache). */
 	struct {
 		uint64_t samples, unwound, kept_fp, complete;
+		struct sym_unwind_stats walks;
 	} dwarf;
 
 	/* symbols; rows are the symbols with self > 0 (profile_rows) */

@@ -30,6 +30,13 @@ int report_text(FILE *f, const struct report_view *v);
 int report_csv(FILE *f, const struct report_view *v);
 int report_json(FILE *f, const struct report_view *v);
 
+/* The DWARF unwinding line (record --call-graph dwarf files): how many
+ * user stacks were unwound, kept their frame-pointer chain, and where the
+ * unwinder's walks ended. prefix starts the line ("# " in the report
+ * header, "" for info); nothing is written when the profile unwound no
+ * stacks. */
+void report_dwarf_line(FILE *f, const struct profile *p, const char *prefix);
+
 /* Lost share in percent of (samples + lost); the text header warns above
  * REPORT_LOST_WARN_PCT. */
 #define REPORT_LOST_WARN_PCT 0.01

@@ -104,6 +104,20 @@ static void unwind_line(FILE *f, const struct profile *p, const struct profile_d
 	free(cut);
 }
 
+void report_dwarf_line(FILE *f, const struct profile *p, const char *prefix)
+{
+	if (!p->dwarf.samples)
+		return;
+	const struct sym_unwind_stats *w = &p->dwarf.walks;
+	fprintf(f, "%sdwarf unwinding: %" PRIu64 " of %" PRIu64 " user stacks unwound "
+		"(%" PRIu64 " to the outermost frame), %" PRIu64 " kept the frame-pointer chain\n",
+		prefix, p->dwarf.unwound, p->dwarf.samples, p->dwarf.complete, p->dwarf.kept_fp);
+	fprintf(f, "%s  walks ended: %" PRIu64 " outermost, %" PRIu64 " no FDE for a pc, %" PRIu64
+		" stopped (stack or CFI), %" PRIu64 " depth bound, %" PRIu64 " ip in no readable"
+		" image; %" PRIu64 " from the cache\n",
+		prefix, w->complete, w->no_fde, w->stopped, w->depth_cut, w->failed, w->cached);
+}
+
 static void header(FILE *f, const struct report_view *v)
 {
 	const struct profile *p = v->p;
@@ -155,10 +169,7 @@ static void header(FILE *f, const struct report_view *v)
 	}
 	for (size_t i = 0; i < p->ndomains; i++)
 		unwind_line(f, p, &p->domains[i]);
-	if (p->dwarf.samples)
-		fprintf(f, "# dwarf unwinding: %" PRIu64 " of %" PRIu64 " user stacks unwound "
-			"(%" PRIu64 " to the outermost frame), %" PRIu64 " kept the frame-pointer chain\n",
-			p->dwarf.unwound, p->dwarf.samples, p->dwarf.complete, p->dwarf.kept_fp);
+	report_dwarf_line(f, p, "# ");
 	for (size_t i = 0; i < p->nwarnings; i++)
 		fprintf(f, "# WARNING: %s\n", p->warnings[i]);
 	if (!p->matched)

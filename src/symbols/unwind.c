@@ -91,6 +91,7 @@ struct uw_walk {
 	const struct sym_map *need;     /* a mapping to report, then retry */
 	bool rebuild;                   /* the process's mappings changed */
 	bool no_fde;                    /* ended at a pc .eh_frame does not cover */
+	uint32_t failed_at;             /* n + 1 when a memory read last failed */
 	uint64_t reads[2 * UW_MAX_READS]; /* stack words read: addr, value */
 	uint32_t nreads;
 	bool uncacheable;               /* read more than UW_MAX_READS */
@@ -198,6 +199,10 @@ static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 		*result = v;
 		return true;
 	}
+	/* libdwfl takes a return address it cannot read for an undefined
+	 * one, the outermost frame: remember that this step read past the
+	 * stored stack, so a cut stack is not counted complete */
+	u->walk->failed_at = w->n + 1;
 	return false;
 }
 
@@ -617,6 +622,7 @@ static int uw_walk_frames(struct sym_unwinder *u, struct uw_proc *p, struct uw_w
 		w->need = NULL;
 		w->rebuild = false;
 		w->no_fde = false;
+		w->failed_at = 0;
 		r = dwfl_getthread_frames(p->dwfl, (pid_t)(pid ? pid : 1), uw_frame, u);
 		if (w->rebuild) {
 			u->st.rebuilds++;
@@ -669,11 +675,12 @@ uint32_t sym_unwind_user(struct sym_unwinder *u, uint32_t domain, uint32_t pid,
 		w->max = max;
 		u->cur = p;
 		u->walk = w;
-		/* 0: the CFI said the outermost frame was reached (e.g. _start) */
+		/* 0: the CFI said the outermost frame was reached (e.g. _start),
+		 * unless the last step failed to read the stack */
 		int r = uw_walk_frames(u, p, w, pid, ip);
 		u->walk = NULL;
 		n = w->n;
-		*complete = r == 0 && n > 0;
+		*complete = r == 0 && n > 0 && w->failed_at != n + 1;
 		if (n && max == UW_MAX_FRAMES)
 			uw_cache_put(u, h, p, ip, sp, bp, w, *complete);
 	}

@@ -25,6 +25,9 @@
 #    functions) keeps its recorded chains: main;func_a in >= 95% of
 #    func_a's samples and the header counts >= 95% of the stacks as
 #    "kept the frame-pointer chain"; control: nofp's header counts <= 5%.
+#  - info unwinds as report does: >= 95% of nofp's walks end at the
+#    outermost frame; control: 8-byte stacks (dwarf,8) end there in
+#    <= 5% and are counted stopped (>= 95%).
 # Hostile stacks and registers are tests/unit/test-unwind.c's.
 source "$(dirname "$0")/../lib/common.bash"
 set -e
@@ -143,6 +146,27 @@ python3 -c "import sys; sys.exit(0 if '$k' != 'none' and float('$k') >= 95 else 
 k=$(kept "$OUT/nofp.data" nofp)
 note "nofp (control): $k% kept the frame-pointer chain"
 python3 -c "import sys; sys.exit(0 if '$k' != 'none' and float('$k') <= 5 else 1)" || fail "nofp: $k% kept"
+
+# info unwinds too and says where the walks ended: nofp's reach the
+# outermost frame; control: a recording that kept 8 bytes of each stack
+# (dwarf,8) cannot, and its walks are counted as stopped, not complete
+# (libdwfl takes a return address it cannot read for the outermost frame)
+walks() { # FILE -> "outermost stopped samples"
+	"$DOMPROF" info "$1" | python3 -c "
+import re, sys
+t = sys.stdin.read()
+m = re.search(r'^dwarf unwinding: \d+ of (\d+) user stacks', t, re.M)
+w = re.search(r'^  walks ended: (\d+) outermost, \d+ no FDE for a pc, (\d+) stopped', t, re.M)
+print(w.group(1), w.group(2), m.group(1)) if m and w else print('0 0 0')"
+}
+read -r o st n < <(walks "$OUT/nofp.data")
+note "info, nofp: $o of $n walks outermost, $st stopped"
+[ "$n" -ge 20 ] && [ $((o * 100)) -ge $((95 * n)) ] || fail "info: nofp's walks: $o of $n outermost"
+rec dwarf,8 "$OUT/nofp8.data" "$WL/nofp" 200
+read -r o st n < <(walks "$OUT/nofp8.data")
+note "info, nofp with 8-byte stacks (control): $o of $n walks outermost, $st stopped"
+[ "$n" -ge 20 ] && [ $((o * 100)) -le $((5 * n)) ] && [ $((st * 100)) -ge $((95 * n)) ] ||
+	fail "control: 8-byte stacks: $o of $n walks outermost, $st stopped"
 
 # every other consumer sees the same chains
 names_walk() { # FILE (pprof is gzip'd)
