@@ -47,13 +47,21 @@ const char usage_diff[] =
 	"  -s, --sort diff|share  order rows by |diff| (default) or by the larger share\n"
 	"  -t, --threshold PCT    hide rows below PCT percent on both sides (the\n"
 	"                         similarity always counts every row)\n"
-	"      --format FMT       text (default), csv or json (see docs/merge-diff.md)\n";
+	"      --format FMT       text (default), csv or json (see docs/merge-diff.md)\n"
+	FILTER_WINDOW_HELP
+	"                         (both sides)\n"
+	"      --time-a W, --time-b W  the time window of one side: A and B may be\n"
+	"                         one recording (diff --time-a 0,10 --time-b 10,20 F F)\n";
 
-enum { OPT_DOMAIN = 256, OPT_DOMAIN_A, OPT_DOMAIN_B, OPT_FOLD, OPT_FORMAT, OPT_MODE };
+enum { OPT_DOMAIN = 256, OPT_DOMAIN_A, OPT_DOMAIN_B, OPT_FOLD, OPT_FORMAT, OPT_MODE,
+       OPT_TIME, OPT_TIME_A, OPT_TIME_B, OPT_CPU };
 
-static struct profile *load(const char *path, const char *domain, bool user_only)
+/* side: the side's --time and --cpu (a copy of the filter, domain and
+ * mode set here) */
+static struct profile *load(const char *path, const char *domain, bool user_only,
+			    const struct profile_filter *side)
 {
-	struct profile_filter flt = { 0 };
+	struct profile_filter flt = *side;
 	flt.domain = domain;
 	if (user_only)
 		flt.mode = PROFILE_MODE_USER;
@@ -86,8 +94,15 @@ int cmd_diff(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "threshold", required_argument, NULL, 't' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "time", required_argument, NULL, OPT_TIME },
+		{ "time-a", required_argument, NULL, OPT_TIME_A },
+		{ "time-b", required_argument, NULL, OPT_TIME_B },
+		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ NULL, 0, NULL, 0 },
 	};
+	/* --time and --cpu for both sides; --time-a/--time-b for one */
+	struct filter_args fa_a = { 0 }, fa_b = { 0 };
+	char emsg[256];
 	const char *format = "text";
 	struct diff_view v = { 0 };
 	struct diff_opts o = { 0 };
@@ -109,6 +124,13 @@ int cmd_diff(int argc, char **argv)
 				return usage_error("diff", "--mode takes user, kernel or all, not '%s'", optarg);
 			break;
 		case OPT_FOLD: o.fold_irq = true; break;
+		case OPT_TIME: case OPT_TIME_A: case OPT_TIME_B: case OPT_CPU: {
+			const char *name = c == OPT_CPU ? "cpu" : "time";
+			if ((c != OPT_TIME_B && filter_args_set(&fa_a, name, optarg, emsg, sizeof(emsg))) ||
+			    (c != OPT_TIME_A && filter_args_set(&fa_b, name, optarg, emsg, sizeof(emsg))))
+				return usage_error("diff", "%s", emsg);
+			break;
+		}
 		case 's':
 			if (!strcmp(optarg, "diff"))
 				o.sort = DIFF_SORT_DIFF;
@@ -152,10 +174,10 @@ int cmd_diff(int argc, char **argv)
 
 	if (v.user_only && o.kernel_only)
 		return usage_error("diff", "--mode user and --kernel-only exclude each other");
-	struct profile *a = load(v.path_a, v.domain_a, v.user_only);
+	struct profile *a = load(v.path_a, v.domain_a, v.user_only, &fa_a.flt);
 	if (!a)
 		return 1;
-	struct profile *b = load(v.path_b, v.domain_b, v.user_only);
+	struct profile *b = load(v.path_b, v.domain_b, v.user_only, &fa_b.flt);
 	if (!b) {
 		profile_free(a);
 		return 1;

@@ -39,11 +39,12 @@ const char usage_export[] =
 	"      --comm NAME        only samples of processes with this command name\n"
 	"      --image NAME       only samples whose leaf is in this image\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
+	FILTER_WINDOW_HELP
 	"\n"
 	"An empty or filtered-to-nothing profile still gives a valid file, with a\n"
 	"warning on stderr. See docs/export.md.\n";
 
-enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE };
+enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_TIME, OPT_CPU };
 enum fmt { FMT_NONE, FMT_FOLDED, FMT_PPROF, FMT_SPEEDSCOPE, FMT_JSON };
 
 int cmd_export(int argc, char **argv)
@@ -57,6 +58,8 @@ int cmd_export(int argc, char **argv)
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "image", required_argument, NULL, OPT_IMAGE },
 		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "time", required_argument, NULL, OPT_TIME },
+		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data", *out = NULL;
@@ -83,7 +86,7 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'i': path = optarg; break;
 		case 'o': out = optarg; break;
-		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_IMAGE: case OPT_MODE:
+		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_IMAGE: case OPT_MODE: case OPT_TIME: case OPT_CPU:
 			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
 				return usage_error("export", "%s", emsg);
 			break;

@@ -38,10 +38,11 @@ const char usage_flamegraph[] =
 	"      --pid PID          only samples of this process\n"
 	"      --comm NAME        only samples of processes with this command name\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
+	FILTER_WINDOW_HELP
 	"\n"
 	"See docs/flamegraph.md.\n";
 
-enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_INV, OPT_TITLE, OPT_MINW };
+enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_INV, OPT_TITLE, OPT_MINW, OPT_TIME, OPT_CPU };
 
 static bool ends_with(const char *s, const char *suf)
 {
@@ -58,6 +59,8 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "time", required_argument, NULL, OPT_TIME },
+		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "inverted", no_argument, NULL, OPT_INV },
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "min-width", required_argument, NULL, OPT_MINW },
@@ -84,7 +87,7 @@ int cmd_flamegraph(int argc, char **argv)
 			fo.min_fraction = pct / 100.0;
 			break;
 		}
-		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_MODE:
+		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_MODE: case OPT_TIME: case OPT_CPU:
 			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
 				return usage_error("flamegraph", "%s", emsg);
 			break;

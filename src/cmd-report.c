@@ -41,6 +41,7 @@ const char usage_report[] =
 	"      --comm NAME        only samples of processes with this command name\n"
 	"      --image NAME       only samples in this image (short name or path)\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
+	FILTER_WINDOW_HELP
 	"      --by-process       split rows per process (adds pid and command columns)\n"
 	"      --format FMT       text (default), csv or json (see docs/report.md)\n"
 	"  -q, --quiet            no progress line on stderr\n"
@@ -78,7 +79,7 @@ static void progress_cb(void *arg, uint64_t pos, uint64_t size)
 	fflush(stderr);
 }
 
-enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_FORMAT, OPT_BYPROC };
+enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_FORMAT, OPT_BYPROC, OPT_TIME, OPT_CPU };
 
 int cmd_report(int argc, char **argv)
 {
@@ -95,6 +96,8 @@ int cmd_report(int argc, char **argv)
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "image", required_argument, NULL, OPT_IMAGE },
 		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "time", required_argument, NULL, OPT_TIME },
+		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "by-process", no_argument, NULL, OPT_BYPROC },
 		{ NULL, 0, NULL, 0 },
@@ -131,7 +134,7 @@ int cmd_report(int argc, char **argv)
 			if (parse_percent(optarg, &v.threshold))
 				return usage_error("report", "threshold '%s' is not a percentage (0..100)", optarg);
 			break;
-		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_IMAGE: case OPT_MODE:
+		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_IMAGE: case OPT_MODE: case OPT_TIME: case OPT_CPU:
 			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
 				return usage_error("report", "%s", emsg);
 			break;

@@ -46,6 +46,14 @@ int filter_args_set(struct filter_args *fa, const char *name, const char *arg,
 		snprintf(num, sizeof(num), "%lu", pid);
 		desc_add(fa, name, num);
 		return 0;
+	} else if (!strcmp(name, "time")) {
+		if (window_parse_time(arg, &flt->time_from, &flt->time_to, &flt->time_pct, err, errlen))
+			return -EINVAL;
+		flt->has_time = true;
+	} else if (!strcmp(name, "cpu")) {
+		if (window_parse_cpus(arg, fa->cpu_bits, err, errlen))
+			return -EINVAL;
+		flt->cpus = fa->cpu_bits;
 	} else if (!strcmp(name, "mode")) {
 		if (!strcmp(arg, "user")) {
 			flt->mode = PROFILE_MODE_USER;

@@ -12,10 +12,11 @@
 #include <stddef.h>
 
 #include "analysis/profile.h"
+#include "analysis/window.h"
 
 /*
- * The sample filter built from --domain, --pid, --comm, --image and
- * --mode, and its description for report headers ("comm=foo pid=3", the
+ * The sample filter built from --domain, --pid, --comm, --image, --mode,
+ * --time and --cpu (analysis/window.h), and its description for report headers ("comm=foo pid=3", the
  * options in the order given). Zero-initialise; the filter's strings point
  * into argv (the caller keeps argv alive while the filter is used).
  */
@@ -23,15 +24,24 @@ struct filter_args {
 	struct profile_filter flt;
 	char desc[512];         /* "" when no filter option was given */
 	size_t len;             /* strlen(desc) */
+	uint64_t cpu_bits[WINDOW_CPU_WORDS]; /* --cpu's set (flt.cpus points here) */
 };
 
 /*
- * Apply the filter option NAME ("domain", "pid", "comm", "image" or
- * "mode", the long option's name without dashes) with value ARG. Returns
+ * Apply the filter option NAME ("domain", "pid", "comm", "image", "mode",
+ * "time" or "cpu", the long option's name without dashes) with value ARG. Returns
  * 0, or -EINVAL with a message in err ("pid 'x' is not a number").
  */
 int filter_args_set(struct filter_args *fa, const char *name, const char *arg,
 		    char *err, size_t errlen);
+
+/* The --time and --cpu lines of each command's --help, the same in all. */
+#define FILTER_WINDOW_HELP \
+	"      --time START,END   only samples taken START to END seconds after their\n" \
+	"                         domain's first sample (either may be empty), or\n" \
+	"                         START%-END% of its span (as perf's --time)\n" \
+	"      --cpu LIST         only samples taken on these CPUs (0,2-3; a passive\n" \
+	"                         domain's vCPUs)\n"
 
 /* fa->desc, or NULL when no filter option was given. */
 const char *filter_args_desc(const struct filter_args *fa);

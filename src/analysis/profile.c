@@ -41,6 +41,7 @@ static void keep_counters(struct profile *p, struct priv *pv)
 
 static void loader_release(struct loader *L)
 {
+	window_spans_release(&L->spans);
 	free(L->keys);
 	free(L->chain);
 	free(L->chain_map);
@@ -98,6 +99,8 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 	profile_domain_get(&L, DP_HOST_DOMAIN);
 
 	uint64_t size = dp_reader_size(r);
+	if (filter && filter->has_time)
+		window_spans_scan(r, &L.spans);
 	dp_scan(r, &profile_load_visitor, &L, NULL);
 	if (L.uw)
 		sym_unwinder_stats(L.uw, &p->dwarf.walks);
@@ -152,6 +155,8 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 	}
 
 	profile_build(&L);
+	if (filter && filter->has_time)
+		time_window_note(&L);
 	loader_release(&L);
 	return p;
 }

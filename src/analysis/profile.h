@@ -48,6 +48,11 @@ struct profile_filter {
 	bool has_pid;
 	uint32_t pid;
 	int mode;               /* 0 all, PROFILE_MODE_USER, PROFILE_MODE_KERNEL */
+	/* --time (analysis/window.h): seconds from each domain's first
+	 * sample, or percentages of its span; time_to < 0: to the end */
+	bool has_time, time_pct;
+	double time_from, time_to;
+	const uint64_t *cpus;   /* --cpu: WINDOW_CPU_WORDS words of bits, NULL = all */
 };
 #define PROFILE_MODE_USER   1  /* user and guest-user samples */
 #define PROFILE_MODE_KERNEL 2  /* kernel, guest-kernel and hypervisor samples */

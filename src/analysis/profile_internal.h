@@ -20,6 +20,7 @@
 
 #include "analysis/profile.h"
 #include "format/scan.h"
+#include "analysis/window.h"
 #include "symbols/symbols.h"
 #include "util/hash.h"
 #include "util/hmap.h"
@@ -109,6 +110,14 @@ struct loader {
 	struct hidx symtab;
 	size_t capdomains, capevents;
 
+	/* --time: each domain's sample span (a pass before the samples),
+	 * and the window of the last domain seen */
+	struct window_spans spans;
+	uint32_t win_dom;
+	bool win_valid, win_known;
+	uint64_t win_lo, win_hi;
+	uint64_t time_out;           /* samples the other filters kept, outside it */
+
 	/* DWARF unwinding (profile_load.c): made on the first sample with a
 	 * user stack, freed when reading ends */
 	struct sym_unwinder *uw;
@@ -125,6 +134,8 @@ static inline bool mode_is_kernel(uint8_t m)
 
 /* A copy of s ("" for NULL) owned by the profile. */
 const char *profile_keep_str(struct priv *pv, const char *s);
+/* --time found nothing: a warning naming each domain's span. */
+void time_window_note(struct loader *L);
 /* Appends a copy of s to p->warnings. */
 void profile_add_warning(struct profile *p, const char *s);
 /* The domain with this id, created (named "host" / "dom<id>") on first use. */

@@ -226,6 +226,37 @@ static const struct dp_sample *dwarf_chain(struct loader *L, uint32_t domain,
 	return tmp;
 }
 
+/* --time: the sample's time inside its domain's window (the bounds
+ * are worked out once per change of domain) */
+static bool in_time_window(struct loader *L, uint32_t domain, uint64_t t)
+{
+	if (!L->win_known || L->win_dom != domain) {
+		const struct profile_filter *f = L->f;
+		L->win_dom = domain;
+		L->win_known = true;
+		L->win_valid = window_bounds(window_span_of(&L->spans, domain), f->time_from,
+					     f->time_to, f->time_pct, &L->win_lo, &L->win_hi);
+	}
+	return L->win_valid && t >= L->win_lo && t < L->win_hi;
+}
+
+void time_window_note(struct loader *L)
+{
+	struct profile *p = L->p;
+	if (p->matched || !L->time_out)
+		return;
+	/* nothing in the window: say what the recording spans */
+	char line[512];
+	int n = snprintf(line, sizeof(line), "the time window holds no samples; the recording spans");
+	for (size_t i = 0; i < L->spans.n && i < 8 && n < (int)sizeof(line); i++) {
+		const struct window_span *sp = &L->spans.v[i];
+		const struct profile_domain *d = profile_domain_by_id(p, sp->domain);
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "%s %s %.3f s", i ? "," : "",
+			      d ? d->name : "?", (double)(sp->last - sp->first) / 1e9);
+	}
+	profile_add_warning(p, line);
+}
+
 static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample *s)
 {
 	struct profile *p = L->p;
@@ -236,6 +267,12 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 		return;
 	if (L->f && !mode_matches(L->f->mode, s->mode))
 		return;
+	if (L->f && L->f->cpus && !window_cpu_in(L->f->cpus, s->cpu))
+		return;
+	if (L->f && L->f->has_time && !in_time_window(L, domain, s->time)) {
+		L->time_out++;
+		return;
+	}
 
 	struct dp_sample dw;
 	if (s->has_uregs && s->ustack_len && (L->o.callgraph || L->o.stacks))
