@@ -21,7 +21,8 @@
 const char usage_report[] =
 	"usage: domprof report [-i FILE] [-l] [-g] [--sort KEYS] [-t PCT]\n"
 	"                      [--domain NAME] [--pid PID] [--comm NAME] [--image NAME]\n"
-	"                      [--mode user|kernel] [--format text|csv|json]\n"
+	"                      [--mode user|kernel] [--time START,END] [--cpu LIST]\n"
+	"                      [--timeline[=SECONDS]] [--format text|csv|json]\n"
 	"\n"
 	"Show where the samples of a recording went. Without -l: an image summary\n"
 	"like opreport (each application, with the images its samples fell in\n"
@@ -43,6 +44,9 @@ const char usage_report[] =
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
 	FILTER_WINDOW_HELP
 	"      --by-process       split rows per process (adds pid and command columns)\n"
+	"      --timeline[=S]     samples per time bucket (S seconds; default about\n"
+	"                         40 buckets over the run) per domain, counted from\n"
+	"                         each domain's first sample, instead of the tables\n"
 	"      --format FMT       text (default), csv or json (see docs/report.md)\n"
 	"  -q, --quiet            no progress line on stderr\n"
 	"\n"
@@ -79,7 +83,8 @@ static void progress_cb(void *arg, uint64_t pos, uint64_t size)
 	fflush(stderr);
 }
 
-enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_FORMAT, OPT_BYPROC, OPT_TIME, OPT_CPU };
+enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_FORMAT, OPT_BYPROC, OPT_TIME, OPT_CPU,
+       OPT_TIMELINE };
 
 int cmd_report(int argc, char **argv)
 {
@@ -100,6 +105,7 @@ int cmd_report(int argc, char **argv)
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "by-process", no_argument, NULL, OPT_BYPROC },
+		{ "timeline", optional_argument, NULL, OPT_TIMELINE },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data", *format = "text";
@@ -107,6 +113,7 @@ int cmd_report(int argc, char **argv)
 	struct report_view v = { 0 };
 	enum profile_sort_key keys[PROFILE_MAX_SORT];
 	bool quiet = false;
+	uint64_t timeline_ns = 0;
 	char emsg[256];
 
 	opterr = 0;
@@ -146,6 +153,16 @@ int cmd_report(int argc, char **argv)
 		case OPT_BYPROC:
 			v.by_process = true;
 			break;
+		case OPT_TIMELINE:
+			v.timeline = true;
+			if (optarg) {
+				char *end;
+				double s = strtod(optarg, &end);
+				if (end == optarg || *end || !(s >= 0.001 && s <= 86400))
+					return usage_error("report", "--timeline bucket '%s' is not a number of seconds (0.001..86400)", optarg);
+				timeline_ns = (uint64_t)(s * 1e9 + 0.5);
+			}
+			break;
 		case ':':
 			return usage_error("report", "option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -160,7 +177,9 @@ int cmd_report(int argc, char **argv)
 	if (!quiet && isatty(STDERR_FILENO) && !stat(path, &st) && st.st_size > (32 << 20))
 		pr.on = true;
 	struct profile_opts o = {
-		.callgraph = v.callgraph,
+		.callgraph = v.callgraph && !v.timeline,
+		.timeline = v.timeline,
+		.timeline_ns = timeline_ns,
 		.by_process = v.by_process,
 		.progress = progress_cb,
 		.progress_arg = &pr,

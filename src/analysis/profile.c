@@ -42,6 +42,7 @@ static void keep_counters(struct profile *p, struct priv *pv)
 static void loader_release(struct loader *L)
 {
 	window_spans_release(&L->spans);
+	timeline_release(L);
 	free(L->keys);
 	free(L->chain);
 	free(L->chain_map);
@@ -99,8 +100,10 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 	profile_domain_get(&L, DP_HOST_DOMAIN);
 
 	uint64_t size = dp_reader_size(r);
-	if (filter && filter->has_time)
+	if ((filter && filter->has_time) || L.o.timeline)
 		window_spans_scan(r, &L.spans);
+	if (L.o.timeline)
+		timeline_setup(&L);
 	dp_scan(r, &profile_load_visitor, &L, NULL);
 	if (L.uw)
 		sym_unwinder_stats(L.uw, &p->dwarf.walks);
@@ -155,6 +158,8 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 	}
 
 	profile_build(&L);
+	if (L.o.timeline)
+		timeline_finish(&L);
 	if (filter && filter->has_time)
 		time_window_note(&L);
 	loader_release(&L);
@@ -217,6 +222,7 @@ void profile_free(struct profile *p)
 	for (size_t i = 0; i < p->nwarnings; i++)
 		free(p->warnings[i]);
 	free(p->warnings);
+	timeline_free(p);
 	free(p->events);
 	free(p->domains);
 	free(p->syms);

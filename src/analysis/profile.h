@@ -65,6 +65,8 @@ struct profile_opts {
 	bool callgraph;         /* build edges and inclusive counts (needs call chains) */
 	bool stacks;            /* keep the unique-stack list (flame graphs, exports) */
 	bool by_process;        /* split symbol rows by (pid, comm) */
+	bool timeline;          /* count samples per time bucket per domain */
+	uint64_t timeline_ns;   /* the bucket; 0: chosen (about 40 over the span) */
 	profile_progress_fn progress;
 	void *progress_arg;
 };
@@ -192,6 +194,23 @@ struct profile {
 		struct sym_unwind_stats walks;
 	} dwarf;
 
+	/* --timeline: matched samples per bucket of bucket_ns from each
+	 * domain's first sample (analysis/window.h), one row per domain
+	 * with samples, in domain id order; nbuckets over all of them (at
+	 * most PROFILE_TIMELINE_MAX: a longer span gets wider buckets, and
+	 * bucket_widened says so). */
+	struct {
+		uint64_t bucket_ns;
+		size_t nbuckets;
+		bool bucket_widened;
+		struct profile_timeline_row {
+			uint32_t domain;
+			const char *name;
+			uint64_t *counts;   /* nbuckets */
+		} *rows;
+		size_t nrows;
+	} timeline;
+
 	/* symbols; rows are the symbols with self > 0 (profile_rows) */
 	struct profile_symbol *syms;
 	size_t nsyms;
@@ -208,6 +227,8 @@ struct profile {
 
 	void *priv;
 };
+
+#define PROFILE_TIMELINE_MAX 10000u
 
 /*
  * Read `path` and build the profile. filter and opts may be NULL. Returns

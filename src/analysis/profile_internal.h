@@ -117,6 +117,11 @@ struct loader {
 	bool win_valid, win_known;
 	uint64_t win_lo, win_hi;
 	uint64_t time_out;           /* samples the other filters kept, outside it */
+	/* --timeline (timeline.c): samples per (key, bucket), counted into
+	 * the rows once the keys' filters are known */
+	struct tl_cell { uint32_t key, bucket; uint64_t count; } *tl_cells;
+	size_t ntl_cells, captl_cells;
+	struct hidx tl_tab;
 
 	/* DWARF unwinding (profile_load.c): made on the first sample with a
 	 * user stack, freed when reading ends */
@@ -134,6 +139,16 @@ static inline bool mode_is_kernel(uint8_t m)
 
 /* A copy of s ("" for NULL) owned by the profile. */
 const char *profile_keep_str(struct priv *pv, const char *s);
+/* --timeline (timeline.c): buckets chosen from the spans; a sample of
+ * key `key` counted in its bucket; at the end (after profile_build: the
+ * keys' keep flags are the comm and image filters) the rows, named and
+ * sorted. The rows are freed with the profile, the cells with the
+ * loader (timeline_release). */
+void timeline_setup(struct loader *L);
+void timeline_add(struct loader *L, uint32_t key, uint32_t domain, uint64_t t);
+void timeline_release(struct loader *L);
+void timeline_finish(struct loader *L);
+void timeline_free(struct profile *p);
 /* --time found nothing: a warning naming each domain's span. */
 void time_window_note(struct loader *L);
 /* Appends a copy of s to p->warnings. */

@@ -305,6 +305,8 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 	if (found != HIDX_NONE) {
 		L->keys[found].count++;
 		L->keys[found].period += s->period;
+		if (L->o.timeline)
+			timeline_add(L, found, domain, s->time);
 		return;
 	}
 	/* new key */
@@ -333,6 +335,8 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 	}
 	hidx_fill(t, i, h, (uint32_t)L->nkeys);
 	L->nkeys++;
+	if (L->o.timeline)
+		timeline_add(L, (uint32_t)(L->nkeys - 1), domain, s->time);
 }
 
 /* The load pass: dp_scan calls these with the loader as ctx. */

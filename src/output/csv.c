@@ -15,9 +15,25 @@
 #include "output/escape.h"
 #include "output/report.h"
 
+/* --timeline: time_s,domain,samples, every bucket of every domain row */
+static int timeline_csv(FILE *f, const struct profile *p)
+{
+	fputs("time_s,domain,samples\n", f);
+	for (size_t k = 0; k < p->timeline.nbuckets; k++)
+		for (size_t i = 0; i < p->timeline.nrows; i++) {
+			fprintf(f, "%.3f,", (double)k * (double)p->timeline.bucket_ns / 1e9);
+			csv_write_field(f, p->timeline.rows[i].name);
+			fprintf(f, ",%" PRIu64 "\n", p->timeline.rows[i].counts[k]);
+		}
+	fflush(f);
+	return ferror(f) ? -EIO : 0;
+}
+
 int report_csv(FILE *f, const struct report_view *v)
 {
 	const struct profile *p = v->p;
+	if (v->timeline)
+		return timeline_csv(f, p);
 	fputs(v->by_process ? "samples,percent,domain,image,symbol,pid,comm\n"
 			    : "samples,percent,domain,image,symbol\n", f);
 	size_t n;

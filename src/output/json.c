@@ -140,6 +140,19 @@ int report_json(FILE *f, const struct report_view *v)
 	fputc('{', f);
 	header(f, v);
 
+	if (v->timeline) {
+		fprintf(f, ",\"timeline\":{\"bucket_s\":%.6f,\"widened\":%s,\"domains\":[",
+			(double)p->timeline.bucket_ns / 1e9, p->timeline.bucket_widened ? "true" : "false");
+		for (size_t i = 0; i < p->timeline.nrows; i++) {
+			fputs(i ? ",\n{" : "\n{", f);
+			jkv(f, "name", p->timeline.rows[i].name);
+			fputs(",\"samples\":[", f);
+			for (size_t k = 0; k < p->timeline.nbuckets; k++)
+				fprintf(f, "%s%" PRIu64, k ? "," : "", p->timeline.rows[i].counts[k]);
+			fputs("]}", f);
+		}
+		fputs("]}", f);
+	}
 	fputs(",\"rows\":[", f);
 	size_t n;
 	uint32_t *ix = profile_rows(p, v->keys, v->nkeys, v->threshold, &n);

@@ -326,10 +326,46 @@ static void images(FILE *f, const struct report_view *v)
 	}
 }
 
+/* --timeline: one row per bucket, one column per domain, and a bar of
+ * the bucket's share of the busiest bucket */
+static void timeline(FILE *f, const struct report_view *v)
+{
+	const struct profile *p = v->p;
+	fprintf(f, "# timeline: %.3f s buckets from each domain's first sample%s\n",
+		(double)p->timeline.bucket_ns / 1e9,
+		p->timeline.bucket_widened ? " (widened: at most 10000 buckets)" : "");
+	if (!p->timeline.nrows)
+		return;
+	uint64_t top = 1;
+	for (size_t k = 0; k < p->timeline.nbuckets; k++) {
+		uint64_t t = 0;
+		for (size_t i = 0; i < p->timeline.nrows; i++)
+			t += p->timeline.rows[i].counts[k];
+		if (t > top)
+			top = t;
+	}
+	fprintf(f, "%-10s", "time_s");
+	for (size_t i = 0; i < p->timeline.nrows; i++)
+		fprintf(f, " %10.10s", p->timeline.rows[i].name);
+	fputs("\n", f);
+	for (size_t k = 0; k < p->timeline.nbuckets; k++) {
+		uint64_t t = 0;
+		fprintf(f, "%-10.3f", (double)k * (double)p->timeline.bucket_ns / 1e9);
+		for (size_t i = 0; i < p->timeline.nrows; i++) {
+			fprintf(f, " %10" PRIu64, p->timeline.rows[i].counts[k]);
+			t += p->timeline.rows[i].counts[k];
+		}
+		int w = (int)(30 * t / top);
+		fprintf(f, "  %.*s\n", w, "##############################");
+	}
+}
+
 int report_text(FILE *f, const struct report_view *v)
 {
 	header(f, v);
-	if (v->callgraph)
+	if (v->timeline)
+		timeline(f, v);
+	else if (v->callgraph)
 		callgraph(f, v);
 	else if (v->symbols)
 		symbols(f, v);

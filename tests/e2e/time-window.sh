@@ -12,6 +12,9 @@
 #    control: the same window on both sides gives 1;
 #  - --cpu 0 keeps >= 95% of the pinned workload's samples, --cpu 1 <= 5%
 #    (machines with 2 CPUs or more);
+#  - report --timeline=0.5 (CSV, JSON): the buckets add up to the
+#    samples the report shows; --time 1,2 empties the first second's
+#    buckets (control: without it they are not);
 #  - a window after the recording: exit 0, no rows, a one-line note that
 #    says what the recording spans; bad values: exit 2, one line.
 source "$(dirname "$0")/../lib/common.bash"
@@ -72,6 +75,29 @@ if [ "$(nproc)" -ge 2 ]; then
 	read -r _ n01 < <(shares --cpu 0-1)
 	[ "$n01" -eq "$nall" ] || fail "--cpu 0-1 keeps $n01 of $nall"
 fi
+
+# --timeline: the samples per half second; they add up to what the
+# report shows, and --time 1,2 leaves the first second's buckets empty
+# (control: without it they are not)
+tl() { # ARGS -> "BUCKETS SUM FIRST_SECOND"
+	"$DOMPROF" report -q --timeline=0.5 --format csv -i "$D" --comm phases "$@" 2>/dev/null | awk -F, '
+		NR > 1 { n++; s += $3; if ($1 < 1) f += $3 } END { printf "%d %d %d\n", n, s, f }'
+}
+nall=$("$DOMPROF" report -q -i "$D" --comm phases | sed -n 's/^# samples: [0-9]* total, \([0-9]*\) shown.*/\1/p')
+read -r b s f < <(tl)
+note "--timeline=0.5: $b buckets, $s samples ($f in the first second) of ${nall:-?} shown"
+[ "$b" -ge 4 ] && [ "$b" -le 5 ] || fail "--timeline=0.5 over a 2 s run: $b buckets"
+[ "$s" -eq "$nall" ] || fail "--timeline: $s samples, the report shows $nall"
+[ "$f" -gt 0 ] || fail "control: the first second's buckets are empty without --time"
+read -r b s f < <(tl --time 1,2)
+[ "$f" -eq 0 ] && [ "$s" -gt 0 ] || fail "--timeline --time 1,2: $f samples in the first second, $s in all"
+"$DOMPROF" report -q --timeline --format json -i "$D" --comm phases 2>/dev/null | python3 -c "
+import json, sys
+t = json.load(sys.stdin)['timeline']
+assert t['bucket_s'] > 0 and [d['name'] for d in t['domains']] == ['host'], t
+assert sum(t['domains'][0]['samples']) == $nall, sum(t['domains'][0]['samples'])
+" || fail "--timeline --format json"
+"$DOMPROF" report --timeline=0 -i "$D" >/dev/null 2>&1; [ $? -eq 2 ] || fail "--timeline=0: not a usage error"
 
 # outside the recording: a note, no rows, exit 0
 "$DOMPROF" report -l -i "$D" --time 100,200 >"$OUT/late.txt" 2>&1 || fail "report --time 100,200 exit $?"
