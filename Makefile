@@ -5,7 +5,7 @@
 
 CC      ?= gcc
 PREFIX  ?= /usr/local
-PKGS    := libelf libdw libzstd libbpf
+PKGS    := libelf libdw libzstd libbpf capstone
 VERSION := 0.1.0
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

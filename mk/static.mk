@@ -15,7 +15,7 @@ STATIC_PKG_LIBS := $(shell pkg-config --static --libs libbpf libdw libelf libzst
 ifeq ($(strip $(STATIC_PKG_LIBS)),)
 STATIC_PKG_LIBS := -ldw -lelf -lbz2 -llzma -lzstd -lz
 endif
-STATIC_LIBS := $(STATIC_PKG_LIBS) -liberty -lz -lpthread -lm
+STATIC_LIBS := $(STATIC_PKG_LIBS) -lcapstone -liberty -lz -lpthread -lm
 
 .PHONY: static static-check
 

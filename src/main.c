@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{ "merge", cmd_merge, usage_merge, "join recordings made separately into one multi-domain file" },
 	{ "agent", cmd_agent, usage_agent, "run inside a guest and record on request of a host" },
 	{ "flamegraph", cmd_flamegraph, usage_flamegraph, "write an interactive flame graph (HTML or SVG)" },
+	{ "annotate", cmd_annotate, usage_annotate, "a function's instructions with their samples" },
 	{ "export", cmd_export, usage_export, "export a profile: folded, pprof, speedscope, json" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

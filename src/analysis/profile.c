@@ -43,6 +43,7 @@ static void loader_release(struct loader *L)
 {
 	window_spans_release(&L->spans);
 	timeline_release(L);
+	free(L->hit_raw);
 	free(L->keys);
 	free(L->chain);
 	free(L->chain_map);
@@ -216,6 +217,7 @@ void profile_free(struct profile *p)
 		hmap_release(&pv->domidx);
 		hmap_release(&pv->evidx);
 		dp_counter_sums_release(&pv->counters);
+		hits_free(pv);
 		sym_session_free(pv->sym);
 		free(pv);
 	}

@@ -65,6 +65,7 @@ struct profile_opts {
 	bool callgraph;         /* build edges and inclusive counts (needs call chains) */
 	bool stacks;            /* keep the unique-stack list (flame graphs, exports) */
 	bool by_process;        /* split symbol rows by (pid, comm) */
+	bool hits;              /* self samples per address of each symbol (annotate) */
 	bool timeline;          /* count samples per time bucket per domain */
 	uint64_t timeline_ns;   /* the bucket; 0: chosen (about 40 over the span) */
 	profile_progress_fn progress;
@@ -229,6 +230,23 @@ struct profile {
 };
 
 #define PROFILE_TIMELINE_MAX 10000u
+
+/*
+ * With opts.hits: the self samples of symbol sym (an index into p->syms)
+ * per address, in the image's link-time address space, sorted by
+ * address; *start and *end (may be NULL) get the symbol's range there
+ * (end 0 when not known). Returns the count of entries at *out (valid
+ * until profile_free), 0 when the symbol has no self samples.
+ */
+struct profile_hit {
+	uint64_t addr;
+	uint64_t count;
+};
+size_t profile_symbol_hits(const struct profile *p, uint32_t sym, const struct profile_hit **out,
+			   uint64_t *start, uint64_t *end);
+/* Its code bytes [start, end) (at most cap), read as symbols.h's
+ * sym_image_code does: the byte count, or its negative errno. */
+long profile_symbol_code(const struct profile *p, uint32_t sym, uint8_t *buf, size_t cap);
 
 /*
  * Read `path` and build the profile. filter and opts may be NULL. Returns

@@ -457,6 +457,8 @@ void profile_build(struct loader *L)
 			continue;
 		uint64_t c = k->count;
 		p->matched += c;
+		if (L->o.hits)
+			hits_add(L, k);
 		profile_domain_get(L, k->domain)->samples += c;
 
 		/* frames, leaf first */
@@ -513,6 +515,8 @@ void profile_build(struct loader *L)
 
 	if (L->o.stacks)
 		finish_stacks(L, &S);
+	if (L->o.hits)
+		hits_finish(L);
 
 	const char *const *w;
 	size_t nw = sym_warnings(pv->sym, &w);

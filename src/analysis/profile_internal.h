@@ -80,6 +80,14 @@ struct priv {
 	 * thousands of domains, each looked up per unique key */
 	struct hmap domidx, evidx;
 	struct dp_counter_sums counters; /* owns the names p->counters points to */
+	/* opts.hits (hits.c): self samples per (symbol, image address),
+	 * sorted; per symbol with hits, its range and one map to read its
+	 * code through */
+	struct profile_hit *hits;
+	size_t nhits, caphits;
+	struct hit_sym { uint32_t sym; uint32_t first, n; const struct sym_map *map;
+			 uint64_t start, end; } *hsyms;
+	size_t nhsyms;
 };
 
 struct loader {
@@ -120,6 +128,9 @@ struct loader {
 	/* --timeline (timeline.c): samples per (key, bucket), counted into
 	 * the rows once the keys' filters are known */
 	struct tl_cell { uint32_t key, bucket; uint64_t count; } *tl_cells;
+	/* opts.hits: a kept key's leaf (symbol, image address) and samples */
+	struct hit_raw { uint32_t sym; uint64_t addr, count; const struct sym_map *map; } *hit_raw;
+	size_t nhit_raw, caphit_raw;
 	size_t ntl_cells, captl_cells;
 	struct hidx tl_tab;
 
@@ -149,6 +160,12 @@ void timeline_add(struct loader *L, uint32_t key, uint32_t domain, uint64_t t);
 void timeline_release(struct loader *L);
 void timeline_finish(struct loader *L);
 void timeline_free(struct profile *p);
+/* opts.hits (hits.c): a kept key's self samples counted at its leaf
+ * symbol's address (profile_build, after leaf resolution); sorted and
+ * merged at the end. */
+void hits_add(struct loader *L, const struct key *k);
+void hits_finish(struct loader *L);
+void hits_free(struct priv *pv);
 /* --time found nothing: a warning naming each domain's span. */
 void time_window_note(struct loader *L);
 /* Appends a copy of s to p->warnings. */

@@ -336,6 +336,7 @@ void sym_resolve(struct sym_session *s, const struct sym_map *cm, uint64_t ip,
 		if (ktab_find(img->kt, addr, &idx, &start, &end)) {
 			out->symbol = ktab_name(img->kt, idx, &s->pool);
 			out->sym_start = start;
+			out->sym_end = end;
 			out->offset = addr - start;
 			out->known = true;
 			out->fde = false;
@@ -360,6 +361,7 @@ void sym_resolve(struct sym_session *s, const struct sym_map *cm, uint64_t ip,
 		const struct fde_range *f = image_fde(s, img, addr, &name);
 		out->symbol = f ? name : SYM_UNKNOWN;
 		out->sym_start = f ? f->start : 0;
+		out->sym_end = f ? f->end : 0;
 		out->offset = f ? addr - f->start : addr;
 		out->known = false;
 		out->fde = f != NULL;
@@ -375,6 +377,7 @@ void sym_resolve(struct sym_session *s, const struct sym_map *cm, uint64_t ip,
 	}
 	out->symbol = e->u.name;
 	out->sym_start = e->start;
+	out->sym_end = e->end;
 	out->offset = addr - e->start;
 	out->known = true;
 }

@@ -116,6 +116,8 @@ struct sym_result {
 				* "[unknown]" when not found */
 	uint64_t sym_start;    /* symbol (or FDE) start, in the image's address space */
 	uint64_t offset;       /* ip - sym_start */
+	uint64_t sym_end;      /* the symbol's (or FDE's) end, exclusive; 0 when
+				* not found */
 	bool known;            /* a symbol table named it (false for fde names) */
 	bool fde;              /* named from the FDE covering ip: symbol is the
 				* image name + "+0x" + the FDE's start (hex link-time
@@ -138,6 +140,20 @@ const struct sym_image *sym_map_image(const struct sym_map *m);
 const char *sym_image_name(const struct sym_image *img);
 /* Address in the image's own (link-time) space, for ip in map m. */
 uint64_t sym_map_to_image(const struct sym_map *m, uint64_t ip);
+
+/*
+ * The code bytes of [start, end) in the image of map m (link-time
+ * addresses, as sym_result gives them), for annotate: read from the
+ * file the recording refers to (an embedded copy, or the file on this
+ * machine when its build-id matches), only from an executable PT_LOAD
+ * segment and at most cap bytes. Returns the number of bytes written to
+ * buf (fewer when the segment ends first), or a negative errno: -ENOENT
+ * no file for this image (kernel tables, a passive guest's user space,
+ * [unknown]), -ESTALE the file changed since the recording, -ERANGE the
+ * range lies in no executable segment, or the read's error.
+ */
+long sym_image_code(struct sym_session *s, const struct sym_map *m, uint64_t start,
+		    uint64_t end, uint8_t *buf, size_t cap);
 
 /* Command name of a pid in a domain, "[unknown]" if never seen. */
 const char *sym_comm(struct sym_session *s, uint32_t domain, uint32_t pid);

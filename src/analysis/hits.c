@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Self samples per address of each symbol (profile_opts.hits), for
+ * annotate: which instructions of a function the samples fell on. The
+ * addresses are the image's link-time ones (as the symbol's start and
+ * the ELF file's code), so the same function in two processes at two
+ * load addresses adds up. One entry per (symbol, address) with samples:
+ * memory grows with distinct addresses, not samples.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/profile_internal.h"
+#include "util/xalloc.h"
+
+/* one per kept key, while building (L->hit_raw) */
+void hits_add(struct loader *L, const struct key *k)
+{
+	xgrow((void **)&L->hit_raw, &L->caphit_raw, L->nhit_raw + 1, sizeof(*L->hit_raw));
+	L->hit_raw[L->nhit_raw++] = (struct hit_raw){ k->leaf_sym, sym_map_to_image(k->map, k->ip),
+						      k->count, k->map };
+}
+
+static int cmp_raw(const void *a, const void *b)
+{
+	const struct hit_raw *x = a, *y = b;
+	if (x->sym != y->sym)
+		return x->sym < y->sym ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+void hits_finish(struct loader *L)
+{
+	struct priv *pv = L->pv;
+	qsort(L->hit_raw, L->nhit_raw, sizeof(*L->hit_raw), cmp_raw);
+	for (size_t i = 0; i < L->nhit_raw; i++) {
+		const struct hit_raw *h = &L->hit_raw[i];
+		bool new_sym = !pv->nhsyms || pv->hsyms[pv->nhsyms - 1].sym != h->sym;
+		if (new_sym) {
+			pv->hsyms = xrealloc(pv->hsyms, (pv->nhsyms + 1) * sizeof(*pv->hsyms));
+			struct hit_sym *s = &pv->hsyms[pv->nhsyms++];
+			struct sym_result r;
+			memset(&r, 0, sizeof(r));
+			/* the map's ip of this image address: resolve again for the range */
+			uint64_t ip = h->addr - (sym_map_to_image(h->map, 0));
+			sym_resolve(pv->sym, h->map, ip, &r);
+			*s = (struct hit_sym){ h->sym, (uint32_t)pv->nhits, 0, h->map, r.sym_start, r.sym_end };
+		}
+		struct hit_sym *s = &pv->hsyms[pv->nhsyms - 1];
+		if (!new_sym && pv->hits[pv->nhits - 1].addr == h->addr) {
+			pv->hits[pv->nhits - 1].count += h->count;
+			continue;
+		}
+		xgrow((void **)&pv->hits, &pv->caphits, pv->nhits + 1, sizeof(*pv->hits));
+		pv->hits[pv->nhits++] = (struct profile_hit){ h->addr, h->count };
+		s->n++;
+	}
+	free(L->hit_raw);
+	L->hit_raw = NULL;
+	L->nhit_raw = L->caphit_raw = 0;
+}
+
+void hits_free(struct priv *pv)
+{
+	free(pv->hits);
+	free(pv->hsyms);
+}
+
+static const struct hit_sym *find_sym(const struct priv *pv, uint32_t sym)
+{
+	size_t lo = 0, hi = pv->nhsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pv->hsyms[mid].sym < sym)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < pv->nhsyms && pv->hsyms[lo].sym == sym ? &pv->hsyms[lo] : NULL;
+}
+
+size_t profile_symbol_hits(const struct profile *p, uint32_t sym, const struct profile_hit **out,
+			   uint64_t *start, uint64_t *end)
+{
+	const struct priv *pv = p->priv;
+	const struct hit_sym *s = find_sym(pv, sym);
+	if (!s)
+		return 0;
+	*out = pv->hits + s->first;
+	if (start)
+		*start = s->start;
+	if (end)
+		*end = s->end;
+	return s->n;
+}
+
+long profile_symbol_code(const struct profile *p, uint32_t sym, uint8_t *buf, size_t cap)
+{
+	const struct priv *pv = p->priv;
+	const struct hit_sym *s = find_sym(pv, sym);
+	if (!s)
+		return -ENOENT;
+	return sym_image_code(pv->sym, s->map, s->start, s->end, buf, cap);
+}

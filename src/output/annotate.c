@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Renders one annotated function (see annotate.h). The samples of each
+ * address are put on the instruction that starts there; samples on an
+ * address that is no instruction start (the code read differs from the
+ * code run, or a mis-placed skid) are counted on one line below the
+ * listing, never dropped. Branches with an immediate target name it as
+ * symbol+offset; targets inside the function are marked on the target's
+ * line, so loops read as in perf annotate.
+ */
+#include <capstone.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/annotate.h"
+#include "output/escape.h"
+#include "util/xalloc.h"
+
+/* an immediate branch or call target, 0 when none */
+static uint64_t branch_target(const cs_insn *in)
+{
+	if (!in->detail)
+		return 0;
+	bool br = false;
+	for (uint8_t g = 0; g < in->detail->groups_count; g++)
+		if (in->detail->groups[g] == CS_GRP_JUMP || in->detail->groups[g] == CS_GRP_CALL)
+			br = true;
+	const cs_x86 *x = &in->detail->x86;
+	if (!br || x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+		return 0;
+	return (uint64_t)x->operands[0].imm;
+}
+
+static const struct profile_hit *hit_at(const struct profile_hit *h, size_t n, uint64_t a)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (h[mid].addr < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && h[lo].addr == a ? &h[lo] : NULL;
+}
+
+static void jstr(FILE *f, const char *s) { json_write_str(f, s, 0); }
+
+/* the lines without instructions: each address with samples */
+static void addresses_only(FILE *f, const struct profile_symbol *y, const struct profile_hit *h,
+			   size_t n, uint64_t start, double tot, int json)
+{
+	for (size_t i = 0; i < n; i++) {
+		double pct = 100.0 * (double)h[i].count / tot;
+		if (json)
+			fprintf(f, "%s{\"addr\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"samples\":%" PRIu64
+				",\"percent\":%.4f}", i ? "," : "", h[i].addr, h[i].addr - start,
+				h[i].count, pct);
+		else
+			fprintf(f, "%8.2f %8" PRIu64 "  %#" PRIx64 "  <%s+%#" PRIx64 ">\n", pct,
+				h[i].count, h[i].addr, y->symbol, h[i].addr - start);
+	}
+}
+
+int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json)
+{
+	const struct profile_symbol *y = &p->syms[sym];
+	const struct profile_hit *h = NULL;
+	uint64_t start = 0, end = 0;
+	size_t nh = profile_symbol_hits(p, sym, &h, &start, &end);
+	double tot = y->self ? (double)y->self : 1.0;
+	uint8_t *code = NULL;
+	long nc = -ENOENT;
+	if (end > start) {
+		size_t want = end - start < ANNOTATE_MAX_CODE ? (size_t)(end - start) : ANNOTATE_MAX_CODE;
+		code = xmalloc(want ? want : 1);
+		nc = profile_symbol_code(p, sym, code, want);
+	}
+	const char *why = nc > 0 ? NULL
+		: nc == -ESTALE ? "the file changed since the recording"
+		: nc == -ENOENT ? "no file for this image (kernel table, passive guest, or not on this machine)"
+		: end <= start ? "the symbol's size is not known"
+		: "its code could not be read";
+	if (json) {
+		fputs("{\"symbol\":", f);
+		jstr(f, y->symbol);
+		fputs(",\"image\":", f);
+		jstr(f, y->image);
+		fputs(",\"domain\":", f);
+		jstr(f, y->domain_name);
+		fprintf(f, ",\"samples\":%" PRIu64 ",\"start\":%" PRIu64 ",\"end\":%" PRIu64 ",\"code\":",
+			y->self, start, end);
+		if (why)
+			jstr(f, why);
+		else
+			fputs("\"file\"", f);
+	} else {
+		fprintf(f, "# annotate: %s in %s (%s), %" PRIu64 " samples (%.2f%% of the shown)\n",
+			y->symbol, y->image, y->domain_name, y->self,
+			p->matched ? 100.0 * (double)y->self / (double)p->matched : 0.0);
+		if (why)
+			fprintf(f, "# no instructions: %s; samples per address:\n", why);
+		else
+			fprintf(f, "# %#" PRIx64 "..%#" PRIx64 " (%ld bytes) from %s\n", start, start + (uint64_t)nc,
+				nc, y->image_path);
+	}
+	csh cs;
+	cs_insn *ins = NULL;
+	size_t ni = 0;
+	if (!why && cs_open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK) {
+		cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+		cs_option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
+		ni = cs_disasm(cs, code, (size_t)nc, start, 0, &ins);
+	} else
+		why = why ? why : "the disassembler did not start";
+	if (why || !ni) {
+		if (json)
+			fputs(",\"instructions\":[", f);
+		addresses_only(f, y, h, nh, start, tot, json);
+		if (json)
+			fputs("],\"unplaced\":0}", f);
+		free(code);
+		if (!why)
+			cs_close(&cs);
+		return ferror(f) ? -EIO : 0;
+	}
+	/* lines that are targets of a jump inside the function */
+	uint8_t *target = xcalloc(ni, 1);
+	uint64_t top = 0, placed = 0;
+	for (size_t i = 0; i < ni; i++) {
+		uint64_t t = branch_target(&ins[i]);
+		if (t >= start && t < start + (uint64_t)nc) {
+			/* instructions are in address order: a binary search */
+			size_t lo = 0, hi = ni;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (ins[mid].address < t)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < ni && ins[lo].address == t)
+				target[lo] = 1;
+		}
+		const struct profile_hit *x = hit_at(h, nh, ins[i].address);
+		if (x && x->count > top)
+			top = x->count;
+	}
+	if (json)
+		fputs(",\"instructions\":[", f);
+	else
+		fprintf(f, "%8s %8s    %-16s %s\n", "percent", "samples", "address", "instruction");
+	for (size_t i = 0; i < ni; i++) {
+		const cs_insn *in = &ins[i];
+		const struct profile_hit *x = hit_at(h, nh, in->address);
+		uint64_t c = x ? x->count : 0;
+		placed += c;
+		double pct = 100.0 * (double)c / tot;
+		uint64_t t = branch_target(in);
+		char tgt[300] = "";
+		if (t >= start && t < start + (uint64_t)nc)
+			snprintf(tgt, sizeof(tgt), " <%s+%#" PRIx64 ">", y->symbol, t - start);
+		if (json) {
+			fprintf(f, "%s\n{\"addr\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"text\":", i ? "," : "",
+				(uint64_t)in->address, (uint64_t)in->address - start);
+			char text[256];
+			snprintf(text, sizeof(text), "%s %s", in->mnemonic, in->op_str);
+			jstr(f, text);
+			fprintf(f, ",\"samples\":%" PRIu64 ",\"percent\":%.4f,\"jump_target\":%s", c, pct,
+				target[i] ? "true" : "false");
+			if (t)
+				fprintf(f, ",\"branch\":%" PRIu64 ",\"branch_inside\":%s", t, *tgt ? "true" : "false");
+			fputc('}', f);
+		} else {
+			/* hot: the hottest instruction and any with >= 5% of the function */
+			const char *mark = c && c == top ? "==>" : pct >= 5.0 ? " * " : "   ";
+			fprintf(f, "%s", mark);
+			if (c)
+				fprintf(f, "%5.2f %8" PRIu64, pct, c);
+			else
+				fprintf(f, "%5s %8s", "", "");
+			fprintf(f, "  %c %#-16" PRIx64 " %-7s %s%s\n", target[i] ? '>' : ' ',
+				(uint64_t)in->address, in->mnemonic, in->op_str, tgt);
+		}
+	}
+	uint64_t unplaced = y->self > placed ? y->self - placed : 0;
+	if (json)
+		fprintf(f, "],\"unplaced\":%" PRIu64 "}", unplaced);
+	else if (unplaced)
+		fprintf(f, "# %" PRIu64 " samples on addresses that start no instruction of this code\n",
+			unplaced);
+	free(target);
+	cs_free(ins, ni);
+	cs_close(&cs);
+	free(code);
+	return ferror(f) ? -EIO : 0;
+}
