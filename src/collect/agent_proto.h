@@ -15,7 +15,8 @@
  * answers each request. The agent understands nothing else: any other
  * type is answered with ERROR and the connection is closed. There is no
  * request that names a file, a command or an address: the agent runs
- * only its own recorder, with a frequency and a call-graph flag.
+ * only its own recorder, with a frequency, call-graph flags and (for
+ * --call-graph dwarf) a stack size, each a number checked here.
  *
  * An agent with a key (--key-file) first demands a challenge-response
  * in which each side proves it holds the shared key (AUTH, AUTH_CHALLENGE,
