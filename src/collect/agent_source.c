@@ -640,11 +640,12 @@ struct agent_source *agent_source_start(const char *spec, uint32_t domain_id,
 	 * (or one whose recorder cannot take user registers) records
 	 * frame-pointer chains, and the info line says so */
 	const char *chains = st.flags ? " with call chains" : "";
-	if (st.flags && o->ustack_size && (s->hello.features & AP_FEAT_DWARF)) {
+	uint32_t ustack = o && st.flags ? o->ustack_size : 0;
+	if (ustack && (s->hello.features & AP_FEAT_DWARF)) {
 		st.flags |= AP_START_DWARF;
-		st.stack_size = o->ustack_size;
+		st.stack_size = ustack;
 		chains = " with call chains and user stacks (--call-graph dwarf)";
-	} else if (st.flags && o->ustack_size) {
+	} else if (ustack) {
 		chains = " with frame-pointer call chains only (this agent records no DWARF stacks: "
 			 "it is older than this domprof, or not x86-64)";
 	}
