@@ -5,14 +5,15 @@
  * record --domain NAME=agent:ADDRESS`) at a time, and understands only
  * the requests of collect/agent_proto.h: HELLO, START, STOP, COLLECT.
  *
- * START runs this very binary as `record -a -F HZ [-g] -o PRIV/agent.data`
- * (the whole guest, cpu-clock; PRIV is the 0700 directory the agent made
- * under --dir, agent/workdir.h); STOP sends it SIGINT, so the recorder
- * finishes its file as after Ctrl-C; COLLECT reads that file and sends
+ * START runs this very binary as `record -a -F HZ [-g | --call-graph
+ * dwarf,SIZE] -o PRIV/agent.data` (the whole guest, cpu-clock; PRIV is
+ * the 0700 directory the agent made under --dir, agent/workdir.h); STOP
+ * sends it SIGINT, so the recorder finishes its file as after Ctrl-C;
+ * COLLECT reads that file and sends the ELF files of the guest binaries
+ * that samples hit (ips, call chains, user stack words) and that pass
+ * agent/ship.h's identity checks, as SYMTAB blobs named by build-id, then
  * the guest's records (tasks, maps, samples, its kallsyms) as raw
- * records, then the ELF files of the guest binaries that samples hit and
- * that pass agent/ship.h's identity checks, as SYMTAB blobs named by
- * build-id. The agent never runs anything else and
+ * records. The agent never runs anything else and
  * no request carries a path or a command (see docs/active.md).
  *
  * This file parses the options, loads the key and prints; the parts are
@@ -42,6 +43,9 @@ const char usage_agent[] =
 	"Run inside a guest: wait for a host's `domprof record --domain NAME=agent:ADDRESS`,\n"
 	"record the whole guest while the host records, and send the guest's samples,\n"
 	"tasks, maps, kallsyms and the symbol tables of the binaries that were hit.\n"
+	"The host's -g records call chains here too, its --call-graph dwarf[,SIZE] also\n"
+	"user registers and stacks (x86-64; the binaries their return addresses fall\n"
+	"in are sent as well, for the host to unwind against).\n"
 	"\n"
 	"  --listen ADDRESS  where to wait for the host (required; nothing is opened\n"
 	"                    otherwise):\n"

@@ -70,8 +70,8 @@ static void reap(struct agent_child *a, int *status, int timeout_ms)
 
 /* In the child: become `domprof record -a ...` writing to lfd, with the
  * readiness pipe's write end as DOMPROF_READY_FD. Never returns. */
-static void exec_recorder(const struct agent_child *a, const char *hz, bool callchain, int lfd,
-			  int ready_wfd)
+static void exec_recorder(const struct agent_child *a, const char *hz, bool callchain,
+			  const char *dwarf, int lfd, int ready_wfd)
 {
 	dup2(lfd, 1);
 	dup2(lfd, 2);
@@ -93,8 +93,12 @@ static void exec_recorder(const struct agent_child *a, const char *hz, bool call
 	argv[n++] = "-a";
 	argv[n++] = "-F";
 	argv[n++] = (char *)hz;
-	if (callchain)
+	if (dwarf[0]) {
+		argv[n++] = "--call-graph";
+		argv[n++] = (char *)dwarf;
+	} else if (callchain) {
 		argv[n++] = "-g";
+	}
 	argv[n++] = "-f";
 	argv[n++] = "-o";
 	argv[n++] = (char *)a->data;
@@ -112,11 +116,15 @@ static void exec_recorder(const struct agent_child *a, const char *hz, bool call
  * header comes first, then the chunk holding the embedded kallsyms
  * (written before the events are enabled), and enabling follows at once.
  */
-int agent_child_start(struct agent_child *a, unsigned hzv, bool callchain, char *why, size_t whylen)
+int agent_child_start(struct agent_child *a, unsigned hzv, bool callchain, uint32_t stack_size,
+		      char *why, size_t whylen)
 {
-	char hz[16];
+	char hz[16], dwarf[32] = "";
 	int rp[2];
 	snprintf(hz, sizeof(hz), "%u", hzv);
+	/* a number checked by ap_start_decode, never text from the wire */
+	if (stack_size)
+		snprintf(dwarf, sizeof(dwarf), "dwarf,%u", (unsigned)stack_size);
 	unlink(a->data); /* in the private dir: nobody else can put one back */
 	int lfd = workdir_create_file(a->wd, "agent-record.log", O_WRONLY);
 	if (lfd < 0) {
@@ -138,7 +146,7 @@ int agent_child_start(struct agent_child *a, unsigned hzv, bool callchain, char 
 		return -1;
 	}
 	if (pid == 0)
-		exec_recorder(a, hz, callchain, lfd, rp[1]);
+		exec_recorder(a, hz, callchain, dwarf, lfd, rp[1]);
 	close(rp[1]);
 	close(lfd);
 	a->pid = pid;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The agent's recorder child: this very binary run as
- * `record -a -F HZ [-g] -f -o PRIV/agent.data`, its output in
+ * `record -a -F HZ [-g | --call-graph dwarf,SIZE] -f -o PRIV/agent.data`, its output in
  * PRIV/agent-record.log (PRIV: the private directory, agent/workdir.h).
  * The child gets PR_SET_PDEATHSIG(SIGINT), so an agent that dies does not
  * leave a recorder running; it is stopped as Ctrl-C would (SIGINT), so it
@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "agent/workdir.h"
@@ -33,10 +34,14 @@ void agent_child_init(struct agent_child *c, const struct workdir *wd);
 /*
  * Start the recorder and wait (up to 60 s: a TCG guest is slow) until it
  * samples: it writes one byte on DOMPROF_READY_FD once its events are
- * enabled. Returns 0, or -1 with a one-line reason in why (the child's
- * last log line when it failed; no child is left running).
+ * enabled. stack_size (a multiple of 8 in 8..DP_MAX_USTACK, checked by
+ * ap_start_decode; 0: none) records user stacks as `--call-graph
+ * dwarf,SIZE` does, with call chains. Returns 0, or -1 with a one-line
+ * reason in why (the child's last log line when it failed; no child is
+ * left running).
  */
-int agent_child_start(struct agent_child *c, unsigned hz, bool callchain, char *why, size_t whylen);
+int agent_child_start(struct agent_child *c, unsigned hz, bool callchain, uint32_t stack_size,
+		      char *why, size_t whylen);
 
 /*
  * Stop the recorder (SIGINT, then SIGKILL after 120 s) and reap it. msg

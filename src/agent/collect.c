@@ -55,8 +55,15 @@ static int batch_add(struct batch *bt, const void *raw, size_t len)
  * Returns 0 or a negative errno from sending; counts what was sent and
  * what was refused.
  */
-static int ship_symbols(int fd, const struct ship *sh, const struct agent_log *log, unsigned *nsym,
-			uint64_t *symbytes, unsigned *nrefused)
+struct shipped {
+	unsigned nsym, nrefused;
+	uint64_t bytes;
+	unsigned nstack;        /* of nsym, hit only by user stack words */
+	uint64_t stack_bytes;
+};
+
+static int ship_symbols(int fd, const struct ship *sh, const struct agent_log *log,
+			struct shipped *out)
 {
 	bool vdso_sent = false;
 	/* the build-ids sent (hex, one per file: keys must outlive the
@@ -88,7 +95,7 @@ static int ship_symbols(int fd, const struct ship *sh, const struct agent_log *l
 			if (r < 0) {
 				agent_logf(log, "not shipped: %s: %s; its samples stay [unknown]", f->path,
 					   ship_strerror(r));
-				(*nrefused)++;
+				out->nrefused++;
 				continue;
 			}
 			how = via == SHIP_VIA_MAP_FILES ? ", through its mapping" : ", by path";
@@ -99,7 +106,7 @@ static int ship_symbols(int fd, const struct ship *sh, const struct agent_log *l
 			agent_logf(log, "not shipped: %s: %zu bytes, over the protocol's %u MiB frame limit; "
 				   "its samples stay [unknown]", f->path, len, AP_MAX_FRAME >> 20);
 			free(data);
-			(*nrefused)++;
+			out->nrefused++;
 			continue;
 		}
 		size_t plen;
@@ -108,32 +115,31 @@ static int ship_symbols(int fd, const struct ship *sh, const struct agent_log *l
 		free(p);
 		free(data);
 		strmap_put(&sent, hex[i], (void *)1);
-		(*nsym)++;
-		*symbytes += len;
-		agent_logf(log, "sent %s (%s, %zu bytes%s)", f->path, name, len, how);
+		out->nsym++;
+		out->bytes += len;
+		if (f->hit_stack) {
+			out->nstack++;
+			out->stack_bytes += len;
+		}
+		agent_logf(log, "sent %s (%s, %zu bytes%s%s)", f->path, name, len, how,
+			   f->hit_stack ? ", reached only by user stack words" : "");
 	}
 	hmap_release(&sent);
 	free(hex);
 	return ret;
 }
 
-struct walk {
-	struct ship *sh;
-	struct batch bt;
-	struct ap_end end;
-};
-
-/* dp_scan's callback for every record of the guest's recording: feed the
- * ship set, count, and batch it unless the host writes its own. Returns
- * 0, or -errno from sending (which stops the scan). */
-static int take_record(void *ctx, const struct dp_record *rec)
+/* The first pass (dp_scan's callback): the ship set's model of who
+ * mapped what, and what samples hit: their ips, the user addresses of
+ * their call chains and, with --call-graph dwarf, the words of their
+ * stored user stacks (return addresses into the binaries the host's
+ * unwinder will need). */
+static int model_record(void *ctx, const struct dp_record *rec)
 {
-	struct walk *w = ctx;
-	struct ship *sh = w->sh;
-	struct batch *bt = &w->bt;
-	struct ap_end *end = &w->end;
+	struct ship *sh = ctx;
 	if (rec->domain != DP_HOST_DOMAIN)
 		return 0;
+	const struct dp_sample *smp = &rec->u.sample;
 	switch (rec->type) {
 	case DP_REC_MMAP:
 		ship_mmap(sh, &rec->u.mmap);
@@ -143,18 +149,46 @@ static int take_record(void *ctx, const struct dp_record *rec)
 			ship_fork(sh, &rec->u.task);
 		break;
 	case DP_REC_SAMPLE:
+		if (smp->mode == DP_MODE_USER)
+			ship_ip(sh, smp->pid, smp->ip);
+		for (uint32_t i = 0; i < smp->nr_callchain; i++)
+			if (smp->callchain[i] < USER_ADDR_END)
+				ship_ip(sh, smp->pid, smp->callchain[i]);
+		if (smp->has_uregs && smp->ustack_len)
+			ship_stack(sh, smp->pid, smp->ustack, smp->ustack_len);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+struct walk {
+	struct batch bt;
+	struct ap_end end;
+};
+
+/* The second pass (dp_scan's callback) over every record: count, and
+ * batch it unless the host writes its own. Returns 0, or -errno from
+ * sending (which stops the scan). */
+static int take_record(void *ctx, const struct dp_record *rec)
+{
+	struct walk *w = ctx;
+	struct batch *bt = &w->bt;
+	struct ap_end *end = &w->end;
+	if (rec->domain != DP_HOST_DOMAIN)
+		return 0;
+	switch (rec->type) {
+	case DP_REC_MMAP:
+	case DP_REC_TASK:
+	case DP_REC_SYMTAB:
+		break;
+	case DP_REC_SAMPLE:
 		end->samples++;
-		if (rec->u.sample.mode == DP_MODE_USER)
-			ship_ip(sh, rec->u.sample.pid, rec->u.sample.ip);
-		for (uint32_t i = 0; i < rec->u.sample.nr_callchain; i++)
-			if (rec->u.sample.callchain[i] < USER_ADDR_END)
-				ship_ip(sh, rec->u.sample.pid, rec->u.sample.callchain[i]);
 		break;
 	case DP_REC_LOST:
 		end->lost += rec->u.lost.count;
 		return 0;
-	case DP_REC_SYMTAB:
-		break;
 	default:
 		return 0; /* DOMAIN, EVENT, STATS: the host writes its own */
 	}
@@ -162,7 +196,13 @@ static int take_record(void *ctx, const struct dp_record *rec)
 	return batch_add(bt, rec->raw, rec->raw_len);
 }
 
-int agent_collect(const char *data, int fd, const struct agent_log *log, char *why, size_t whylen)
+/* The binaries, found by a first pass over the recording. They go before
+ * the records: a reader then meets a binary before the samples whose
+ * stacks it unwinds (the host's profile loader unwinds --call-graph dwarf
+ * stacks in one pass, in file order), and the processes that mapped them
+ * are more likely still alive (map_files). */
+static int ship_first(const char *data, int fd, const struct agent_log *log, struct shipped *out,
+		      char *why, size_t whylen)
 {
 	int err = 0;
 	char msg[256];
@@ -171,10 +211,39 @@ int agent_collect(const char *data, int fd, const struct agent_log *log, char *w
 		snprintf(why, whylen, "cannot read the guest's recording: %s", msg);
 		return AGENT_COLLECT_FAILED;
 	}
-	struct walk w = { .sh = ship_new(), .bt = { .fd = fd } };
-	struct ship *sh = w.sh;
+	struct ship *sh = ship_new();
+	static const struct dp_visitor visit = { .record = model_record };
+	dp_scan(r, &visit, sh, NULL);
+	dp_reader_free(r);
+	int ret = ship_symbols(fd, sh, log, out);
+	if (ship_over_budget(sh))
+		agent_logf(log, "the guest's recording maps more than the agent keeps track of "
+			   "(a fork or mmap loop?); binaries mapped after that were not shipped");
+	ship_free(sh);
+	if (ret < 0) {
+		snprintf(why, whylen, "sending to the host: %s", strerror(-ret));
+		return AGENT_COLLECT_GONE;
+	}
+	return 0;
+}
+
+int agent_collect(const char *data, int fd, const struct agent_log *log, char *why, size_t whylen)
+{
+	struct shipped sy = { 0 };
+	int ret = ship_first(data, fd, log, &sy, why, whylen);
+	if (ret < 0)
+		return ret;
+	int err = 0;
+	char msg[256];
+	struct dp_reader *r = dp_reader_open(data, &err, msg, sizeof(msg));
+	if (!r) {
+		/* the symbol frames are sent: an ERROR now ends the domain */
+		snprintf(why, whylen, "cannot read the guest's recording: %s", msg);
+		return AGENT_COLLECT_FAILED;
+	}
+	struct walk w = { .bt = { .fd = fd } };
 	static const struct dp_visitor visit = { .record = take_record };
-	int ret = dp_scan(r, &visit, &w, NULL);
+	ret = dp_scan(r, &visit, &w, NULL);
 	if (!ret)
 		ret = batch_flush(&w.bt);
 	free(w.bt.b);
@@ -183,15 +252,6 @@ int agent_collect(const char *data, int fd, const struct agent_log *log, char *w
 	struct ap_end end = w.end;
 	if (ndamage)
 		agent_logf(log, "the guest's recording had %zu damaged part(s); sent what was readable", ndamage);
-
-	unsigned nsym = 0, nrefused = 0;
-	uint64_t symbytes = 0;
-	if (!ret)
-		ret = ship_symbols(fd, sh, log, &nsym, &symbytes, &nrefused);
-	if (ship_over_budget(sh))
-		agent_logf(log, "the guest's recording maps more than the agent keeps track of "
-			   "(a fork or mmap loop?); binaries mapped after that were not shipped");
-	ship_free(sh);
 	if (!ret && end.lost) {
 		uint8_t l[8];
 		ap_lost_encode(end.lost, l);
@@ -204,7 +264,8 @@ int agent_collect(const char *data, int fd, const struct agent_log *log, char *w
 	uint8_t e[24];
 	ap_end_encode(&end, e);
 	agent_logf(log, "sent %" PRIu64 " records (%" PRIu64 " samples, %" PRIu64 " lost) and %u symbol "
-		   "files (%" PRIu64 " bytes); %u hit binaries not shipped", end.records, end.samples,
-		   end.lost, nsym, symbytes, nrefused);
+		   "files (%" PRIu64 " bytes; %u of them, %" PRIu64 " bytes, reached only by user stack "
+		   "words); %u hit binaries not shipped", end.records, end.samples, end.lost, sy.nsym,
+		   sy.bytes, sy.nstack, sy.stack_bytes, sy.nrefused);
 	return ap_send(fd, AP_END, 0, e, sizeof(e)) < 0 ? AGENT_COLLECT_GONE : 0;
 }

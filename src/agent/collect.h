@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * COLLECT: read the guest's finished recording and send it to the
- * controller. The guest's records (tasks, maps, samples, its kallsyms)
- * go as raw records in AP_RECORD batches of at most AGENT_BATCH bytes,
- * LOST records are summed into one AP_LOST, then the ELF files that
- * samples hit and that pass agent/ship.h's identity checks go as SYMTAB
- * blobs named by build-id (the vDSO by "[vdso]"), and AP_END closes the
- * collection with the counts. DOMAIN, EVENT and STATS records are not
- * sent: the host writes its own.
+ * controller, in two passes over the file. First the ELF files that
+ * samples hit (their ips, the user addresses of their call chains, the
+ * words of their stored user stacks: agent/ship.h) and that pass
+ * ship.h's identity checks go as SYMTAB blobs named by build-id (the
+ * vDSO by "[vdso]"); then the guest's records (tasks, maps, samples with
+ * their user registers and stacks, its kallsyms) as raw records in
+ * AP_RECORD batches of at most AGENT_BATCH bytes; LOST records summed
+ * into one AP_LOST; and AP_END closes the collection with the counts.
+ * The binaries come first so that the host's file holds each before the
+ * samples whose stacks are unwound against it. DOMAIN, EVENT and STATS
+ * records are not sent: the host writes its own.
  *
  * Nothing here prints: progress and refusals go to `log`.
  */

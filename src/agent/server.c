@@ -19,6 +19,7 @@
 #include "agent/child.h"
 #include "agent/collect.h"
 #include "agent/server.h"
+#include "format/format.h"
 #include "util/clock.h"
 #include "util/sha256.h"
 
@@ -26,7 +27,8 @@
 
 static int rec_start(void *ctx, const struct ap_start *st, char *why, size_t whylen)
 {
-	return agent_child_start(ctx, st->hz, st->flags & AP_START_CALLCHAIN, why, whylen);
+	return agent_child_start(ctx, st->hz, st->flags & AP_START_CALLCHAIN,
+				 (st->flags & AP_START_DWARF) ? st->stack_size : 0, why, whylen);
 }
 static int rec_stop(void *ctx, char *msg, size_t msglen) { return agent_child_stop(ctx, msg, msglen); }
 static bool rec_running(void *ctx) { return agent_child_running(ctx); }
@@ -168,6 +170,10 @@ static int on_hello(struct session *s)
 	struct utsname u;
 	uname(&u);
 	struct ap_hello hh = { .version = AP_VERSION, .ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN) };
+#if defined(__x86_64__)
+	/* the recorder knows user registers only on x86-64 (cmd-record.c) */
+	hh.features |= AP_FEAT_DWARF;
+#endif
 	snprintf(hh.hostname, sizeof(hh.hostname), "%s", u.nodename);
 	snprintf(hh.release, sizeof(hh.release), "%s", u.release);
 	uint8_t out[256];
@@ -189,7 +195,8 @@ static int on_request(struct session *s, uint16_t type)
 	if (type == AP_START) {
 		struct ap_start st;
 		if (ap_start_decode(s->buf, s->len, &st) < 0) {
-			send_text(fd, AP_ERROR, "bad START request (hz 1..100000, known flags only)");
+			send_text(fd, AP_ERROR, "bad START request (hz 1..100000, known flags only, "
+				  "DWARF stacks with call chains and 8..%u bytes, a multiple of 8)", DP_MAX_USTACK);
 			return 0;
 		}
 		if (s->recording) {
@@ -203,7 +210,12 @@ static int on_request(struct session *s, uint16_t type)
 		}
 		s->recording = true;
 		s->stopped = false;
-		say(s, "recording the guest at %u Hz%s", st.hz, st.flags & AP_START_CALLCHAIN ? " with call chains" : "");
+		if (st.flags & AP_START_DWARF)
+			say(s, "recording the guest at %u Hz with call chains and %u-byte user stacks "
+			    "(--call-graph dwarf)", st.hz, st.stack_size);
+		else
+			say(s, "recording the guest at %u Hz%s", st.hz,
+			    st.flags & AP_START_CALLCHAIN ? " with call chains" : "");
 		return ap_send(fd, AP_STARTED, 0, NULL, 0) < 0 ? -1 : 0;
 	}
 	if (type == AP_STOP) {

@@ -23,6 +23,7 @@
 #include "agent/ship.h"
 #include "symbols/buildid.h"
 #include "symbols/symbols.h"
+#include "util/addrspace.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"
 
@@ -153,8 +154,34 @@ void ship_ip(struct ship *s, uint32_t pid, uint64_t ip)
 {
 	const struct sym_map *m = sym_find_proc_map(s->sym, DP_HOST_DOMAIN, pid, ip);
 	uintptr_t f = m ? (uintptr_t)u64map_get(&s->file_idx, (uint64_t)(uintptr_t)sym_map_image(m)) : 0;
-	if (f)
+	if (f) {
 		s->files[f - 1].hit = true;
+		s->files[f - 1].hit_stack = false;
+	}
+}
+
+void ship_stack(struct ship *s, uint32_t pid, const uint8_t *stack, uint32_t len)
+{
+	if (len > DP_MAX_USTACK)
+		len = DP_MAX_USTACK;
+	/* most words that are addresses at all fall in the same few files:
+	 * the last mapping found answers them without a lookup */
+	uint64_t lo = 1, hi = 0;
+	for (uint32_t off = 0; off + 8 <= len; off += 8) {
+		uint64_t v;
+		memcpy(&v, stack + off, 8);
+		if (v < 4096 || v >= USER_ADDR_END || (v >= lo && v < hi))
+			continue;
+		const struct sym_map *m = sym_find_proc_map(s->sym, DP_HOST_DOMAIN, pid, v);
+		if (!m)
+			continue;
+		sym_map_range(m, &lo, &hi);
+		uintptr_t f = (uintptr_t)u64map_get(&s->file_idx, (uint64_t)(uintptr_t)sym_map_image(m));
+		if (f && !s->files[f - 1].hit) {
+			s->files[f - 1].hit = true;
+			s->files[f - 1].hit_stack = true;
+		}
+	}
 }
 
 /* ---- opening without following links ---- */

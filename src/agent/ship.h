@@ -55,6 +55,7 @@ struct ship_file {
 	uint8_t bid[20];
 	uint8_t bidlen;         /* 0: none was recorded */
 	bool hit;               /* a sample's ip or call chain fell in it */
+	bool hit_stack;         /* hit only by a word of a stored user stack */
 	bool has_ident;         /* identity recorded at mmap time (format 1.1) */
 	uint64_t dev, ino, size, mtime_ns;
 };
@@ -79,6 +80,15 @@ void ship_fork(struct ship *s, const struct dp_task *t);
  * they hit are not shipped. */
 bool ship_over_budget(const struct ship *s);
 void ship_ip(struct ship *s, uint32_t pid, uint64_t ip);
+/*
+ * A sample's stored user stack (--call-graph dwarf): every 8-byte word
+ * of it that is an address inside a file pid has mapped marks that file
+ * hit (hit_stack when nothing else did), so the host gets every binary
+ * its unwinder may reach: return addresses are stack words. A superset
+ * (a function pointer on the stack ships its file too), bounded by the
+ * stack's length (at most DP_MAX_USTACK bytes: 8191 words a sample).
+ */
+void ship_stack(struct ship *s, uint32_t pid, const uint8_t *stack, uint32_t len);
 
 size_t ship_nfiles(const struct ship *s);
 /* Borrowed; valid until ship_free. i < ship_nfiles(). */

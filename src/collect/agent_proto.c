@@ -409,7 +409,11 @@ size_t ap_hello_encode(const struct ap_hello *h, uint8_t *out, size_t outlen)
 	o += k;
 	if (!(k = put_str(out + o, outlen - o, h->release)))
 		return 0;
-	return o + k;
+	o += k;
+	if (outlen - o < 4)
+		return 0;
+	put32(out + o, h->features);
+	return o + 4;
 }
 
 int ap_hello_decode(const uint8_t *p, size_t len, struct ap_hello *h)
@@ -423,22 +427,42 @@ int ap_hello_decode(const uint8_t *p, size_t len, struct ap_hello *h)
 	if (get_str(&q, end, h->hostname, sizeof(h->hostname)) < 0 ||
 	    get_str(&q, end, h->release, sizeof(h->release)) < 0)
 		return -EPROTO;
+	/* an agent before features ends here; bytes past the field are a
+	 * later version's, ignored as before */
+	if (end - q >= 4)
+		h->features = get32(q);
 	return 0;
 }
 
-void ap_start_encode(const struct ap_start *s, uint8_t out[8])
+size_t ap_start_encode(const struct ap_start *s, uint8_t out[AP_START_MAX])
 {
 	put32(out, s->hz);
 	put32(out + 4, s->flags);
+	if (!(s->flags & AP_START_DWARF))
+		return 8;
+	put32(out + 8, s->stack_size);
+	return 12;
 }
 
 int ap_start_decode(const uint8_t *p, size_t len, struct ap_start *s)
 {
-	if (len != 8)
+	memset(s, 0, sizeof(*s));
+	if (len < 8)
 		return -EPROTO;
 	s->hz = get32(p);
 	s->flags = get32(p + 4);
-	if (!s->hz || s->hz > 100000 || (s->flags & ~AP_START_CALLCHAIN))
+	/* the length follows from the flags: no field is optional */
+	if (len != ((s->flags & AP_START_DWARF) ? 12u : 8u))
+		return -EPROTO;
+	if (s->flags & AP_START_DWARF)
+		s->stack_size = get32(p + 8);
+	if (!s->hz || s->hz > 100000 || (s->flags & ~(AP_START_CALLCHAIN | AP_START_DWARF)))
+		return -EINVAL;
+	/* the stack size becomes the recorder's argument: only what its
+	 * own --call-graph dwarf,SIZE would make of a valid SIZE */
+	if ((s->flags & AP_START_DWARF) &&
+	    (!(s->flags & AP_START_CALLCHAIN) || !s->stack_size || s->stack_size % 8 ||
+	     s->stack_size > DP_MAX_USTACK))
 		return -EINVAL;
 	return 0;
 }

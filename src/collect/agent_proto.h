@@ -15,7 +15,8 @@
  * answers each request. The agent understands nothing else: any other
  * type is answered with ERROR and the connection is closed. There is no
  * request that names a file, a command or an address: the agent runs
- * only its own recorder, with a frequency and a call-graph flag.
+ * only its own recorder, with a frequency, call-graph flags and (for
+ * --call-graph dwarf) a stack size, each a number checked here.
  *
  * An agent with a key (--key-file) first demands a challenge-response
  * in which each side proves it holds the shared key (AUTH, AUTH_CHALLENGE,
@@ -66,17 +67,35 @@ enum ap_type {
 	AP_AUTH_OK = 25,    /* HMAC(key, "domprof-agent agent" | host nonce | agent nonce) */
 };
 
+/* What an agent offers beyond version 1's HELLO/START/STOP/COLLECT, in
+ * HELLO_OK's optional trailing u32 (an agent without it offers none; a
+ * host ignores bits it does not know). */
+#define AP_FEAT_DWARF 1u   /* START may ask for AP_START_DWARF */
+
 struct ap_hello {
 	uint32_t version;
 	uint32_t ncpus;
 	char hostname[65];
 	char release[65];
+	uint32_t features;  /* AP_FEAT_*; 0 when HELLO_OK has no such field */
 };
 
+/*
+ * START: u32 hz, u32 flags, and with AP_START_DWARF a u32 stack_size:
+ * 8 or 12 bytes, nothing else. AP_START_DWARF asks the guest's recorder
+ * for `--call-graph dwarf,stack_size` (user registers and up to
+ * stack_size bytes of user stack with every sample; it needs
+ * AP_START_CALLCHAIN, and stack_size is a multiple of 8 in
+ * 8..DP_MAX_USTACK). An agent that predates it refuses a 12-byte START
+ * (and does not offer AP_FEAT_DWARF, so a host never sends it one).
+ */
 #define AP_START_CALLCHAIN 1u
+#define AP_START_DWARF 2u
+#define AP_START_MAX 12u    /* bytes of the largest START payload */
 struct ap_start {
 	uint32_t hz;
 	uint32_t flags;     /* AP_START_* */
+	uint32_t stack_size; /* with AP_START_DWARF; 0 otherwise */
 };
 
 struct ap_end {
@@ -147,7 +166,12 @@ void ap_auth_mac(const struct ap_key *key, bool host_side, const uint8_t host_no
 
 size_t ap_hello_encode(const struct ap_hello *h, uint8_t *out, size_t outlen);
 int ap_hello_decode(const uint8_t *p, size_t len, struct ap_hello *h);
-void ap_start_encode(const struct ap_start *s, uint8_t out[8]);
+/* START: encode returns the payload's length (8, or 12 with
+ * AP_START_DWARF); decode checks everything the agent acts on: -EPROTO
+ * for a length that does not fit the flags, -EINVAL for hz outside
+ * 1..100000, unknown flags, DWARF without CALLCHAIN or a stack_size that
+ * is not a multiple of 8 in 8..DP_MAX_USTACK. */
+size_t ap_start_encode(const struct ap_start *s, uint8_t out[AP_START_MAX]);
 int ap_start_decode(const uint8_t *p, size_t len, struct ap_start *s);
 void ap_end_encode(const struct ap_end *e, uint8_t out[24]);
 /* HELLO's payload: u32 version. decode: the version, or 0 when the

@@ -636,9 +636,22 @@ struct agent_source *agent_source_start(const char *spec, uint32_t domain_id,
 	}
 	struct ap_start st = { .hz = o && o->hz ? o->hz : 1000,
 			       .flags = o && o->callchains ? AP_START_CALLCHAIN : 0 };
-	uint8_t p[8];
-	ap_start_encode(&st, p);
-	if (ap_send(s->fd, AP_START, 0, p, sizeof(p)) < 0) {
+	/* DWARF stacks only from an agent that offers them; an older one
+	 * (or one whose recorder cannot take user registers) records
+	 * frame-pointer chains, and the info line says so */
+	const char *chains = st.flags ? " with call chains" : "";
+	uint32_t ustack = o && st.flags ? o->ustack_size : 0;
+	if (ustack && (s->hello.features & AP_FEAT_DWARF)) {
+		st.flags |= AP_START_DWARF;
+		st.stack_size = ustack;
+		chains = " with call chains and user stacks (--call-graph dwarf)";
+	} else if (ustack) {
+		chains = " with frame-pointer call chains only (this agent records no DWARF stacks: "
+			 "it is older than this domprof, or not x86-64)";
+	}
+	uint8_t p[AP_START_MAX];
+	size_t plen = ap_start_encode(&st, p);
+	if (ap_send(s->fd, AP_START, 0, p, plen) < 0) {
 		snprintf(err, errlen, "%s: cannot talk to the agent: %s", s->spec.name, strerror(errno));
 		goto fail;
 	}
@@ -651,7 +664,7 @@ struct agent_source *agent_source_start(const char *spec, uint32_t domain_id,
 	buf = NULL;
 	snprintf(s->info, sizeof(s->info), "%s: agent on '%s' (Linux %s, %u CPU%s) recording at %u Hz%s",
 		 s->spec.name, s->hello.hostname, s->hello.release, s->hello.ncpus,
-		 s->hello.ncpus == 1 ? "" : "s", st.hz, st.flags ? " with call chains" : "");
+		 s->hello.ncpus == 1 ? "" : "s", st.hz, chains);
 	if (pthread_create(&s->th, NULL, receiver, s)) {
 		snprintf(err, errlen, "%s: cannot start a thread", s->spec.name);
 		goto fail;

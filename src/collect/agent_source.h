@@ -7,7 +7,9 @@
  * --allow-remote-stub), proves it holds the agent's key and has the agent
  * prove it too (with key=FILE; the agent's --key-file), checks the
  * protocol version, and asks the agent
- * to START recording the whole guest at the host's -F (and -g). When the
+ * to START recording the whole guest at the host's -F (and -g; with
+ * --call-graph dwarf also the user stacks, when the agent offers
+ * AP_FEAT_DWARF, else -g chains and the info line says so). When the
  * host's recording stops, agent_source_stop() asks STOP and COLLECT and
  * waits until the agent has sent everything: the guest's raw records
  * (tasks, maps, samples, its kallsyms), the ELF files of the guest

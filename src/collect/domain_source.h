@@ -26,6 +26,7 @@ struct domain_source_opts {
 	unsigned hz;            /* sampling frequency, from -F */
 	bool allow_remote;      /* --allow-remote-stub */
 	bool callchains;        /* -g (agents only) */
+	uint32_t ustack_size;   /* --call-graph dwarf,SIZE (agents only); 0: fp */
 	/* agents only: while it is non-zero, a stop that waits for the
 	 * guest's records gives up at once (a second Ctrl-C); NULL: never */
 	const volatile sig_atomic_t *interrupt;

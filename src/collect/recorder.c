@@ -162,7 +162,7 @@ static int start_domains(struct recorder *r)
 	r->ds = xcalloc(c->ndomains ? c->ndomains : 1, sizeof(*r->ds));
 	struct domain_source_opts o = {
 		.hz = c->hz ? (unsigned)c->hz : 1000, .allow_remote = c->allow_remote,
-		.callchains = c->callchain, .interrupt = c->stop_flag,
+		.callchains = c->callchain, .ustack_size = c->ustack_size, .interrupt = c->stop_flag,
 	};
 	for (size_t i = 0; i < c->ndomains; i++) {
 		char err[512] = "";

@@ -3,8 +3,10 @@
  * libFuzzer target for the agent protocol as either side receives it: a
  * byte stream is read frame by frame with ap_recv_max (magic resync,
  * lengths, zstd payloads bounded before allocation), and each payload
- * goes through every decoder the host and the agent apply (HELLO, START,
- * LOST, END, SYMTAB, the relayed-record checks and raw record walk).
+ * goes through every decoder the host and the agent apply (HELLO, HELLO_OK
+ * with its features, START with its DWARF stack size, LOST, END, SYMTAB,
+ * the relayed-record checks and raw record walk); a START that decodes
+ * must encode back to the same bytes.
  * First input byte: the size limit's shift (small limits reach the
  * bound paths) and whether to resync.
  */
@@ -42,7 +44,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint32_t kind;
 		char name[256];
 		(void)ap_hello_decode(buf, len, &h);
-		(void)ap_start_decode(buf, len, &st);
+		/* a START the agent accepts is exactly what the host would
+		 * encode for it (the DWARF stack size included): no byte of
+		 * it is ignored */
+		if (ap_start_decode(buf, len, &st) == 0) {
+			uint8_t again[AP_START_MAX];
+			if (ap_start_encode(&st, again) != len || memcmp(again, buf, len))
+				abort();
+		}
 		(void)ap_lost_decode(buf, len, &lost);
 		(void)ap_end_decode(buf, len, &e);
 		const uint8_t *d;

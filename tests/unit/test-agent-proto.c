@@ -261,32 +261,67 @@ static void test_frames(void)
 
 static void test_payloads(void)
 {
-	struct ap_hello h = { .version = AP_VERSION, .ncpus = 3 }, g;
+	struct ap_hello h = { .version = AP_VERSION, .ncpus = 3, .features = AP_FEAT_DWARF | 0x80 }, g;
 	strcpy(h.hostname, "guest-1");
 	strcpy(h.release, "6.1.0-57-amd64");
 	uint8_t b[256];
 	size_t n = ap_hello_encode(&h, b, sizeof(b));
-	CHECK(n > 8);
+	CHECK(n == 8 + 2 + 7 + 2 + 14 + 4);
 	CHECK(ap_hello_decode(b, n, &g) == 0);
-	CHECK(g.version == AP_VERSION && g.ncpus == 3);
+	CHECK(g.version == AP_VERSION && g.ncpus == 3 && g.features == (AP_FEAT_DWARF | 0x80));
 	CHECK_STR(g.hostname, "guest-1");
 	CHECK_STR(g.release, "6.1.0-57-amd64");
-	for (size_t k = 0; k < n; k++) /* every truncation is refused */
+	/* an agent before features ends after the release: none offered */
+	for (size_t k = n - 4; k < n; k++)
+		CHECK(ap_hello_decode(b, k, &g) == 0 && g.features == 0 && g.ncpus == 3);
+	/* a later version's trailing bytes are ignored */
+	CHECK(ap_hello_decode(b, n, &g) == 0 && g.features == (AP_FEAT_DWARF | 0x80));
+	memset(b + n, 0xee, 8);
+	CHECK(ap_hello_decode(b, n + 8, &g) == 0 && g.features == (AP_FEAT_DWARF | 0x80));
+	for (size_t k = 0; k < n - 4; k++) /* every truncation of the strings is refused */
 		CHECK(ap_hello_decode(b, k, &g) == -EPROTO);
 	b[8] = 0xff; /* hostname length past the end */
 	CHECK(ap_hello_decode(b, n, &g) == -EPROTO);
+	CHECK(ap_hello_encode(&h, b, n - 1) == 0); /* no room: nothing */
 
 	struct ap_start s = { .hz = 997, .flags = AP_START_CALLCHAIN }, s2;
-	uint8_t sb[8];
-	ap_start_encode(&s, sb);
-	CHECK(ap_start_decode(sb, 8, &s2) == 0 && s2.hz == 997 && s2.flags == AP_START_CALLCHAIN);
+	uint8_t sb[AP_START_MAX];
+	CHECK(ap_start_encode(&s, sb) == 8);
+	CHECK(ap_start_decode(sb, 8, &s2) == 0 && s2.hz == 997 && s2.flags == AP_START_CALLCHAIN &&
+	      s2.stack_size == 0);
 	CHECK(ap_start_decode(sb, 7, &s2) == -EPROTO);
+	CHECK(ap_start_decode(sb, 12, &s2) == -EPROTO); /* a stack size without the flag */
 	s.hz = 0; ap_start_encode(&s, sb);
 	CHECK(ap_start_decode(sb, 8, &s2) == -EINVAL);
 	s.hz = 0xffffffffu; ap_start_encode(&s, sb);
 	CHECK(ap_start_decode(sb, 8, &s2) == -EINVAL);
 	s.hz = 100; s.flags = 0x80000000u; ap_start_encode(&s, sb);
 	CHECK(ap_start_decode(sb, 8, &s2) == -EINVAL); /* unknown flags: refused */
+
+	/* DWARF stacks: 12 bytes, with call chains, 8..DP_MAX_USTACK in 8s */
+	s = (struct ap_start){ .hz = 1000, .flags = AP_START_CALLCHAIN | AP_START_DWARF, .stack_size = 8192 };
+	CHECK(ap_start_encode(&s, sb) == 12);
+	CHECK(ap_start_decode(sb, 12, &s2) == 0 && s2.flags == s.flags && s2.stack_size == 8192);
+	for (size_t k = 0; k < 12; k++) /* the stack size is not optional */
+		CHECK(ap_start_decode(sb, k, &s2) == -EPROTO);
+	uint8_t big[16] = { 0 };
+	memcpy(big, sb, 12);
+	CHECK(ap_start_decode(big, 16, &s2) == -EPROTO);
+	static const uint32_t bad[] = { 0, 4, 12, 8191, DP_MAX_USTACK + 8, 0xfffffff8u, 0xffffffffu };
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		s.stack_size = bad[k];
+		ap_start_encode(&s, sb);
+		CHECK(ap_start_decode(sb, 12, &s2) == -EINVAL);
+	}
+	static const uint32_t good[] = { 8, 16, 4096, DP_MAX_USTACK };
+	for (size_t k = 0; k < sizeof(good) / sizeof(good[0]); k++) {
+		s.stack_size = good[k];
+		ap_start_encode(&s, sb);
+		CHECK(ap_start_decode(sb, 12, &s2) == 0 && s2.stack_size == good[k]);
+	}
+	s = (struct ap_start){ .hz = 1000, .flags = AP_START_DWARF, .stack_size = 8192 };
+	ap_start_encode(&s, sb);
+	CHECK(ap_start_decode(sb, 12, &s2) == -EINVAL); /* DWARF stacks need call chains */
 
 	struct ap_end e = { ~0ull, 0, 42 }, e2;
 	uint8_t eb[24];

@@ -18,13 +18,14 @@
 #include "agent/collect.h"
 #include "unit.h"
 
-struct fake { bool running; int starts, stops, collects; };
+struct fake { bool running; int starts, stops, collects; struct ap_start last; };
 
 static int f_start(void *ctx, const struct ap_start *st, char *why, size_t whylen)
 {
 	struct fake *f = ctx;
 	f->starts++;
 	f->running = true;
+	f->last = *st;
 	return 0;
 }
 static int f_stop(void *ctx, char *msg, size_t msglen)
@@ -124,7 +125,7 @@ static void test_session(void)
 	CHECK(hello(c) == AP_HELLO_OK);
 	struct ap_hello h;
 	CHECK(ap_hello_decode(buf, len, &h) == 0 && h.version == AP_VERSION);
-	uint8_t st[8];
+	uint8_t st[AP_START_MAX];
 	ap_start_encode(&(struct ap_start){ .hz = 99 }, st);
 	CHECK(ask(c, AP_STOP, NULL, 0) == AP_ERROR && text_has("not recording"));
 	CHECK(ask(c, AP_COLLECT, NULL, 0) == AP_ERROR && text_has("nothing to collect"));
@@ -134,6 +135,21 @@ static void test_session(void)
 	CHECK(ask(c, AP_STOP, NULL, 0) == AP_STOPPED && text_has("fake summary"));
 	CHECK(ask(c, AP_COLLECT, NULL, 0) == AP_END);
 	CHECK(f.starts == 1 && f.stops == 1 && f.collects == 1);
+	/* DWARF stacks: offered in HELLO_OK on x86-64, the size reaches the
+	 * recorder; a size its --call-graph dwarf would refuse does not */
+#if defined(__x86_64__)
+	CHECK(h.features & AP_FEAT_DWARF);
+#endif
+	struct ap_start ds = { .hz = 99, .flags = AP_START_CALLCHAIN | AP_START_DWARF, .stack_size = 12 };
+	uint8_t dst[AP_START_MAX];
+	size_t dn = ap_start_encode(&ds, dst);
+	CHECK(ask(c, AP_START, dst, dn) == AP_ERROR && text_has("bad START"));
+	CHECK(f.starts == 1);
+	ds.stack_size = 4096;
+	dn = ap_start_encode(&ds, dst);
+	CHECK(ask(c, AP_START, dst, dn) == AP_STARTED);
+	CHECK(f.starts == 2 && f.last.stack_size == 4096 && (f.last.flags & AP_START_DWARF));
+	CHECK(ask(c, AP_STOP, NULL, 0) == AP_STOPPED);
 	/* nothing but the four requests: anything else closes */
 	CHECK(ask(c, 99, NULL, 0) == AP_ERROR && text_has("unknown request type 99"));
 	CHECK(closed(c));

@@ -136,6 +136,11 @@ enum play {
 
 static struct ap_key test_key;      /* the key of the P_AUTH_* agents */
 static char spec_opts[256];         /* appended to the host's agent spec */
+/* --call-graph dwarf: what the host asks for (0: -g), what the fake
+ * agent offers in HELLO_OK, and the START it got */
+static uint32_t host_ustack;
+static uint32_t agent_features;
+static struct ap_start seen_start;
 static volatile sig_atomic_t interrupt_flag;
 static int interrupt_after_ms = -1; /* raise interrupt_flag this long into stop */
 
@@ -183,7 +188,7 @@ static void a_hdr(struct conn *c, uint16_t type, uint16_t flags, uint32_t len)
 
 static void a_hello_ok(struct conn *c, uint32_t version)
 {
-	struct ap_hello h = { .version = version, .ncpus = 2 };
+	struct ap_hello h = { .version = version, .ncpus = 2, .features = agent_features };
 	strcpy(h.hostname, "guest");
 	strcpy(h.release, "6.1.0-test");
 	uint8_t out[256];
@@ -202,7 +207,8 @@ static bool a_handshake(struct conn *c)
 		return false;
 	struct ap_start st;
 	AGENT_EXPECT(ap_start_decode(c->buf, c->len, &st) == 0);
-	AGENT_EXPECT(st.hz == 100 && st.flags == AP_START_CALLCHAIN);
+	AGENT_EXPECT(st.hz == 100 && (st.flags & AP_START_CALLCHAIN));
+	seen_start = st;
 	return ap_send(c->fd, AP_STARTED, 0, NULL, 0) == 0;
 }
 
@@ -432,7 +438,7 @@ static void fake_start(struct fake *f)
 
 struct outcome {
 	bool started, ended;
-	char err[512], msg[512];
+	char err[512], msg[512], info[512];
 	int64_t stop_ms, total_ms;
 	uint64_t api_samples, api_lost;
 	/* the file, read back */
@@ -467,7 +473,9 @@ static void run(enum play p, const struct blob *bad, struct outcome *o)
 
 	char spec[512];
 	snprintf(spec, sizeof(spec), "vm=agent:127.0.0.1:%d%s", f->port, spec_opts);
-	struct domain_source_opts opts = { .hz = 100, .callchains = true, .interrupt = &interrupt_flag };
+	struct domain_source_opts opts = { .hz = 100, .callchains = true, .ustack_size = host_ustack,
+					   .interrupt = &interrupt_flag };
+	memset(&seen_start, 0, sizeof(seen_start));
 	struct agent_source *s = agent_source_start(spec, DOM, &opts, o->err, sizeof(o->err));
 	o->started = s != NULL;
 	if (!s) {
@@ -477,6 +485,7 @@ static void run(enum play p, const struct blob *bad, struct outcome *o)
 		return;
 	}
 	CHECK(strstr(agent_source_info(s), "guest") != NULL);
+	snprintf(o->info, sizeof(o->info), "%s", agent_source_info(s));
 
 	char path[] = "/tmp/dp-agent-src-XXXXXX";
 	int fd = mkstemp(path);
@@ -781,6 +790,24 @@ int main(void)
 	CHECK(o.symtabs == 2 && o.elf_symtabs == 1);
 	CHECK_EQ_U64(o.lost, 7);
 	CHECK_EQ_U64(o.api_lost, 7);
+
+	/* 10: --call-graph dwarf: asked of an agent that offers it (START
+	 * carries the stack size); an agent that does not (older, or not
+	 * x86-64) records frame-pointer chains, and the info line says so */
+	CHECK(seen_start.flags == AP_START_CALLCHAIN && seen_start.stack_size == 0);
+	host_ustack = 4096;
+	agent_features = AP_FEAT_DWARF;
+	run(P_GOOD, NULL, &o);
+	check_file("dwarf agent", &o, valid_samples);
+	CHECK(seen_start.flags == (AP_START_CALLCHAIN | AP_START_DWARF) && seen_start.stack_size == 4096);
+	CHECK(strstr(o.info, "user stacks (--call-graph dwarf)") != NULL);
+	agent_features = 0;
+	run(P_GOOD, NULL, &o);
+	check_file("agent without dwarf", &o, valid_samples);
+	CHECK(seen_start.flags == AP_START_CALLCHAIN && seen_start.stack_size == 0);
+	CHECK(strstr(o.info, "frame-pointer call chains only") != NULL);
+	printf("  %s\n", o.info);
+	host_ustack = 0;
 
 	test_claims();
 	test_auth();

@@ -129,6 +129,67 @@ static void test_hits(void)
 	ship_free(NULL);
 }
 
+/* ship_stack: a word of a stored user stack that points into a file the
+ * process mapped marks it hit (hit_stack unless an ip hit it too);
+ * anything else on the stack marks nothing; the length is bounded. */
+static void test_stack(void)
+{
+	struct dp_mmap m = { .pid = 20, .start = 0x10000, .len = 0x1000, .path = "/bin/prog", .buildid_len = 1 };
+	struct ship *s = ship_new();
+	ship_mmap(s, &m);
+	m.path = "/lib/libc.so.6";
+	m.start = 0x20000;
+	ship_mmap(s, &m);
+	m.path = "/lib/other.so";
+	m.start = 0x30000;
+	ship_mmap(s, &m);
+	m.pid = 21;                         /* another process's library */
+	m.path = "/lib/theirs.so";
+	m.start = 0x40000;
+	ship_mmap(s, &m);
+	struct dp_mmap anon = { .pid = 20, .start = 0x50000, .len = 0x1000, .path = "//anon" };
+	ship_mmap(s, &anon);
+	CHECK(ship_nfiles(s) == 4);
+	uint64_t words[] = {
+		0, 1, 0xfff, 0x7ffc12345678ull,      /* small values, a stack address */
+		0xffffffff81000000ull,               /* a kernel address */
+		0x40010,                             /* in pid 21's mapping only */
+		0x50010,                             /* anonymous memory: no file */
+		0x20ff8, 0x20010,                    /* libc, twice */
+		0x11000,                             /* just past prog's mapping */
+	};
+	ship_ip(s, 20, 0x10010);                 /* prog: hit by its ip */
+	ship_stack(s, 20, (const uint8_t *)words, sizeof(words));
+	const struct ship_file *prog = ship_file_at(s, 0), *libc = ship_file_at(s, 1),
+			       *other = ship_file_at(s, 2), *theirs = ship_file_at(s, 3);
+	CHECK(prog->hit && !prog->hit_stack);
+	CHECK(libc->hit && libc->hit_stack);
+	CHECK(!other->hit && !theirs->hit);
+	/* a word cut by the length, and a word after a partial one: none */
+	uint64_t cut[2] = { 0x30010, 0x30010 };
+	ship_stack(s, 20, (const uint8_t *)cut, 7);
+	ship_stack(s, 21, (const uint8_t *)cut, 16);   /* pid 21 has no other.so */
+	CHECK(!other->hit);
+	ship_stack(s, 20, (const uint8_t *)cut + 8, 8);
+	CHECK(other->hit && other->hit_stack);
+	/* an ip hit later: no longer "only by stack words" */
+	ship_ip(s, 20, 0x20020);
+	CHECK(libc->hit && !libc->hit_stack);
+	/* a length past DP_MAX_USTACK reads at most that many bytes */
+	size_t big = DP_MAX_USTACK + 64;
+	uint64_t *w = calloc(big / 8, 8);
+	w[DP_MAX_USTACK / 8 + 2] = 0x40010;        /* past the bound */
+	ship_stack(s, 21, (const uint8_t *)w, (uint32_t)big);
+	CHECK(!theirs->hit);
+	w[DP_MAX_USTACK / 8 - 1] = 0x40010;        /* the last word inside */
+	ship_stack(s, 21, (const uint8_t *)w, (uint32_t)big);
+	CHECK(theirs->hit && theirs->hit_stack);
+	free(w);
+	ship_stack(s, 99, (const uint8_t *)words, sizeof(words)); /* unknown pid */
+	ship_stack(s, 20, NULL, 0);
+	ship_free(s);
+}
+
 static void test_paths(void)
 {
 	uint32_t gone = dead_pid();
@@ -374,6 +435,7 @@ int main(void)
 	CHECK(sym_read_build_id("/proc/self/exe", b2, &l2) == 0 && l2 == bidlen && !memcmp(b2, bid, l2));
 	CHECK(sym_build_id_mem("not elf", 7, b2, &l2) == -ENOEXEC && l2 == 0);
 	test_hits();
+	test_stack();
 	test_bounds();
 	test_paths();
 	test_map_files();

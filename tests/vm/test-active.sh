@@ -11,7 +11,11 @@
 #    from the ELF the agent sent) only in a;
 #  - --domain NAME shows only NAME's rows;
 #  - totals add up: per-domain reports sum to the whole report, which
-#    equals the STATS total and info's per-domain counts.
+#    equals the STATS total and info's per-domain counts;
+#  - a second, 2 s `record --call-graph dwarf` of a alone: netbench (static,
+#    no frame pointers) reaches main in >= 90% of its stacks, unwound
+#    against the ELF the agent shipped; control: the same file's recorded
+#    frame-pointer chains (DOMPROF_DWARF_UNWIND=0) <= 10%.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
@@ -76,3 +80,28 @@ done
 echo "whole report $total, sum of domains $sum, STATS $stats"
 [ "$total" = "$sum" ] && [ "$total" = "$stats" ] || fail "totals do not add up ($total, $sum, $stats)"
 note "host + passive + active: each domain under its own name, totals add up ($total samples)"
+
+# --call-graph dwarf through the guest's agent (docs/active.md, "DWARF
+# call chains"): a short second recording of a alone. netbench is static
+# and has no frame pointers (rbp holds argc in main): its stacks, unwound
+# against the netbench ELF the agent shipped, reach main under libc's
+# write/read; the recorded frame-pointer chains of the same file
+# (DOMPROF_DWARF_UNWIND=0, the control) do not.
+dw=$VM_OUT/dwarf.data
+"$DOMPROF" record -f --call-graph dwarf -F 500 -d 2 -o "$dw" \
+	--domain "a=agent:127.0.0.1:$(agent_port a),key=$AGENT_KEY" >"$VM_OUT/dwarf.log" 2>&1 ||
+	{ cat "$VM_OUT/dwarf.log"; fail "record --call-graph dwarf of a failed"; }
+sed 's/^/    /' "$VM_OUT/dwarf.log"
+grep -q 'a: agent on .* with call chains and user stacks' "$VM_OUT/dwarf.log" ||
+	fail "the guest's agent did not record DWARF stacks"
+main_share() { # [ENV...]: "PERCENT SAMPLES" of netbench's stacks in a through main
+	env "$@" "$DOMPROF" export --format folded -i "$dw" --domain a --comm netbench -o - 2>/dev/null |
+		awk '{ n = $NF; t += n; if ((";" $0) ~ /;main;|;main /) m += n }
+		     END { printf "%.1f %d\n", t ? 100 * m / t : 0, t }'
+}
+s=$(main_share); c=$(main_share DOMPROF_DWARF_UNWIND=0)
+echo "netbench stacks through main in a: ${s% *}% of ${s#* } (dwarf), ${c% *}% (recorded frame-pointer chains)"
+[ "${s#* }" -ge 50 ] || fail "only ${s#* } netbench samples in the dwarf recording"
+awk -v s="${s% *}" -v c="${c% *}" 'BEGIN { exit !(s >= 90 && c <= 10) }' ||
+	fail "netbench through main: ${s% *}% with dwarf (want >= 90), ${c% *}% without (control, want <= 10)"
+note "active domain, --call-graph dwarf: netbench's chains reach main (${s% *}%, control ${c% *}%)"
