@@ -17,6 +17,7 @@
 #include "analysis/profile.h"
 #include "commands.h"
 #include "output/diff_render.h"
+#include "symbols/debuginfod.h"
 
 const char usage_diff[] =
 	"usage: domprof diff [options] A B\n"
@@ -47,9 +48,10 @@ const char usage_diff[] =
 	"  -s, --sort diff|share  order rows by |diff| (default) or by the larger share\n"
 	"  -t, --threshold PCT    hide rows below PCT percent on both sides (the\n"
 	"                         similarity always counts every row)\n"
-	"      --format FMT       text (default), csv or json (see docs/merge-diff.md)\n";
+	"      --format FMT       text (default), csv or json (see docs/merge-diff.md)\n"
+	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n";
 
-enum { OPT_DOMAIN = 256, OPT_DOMAIN_A, OPT_DOMAIN_B, OPT_FOLD, OPT_FORMAT, OPT_MODE };
+enum { OPT_DOMAIN = 256, OPT_DOMAIN_A, OPT_DOMAIN_B, OPT_FOLD, OPT_FORMAT, OPT_MODE, OPT_NO_DEBUGINFOD };
 
 static struct profile *load(const char *path, const char *domain, bool user_only)
 {
@@ -86,6 +88,7 @@ int cmd_diff(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "threshold", required_argument, NULL, 't' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *format = "text";
@@ -125,6 +128,9 @@ int cmd_diff(int argc, char **argv)
 			if (strcmp(optarg, "text") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
 				return usage_error("diff", "unknown format '%s' (text, csv or json)", optarg);
 			format = optarg;
+			break;
+		case OPT_NO_DEBUGINFOD:
+			dbgfd_turn_off();   /* for libdwfl too: docs/symbols.md */
 			break;
 		case ':':
 			return usage_error("diff", "option '%s' needs a value", argv[optind - 1]);
