@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "util/clock.h"
@@ -45,7 +46,7 @@ struct dbgfd {
 	bool init;                  /* environment read, library tried */
 	enum dbgfd_status stopped;  /* DBGFD_OK while queries are made; else why not */
 	char urls[200];             /* DEBUGINFOD_URLS, cut, for the notes */
-	char why[160];              /* dlerror() of a failed load */
+	char why[224];              /* why DBGFD_NO_LIBRARY (dlerror() of a failed load) */
 	unsigned bound_ms;
 	uint64_t max_bytes;
 	int last_err;               /* errno of the last DBGFD_ERROR */
@@ -139,7 +140,8 @@ static bool lib_load(struct dbgfd *d)
 	d->lib = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (!d->lib) {
 		const char *e = dlerror();
-		snprintf(d->why, sizeof(d->why), "%s", e ? e : "not found");
+		snprintf(d->why, sizeof(d->why), "%s cannot be loaded (%.120s; Debian: apt-get install "
+			 "libdebuginfod1)", DEBUGINFOD_SONAME, e ? e : "not found");
 		return false;
 	}
 	__typeof__(debuginfod_set_progressfn) *set_progress;
@@ -151,7 +153,7 @@ static bool lib_load(struct dbgfd *d)
 	set_user = (__typeof__(set_user))dlsym(d->lib, "debuginfod_set_user_data");
 	get_user_data = (__typeof__(get_user_data))dlsym(d->lib, "debuginfod_get_user_data");
 	if (!d->begin || !d->end || !d->find || !set_progress || !set_user || !get_user_data) {
-		snprintf(d->why, sizeof(d->why), "it lacks a debuginfod_* function");
+		snprintf(d->why, sizeof(d->why), "%s lacks a debuginfod_* function", DEBUGINFOD_SONAME);
 		d->end = NULL;
 		return false;
 	}
@@ -179,8 +181,15 @@ static void init(struct dbgfd *d)
 	d->bound_ms = dbgfd_bound_ms();
 	uint64_t m = env_positive(DEBUGINFOD_MAXSIZE_ENV_VAR, UINT64_MAX);
 	d->max_bytes = m ? m : DBGFD_DEFAULT_MAX_BYTES;
-	if (!lib_load(d))
+	/* A static domprof (make static) has no dynamic loader (AT_BASE 0):
+	 * a library dlopen'ed there brings its own libc, whose malloc'd path
+	 * our free() must not take. */
+	if (!getauxval(AT_BASE)) {
+		snprintf(d->why, sizeof(d->why), "this domprof is statically linked");
 		d->stopped = DBGFD_NO_LIBRARY;
+	} else if (!lib_load(d)) {
+		d->stopped = DBGFD_NO_LIBRARY;
+	}
 }
 
 enum dbgfd_status dbgfd_check_file(const char *path, const uint8_t *bid, size_t len)
@@ -289,9 +298,8 @@ const char *dbgfd_note(struct dbgfd *d, enum dbgfd_status st, char *buf, size_t 
 	d->noted |= 1u << st;
 	switch (st) {
 	case DBGFD_NO_LIBRARY:
-		snprintf(buf, size, DBGFD_NOTE_PREFIX "DEBUGINFOD_URLS is set but %s cannot be used (%s; "
-			 "Debian: apt-get install libdebuginfod1): no debug files from servers",
-			 DEBUGINFOD_SONAME, d->why);
+		snprintf(buf, size, DBGFD_NOTE_PREFIX "DEBUGINFOD_URLS is set but %s: no debug files "
+			 "from servers", d->why);
 		break;
 	case DBGFD_DOWN:
 		snprintf(buf, size, DBGFD_NOTE_PREFIX "cannot reach %s (%s): not asked again in this run",
