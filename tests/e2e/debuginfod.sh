@@ -205,8 +205,8 @@ note "the server serves the debug file"
 SERVER=http://127.0.0.1:$PORT
 rep served "$SERVER"
 no_note served
-[ -s "$OUT/cache-served/$BID/debuginfo" ] || fail "the debug file is not in the private cache"
 names served:named || fail "the report did not name the functions from the served debug file"
+[ -s "$OUT/cache-served/$BID/debuginfo" ] || fail "the debug file is not in the private cache"
 
 note "controls: no DEBUGINFOD_URLS; --no-debuginfod"
 rep nourls ""
