@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/clock.h"
@@ -261,6 +262,49 @@ static void query(struct dbgfd *d, const uint8_t *bid, size_t len, struct dbgfd_
 		free(path);
 }
 
+/* libdebuginfod's cache directory, by its rules (elfutils 0.188, as
+ * drgn finds it): DEBUGINFOD_CACHE_PATH; else ~/.debuginfod_client_cache
+ * when it exists (the old place); else $XDG_CACHE_HOME/debuginfod_client;
+ * else ~/.cache/debuginfod_client. */
+static void cache_dir(char *out, size_t size)
+{
+	const char *e = getenv(DEBUGINFOD_CACHE_PATH_ENV_VAR);
+	if (e && *e) {
+		snprintf(out, size, "%s", e);
+		return;
+	}
+	const char *home = getenv("HOME");
+	if (!home || !*home)
+		home = "/";
+	struct stat st;
+	snprintf(out, size, "%s/.debuginfod_client_cache", home);
+	if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+		return;
+	const char *x = getenv("XDG_CACHE_HOME");
+	if (x && *x)
+		snprintf(out, size, "%s/debuginfod_client", x);
+	else
+		snprintf(out, size, "%s/.cache/debuginfod_client", home);
+}
+
+/* After a server failure no query is made, but a file libdebuginfod
+ * downloaded in an earlier run is still used: CACHE/HEX/debuginfo, if it
+ * is not empty (an empty one records a miss), checked like a download.
+ * Otherwise DBGFD_SKIPPED. */
+static void from_cache(const uint8_t *bid, size_t len, struct dbgfd_ent *e)
+{
+	char dir[3000], path[3300];
+	cache_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/%s/debuginfo", dir, e->hex);
+	struct stat st;
+	e->st = DBGFD_SKIPPED;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+		return;
+	e->st = dbgfd_check_file(path, bid, len);
+	if (e->st == DBGFD_OK)
+		e->path = xstrdup(path);
+}
+
 enum dbgfd_status dbgfd_find(struct dbgfd *d, const uint8_t *bid, size_t len, const char **path)
 {
 	*path = NULL;
@@ -278,11 +322,12 @@ enum dbgfd_status dbgfd_find(struct dbgfd *d, const uint8_t *bid, size_t len, co
 		*path = e->path;
 		return e->st;
 	}
-	if (d->stopped != DBGFD_OK)
-		return DBGFD_SKIPPED;
 	e = xcalloc(1, sizeof(*e));
 	memcpy(e->hex, hex, 2 * len + 1);
-	query(d, bid, len, e);
+	if (d->stopped == DBGFD_OK)
+		query(d, bid, len, e);
+	else
+		from_cache(bid, len, e);
 	if (d->nents == d->cents)
 		xgrow((void **)&d->ents, &d->cents, d->nents + 1, sizeof(*d->ents));
 	d->ents[d->nents++] = e;

@@ -21,7 +21,9 @@
  *    cut too. libdebuginfod's own DEBUGINFOD_TIMEOUT (no progress for
  *    that long) still applies inside, so a smaller one ends it sooner;
  *  - after a failure of the servers themselves (unreachable, no answer
- *    within the bound) no further query is made: DBGFD_SKIPPED;
+ *    within the bound) no further query is made: DBGFD_SKIPPED, unless
+ *    libdebuginfod's cache already holds the file (looked up by its
+ *    layout, CACHE/BUILDID/debuginfo, and checked as a download);
  *  - a downloaded file is used only when it is an ELF file whose build-id
  *    note equals the one asked for (a server may lie or send junk).
  *

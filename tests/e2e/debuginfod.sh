@@ -12,7 +12,9 @@
 #
 #  - Debian's `debuginfod -F` on 127.0.0.1 serves the debug file: with
 #    DEBUGINFOD_URLS and an empty private cache, report names func_a/b/c
-#    with the known shares (within 5 points) and the file is in the cache.
+#    with the known shares (within 5 points) and the file is in the cache;
+#    export finds it there again with the server gone (closed port: the
+#    other build-ids fail, the cached one still names func_a).
 #  - Controls that must not name them (FDE names threefuncs+0x...):
 #    without DEBUGINFOD_URLS; with --no-debuginfod (also export,
 #    flamegraph, diff), which also makes no request at all.
@@ -207,6 +209,14 @@ rep served "$SERVER"
 no_note served
 names served:named || fail "the report did not name the functions from the served debug file"
 [ -s "$OUT/cache-served/$BID/debuginfo" ] || fail "the debug file is not in the private cache"
+# the cache is libdebuginfod's: a second run finds the file there without
+# asking (the URL is now a closed port), here through export
+DEBUGINFOD_URLS=http://127.0.0.1:$PDOWN DEBUGINFOD_CACHE_PATH="$OUT/cache-served" \
+	"$DOMPROF" export --format folded -i "$OUT/both.data" -o "$OUT/cached.folded" 2>"$OUT/cached.err" ||
+	fail "export from the cache: exit $?"
+grep -q ';func_a [0-9]*$' "$OUT/cached.folded" || fail "export: func_a not named from the cached debug file"
+# (other images' build-ids are not cached: the closed port is noted)
+echo "cached: export folded names func_a from the cache; stderr: $(cat "$OUT/cached.err")"
 
 note "controls: no DEBUGINFOD_URLS; --no-debuginfod"
 rep nourls ""

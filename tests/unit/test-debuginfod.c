@@ -9,7 +9,8 @@
  * library not even loaded; --no-debuginfod's dbgfd_turn_off; the
  * unwinder's hide/restore), and two servers made here from sockets: a
  * port that refuses (DOWN, then SKIPPED for every other build-id, the
- * same answer again for the same one, one note) and a socket that
+ * same answer again for the same one, one note; files already in the
+ * cache still used, and checked) and a socket that
  * accepts and never answers (TIMEOUT within DEBUGINFOD_MAXTIME=1, then
  * no further query). tests/e2e/debuginfod.sh runs a real server.
  */
@@ -50,6 +51,20 @@ static void write_file(const char *path, const void *data, size_t len)
 		CHECK(write(fd, data, len) == (ssize_t)len);
 		close(fd);
 	}
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(in >= 0 && out >= 0);
+	char buf[65536];
+	ssize_t n;
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		CHECK(write(out, buf, (size_t)n) == n);
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
 }
 
 static bool lib_loaded(void)
@@ -197,6 +212,25 @@ static void test_down(void)
 	CHECK(!dbgfd_note(d, st, buf, sizeof(buf)));         /* told once */
 	CHECK(dbgfd_find(d, b, 20, &path) == DBGFD_SKIPPED);  /* no more queries */
 	CHECK(dbgfd_find(d, a, 20, &path) == DBGFD_DOWN);     /* its answer, kept */
+	/* but what libdebuginfod's cache holds is still used, checked:
+	 * this binary under its build-id, junk under another */
+	uint8_t own[20], olen = 0;
+	CHECK(sym_read_build_id("/proc/self/exe", own, &olen) == 0 && olen == 20);
+	char p[512], hex[41];
+	for (int i = 0; i < 20; i++)
+		snprintf(hex + 2 * i, 3, "%02x", own[i]);
+	snprintf(p, sizeof(p), "%s/%s", getenv("DEBUGINFOD_CACHE_PATH"), hex);
+	CHECK(mkdir(p, 0700) == 0);
+	snprintf(p, sizeof(p), "%s/%s/debuginfo", getenv("DEBUGINFOD_CACHE_PATH"), hex);
+	copy_file("/proc/self/exe", p);
+	CHECK(dbgfd_find(d, own, 20, &path) == DBGFD_OK && path && !strcmp(path, p));
+	const uint8_t c[20] = { 0xc0, 5 };
+	snprintf(p, sizeof(p), "%s/c005000000000000000000000000000000000000", getenv("DEBUGINFOD_CACHE_PATH"));
+	CHECK(mkdir(p, 0700) == 0);
+	snprintf(p, sizeof(p), "%s/c005000000000000000000000000000000000000/debuginfo",
+		 getenv("DEBUGINFOD_CACHE_PATH"));
+	write_file(p, "junk", 4);
+	CHECK(dbgfd_find(d, c, 20, &path) == DBGFD_NOT_ELF && !path);
 	CHECK(dbgfd_find(d, a, 0, &path) == DBGFD_NOT_FOUND);
 	CHECK(dbgfd_find(d, a, 65, &path) == DBGFD_NOT_FOUND);
 	dbgfd_free(d);
