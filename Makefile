@@ -6,6 +6,8 @@
 CC      ?= gcc
 PREFIX  ?= /usr/local
 PKGS    := libelf libdw libzstd libbpf capstone
+# libdebuginfod-dev gives <elfutils/debuginfod.h> only: the library is dlopen'ed
+# at run time (src/symbols/debuginfod.c), so it and libcurl are not linked.
 VERSION := 0.1.0
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

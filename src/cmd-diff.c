@@ -17,6 +17,7 @@
 #include "analysis/profile.h"
 #include "commands.h"
 #include "output/diff_render.h"
+#include "symbols/debuginfod.h"
 
 const char usage_diff[] =
 	"usage: domprof diff [options] A B\n"
@@ -51,10 +52,11 @@ const char usage_diff[] =
 	FILTER_WINDOW_HELP
 	"                         (both sides)\n"
 	"      --time-a W, --time-b W  the time window of one side: A and B may be\n"
-	"                         one recording (diff --time-a 0,10 --time-b 10,20 F F)\n";
+	"                         one recording (diff --time-a 0,10 --time-b 10,20 F F)\n"
+	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n";
 
 enum { OPT_DOMAIN = 256, OPT_DOMAIN_A, OPT_DOMAIN_B, OPT_FOLD, OPT_FORMAT, OPT_MODE,
-       OPT_TIME, OPT_TIME_A, OPT_TIME_B, OPT_CPU };
+       OPT_TIME, OPT_TIME_A, OPT_TIME_B, OPT_CPU, OPT_NO_DEBUGINFOD };
 
 /* side: the side's --time and --cpu (a copy of the filter, domain and
  * mode set here) */
@@ -98,6 +100,7 @@ int cmd_diff(int argc, char **argv)
 		{ "time-a", required_argument, NULL, OPT_TIME_A },
 		{ "time-b", required_argument, NULL, OPT_TIME_B },
 		{ "cpu", required_argument, NULL, OPT_CPU },
+		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* --time and --cpu for both sides; --time-a/--time-b for one */
@@ -147,6 +150,9 @@ int cmd_diff(int argc, char **argv)
 			if (strcmp(optarg, "text") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
 				return usage_error("diff", "unknown format '%s' (text, csv or json)", optarg);
 			format = optarg;
+			break;
+		case OPT_NO_DEBUGINFOD:
+			dbgfd_turn_off();   /* for libdwfl too: docs/symbols.md */
 			break;
 		case ':':
 			return usage_error("diff", "option '%s' needs a value", argv[optind - 1]);

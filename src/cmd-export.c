@@ -17,6 +17,7 @@
 #include "analysis/profile.h"
 #include "commands.h"
 #include "output/flamegraph.h"
+#include "symbols/debuginfod.h"
 
 const char usage_export[] =
 	"usage: domprof export --format folded|pprof|speedscope|json [-i FILE] [-o OUT]\n"
@@ -40,11 +41,12 @@ const char usage_export[] =
 	"      --image NAME       only samples whose leaf is in this image\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
 	FILTER_WINDOW_HELP
+	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
 	"An empty or filtered-to-nothing profile still gives a valid file, with a\n"
 	"warning on stderr. See docs/export.md.\n";
 
-enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_TIME, OPT_CPU };
+enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_TIME, OPT_CPU, OPT_NO_DEBUGINFOD };
 enum fmt { FMT_NONE, FMT_FOLDED, FMT_PPROF, FMT_SPEEDSCOPE, FMT_JSON };
 
 int cmd_export(int argc, char **argv)
@@ -60,6 +62,7 @@ int cmd_export(int argc, char **argv)
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "time", required_argument, NULL, OPT_TIME },
 		{ "cpu", required_argument, NULL, OPT_CPU },
+		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data", *out = NULL;
@@ -89,6 +92,9 @@ int cmd_export(int argc, char **argv)
 		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_IMAGE: case OPT_MODE: case OPT_TIME: case OPT_CPU:
 			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
 				return usage_error("export", "%s", emsg);
+			break;
+		case OPT_NO_DEBUGINFOD:
+			dbgfd_turn_off();   /* for libdwfl too: docs/symbols.md */
 			break;
 		case ':':
 			return usage_error("export", "option '%s' needs a value", argv[optind - 1]);

@@ -16,6 +16,7 @@
 #include "analysis/profile.h"
 #include "commands.h"
 #include "output/flamegraph.h"
+#include "symbols/debuginfod.h"
 
 const char usage_flamegraph[] =
 	"usage: domprof flamegraph [-i FILE] [-o OUT.html|OUT.svg] [--inverted] [--title T]\n"
@@ -39,10 +40,11 @@ const char usage_flamegraph[] =
 	"      --comm NAME        only samples of processes with this command name\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
 	FILTER_WINDOW_HELP
+	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
 	"See docs/flamegraph.md.\n";
 
-enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_INV, OPT_TITLE, OPT_MINW, OPT_TIME, OPT_CPU };
+enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_INV, OPT_TITLE, OPT_MINW, OPT_TIME, OPT_CPU, OPT_NO_DEBUGINFOD };
 
 static bool ends_with(const char *s, const char *suf)
 {
@@ -64,6 +66,7 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "inverted", no_argument, NULL, OPT_INV },
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "min-width", required_argument, NULL, OPT_MINW },
+		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data", *out = "flamegraph.html", *title = NULL;
@@ -90,6 +93,9 @@ int cmd_flamegraph(int argc, char **argv)
 		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_MODE: case OPT_TIME: case OPT_CPU:
 			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
 				return usage_error("flamegraph", "%s", emsg);
+			break;
+		case OPT_NO_DEBUGINFOD:
+			dbgfd_turn_off();   /* for libdwfl too: docs/symbols.md */
 			break;
 		case ':':
 			return usage_error("flamegraph", "option '%s' needs a value", argv[optind - 1]);

@@ -17,6 +17,7 @@
 #include "analysis/profile.h"
 #include "commands.h"
 #include "output/report.h"
+#include "symbols/debuginfod.h"
 
 const char usage_report[] =
 	"usage: domprof report [-i FILE] [-l] [-g] [--sort KEYS] [-t PCT]\n"
@@ -49,6 +50,7 @@ const char usage_report[] =
 	"                         each domain's first sample, instead of the tables\n"
 	"      --format FMT       text (default), csv or json (see docs/report.md)\n"
 	"  -q, --quiet            no progress line on stderr\n"
+	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
 	"Percentages are of the samples that pass the filters. A domain whose\n"
 	"counters say it unwound call chains (a passive VM) gets a header line with\n"
@@ -61,7 +63,12 @@ const char usage_report[] =
 	"embedded symbol tables may decompress to (default 256M:512M; also for\n"
 	"flamegraph, export and diff). Tables over it are refused and counted.\n"
 	"DOMPROF_DWARF_UNWIND=0 keeps the recorded frame-pointer chains of a\n"
-	"--call-graph dwarf recording (for comparing; also flamegraph and export).\n";
+	"--call-graph dwarf recording (for comparing; also flamegraph and export).\n"
+	"DEBUGINFOD_URLS (servers, space-separated): the debug file of a binary without\n"
+	"symbols and without a local debug file is fetched by build-id with\n"
+	"libdebuginfod into its cache (DEBUGINFOD_CACHE_PATH), at most 5 s per build-id\n"
+	"(DEBUGINFOD_MAXTIME=SECONDS); a server that is down or times out is not asked\n"
+	"again (one warning); also flamegraph, export and diff (docs/symbols.md).\n";
 
 struct progress {
 	bool on;
@@ -84,7 +91,7 @@ static void progress_cb(void *arg, uint64_t pos, uint64_t size)
 }
 
 enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_FORMAT, OPT_BYPROC, OPT_TIME, OPT_CPU,
-       OPT_TIMELINE };
+       OPT_TIMELINE, OPT_NO_DEBUGINFOD };
 
 int cmd_report(int argc, char **argv)
 {
@@ -106,6 +113,7 @@ int cmd_report(int argc, char **argv)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "by-process", no_argument, NULL, OPT_BYPROC },
 		{ "timeline", optional_argument, NULL, OPT_TIMELINE },
+		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data", *format = "text";
@@ -163,6 +171,9 @@ int cmd_report(int argc, char **argv)
 				timeline_ns = (uint64_t)(s * 1e9 + 0.5);
 			}
 			break;
+		case OPT_NO_DEBUGINFOD:
+			dbgfd_turn_off();   /* for libdwfl too: docs/symbols.md */
+			break;
 		case ':':
 			return usage_error("report", "option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -210,8 +221,10 @@ int cmd_report(int argc, char **argv)
 	if (!strcmp(format, "text")) {
 		/* the header says it all; a file that is damaged or incomplete
 		 * is said on stderr as well, where a piped report is still seen */
-		for (size_t i = 0; i < p->nfile_warnings; i++)
-			fprintf(stderr, "domprof report: warning: %s\n", p->warnings[i]);
+		for (size_t i = 0; i < p->nwarnings; i++)
+			if (i < p->nfile_warnings ||   /* and debuginfod's failure: once, not only in the header */
+			    !strncmp(p->warnings[i], DBGFD_NOTE_PREFIX, strlen(DBGFD_NOTE_PREFIX)))
+				fprintf(stderr, "domprof report: warning: %s\n", p->warnings[i]);
 	} else {
 		/* machine formats keep stdout clean; say on stderr what text says in its header */
 		for (size_t i = 0; i < p->nwarnings; i++)

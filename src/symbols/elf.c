@@ -253,8 +253,8 @@ static int try_debug(const char *cand, const struct elf_info *info, bool check_c
 	return n;
 }
 
-int elf_load_debug(const char *debug_dir, const char *path, const struct elf_info *info,
-		   struct sym_table *t, char **found)
+static int elf_load_debug_local(const char *debug_dir, const char *path,
+				const struct elf_info *info, struct sym_table *t, char **found)
 {
 	char cand[4096];
 	int n;
@@ -290,6 +290,18 @@ int elf_load_debug(const char *debug_dir, const char *path, const struct elf_inf
 			return n;
 	}
 	return 0;
+}
+
+int elf_load_debug(struct sym_session *s, const char *path, const struct elf_info *info,
+		   struct sym_table *t, char **found)
+{
+	int n = elf_load_debug_local(s->debug_dir, path, info, t, found);
+	if (n > 0 || info->buildid_len < 2)
+		return n;
+	/* last, the servers: the file is checked to have this build-id (so
+	 * it parsed as ELF) and read by the same loader as a local one */
+	const char *dl = sym_debuginfod(s, info->buildid, info->buildid_len);
+	return dl ? try_debug(dl, info, false, t, found) : 0;
 }
 
 char *sym_demangle(const char *name)

@@ -146,7 +146,7 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
 	q.buildid_len = img->buildid_len;
 	char *found = NULL;
 	elf_info_release(&img->info);
-	if (elf_load_debug(s->debug_dir, img->path, &q, &img->tab, &found) > 0 &&
+	if (elf_load_debug(s, img->path, &q, &img->tab, &found) > 0 &&
 	    elf_load(found, NULL, 0, &img->info, NULL, 0) >= 0 && img->info.ok) {
 		img->tab_loaded = true;
 		img->info_usable = true;
@@ -205,7 +205,7 @@ void image_load_symbols(struct sym_session *s, struct sym_image *img)
 		struct sym_table dbg;
 		char *found = NULL;
 		symtab_init(&dbg);
-		int dn = elf_load_debug(s->debug_dir, img->blob ? NULL : img->path, &img->info, &dbg, &found);
+		int dn = elf_load_debug(s, img->blob ? NULL : img->path, &img->info, &dbg, &found);
 		if (dn > n) {        /* the richer table wins */
 			symtab_release(&img->tab);
 			img->tab = dbg;

@@ -84,6 +84,8 @@ void pool_release(struct sym_pool *p);
 
 /* ---- ELF (elf.c) ---- */
 
+struct sym_session;
+
 struct elf_seg {
 	uint64_t off, vaddr, filesz;
 	bool exec;
@@ -123,11 +125,12 @@ int elf_load(const char *path, const void *buf, size_t len,
  * Find and load a separate debug file for a binary at `path` whose info is
  * known: build-id directory first, then the .gnu_debuglink name beside
  * it, in its .debug/ subdirectory and under <debug_dir>/<dir>/
- * (debug_dir is normally /usr/lib/debug).
+ * (s->debug_dir, normally /usr/lib/debug), last from debuginfod
+ * servers (sym_debuginfod).
  * Fills t (not finished) and returns the number of symbols, or <= 0.
  * *found gets the debug file's path (xmalloc'd) when one was used.
  */
-int elf_load_debug(const char *debug_dir, const char *path, const struct elf_info *info,
+int elf_load_debug(struct sym_session *s, const char *path, const struct elf_info *info,
 		   struct sym_table *t, char **found);
 
 /* ---- function ranges from unwind tables (fde.c) ---- */
@@ -400,6 +403,7 @@ struct sym_session {
 	size_t own_vdso_size;
 	bool own_vdso_done;
 	const char *debug_dir;      /* root of separate debug files */
+	struct dbgfd *dbgfd;        /* debuginfod client, on first use (debuginfod.h) */
 	struct hmap warnidx;        /* warning text -> 1, to keep each once */
 	uint64_t symtab_domain_max, symtab_file_max, symtab_used;
 	uint64_t refused_tables, refused_bytes;
@@ -425,6 +429,11 @@ struct sym_image *sym_image_new(struct sym_session *s, struct sym_domain *d,
 				uint8_t kind, const char *name, const char *path);
 /* A symbol-less image and its one map covering everything, per domain. */
 struct sym_map *sym_pseudo_map(struct sym_session *s, struct sym_domain *d, const char *name);
+/* The debug file of build-id bid from debuginfod servers (debuginfod.h:
+ * DEBUGINFOD_URLS, each build-id asked once, bounded, the download's
+ * build-id checked), or NULL; a failure becomes one warning. The path
+ * stays valid until sym_session_free. */
+const char *sym_debuginfod(struct sym_session *s, const uint8_t *bid, uint8_t len);
 /* The file name of a path ("/a/b" -> "b"; "/a/" stays whole). */
 const char *sym_base_name(const char *path);
 

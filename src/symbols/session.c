@@ -15,6 +15,7 @@
  * kernel in kernel.c.
  */
 #include "symbols/symbols.h"
+#include "symbols/debuginfod.h"
 #include "symbols/internal.h"
 #include "util/addrspace.h"
 #include "util/hmap.h"
@@ -84,6 +85,18 @@ void sym_warn(struct sym_session *s, const char *fmt, ...)
 	strmap_put(&s->warnidx, w, (void *)w);
 }
 
+const char *sym_debuginfod(struct sym_session *s, const uint8_t *bid, uint8_t len)
+{
+	if (!s->dbgfd)
+		s->dbgfd = dbgfd_new();
+	const char *path;
+	char note[512];
+	enum dbgfd_status st = dbgfd_find(s->dbgfd, bid, len, &path);
+	if (dbgfd_note(s->dbgfd, st, note, sizeof(note)))
+		sym_warn(s, "%s", note);   /* the same failure: one line */
+	return st == DBGFD_OK ? path : NULL;
+}
+
 size_t sym_warnings(const struct sym_session *s, const char *const **out)
 {
 	*out = (const char *const *)s->warn;
@@ -128,6 +141,7 @@ void sym_session_free(struct sym_session *s)
 	free(s->maps);
 	free(s->warn);
 	free(s->own_vdso);
+	dbgfd_free(s->dbgfd);
 	pool_release(&s->pool);
 	free(s);
 }

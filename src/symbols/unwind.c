@@ -23,6 +23,7 @@
  * UW_MAX_FRAMES.
  */
 #include "symbols/symbols.h"
+#include "symbols/debuginfod.h"
 #include "symbols/internal.h"
 
 #include <elfutils/libdwelf.h>
@@ -227,6 +228,35 @@ static const Dwfl_Thread_Callbacks uw_thread_cb = {
 	.set_initial_registers = uw_set_initial_registers,
 };
 
+/*
+ * libdwfl's search for a module's debug file (beside it, .debug/, the
+ * debug root), with its own last step, an unbounded debuginfod query
+ * when DEBUGINFOD_URLS is set, replaced by the session's (bounded, once
+ * per build-id, off after a server failure or with --no-debuginfod).
+ * The module's user data is the unwinder (uw_report).
+ */
+static int uw_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			     GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	char *urls = dbgfd_env_hide();
+	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					      debuglink_file, debuglink_crc, debuginfo_file_name);
+	dbgfd_env_restore(urls);
+	struct sym_unwinder *u = userdata ? *userdata : NULL;
+	const unsigned char *bid;
+	GElf_Addr vaddr;
+	int blen;
+	if (fd >= 0 || !u || (blen = dwfl_module_build_id(mod, &bid, &vaddr)) < 2 || blen > 64)
+		return fd;
+	const char *path = sym_debuginfod(u->s, bid, (uint8_t)blen);
+	if (!path || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	free(*debuginfo_file_name);
+	*debuginfo_file_name = strdup(path);
+	return fd;
+}
+
 struct sym_unwinder *sym_unwinder_new(struct sym_session *s)
 {
 	struct sym_unwinder *u = xcalloc(1, sizeof(*u));
@@ -238,7 +268,7 @@ struct sym_unwinder *sym_unwinder_new(struct sym_session *s)
 	u->debuginfo_path = xmalloc(n);
 	snprintf(u->debuginfo_path, n, ":.debug:%s", dd);
 	u->cb.find_elf = NULL;
-	u->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	u->cb.find_debuginfo = uw_find_debuginfo;
 	u->cb.section_address = dwfl_offline_section_address;
 	u->cb.debuginfo_path = &u->debuginfo_path;
 	return u;
@@ -448,6 +478,9 @@ static bool uw_report(struct sym_unwinder *u, struct uw_proc *p, const struct sy
 		close(fd);
 		return false;
 	}
+	void **ud;
+	if (dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL))
+		*ud = u;    /* for uw_find_debuginfo */
 	if (!p->attached) {
 		p->attached = dwfl_attach_state(p->dwfl, NULL, (pid_t)(p->pid ? p->pid : 1),
 						&uw_thread_cb, u);
