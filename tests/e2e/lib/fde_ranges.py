@@ -10,6 +10,9 @@ tests/e2e/xz-perf.sh and tests/e2e/dwarf-python.sh.
     t.start_of(vaddr)        # start of the FDE covering vaddr, or None
     t.vaddr_of_offset(off)   # file offset -> vaddr (PT_LOAD), or None
     t.name_of_offset(off)    # "liblzma.so.5.4.1+0x15b40" or None
+    t.start_of_name(name)    # a report row's symbol (IMAGE+0xSTART or a
+                             # .dynsym name, with or without @VERSION)
+                             # -> start of the FDE covering it, or None
 
 Used as a program: `python3 fde_ranges.py FILE` prints "START END" (hex)
 of every FDE, sorted.
@@ -21,6 +24,7 @@ import os
 import sys
 
 _FDE = re.compile(r"\sFDE cie=[0-9a-f]+ pc=([0-9a-f]+)\.\.([0-9a-f]+)")
+_DYNSYM = re.compile(r"^\s*\d+:\s+([0-9a-f]+)\s+\d+\s+(?:FUNC|IFUNC)\s+\S+\s+\S+\s+(\d+)\s+(\S+)")
 _LOAD = re.compile(r"^\s*LOAD\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+0x[0-9a-f]+\s+0x([0-9a-f]+)")
 
 
@@ -49,6 +53,24 @@ class Table:
             if m:
                 off, va, filesz = (int(g, 16) for g in m.groups())
                 self.loads.append((off, va, filesz))
+
+        self.dynsym = {}
+        for line in _readelf(["--dyn-syms"], path).splitlines():
+            m = _DYNSYM.match(line)
+            if m:  # a defined function (section index, not UND)
+                va, name = int(m.group(1), 16), m.group(3)
+                self.dynsym[name] = va
+                self.dynsym.setdefault(name.split("@")[0], va)
+
+    def start_of_name(self, name):
+        pre = self.name + "+0x"
+        if name.startswith(pre):
+            try:
+                return self.start_of(int(name[len(pre):], 16))
+            except ValueError:
+                return None
+        va = self.dynsym.get(name, self.dynsym.get(name.split("@")[0]))
+        return None if va is None else self.start_of(va)
 
     def start_of(self, vaddr):
         i = bisect.bisect_right(self.starts, vaddr) - 1
