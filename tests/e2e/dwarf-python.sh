@@ -27,7 +27,11 @@
 #    (tests/e2e/lib/fde_ranges.py) into domprof's IMAGE+0xSTART names,
 #    other unnamed addresses are [unknown] on both sides; control: perf's
 #    distribution of another Python program (a dict of strings) scores
-#    < 0.5 against domprof's.
+#    < 0.5 against domprof's;
+#  - whole user stacks (root to leaf, perf's from `perf script
+#    --no-inline`, its [unknown] frames in python3.11 named by FDE as
+#    above): similarity of the two stack distributions >= 0.9; control:
+#    the frame-pointer chains (DOMPROF_DWARF_UNWIND=0) score < 0.5.
 # Skips (77) only where perf is absent or cannot record.
 source "$(dirname "$0")/lib/report-common.bash"
 set -e
@@ -171,4 +175,52 @@ note "perf --call-graph dwarf vs domprof, python3's user symbols"
 similar "$OUT/perf.txt" 0.9 || fail "perf and domprof disagree on the top 10 user symbols (< 0.9)"
 note "control: perf's distribution of another Python program"
 similar "$OUT/other.txt" -0.5 || fail "control: another program's distribution scores >= 0.5"
+
+# 3. the chains themselves: perf's and domprof's user stacks agree
+"$PERF" script -i "$OUT/perf.data" -F ip,sym,dso --no-inline >"$OUT/perf.stacks" 2>"$OUT/perf-script.err" ||
+	fail "perf script failed: $(tail -n 2 "$OUT/perf-script.err" | tr '\n' ' ')"
+stacks() { # FOLDED MIN|-MAX: similarity of whole user stacks against perf's
+	PYTHONPATH="$TOP/tests/e2e/lib" python3 - "$OUT/perf.stacks" "$1" "$2" "$PY" <<'PY'
+import re, sys
+import fde_ranges
+exe = fde_ranges.Table(sys.argv[4])
+perf, cur = {}, []
+def flush():
+    # user-mode samples only (no kernel frame), root first; perf prints
+    # a frame no symbol covers as [unknown] at its file offset: name it
+    # by the FDE, callers looked up one byte early as domprof does
+    if cur and not any(d.startswith("[kernel") for _, _, d in cur):
+        fr = []
+        for i, (ip, sym, dso) in enumerate(cur):
+            if sym == "[unknown]" and dso.split("/")[-1] == exe.name:
+                sym = exe.name_of_offset(int(ip, 16) - (1 if i else 0)) or sym
+            fr.append(sym)
+        k = ";".join(reversed(fr))
+        perf[k] = perf.get(k, 0) + 1
+    cur.clear()
+for line in open(sys.argv[1]):
+    m = re.match(r"^\s+([0-9a-f]+) (.*) \((.*)\)$", line)
+    if m:
+        cur.append(m.groups())
+    elif not line.strip():
+        flush()
+flush()
+dp = {}
+for line in open(sys.argv[2]):
+    st, n = line.rstrip("\n").rsplit(" ", 1)
+    k = ";".join(st.split(";")[2:])  # without domain;comm-pid
+    dp[k] = dp.get(k, 0) + int(n)
+P, D = sum(perf.values()), sum(dp.values())
+sim = sum(min(perf.get(k, 0) / P, v / D) for k, v in dp.items()) if P and D else 0.0
+for k in sorted(set(perf) | set(dp), key=lambda k: -max(perf.get(k, 0) / P, dp.get(k, 0) / D))[:3]:
+    print("  perf %5.1f%% domprof %5.1f%%  ...%s" % (100 * perf.get(k, 0) / P, 100 * dp.get(k, 0) / D, k[-110:]))
+print("  stacks: perf %d in %d distinct, domprof %d in %d; similarity %.3f" % (P, len(perf), D, len(dp), sim))
+lim = float(sys.argv[3])
+sys.exit(0 if (sim >= lim if lim >= 0 else sim < -lim) else 1)
+PY
+}
+note "whole user stacks: perf --call-graph dwarf vs domprof"
+stacks "$OUT/dwarf.folded" 0.9 || fail "perf's and domprof's DWARF stacks differ (similarity < 0.9)"
+note "control: domprof's frame-pointer chains"
+stacks "$OUT/fp.folded" -0.5 || fail "control: the frame-pointer chains agree with perf's DWARF stacks"
 echo "dwarf-python: all checks passed"
