@@ -5,14 +5,12 @@
 # frame pointers) running tests/workloads/recurse.py (naive recursive
 # fib), recorded at the same time by `domprof record --call-graph dwarf`
 # and `perf record --call-graph dwarf`, both attached with -p to the
-# waiting interpreter; the script starts its work once both record (perf
-# starts disabled, -D -1, and is enabled through its --control fifo,
-# which acknowledges), so both see the same work and neither sees the
-# interpreter's start-up. Attaching after start-up also keeps perf's
-# file readable: the kernel marks MMAP2 records of every event as
-# carrying a build-id while an event with attr.build_id (domprof's) is
-# open on the task, which perf 6.1's report aborts on
-# (perf-crosscheck.sh); no image is mapped while both record.
+# waiting interpreter (after its start-up, for the reason in
+# tests/e2e/lib/perf-attach.bash: perf 6.1 cannot read MMAP2 records
+# the kernel wrote while a domprof recording was open); the script
+# starts its work once both record (perf acknowledges on its control
+# fifo, domprof's file appears), so both see the same work and neither
+# the interpreter's start-up.
 #  - >= 90% of python3's user samples (domprof export --mode user) have
 #    a chain that reaches _start through libc's __libc_start_main and
 #    __libc_start_call_main and the interpreter's Py_BytesMain and
@@ -41,45 +39,33 @@ command -v python3 >/dev/null || skip "python3 not installed"
 # or venv build would have other symbols and flags)
 PY=/usr/bin/python3
 [ -x "$PY" ] || skip "no /usr/bin/python3 (Debian package python3)"
-PERF=$(command -v perf || true)
-[ -n "$PERF" ] || skip "perf is not installed (Debian package linux-perf)"
-# a private build-id cache, none written (see perf-crosscheck.sh)
-export PERF_BUILDID_DIR="$OUT/perf-buildid"
+source "$TOP/tests/e2e/lib/perf-attach.bash"
+perf_setup
 
-# the interpreter, waiting for $OUT/go
-"$PY" "$TOP/tests/workloads/recurse.py" "$OUT/go" 1200 >"$OUT/py.out" 2>&1 &
-bg_pids+=($!)
-wait_for "$OUT/py.out" '^pid ' 10 $! || fail "python3 did not start: $(cat "$OUT/py.out")"
-PID=$(awk '/^pid /{ print $2; exit }' "$OUT/py.out")
-note "python3 pid $PID"
-
-mkfifo "$OUT/ctl" "$OUT/ack"
-"$PERF" record -q --no-buildid -N --call-graph dwarf -F 1000 -D -1 \
-	--control "fifo:$OUT/ctl,$OUT/ack" -p "$PID" -o "$OUT/perf.data" >"$OUT/perf-record.log" 2>&1 &
-PERF_PID=$!
-bg_pids+=($PERF_PID)
-"$DOMPROF" record -f --call-graph dwarf -F 1000 -p "$PID" -o "$OUT/dp.data" >"$OUT/dp-record.log" 2>&1 &
+# start_py NAME [ARGS...]: the interpreter, waiting for $OUT/NAME.go;
+# PY_PID is its pid
+start_py() {
+	local n=$1
+	shift
+	"$PY" "$TOP/tests/workloads/recurse.py" "$OUT/$n.go" "$@" >"$OUT/$n.out" 2>&1 &
+	bg_pids+=($!)
+	wait_for "$OUT/$n.out" '^pid ' 10 $! || fail "python3 did not start: $(cat "$OUT/$n.out")"
+	PY_PID=$(awk '/^pid /{ print $2; exit }' "$OUT/$n.out")
+}
+start_py py 1200
+note "python3 pid $PY_PID"
+"$DOMPROF" record -f --call-graph dwarf -F 1000 -p "$PY_PID" -o "$OUT/dp.data" >"$OUT/dp-record.log" 2>&1 &
 DP_PID=$!
 bg_pids+=($DP_PID)
-# domprof's file appears once it records; perf says "ack" once enabled
-for ((i = 0; i < 200; i++)); do
+for ((i = 0; i < 200; i++)); do # its file appears once it records
 	[ -e "$OUT/dp.data" ] || ! kill -0 $DP_PID 2>/dev/null && break
 	sleep 0.1
 done
 [ -e "$OUT/dp.data" ] || fail "domprof record did not start: $(cat "$OUT/dp-record.log")"
-exec 8<>"$OUT/ack"
-timeout 10 sh -c "echo enable >'$OUT/ctl'" || skip "perf cannot record here: $(cat "$OUT/perf-record.log")"
-ack=$(timeout 10 head -c 4 <&8 || true)
-exec 8<&-
-if [ "$ack" != ack ]; then
-	kill "$PERF_PID" 2>/dev/null || true
-	skip "perf cannot record here (no ack on its control fifo): $(cat "$OUT/perf-record.log")"
-fi
-: >"$OUT/go"
+perf_attach perf "$PY_PID" --call-graph dwarf -F 1000
+: >"$OUT/py.go"
 wait "$DP_PID" || fail "domprof record: $(cat "$OUT/dp-record.log")"
-prc=0
-wait "$PERF_PID" || prc=$?
-[ "$prc" -eq 0 ] || skip "perf record failed (exit $prc): $(cat "$OUT/perf-record.log")"
+perf_wait perf
 grep -q 'recurse: done' "$OUT/py.out" || fail "python3 did not finish: $(cat "$OUT/py.out")"
 tail -n 1 "$OUT/dp-record.log"
 
@@ -125,12 +111,10 @@ perf_syms "$OUT/perf.data" "$OUT/perf.txt"
 "$DOMPROF" report -i "$OUT/dp.data" -l --mode user --comm python3 --format csv >"$OUT/dp.csv" ||
 	fail "domprof report"
 # the control: perf's distribution of another Python program
-"$PERF" record -q --no-buildid -N -F 1000 -o "$OUT/other.data" -- "$PY" -c '
-d = {}
-for i in range(300000):
-    d[str(i)] = i
-s = sorted(d, key=len)
-' >"$OUT/other-record.log" 2>&1 || fail "perf record of the control: $(cat "$OUT/other-record.log")"
+start_py other 300 dict
+perf_attach other "$PY_PID" -F 1000
+: >"$OUT/other.go"
+perf_wait other
 perf_syms "$OUT/other.data" "$OUT/other.txt"
 
 similar() { # PERF.txt MIN|-MAX: top-10 user-symbol similarity against domprof's

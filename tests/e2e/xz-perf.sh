@@ -3,14 +3,15 @@
 # FDE names against perf (issue 14 "Proof", docs/dwarf-notes.md
 # "Proof"): Debian's xz compressing data spends nearly all its time in
 # static functions of the stripped liblzma.so.5 (only its API in
-# .dynsym). One run is recorded by both profilers at once: `domprof
-# record -- perf record -- xz ...` (domprof's events are inherited by
-# perf and xz; report --comm xz keeps xz's samples), because two runs one
-# after the other differ by up to 6 points in a function's share on
-# this shared machine (the match finder is memory-bound: its share moves
-# with the other tenants' load), more than the check allows. -F 4000 in
-# both (about 5000 samples each) keeps the sampling noise of a share
-# near 1 point.
+# .dynsym). One run is recorded by both profilers at once: xz starts
+# reading its input from a fifo (its images mapped, waiting), `domprof
+# record -p` and `perf record -p` attach (tests/e2e/lib/perf-attach.bash
+# says why attaching), then the data is written into the fifo. At the
+# same time because two runs one after the other differed by up to 6
+# points in a function's share on this shared machine (the match finder
+# is memory-bound: its share moves with the other tenants' load), more
+# than the check allows. -F 4000 in both (about 5000 samples each)
+# keeps the sampling noise of a share near 1 point.
 #  - domprof's report has one row per liblzma function: every liblzma
 #    row names (IMAGE+0xSTART, or a .dynsym name) a distinct FDE of the
 #    library, as binutils' readelf reads them
@@ -32,9 +33,8 @@ XZ=$(command -v xz || true)
 LZMA=$(ldd "$XZ" 2>/dev/null | awk '$1 ~ /^liblzma/ { print $3 }')
 [ -n "$LZMA" ] && [ -f "$LZMA" ] || skip "xz is not linked against a liblzma shared library"
 command -v readelf >/dev/null || skip "readelf (binutils) not installed"
-PERF=$(command -v perf || true)
-[ -n "$PERF" ] || skip "perf is not installed (Debian package linux-perf)"
-export PERF_BUILDID_DIR="$OUT/perf-buildid" # private, none written (perf-crosscheck.sh)
+source "$TOP/tests/e2e/lib/perf-attach.bash"
+perf_setup
 LZMA=$(readlink -f "$LZMA")
 echo "liblzma: $LZMA"
 
@@ -49,13 +49,32 @@ fi
 
 # ~2 MB of data xz -6 works on for ~1.3 s: compressible text and noise
 { seq 1 200000; head -c 600000 /dev/urandom | base64; } >"$OUT/in.txt"
-"$DOMPROF" record -f -F "$F" -o "$OUT/dp.data" -- \
-	"$PERF" record -q --no-buildid -N -F "$F" -o "$OUT/perf.data" -- "$XZ" -6 -T1 -k -f "$OUT/in.txt" \
-	>"$OUT/record.log" 2>&1 || fail "domprof record: $(cat "$OUT/record.log")"
+mkfifo "$OUT/in.fifo"
+"$XZ" -6 -T1 -c <"$OUT/in.fifo" >"$OUT/out.xz" 2>"$OUT/xz.err" &
+XZ_PID=$!
+bg_pids+=($XZ_PID)
+exec 7<>"$OUT/in.fifo" # xz's open of its stdin returns: it starts, then waits
+for ((i = 0; i < 100; i++)); do # liblzma mapped: xz is past its start-up
+	grep -q liblzma "/proc/$XZ_PID/maps" 2>/dev/null && break
+	sleep 0.1
+done
+# the recorders must not hold the fifo open (xz would never see its end)
+"$DOMPROF" record -f -F "$F" -p "$XZ_PID" -o "$OUT/dp.data" >"$OUT/record.log" 2>&1 7>&- &
+DP_PID=$!
+bg_pids+=($DP_PID)
+for ((i = 0; i < 200; i++)); do # its file appears once it records
+	[ -e "$OUT/dp.data" ] || ! kill -0 $DP_PID 2>/dev/null && break
+	sleep 0.1
+done
+[ -e "$OUT/dp.data" ] || fail "domprof record did not start: $(cat "$OUT/record.log")"
+perf_attach perf "$XZ_PID" -F "$F" 7>&-
+cat "$OUT/in.txt" >&7
+exec 7>&-
+wait "$XZ_PID" || fail "xz failed: $(cat "$OUT/xz.err")"
+wait "$DP_PID" || fail "domprof record: $(cat "$OUT/record.log")"
+perf_wait perf
 tail -n 1 "$OUT/record.log"
-grep -q 'command exited with status 0' "$OUT/record.log" ||
-	skip "perf cannot record here: $(cat "$OUT/record.log")"
-rm -f "$OUT/in.txt" "$OUT/in.txt.xz"
+rm -f "$OUT/in.txt" "$OUT/out.xz"
 "$DOMPROF" report -i "$OUT/dp.data" -l --comm xz --format csv >"$OUT/dp.csv" || fail "report exit $?"
 "$PERF" script -i "$OUT/perf.data" -F ip,dso --show-mmap-events >"$OUT/perf.script" 2>"$OUT/perf-script.err" ||
 	fail "perf script failed: $(tail -n 2 "$OUT/perf-script.err" | tr '\n' ' ')"
