@@ -28,6 +28,10 @@
 # cannot record.
 source "$(dirname "$0")/lib/report-common.bash"
 set -e
+# the analysis scripts run with the system's interpreter: a python3
+# shim first in PATH (pyenv) costs ~0.7 s a start
+PY3=/usr/bin/python3
+[ -x "$PY3" ] || PY3=$(command -v python3 || true)
 XZ=$(command -v xz || true)
 [ -n "$XZ" ] || skip "xz is not installed (Debian package xz-utils)"
 LZMA=$(ldd "$XZ" 2>/dev/null | awk '$1 ~ /^liblzma/ { print $3 }')
@@ -81,7 +85,7 @@ rm -f "$OUT/in.txt" "$OUT/out.xz"
 
 # compare MODE MIN|-MAX: MODE fde (the check), next or page (controls)
 compare() {
-	PYTHONPATH="$TOP/tests/e2e/lib" python3 - "$OUT/perf.script" "$OUT/dp.csv" "$LZMA" "$@" <<'PY'
+	PYTHONPATH="$TOP/tests/e2e/lib" "$PY3" - "$OUT/perf.script" "$OUT/dp.csv" "$LZMA" "$@" <<'PY'
 import csv, re, sys
 import fde_ranges
 script, dpcsv, lib, mode, lim = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])

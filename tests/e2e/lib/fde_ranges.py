@@ -40,7 +40,7 @@ class Table:
         self.name = os.path.basename(os.path.realpath(path))
         ranges = set()
         for line in _readelf(["--debug-dump=frames"], path).splitlines():
-            m = _FDE.search(line)
+            m = _FDE.search(line) if " FDE " in line else None
             if m:
                 lo, hi = int(m.group(1), 16), int(m.group(2), 16)
                 if hi > lo:  # empty FDEs cover nothing
