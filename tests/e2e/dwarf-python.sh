@@ -7,7 +7,8 @@
 # and `perf record --call-graph dwarf`, both attached with -p to the
 # waiting interpreter (after its start-up, for the reason in
 # tests/e2e/lib/perf-attach.bash: perf 6.1 cannot read MMAP2 records
-# the kernel wrote while a domprof recording was open); the script
+# the kernel wrote while a system-wide domprof recording, anyone's, was
+# open); the script
 # starts its work once both record (perf acknowledges on its control
 # fifo, domprof's file appears), so both see the same work and neither
 # the interpreter's start-up.
@@ -60,7 +61,7 @@ start_py py 800
 note "python3 pid $PY_PID"
 "$DOMPROF" record -f --call-graph dwarf -F 1000 -p "$PY_PID" -o "$OUT/dp.data" >"$OUT/dp-record.log" 2>&1 &
 DP_PID=$!
-bg_pids+=($DP_PID)
+bg_pids+=("$DP_PID")
 for ((i = 0; i < 200; i++)); do # its file appears once it records
 	[ -e "$OUT/dp.data" ] || ! kill -0 $DP_PID 2>/dev/null && break
 	sleep 0.1

@@ -6,10 +6,10 @@
 # .dynsym). One run is recorded by both profilers at once: xz starts
 # reading its input from a fifo (its images mapped, waiting), `domprof
 # record -p` and `perf record -p` attach (tests/e2e/lib/perf-attach.bash
-# says why attaching), then the data is written into the fifo. At the
-# same time because two runs one after the other differed by up to 6
-# points in a function's share on this shared machine (the match finder
-# is memory-bound: its share moves with the other tenants' load), more
+# says why attaching), then the data is written into the fifo. One run,
+# not two: two runs one after the other differed by up to 6 points in a
+# function's share on this shared machine (the match finder is
+# memory-bound: its share moves with the other tenants' load), more
 # than the check allows. -F 4000 in both (about 5000 samples each)
 # keeps the sampling noise of a share near 1 point.
 #  - domprof's report has one row per liblzma function: every liblzma
@@ -56,7 +56,7 @@ fi
 mkfifo "$OUT/in.fifo"
 "$XZ" -6 -T1 -c <"$OUT/in.fifo" >"$OUT/out.xz" 2>"$OUT/xz.err" &
 XZ_PID=$!
-bg_pids+=($XZ_PID)
+bg_pids+=("$XZ_PID")
 exec 7<>"$OUT/in.fifo" # xz's open of its stdin returns: it starts, then waits
 for ((i = 0; i < 100; i++)); do # liblzma mapped: xz is past its start-up
 	grep -q liblzma "/proc/$XZ_PID/maps" 2>/dev/null && break
@@ -65,7 +65,7 @@ done
 # the recorders must not hold the fifo open (xz would never see its end)
 "$DOMPROF" record -f -F "$F" -p "$XZ_PID" -o "$OUT/dp.data" >"$OUT/record.log" 2>&1 7>&- &
 DP_PID=$!
-bg_pids+=($DP_PID)
+bg_pids+=("$DP_PID")
 for ((i = 0; i < 200; i++)); do # its file appears once it records
 	[ -e "$OUT/dp.data" ] || ! kill -0 $DP_PID 2>/dev/null && break
 	sleep 0.1

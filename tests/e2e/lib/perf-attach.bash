@@ -3,10 +3,11 @@
 # tests/e2e/xz-perf.sh). Sourced after tests/lib/common.bash.
 #
 # Why attach (-p) to a process that waits, rather than `perf record --
-# CMD`: while any perf event with attr.build_id is open (every `domprof
-# record`, also another test's or another user's system-wide one), the
-# kernel marks the MMAP2 records it writes for *other* events as carrying
-# a build-id too, and perf 6.1's report and script abort on them
+# CMD`: while a system-wide perf event with attr.build_id is open (any
+# `domprof record -a`: another test's or another user's on this
+# machine), the kernel marks the MMAP2 records it writes for *other*
+# tools' events as carrying a build-id too (their contents are device
+# and inode), and perf 6.1's report and script abort on them
 # ("assertion failed at util/build-id.c"; see perf-crosscheck.sh). A
 # process that maps its images first and then waits gets its mappings
 # from /proc (perf writes those records itself, unmarked), and maps no
@@ -36,7 +37,7 @@ perf_attach() {
 	"$PERF" record -q --no-buildid -N "$@" -D -1 --control "fifo:$OUT/$name.ctl,$OUT/$name.ack" \
 		-p "$pid" -o "$OUT/$name.data" >"$OUT/$name.log" 2>&1 &
 	PERF_PID=$!
-	bg_pids+=($PERF_PID)
+	bg_pids+=("$PERF_PID")
 	# both ends opened here: neither open blocks if perf died early
 	exec 8<>"$OUT/$name.ack" 9<>"$OUT/$name.ctl"
 	echo enable >&9
