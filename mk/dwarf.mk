@@ -36,3 +36,21 @@ build/fuzz/fuzz-unwind: tests/fuzz/fuzz-unwind.c $(UNWIND_FUZZ_SRC) $(wildcard s
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-unwind.c $(UNWIND_FUZZ_SRC) \
 		-ldw -lelf -lzstd -liberty -lz -lpthread
+
+# The known call graph across a program and a shared library
+# (tests/workloads/dwknown.c, tests/e2e/dwarf-known.sh): both -O2
+# -fomit-frame-pointer as distributions build; noipa in the sources and
+# no sibling calls keep the callers' frames; no -g (the .eh_frame that
+# x86-64 code always has is what the unwinder uses). The library lives
+# in tests/workloads/lib/ so the generic rule does not link it as a
+# program; dwknown finds it by rpath $ORIGIN.
+DWK_FLAGS := -O2 -fomit-frame-pointer -fno-optimize-sibling-calls
+build/workloads/libdwknown.so: tests/workloads/lib/libdwknown.c tests/workloads/lib/dwknown.h
+	@mkdir -p $(dir $@)
+	$(CC) $(DWK_FLAGS) -fPIC -shared -o $@ $<
+
+build/workloads/dwknown: tests/workloads/dwknown.c tests/workloads/lib/dwknown.h build/workloads/libdwknown.so
+	@mkdir -p $(dir $@)
+	$(CC) $(DWK_FLAGS) -o $@ $< -Lbuild/workloads -ldwknown '-Wl,-rpath,$$ORIGIN'
+
+EXTRA_WORKLOADS += build/workloads/libdwknown.so
