@@ -17,6 +17,7 @@
 #include "analysis/profile.h"
 #include "commands.h"
 #include "output/annotate.h"
+#include "symbols/debuginfod.h"
 
 const char usage_annotate[] =
 	"usage: domprof annotate [-i FILE] [--domain NAME] [-n N] [--format text|json]\n"
@@ -39,13 +40,14 @@ const char usage_annotate[] =
 	"      --comm NAME        only samples of processes with this command name\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
 	FILTER_WINDOW_HELP
+	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"      --format FMT       text (default) or json (an array, one object per\n"
 	"                         function; see docs/annotate.md)\n"
 	"\n"
 	"Exit status: 0, 1 when the file cannot be read or no function of that name\n"
 	"has samples (the nearest names are suggested), 2 on a usage error.\n";
 
-enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_TIME, OPT_CPU, OPT_FORMAT };
+enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_TIME, OPT_CPU, OPT_FORMAT, OPT_NO_DEBUGINFOD };
 
 /* edit distance of a and b (each cut at 64 bytes), for suggestions */
 static size_t distance(const char *a, const char *b)
@@ -112,6 +114,7 @@ int cmd_annotate(int argc, char **argv)
 		{ "time", required_argument, NULL, OPT_TIME },
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data";
@@ -141,6 +144,9 @@ int cmd_annotate(int argc, char **argv)
 			if (strcmp(optarg, "text") && strcmp(optarg, "json"))
 				return usage_error("annotate", "unknown format '%s' (text or json)", optarg);
 			json = !strcmp(optarg, "json");
+			break;
+		case OPT_NO_DEBUGINFOD:
+			dbgfd_turn_off();   /* for libdwfl too: docs/symbols.md */
 			break;
 		case ':':
 			return usage_error("annotate", "option '%s' needs a value", argv[optind - 1]);

@@ -16,6 +16,7 @@
 #include "format/format.h"
 #include "format/scan.h"
 #include "output/report.h"
+#include "symbols/debuginfod.h"
 #include "util/xalloc.h"
 
 const char usage_info[] =
@@ -34,7 +35,9 @@ const char usage_info[] =
 	"stopped, depth bound, ip in no readable image). DOMPROF_DWARF_UNWIND=0\n"
 	"skips the unwinding.\n"
 	"\n"
-	"  -i, --input FILE   recording to read (default domprof.data)\n";
+	"  -i, --input FILE   recording to read (default domprof.data)\n"
+	"      --no-debuginfod  no debug files from debuginfod servers for that\n"
+	"                     unwinding (DEBUGINFOD_URLS)\n";
 
 /* The unwinding of the file's user stacks, as report -g does it (the
  * profile loader with call chains, symbols from this machine and the
@@ -129,13 +132,16 @@ static void print_counters(struct dp_meta *m)
 
 int cmd_info(int argc, char **argv)
 {
-	static const struct option opts[] = { { "input", required_argument, 0, 'i' }, { 0, 0, 0, 0 } };
+	static const struct option opts[] = { { "input", required_argument, 0, 'i' },
+					       { "no-debuginfod", no_argument, 0, 'D' }, { 0, 0, 0, 0 } };
 	const char *path = "domprof.data";
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+i:", opts, NULL)) != -1) {
 		if (c == 'i')
 			path = optarg;
+		else if (c == 'D')
+			dbgfd_turn_off();   /* the unwinding of user stacks: docs/symbols.md */
 		else
 			return usage_error("info", "unknown or incomplete option '%s'", argv[optind - 1]);
 	}

@@ -18,6 +18,8 @@ set -u
 cd "$(dirname "$0")/.."
 export DOMPROF="${DOMPROF:-$PWD/build/san/domprof}"
 export DOMPROF_TOP="$PWD"
+# no test asks a real debuginfod server (tests/e2e/debuginfod.sh starts its own)
+unset DEBUGINFOD_URLS
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 OUT="${TEST_OUT:-$PWD/build/test-out}"
