@@ -35,8 +35,12 @@ const char usage_report[] =
 	"                         line (needs a recording made with -g or\n"
 	"                         --call-graph dwarf)\n"
 	"  -s, --sort KEYS        comma-separated keys: sample, symbol, image, domain,\n"
-	"                         pid, comm (default: sample); pid or comm split rows\n"
-	"                         per process\n"
+	"                         pid, comm, srcline (default: sample); pid or comm\n"
+	"                         split rows per process, srcline per source line\n"
+	"                         (DWARF line tables, as perf's -s srcline)\n"
+	"      --inline, --no-inline  with srcline: code inlined into a function is\n"
+	"                         the inlined function's, at its own line (default),\n"
+	"                         or the function's, at the line of the call\n"
 	"  -t, --threshold PCT    hide rows below PCT percent of the shown samples\n"
 	"      --domain NAME      only samples of this domain (host, or a VM's name)\n"
 	"      --pid PID          only samples of this process\n"
@@ -91,7 +95,8 @@ static void progress_cb(void *arg, uint64_t pos, uint64_t size)
 }
 
 enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_FORMAT, OPT_BYPROC, OPT_TIME, OPT_CPU,
-       OPT_TIMELINE, OPT_NO_DEBUGINFOD };
+       OPT_TIMELINE, OPT_NO_DEBUGINFOD,
+       OPT_INLINE, OPT_NO_INLINE };
 
 int cmd_report(int argc, char **argv)
 {
@@ -114,6 +119,8 @@ int cmd_report(int argc, char **argv)
 		{ "by-process", no_argument, NULL, OPT_BYPROC },
 		{ "timeline", optional_argument, NULL, OPT_TIMELINE },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data", *format = "text";
@@ -122,6 +129,7 @@ int cmd_report(int argc, char **argv)
 	enum profile_sort_key keys[PROFILE_MAX_SORT];
 	bool quiet = false;
 	uint64_t timeline_ns = 0;
+	bool no_inline = false;
 	char emsg[256];
 
 	opterr = 0;
@@ -137,12 +145,15 @@ int cmd_report(int argc, char **argv)
 			const char *bad = NULL;
 			int n = profile_parse_sort(optarg, keys, &bad);
 			if (n < 0)
-				return usage_error("report", "unknown or too many sort keys at '%s' (keys: sample, symbol, image, domain, pid, comm)", bad);
+				return usage_error("report", "unknown or too many sort keys at '%s' (keys: sample, symbol, image, domain, pid, comm, srcline)", bad);
 			v.keys = keys;
 			v.nkeys = n;
-			for (int i = 0; i < n; i++)
+			for (int i = 0; i < n; i++) {
 				if (keys[i] == PROFILE_SORT_PID || keys[i] == PROFILE_SORT_COMM)
 					v.by_process = true;
+				if (keys[i] == PROFILE_SORT_SRCLINE)
+					v.srcline = true;
+			}
 			break;
 		}
 		case 't':
@@ -174,6 +185,8 @@ int cmd_report(int argc, char **argv)
 		case OPT_NO_DEBUGINFOD:
 			dbgfd_turn_off();   /* for libdwfl too: docs/symbols.md */
 			break;
+		case OPT_INLINE: no_inline = false; break;
+		case OPT_NO_INLINE: no_inline = true; break;
 		case ':':
 			return usage_error("report", "option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -192,6 +205,8 @@ int cmd_report(int argc, char **argv)
 		.timeline = v.timeline,
 		.timeline_ns = timeline_ns,
 		.by_process = v.by_process,
+		.srcline = v.srcline,
+		.no_inline = no_inline,
 		.progress = progress_cb,
 		.progress_arg = &pr,
 	};

@@ -43,6 +43,7 @@ static void loader_release(struct loader *L)
 {
 	window_spans_release(&L->spans);
 	timeline_release(L);
+	hmap_release(&L->nolines);
 	free(L->hit_raw);
 	free(L->keys);
 	free(L->chain);

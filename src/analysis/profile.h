@@ -66,6 +66,9 @@ struct profile_opts {
 	bool stacks;            /* keep the unique-stack list (flame graphs, exports) */
 	bool by_process;        /* split symbol rows by (pid, comm) */
 	bool hits;              /* self samples per address of each symbol (annotate) */
+	bool srcline;           /* rows per source line too (symbol.srcline) */
+	bool no_inline;         /* with srcline: code inlined into a function counts
+				 * as that function's, at the call's line */
 	bool timeline;          /* count samples per time bucket per domain */
 	uint64_t timeline_ns;   /* the bucket; 0: chosen (about 40 over the span) */
 	profile_progress_fn progress;
@@ -110,6 +113,11 @@ struct profile_symbol {
 	bool kernel;            /* found in kernel mode (image of kernel/guest kernel) */
 	uint32_t pid;           /* only with opts.by_process, else 0 */
 	const char *comm;       /* only with opts.by_process, else NULL */
+	const char *srcline;    /* only with opts.srcline: "file.c:12", "[no line
+				 * info]" (the image has no line tables) or "??"
+				 * (none for this address); else NULL */
+	const char *inlined_into; /* opts.srcline, the symbol is an inlined
+				 * function: the function it was inlined into */
 	uint64_t self;
 	uint64_t total;
 };
@@ -272,6 +280,8 @@ void profile_free(struct profile *p);
 enum profile_sort_key {
 	PROFILE_SORT_SAMPLE, PROFILE_SORT_SYMBOL, PROFILE_SORT_IMAGE,
 	PROFILE_SORT_DOMAIN, PROFILE_SORT_PID, PROFILE_SORT_COMM,
+	PROFILE_SORT_SRCLINE,   /* splits rows per source line (opts.srcline), as
+				 * perf's -s srcline; orders nothing itself */
 };
 #define PROFILE_MAX_SORT 8
 int profile_parse_sort(const char *keys, enum profile_sort_key *keys_out, const char **bad);

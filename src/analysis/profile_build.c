@@ -8,6 +8,7 @@
  *     total, edges, image summary and unique stacks are summed from there,
  *     then sorted into the arrays profile.h describes.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +19,7 @@
 struct sym_want {
 	const struct profile_symbol *syms;
 	uint32_t domain, pid;
-	const char *image, *symbol;
+	const char *image, *symbol, *srcline;
 };
 
 static bool sym_eq(const void *ctx, uint32_t e)
@@ -26,11 +27,14 @@ static bool sym_eq(const void *ctx, uint32_t e)
 	const struct sym_want *w = ctx;
 	const struct profile_symbol *y = &w->syms[e];
 	return y->domain == w->domain && y->pid == w->pid && streq(y->image, w->image) &&
-	       streq(y->symbol, w->symbol);
+	       streq(y->symbol, w->symbol) &&
+	       (y->srcline == w->srcline || (y->srcline && w->srcline && streq(y->srcline, w->srcline)));
 }
 
+/* srcline: NULL, or the row's source line (opts.srcline); inl: the
+ * function an inlined symbol was inlined into */
 static uint32_t sym_intern(struct loader *L, uint32_t domain, const struct sym_result *r,
-			   bool kernel, uint32_t pid)
+			   bool kernel, uint32_t pid, const char *srcline, const char *inl)
 {
 	struct profile *p = L->p;
 	bool bp = L->o.by_process;
@@ -38,8 +42,10 @@ static uint32_t sym_intern(struct loader *L, uint32_t domain, const struct sym_r
 		pid = 0;
 	uint64_t h = hash_fold64(hash_fold64(77, domain), pid);
 	h = hash_str(hash_str(h, r->image), r->symbol);
+	if (srcline)
+		h = hash_str(h, srcline);
 	struct hidx *t = &L->symtab;
-	struct sym_want want = { p->syms, domain, pid, r->image, r->symbol };
+	struct sym_want want = { p->syms, domain, pid, r->image, r->symbol, srcline };
 	size_t i;
 	uint32_t found = hidx_find(t, h, sym_eq, &want, &i);
 	if (found != HIDX_NONE)
@@ -58,8 +64,46 @@ static uint32_t sym_intern(struct loader *L, uint32_t domain, const struct sym_r
 	y->kernel = kernel;
 	y->pid = pid;
 	y->comm = bp ? sym_comm(L->pv->sym, domain, pid) : NULL;
+	y->srcline = srcline;
+	y->inlined_into = inl;
 	hidx_fill(t, i, h, idx);
 	return idx;
+}
+
+/*
+ * opts.srcline: the row's source line for (map, ip), and with inlining
+ * on, r->symbol becomes the inlined function (*inl the one it was
+ * inlined into); with --no-inline the line is the inlined call's, in
+ * the function the code was compiled into. An image without line tables
+ * is said once (a warning), its rows "[no line info]".
+ */
+static const char *line_of(struct loader *L, const struct sym_map *map, uint64_t ip,
+			   struct sym_result *r, const char **inl)
+{
+	struct priv *pv = L->pv;
+	struct sym_srcline sl;
+	char buf[600];
+	if (!sym_srcline(pv->sym, map, ip, &sl)) {
+		if (sl.has_table)
+			return "??";
+		const char *img = sym_image_name(sym_map_image(map));
+		if (!strmap_get(&L->nolines, img)) {
+			strmap_put(&L->nolines, img, (void *)1);
+			snprintf(buf, sizeof(buf), "no line information for %s (no DWARF line tables in it "
+				 "or a debug file): its rows are [no line info]", img);
+			profile_add_warning(L->p, buf);
+		}
+		return "[no line info]";
+	}
+	if (sl.inlined && !L->o.no_inline) {
+		*inl = r->symbol;   /* the function the code was compiled into */
+		r->symbol = sl.inlined;
+	} else if (sl.inlined && sl.call_file && sl.call_line) {
+		snprintf(buf, sizeof(buf), "%s:%u", sl.call_file, sl.call_line);
+		return profile_keep_str(pv, buf);
+	}
+	snprintf(buf, sizeof(buf), "%s:%u", sl.file, sl.line);
+	return profile_keep_str(pv, buf);
 }
 
 struct addr_want {
@@ -94,7 +138,10 @@ static uint32_t resolve_addr(struct loader *L, const struct key *k, const struct
 	struct sym_result r;
 	memset(&r, 0, sizeof(r));
 	sym_resolve(L->pv->sym, map, ip, &r);
-	uint32_t sym = sym_intern(L, k->domain, &r, mode_is_kernel(mode), k->pid);
+	const char *srcline = NULL, *inl = NULL;
+	if (L->o.srcline)
+		srcline = line_of(L, map, ip, &r, &inl);
+	uint32_t sym = sym_intern(L, k->domain, &r, mode_is_kernel(mode), k->pid, srcline, inl);
 	xgrow((void **)&L->addrs, &L->capaddrs, L->naddrs + 1, sizeof(*L->addrs));
 	struct addr *a = &L->addrs[L->naddrs];
 	a->map = map;

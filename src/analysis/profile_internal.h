@@ -128,6 +128,7 @@ struct loader {
 	/* --timeline (timeline.c): samples per (key, bucket), counted into
 	 * the rows once the keys' filters are known */
 	struct tl_cell { uint32_t key, bucket; uint64_t count; } *tl_cells;
+	struct hmap nolines;         /* opts.srcline: images said to have no lines */
 	/* opts.hits: a kept key's leaf (symbol, image address) and samples */
 	struct hit_raw { uint32_t sym; uint64_t addr, count; const struct sym_map *map; } *hit_raw;
 	size_t nhit_raw, caphit_raw;

@@ -54,7 +54,7 @@ int profile_parse_sort(const char *keys, enum profile_sort_key *out, const char 
 		{ "symbol", PROFILE_SORT_SYMBOL }, { "sym", PROFILE_SORT_SYMBOL },
 		{ "image", PROFILE_SORT_IMAGE }, { "dso", PROFILE_SORT_IMAGE },
 		{ "domain", PROFILE_SORT_DOMAIN }, { "pid", PROFILE_SORT_PID },
-		{ "comm", PROFILE_SORT_COMM },
+		{ "comm", PROFILE_SORT_COMM }, { "srcline", PROFILE_SORT_SRCLINE },
 	};
 	int n = 0;
 	const char *s = keys;
@@ -109,6 +109,7 @@ static int cmp_row(const void *a, const void *b, void *ctx)
 			c = x->pid != y->pid ? (x->pid < y->pid ? -1 : 1) : 0;
 			break;
 		case PROFILE_SORT_COMM: c = cmp_str0(x->comm, y->comm); break;
+		case PROFILE_SORT_SRCLINE: break;
 		}
 		if (c)
 			return c;

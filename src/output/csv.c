@@ -34,8 +34,10 @@ int report_csv(FILE *f, const struct report_view *v)
 	const struct profile *p = v->p;
 	if (v->timeline)
 		return timeline_csv(f, p);
-	fputs(v->by_process ? "samples,percent,domain,image,symbol,pid,comm\n"
-			    : "samples,percent,domain,image,symbol\n", f);
+	fputs(v->by_process ? "samples,percent,domain,image,symbol,pid,comm"
+			    : "samples,percent,domain,image,symbol", f);
+	/* only with srcline: older scripts' CSV unchanged */
+	fputs(v->srcline ? ",srcline,inlined_into\n" : "\n", f);
 	size_t n;
 	uint32_t *ix = profile_rows(p, v->keys, v->nkeys, v->threshold, &n);
 	for (size_t i = 0; i < n; i++) {
@@ -49,6 +51,12 @@ int report_csv(FILE *f, const struct report_view *v)
 		if (v->by_process) {
 			fprintf(f, ",%" PRIu32 ",", y->pid);
 			csv_write_field(f, y->comm);
+		}
+		if (v->srcline) {
+			fputc(',', f);
+			csv_write_field(f, y->srcline ? y->srcline : "");
+			fputc(',', f);
+			csv_write_field(f, y->inlined_into ? y->inlined_into : "");
 		}
 		fputc('\n', f);
 	}

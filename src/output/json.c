@@ -44,6 +44,14 @@ static void sym_fields(FILE *f, const struct report_view *v, const struct profil
 		fprintf(f, ",\"pid\":%" PRIu32 ",", y->pid);
 		jkv(f, "comm", y->comm);
 	}
+	if (v->srcline) {
+		fputc(',', f);
+		jkv(f, "srcline", y->srcline ? y->srcline : "");
+		if (y->inlined_into) {
+			fputc(',', f);
+			jkv(f, "inlined_into", y->inlined_into);
+		}
+	}
 }
 
 static void header(FILE *f, const struct report_view *v)

@@ -22,6 +22,7 @@ struct report_view {
 	bool symbols;                    /* -l: symbol rows, else image summary */
 	bool callgraph;                  /* -g: callers/callees per symbol */
 	bool by_process;                 /* rows carry pid and comm */
+	bool srcline;                    /* rows carry their source line */
 	bool timeline;                   /* --timeline: samples per time bucket
 					  * per domain instead of the tables */
 	const char *filter_desc;         /* "comm=foo pid=3", or NULL */

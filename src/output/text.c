@@ -177,7 +177,7 @@ static void header(FILE *f, const struct report_view *v)
 }
 
 struct widths {
-	int dom, img, pid, comm;
+	int dom, img, pid, comm, line;
 };
 
 static int imax(int a, int b)
@@ -191,13 +191,18 @@ static void sym_widths(const struct profile *p, const uint32_t *ix, size_t n, st
 	w->img = 10;
 	w->pid = 5;
 	w->comm = 7;
+	w->line = 12;
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_symbol *y = &p->syms[ix[i]];
 		w->dom = imax(w->dom, (int)strlen(y->domain_name));
 		w->img = imax(w->img, (int)strlen(y->image));
 		if (y->comm)
 			w->comm = imax(w->comm, (int)strlen(y->comm));
+		if (y->srcline)
+			w->line = imax(w->line, (int)strlen(y->srcline));
 	}
+	if (w->line > 40)
+		w->line = 40;
 	if (w->img > 40)
 		w->img = 40;
 	if (w->comm > 20)
@@ -210,7 +215,12 @@ static void sym_cols(FILE *f, const struct report_view *v, const struct widths *
 	fprintf(f, "%-*s  ", w->dom, y->domain_name);
 	if (v->by_process)
 		fprintf(f, "%-*" PRIu32 "  %-*s  ", w->pid, y->pid, w->comm, y->comm ? y->comm : "-");
-	fprintf(f, "%-*s  %s%s\n", w->img, y->image, y->symbol, suffix);
+	if (v->srcline)
+		fprintf(f, "%-*s  ", w->line, y->srcline ? y->srcline : "-");
+	fprintf(f, "%-*s  %s", w->img, y->image, y->symbol);
+	if (y->inlined_into)
+		fprintf(f, " (inlined into %s)", y->inlined_into);
+	fprintf(f, "%s\n", suffix);
 }
 
 static void sym_head(FILE *f, const struct report_view *v, const struct widths *w, int pad)
@@ -218,6 +228,8 @@ static void sym_head(FILE *f, const struct report_view *v, const struct widths *
 	fprintf(f, "samples  %%        %*s%-*s  ", pad, "", w->dom, "domain");
 	if (v->by_process)
 		fprintf(f, "%-*s  %-*s  ", w->pid, "pid", w->comm, "command");
+	if (v->srcline)
+		fprintf(f, "%-*s  ", w->line, "source line");
 	fprintf(f, "%-*s  %s\n", w->img, "image name", "symbol name");
 }
 

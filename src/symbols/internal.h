@@ -133,6 +133,9 @@ int elf_load(const char *path, const void *buf, size_t len,
 int elf_load_debug(struct sym_session *s, const char *path, const struct elf_info *info,
 		   struct sym_table *t, char **found);
 
+/* lines.c: frees an image's libdw handle (NULL is fine). */
+void lines_free(void *lines);
+
 /* ---- function ranges from unwind tables (fde.c) ---- */
 
 /* One FDE: the function at [start, end) in the image's address space. */
@@ -317,6 +320,8 @@ struct sym_image {
 	struct fde_table fde;       /* unwind-table ranges, loaded on the first
 				     * address no symbol covers (image_fde) */
 	bool fde_done;
+	void *lines;                /* libdw handle for source lines (lines.c), or NULL */
+	bool lines_done;
 	struct sym_image *next_all;
 };
 

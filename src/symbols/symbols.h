@@ -155,6 +155,26 @@ uint64_t sym_map_to_image(const struct sym_map *m, uint64_t ip);
 long sym_image_code(struct sym_session *s, const struct sym_map *m, uint64_t start,
 		    uint64_t end, uint8_t *buf, size_t cap);
 
+/*
+ * The source line of ip in map m, from the DWARF line tables of its image
+ * (its file or embedded copy, else its separate debug file). file is the
+ * base name. When the code at ip was inlined: inlined is the (innermost)
+ * inlined function, call_file:call_line the line of the inlined call in
+ * the function the code was compiled into (the symbol table's function
+ * at ip). Strings live in the
+ * session. Returns false when there is no line for ip; has_table says
+ * whether the image has line tables at all.
+ */
+struct sym_srcline {
+	const char *file;
+	unsigned line;
+	const char *inlined;
+	const char *call_file;
+	unsigned call_line;
+	bool has_table;
+};
+bool sym_srcline(struct sym_session *s, const struct sym_map *m, uint64_t ip, struct sym_srcline *out);
+
 /* Command name of a pid in a domain, "[unknown]" if never seen. */
 const char *sym_comm(struct sym_session *s, uint32_t domain, uint32_t pid);
 

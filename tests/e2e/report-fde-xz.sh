@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# runs alone
 # The real case of FDE names: `xz -9` spends nearly all its time in
 # static functions of Debian's stripped liblzma.so.5 (only its exported
 # API is in .dynsym), which the report used to show as one

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# report --sort srcline (src/symbols/lines.c, libdw line tables) on a real
+# recording of the lines workload (built -O1 -g: two_lines's LINE_A does
+# 3x the work of LINE_B; inl_helper is always inlined into with_inline):
+#  - LINE_A : LINE_B is 75:25 within 5 points (of the two);
+#  - inline (default): rows at inl_helper's own lines, named
+#    "inl_helper (inlined into with_inline)", hold >= 50% of the samples
+#    in with_inline's code; --no-inline: no inl_helper row, with_inline's call
+#    line (LINE_CALL) holds them; CSV and JSON carry the srcline;
+#  - -s symbol,srcline splits two_lines per line as well;
+#  - controls: a copy stripped of its DWARF (strip -g) gives "[no line
+#    info]" rows and one warning naming it; a copy whose .debug_line is
+#    overwritten with junk still reports (exit 0) and names no LINE_A
+#    row; the kernel's rows say [no line info].
+source "$(dirname "$0")/../lib/common.bash"
+need_workload lines
+SRC=$TOP/tests/workloads/lines.c
+la=$(grep -n 'LINE_A:' "$SRC" | cut -d: -f1)
+lb=$(grep -n 'LINE_B:' "$SRC" | cut -d: -f1)
+# inl_helper's own lines: from its definition to its closing brace
+i0=$(grep -n '^static inline.*inl_helper(' "$SRC" | cut -d: -f1)
+i1=$(awk -v s="$i0" 'NR > s && /^}/ { print NR; exit }' "$SRC")
+lc=$(grep -n 'LINE_CALL' "$SRC" | tail -n 1 | cut -d: -f1)
+
+rec() { # BIN DATA
+	"$DOMPROF" record -f -F 1000 -o "$2" -- "$1" 200 >"$2.log" 2>&1 || { cat "$2.log"; fail "record $1 failed"; }
+}
+cp "$WL/lines" "$OUT/lines"
+D=$OUT/lines.data
+rec "$OUT/lines" "$D"
+"$DOMPROF" report -i "$D" -l -s srcline | sed -n '/^samples/,+6p'
+
+csv() { "$DOMPROF" report -q -i "$1" -l -s srcline --format csv "${@:2}" 2>/dev/null; }
+read -r a b < <(csv "$D" | awk -F, -v a="lines.c:$la" -v b="lines.c:$lb" '
+	$6 == a { x += $1 } $6 == b { y += $1 } END { print x + 0, y + 0 }')
+note "LINE_A (lines.c:$la) $a, LINE_B (lines.c:$lb) $b samples"
+[ $((a + b)) -ge 200 ] || fail "only $((a + b)) samples on the two lines"
+python3 -c "import sys; s = 100.0 * $a / ($a + $b); print(f'LINE_A share {s:.1f}%'); sys.exit(0 if abs(s - 75) <= 5 else 1)" ||
+	fail "LINE_A : LINE_B is not 75:25 within 5 points"
+
+# inlining
+csv "$D" >"$OUT/inl.csv"
+read -r own call < <(awk -F, -v i0="$i0" -v i1="$i1" '
+	$5 == "inl_helper" && $7 == "with_inline" { n += $1; split($6, f, ":"); if (f[1] == "lines.c" && f[2] + 0 >= i0 && f[2] + 0 <= i1) o += $1 }
+	$5 == "with_inline" { n += $1 } END { print o + 0, n + 0 }' "$OUT/inl.csv")
+note "inline: inl_helper's lines (lines.c:$i0-$i1) hold $own of the $call samples in with_inline's code"
+[ "$call" -ge 20 ] && [ $((own * 2)) -ge "$call" ] || fail "inline: inl_helper's line holds $own of $call"
+csv "$D" --no-inline >"$OUT/noinl.csv"
+! grep -q ',inl_helper,' "$OUT/noinl.csv" || fail "--no-inline still has an inl_helper row"
+read -r at all < <(awk -F, -v c="lines.c:$lc" '$5 == "with_inline" { n += $1; if ($6 == c) o += $1 } END { print o + 0, n + 0 }' "$OUT/noinl.csv")
+note "--no-inline: with_inline's call line lines.c:$lc holds $at of $all"
+[ "$all" -ge 20 ] && [ $((at * 2)) -ge "$all" ] || fail "--no-inline: the call line holds $at of $all"
+"$DOMPROF" report -q -i "$D" -l -s srcline --format json | python3 -c "
+import json, sys
+rows = json.load(sys.stdin)['rows']
+assert any(r.get('srcline') == 'lines.c:$la' for r in rows)
+assert any(r.get('inlined_into') == 'with_inline' for r in rows)
+" || fail "JSON rows carry no srcline / inlined_into"
+n=$("$DOMPROF" report -q -i "$D" -l -s symbol,srcline --format csv | awk -F, '$5 == "two_lines"' | wc -l)
+[ "$n" -ge 2 ] || fail "-s symbol,srcline: two_lines in $n rows"
+"$DOMPROF" report -i "$D" -l -s srcline | grep -q '\[no line info\] *\[kernel.kallsyms\]' ||
+	note "(no kernel samples in this recording)"
+
+# controls: no DWARF; a damaged line table
+strip -g -o "$OUT/lines-nodwarf" "$OUT/lines"
+rec "$OUT/lines-nodwarf" "$OUT/nodwarf.data"
+"$DOMPROF" report -i "$OUT/nodwarf.data" -l -s srcline >"$OUT/nodwarf.txt" 2>&1 || fail "report of the stripped copy exit $?"
+grep -q '^# WARNING: no line information for lines-nodwarf' "$OUT/nodwarf.txt" || fail "no warning for the image without lines"
+grep -Eq '\[no line info\] +lines-nodwarf +two_lines' "$OUT/nodwarf.txt" || fail "the stripped copy's rows are not [no line info]"
+cp "$OUT/lines" "$OUT/lines-junk"
+python3 - "$OUT/lines-junk" <<'PY' || fail "could not damage .debug_line"
+import struct, sys
+p = sys.argv[1]
+b = bytearray(open(p, 'rb').read())
+shoff, = struct.unpack_from('<Q', b, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from('<HHH', b, 0x3a)
+def sh(i):
+    return struct.unpack_from('<IIQQQQIIQQ', b, shoff + i * shentsize)
+stroff = sh(shstrndx)[4]
+for i in range(shnum):
+    s = sh(i)
+    name = bytes(b[stroff + s[0]:stroff + s[0] + 32]).split(b'\0')[0]
+    if name == b'.debug_line':
+        off, size = s[4], s[5]
+        for j in range(size):
+            b[off + j] = (j * 151 + 7) & 0xff
+        open(p, 'wb').write(b)
+        sys.exit(0)
+sys.exit(1)
+PY
+rec "$OUT/lines-junk" "$OUT/junk.data"
+"$DOMPROF" report -i "$OUT/junk.data" -l -s srcline >"$OUT/junk.txt" 2>&1 || fail "report with a junk .debug_line: exit $?"
+! grep -q "lines.c:$la " "$OUT/junk.txt" || fail "control: a junk line table still names LINE_A"
+grep -Eq 'lines-junk +two_lines' "$OUT/junk.txt" || fail "a junk line table lost the symbol rows"
+"$DOMPROF" report -i "$D" -s nosuch >/dev/null 2>&1; [ $? -eq 2 ] || fail "-s nosuch: not a usage error"
+exit 0
