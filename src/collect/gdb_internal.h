@@ -88,6 +88,10 @@ struct gdb_source {
 	uint64_t *qchain;       /* [qcap * chain_depth], under lock */
 	uint64_t *dchain;       /* [GDB_DRAIN_BATCH * chain_depth], drain only */
 	bool counters_written;  /* drain only */
+	/* Code bytes of the hottest guest kernel pages (gdb_code.c): pages
+	 * counted per kernel-mode sample (sampler thread), read at the end
+	 * while the VM is stopped, written by the final drain. */
+	struct gdb_code *code;
 
 	/* What the stub owes the sampler (sampler thread only): the stop
 	 * reply to our 0x03 and the replies to requests already sent. If it
@@ -124,6 +128,14 @@ struct gdb_source {
 const char *gdb_symsrc_key(enum gdb_symsrc s);
 /* Describe an errno from the protocol layer. */
 const char *gdb_rsp_strerror(int e);
+
+/* gdb_code.c: count a tick's guest kernel samples per page; at the end
+ * (VM stopped by us, sampler thread) read the hottest pages; the final
+ * drain writes them as one SYMTAB record (DP_SYMTAB_CODE). */
+void gdb_code_tick(struct gdb_source *s, const struct dp_sample *v, size_t n);
+void gdb_code_final(struct gdb_source *s);
+int gdb_code_drain(struct gdb_source *s, struct dp_writer *w);
+void gdb_code_free(struct gdb_source *s);
 
 /* gdb_target.c */
 /* Connect and learn the target. Fills err on failure. The VM is left

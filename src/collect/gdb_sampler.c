@@ -483,6 +483,7 @@ static void end_on_stop(struct gdb_source *s)
 	int r = gdb_interrupt_vm(s, false);
 	if (r == 0) {
 		gdb_guest_final(s);
+		gdb_code_final(s);
 		r = gdb_detach_vm(s);
 	}
 	else if (r == -ETIMEDOUT && !s->unsure)
@@ -547,6 +548,7 @@ void *gdb_sampler_main(void *arg)
 			gdb_chains_tick(s, v, s->nvcpu, &acks);
 			gdb_guest_tick(s, v, s->nvcpu, &acks);
 			gdb_chains_next(s, v, s->nvcpu);
+			gdb_code_tick(s, v, s->nvcpu);
 		}
 		if ((r = gdb_resume_vm(s, acks)) < 0)
 			goto out;

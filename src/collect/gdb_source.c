@@ -299,6 +299,9 @@ int gdb_source_drain(struct gdb_source *s, struct dp_writer *w)
 		if (r < 0)
 			return r;
 		written += r;
+		if ((r = gdb_code_drain(s, w)) < 0)
+			return r;
+		written += r;
 	}
 	return written;
 }
@@ -365,6 +368,7 @@ void gdb_source_free(struct gdb_source *s)
 	pthread_mutex_destroy(&s->lock);
 	gdb_guest_free(s);
 	gdb_chains_free(s);
+	gdb_code_free(s);
 	free(s->qchain);
 	free(s->dchain);
 	rsp_tdesc_release(&s->td);

@@ -85,6 +85,10 @@ enum dp_symtab_kind {
 	DP_SYMTAB_KALLSYMS_DELTA = 6, /* kallsyms text, each address written as the
 				       * difference from the previous line's (hex,
 				       * '-' when negative): ~40% smaller stored */
+	DP_SYMTAB_CODE = 7,      /* code bytes read from a passive guest's memory
+				  * (docs/file-format.md: "DPCODE1\0", then
+				  * entries u64 address, u32 length, u32 0,
+				  * bytes), for annotate */
 };
 
 /* EVENT: what was sampled. */

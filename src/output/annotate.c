@@ -80,7 +80,8 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json)
 	}
 	const char *why = nc > 0 ? NULL
 		: nc == -ESTALE ? "the file changed since the recording"
-		: nc == -ENOENT ? "no file for this image (kernel table, passive guest, or not on this machine)"
+		: nc == -ENOENT ? y->kernel ? "no code bytes for this kernel (a host kernel, or a guest function the recorder did not read at the end)"
+				    : "no file for this image (a passive guest's user space, or not on this machine)"
 		: end <= start ? "the symbol's size is not known"
 		: "its code could not be read";
 	if (json) {
@@ -95,7 +96,7 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json)
 		if (why)
 			jstr(f, why);
 		else
-			fputs("\"file\"", f);
+			fputs(y->kernel ? "\"guest memory\"" : "\"file\"", f);
 	} else {
 		fprintf(f, "# annotate: %s in %s (%s), %" PRIu64 " samples (%.2f%% of the shown)\n",
 			y->symbol, y->image, y->domain_name, y->self,
@@ -104,7 +105,8 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json)
 			fprintf(f, "# no instructions: %s; samples per address:\n", why);
 		else
 			fprintf(f, "# %#" PRIx64 "..%#" PRIx64 " (%ld bytes) from %s\n", start, start + (uint64_t)nc,
-				nc, y->image_path);
+				nc, y->kernel ? "the guest's memory, read at the end of the recording"
+					      : y->image_path);
 	}
 	csh cs;
 	cs_insn *ins = NULL;

@@ -15,13 +15,56 @@
 #include <unistd.h>
 
 #include "symbols/internal.h"
+#include "util/le.h"
 #include "symbols/symbols.h"
+
+/*
+ * A kernel image (a table of absolute addresses): the code a passive
+ * domain's recorder read from guest memory at the end (SYMTAB kind
+ * DP_SYMTAB_CODE: "DPCODE1\0", then entries of u64 address, u32 length,
+ * u32 0 and the bytes; addresses are the guest's, the map's ips). The
+ * bytes from start on, as far as the entries run contiguously.
+ */
+static long kernel_code(struct sym_session *s, const struct sym_map *m, uint64_t start,
+			uint64_t end, uint8_t *buf, size_t cap)
+{
+	struct sym_domain *d = m->img->dom;
+	struct blob *b = d ? find_blob(d, DP_SYMTAB_CODE, "[guest.kernel]") : NULL;
+	const uint8_t *p = b ? blob_data(s, d, b) : NULL;
+	if (!p || b->size < 24 || memcmp(p, "DPCODE1", 8))
+		return -ENOENT;
+	uint64_t at = start - m->delta;     /* the ip of the image address */
+	uint64_t want = end - start < cap ? end - start : cap;
+	size_t got = 0;
+	for (size_t off = 8; off <= b->size - 16 && got < want;) {
+		uint64_t a = get64(p + off);
+		uint32_t len = get32(p + off + 8);
+		if (len > b->size - off - 16)
+			break;                      /* cut: nothing past it is trusted */
+		uint64_t cur = at + got;
+		if (cur >= a && cur - a < len) {
+			size_t n = len - (size_t)(cur - a);
+			if (n > want - got)
+				n = (size_t)(want - got);
+			memcpy(buf + got, p + off + 16 + (cur - a), n);
+			got += n;
+			off = 8;                    /* the next page may be listed earlier */
+			continue;
+		}
+		off += 16 + len;
+	}
+	return got ? (long)got : -ENOENT;
+}
 
 long sym_image_code(struct sym_session *s, const struct sym_map *m, uint64_t start,
 		    uint64_t end, uint8_t *buf, size_t cap)
 {
 	struct sym_image *img = m->img;
-	if (img->kind != IMG_ELF || end <= start)
+	if (end <= start)
+		return -ENOENT;
+	if (img->kind == IMG_ABS)
+		return kernel_code(s, m, start, end, buf, cap);
+	if (img->kind != IMG_ELF)
 		return -ENOENT;
 	image_load_symbols(s, img);
 	if (!img->info.ok)

@@ -146,7 +146,8 @@ uint64_t sym_map_to_image(const struct sym_map *m, uint64_t ip);
  * addresses, as sym_result gives them), for annotate: read from the
  * file the recording refers to (an embedded copy, or the file on this
  * machine when its build-id matches), only from an executable PT_LOAD
- * segment and at most cap bytes. Returns the number of bytes written to
+ * segment and at most cap bytes; for a kernel image, from the code a
+ * passive domain's recorder read from guest memory (DP_SYMTAB_CODE). Returns the number of bytes written to
  * buf (fewer when the segment ends first), or a negative errno: -ENOENT
  * no file for this image (kernel tables, a passive guest's user space,
  * [unknown]), -ESTALE the file changed since the recording, -ERANGE the

@@ -68,7 +68,7 @@ PY
 "$DOMPROF" annotate -i "$OUT/kh.data" -n 2 >"$OUT/top2.txt" || fail "annotate -n 2"
 [ "$(grep -c '^# annotate: ' "$OUT/top2.txt")" -eq 2 ] || fail "annotate -n 2 did not show two functions"
 "$DOMPROF" annotate -i "$OUT/kh.data" --mode kernel >"$OUT/k.txt" || fail "annotate --mode kernel"
-grep -q '^# no instructions: no file for this image' "$OUT/k.txt" || { head -n 5 "$OUT/k.txt"; fail "kernel: no reason given"; }
+grep -q '^# no instructions: no code bytes for this kernel' "$OUT/k.txt" || { head -n 5 "$OUT/k.txt"; fail "kernel: no reason given"; }
 grep -Eq '^ +[0-9.]+ +[0-9]+  0xffff[0-9a-f]+  <[^+]+\+0x[0-9a-f]+>$' "$OUT/k.txt" || fail "kernel: no hot addresses"
 
 # controls

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # `domprof record --call-graph dwarf` (real perf_event_open) on threefuncs:
 #  - >= 95% of the workload's user-mode samples carry user registers with
-#    the sample's ip as their ip, a non-zero sp and a stack of 1..8192
+#    the sample's ip as their ip, a non-zero sp and a stack of 1..16384
 #    bytes; run with an empty environment, its stacks are not cut
 #    (len < size), and >= 95% end at the same page-aligned address
 #    (sp + len: the top of the stack), so what is stored is what the
@@ -39,8 +39,13 @@ done
 [ ! -e "$OUT/bad.data" ] || fail "a refused --call-graph left a file"
 
 # an empty environment: what lies above main's frame (argv, auxv, the
-# environment strings) stays well under 8192 bytes, so stacks end uncut
-"$DOMPROF" record -f --call-graph dwarf -o "$OUT/dw.data" -- env -i "$WL/threefuncs" 100 >"$OUT/dw.out" 2>"$OUT/dw.err" ||
+# environment strings) stays well under 8192 bytes; the kernel also moves
+# the initial stack pointer down by a random 0..8 KiB (arch_align_stack),
+# which cut every 8 KiB stack of a run now and then (a fresh-clone `make
+# test` failed so): 16 KiB stacks end uncut whatever the offset.
+# (setarch -R is no way out: without randomisation the stack sits at the
+# top of the address space and the kernel shrinks the size asked.)
+"$DOMPROF" record -f --call-graph dwarf,16384 -o "$OUT/dw.data" -- env -i "$WL/threefuncs" 100 >"$OUT/dw.out" 2>"$OUT/dw.err" ||
 	fail "record --call-graph dwarf exited $?: $(cat "$OUT/dw.err")"
 cat "$OUT/dw.err"
 pid=$(sed -n 's/^threefuncs: pid \([0-9]*\) done$/\1/p' "$OUT/dw.out")
@@ -70,7 +75,7 @@ for l in open(dump):
     assert int(kv['uip'], 16) == ip and int(kv['usp'], 16) == sp
     n, size = map(int, re.fullmatch(r'(\d+)/(\d+)B', kv['ustack']).groups())
     stack = bytes.fromhex(kv.get('ustack_hex', ''))
-    assert len(stack) == n and size == 8192, (n, size, len(stack))
+    assert len(stack) == n and size == 16384, (n, size, len(stack))
     if ip == int(kv['ip'], 16) and sp and 0 < n <= size:
         good += 1
     if n < size:
@@ -213,8 +218,8 @@ PERF=$(command -v perf || true)
 if [ -n "$PERF" ]; then
 	export PERF_BUILDID_DIR="$OUT/perf-buildid"
 	for z in "" "-z"; do
-		"$PERF" record -q --no-buildid -N --call-graph dwarf $z -o "$OUT/perf-t.data" -- true >/dev/null 2>&1 || true
-		if "$PERF" record -q --no-buildid -N -F 1000 --call-graph dwarf $z -o "$OUT/perf.data" -- \
+		"$PERF" record -q --no-buildid -N --call-graph dwarf,16384 $z -o "$OUT/perf-t.data" -- true >/dev/null 2>&1 || true
+		if "$PERF" record -q --no-buildid -N -F 1000 --call-graph dwarf,16384 $z -o "$OUT/perf.data" -- \
 			env -i "$WL/threefuncs" 100 >/dev/null 2>"$OUT/perf.err"; then
 			n=$("$PERF" report -i "$OUT/perf.data" --stats 2>/dev/null | sed -n 's/^ *SAMPLE events: *\([0-9]*\).*/\1/p' | head -n 1)
 			note "perf record --call-graph dwarf $z: $(bps "$(stat -c %s "$OUT/perf.data")" \

@@ -55,6 +55,7 @@ static const struct {
 	{ "guest-ksyms", cmd_guest_ksyms, "vmlinux:PATH[,shift=0x..]|gdb:SOCKET [--buildid] [--rip A] [--flip A]" },
 	{ "guest-tasks", cmd_guest_tasks, "[--shift=N [--shift-only=SYM]] [--pob=ADDR] [--samples=N] MEMSPEC KALLSYMS" },
 	{ "guest-orc", cmd_guest_orc, "[--layout=v1|v3] [--version=V] [--shift=N] [--stops=N] MEMSPEC KALLSYMS" },
+	{ "guest-read", cmd_guest_read, "MEMSPEC ADDR LEN OUT" },
 };
 
 int main(int argc, char **argv)

@@ -11,7 +11,9 @@
 # both views and caller distributions of similarity >= 0.8; >= 90% of the
 # passive chains end at an entry point; the recorder counted its chains;
 # on 6.1 the passive flame graph shows the seed's copy routine under the
-# TCP receive path. Controls that must fail: chains that lost a frame do
+# TCP receive path, and annotate shows the copy routine from the code
+# bytes the recorder read from guest memory (checked against the same
+# bytes read through the stub by test-tool and disassembled by objdump). Controls that must fail: chains that lost a frame do
 # not agree; a table moved by 4 KiB completes < 50%.
 set -u
 export VM_KMETA=${VM_KMETA:-linux-image-amd64}
@@ -55,6 +57,54 @@ if [ $lay = v1 ]; then
 	[ $((path * 50)) -ge "$all" ] || fail "the receive path holds only $path of $all passive kernel samples"
 	[ $((path * 4)) -ge "$copy" ] || fail "the receive path holds only $path of the copy routine's $copy samples"
 	[ "$wrong" -eq 0 ] || fail "control: $wrong samples have the receive path under the copy routine"
+fi
+if [ $lay = v1 ]; then
+	# Annotate with nothing but the stub: the recorder read the hottest
+	# guest kernel pages at the end. The same function read through the
+	# stub by test-tool (not the recorder) and disassembled by objdump
+	# has the same instruction addresses, and the hottest instruction is
+	# the copy routine's rep movs. Control: the same bytes disassembled
+	# from one byte on do not give annotate's instructions.
+	"$DOMPROF" annotate -i "$data" --domain vmp --format json copy_user_generic_string >"$VM_OUT/ann.json" 2>"$VM_OUT/ann.err" ||
+		fail "annotate copy_user_generic_string: $(tail -n 1 "$VM_OUT/ann.err")"
+	read -r start end hot < <(python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))[0]
+assert d['code'] == 'guest memory', d['code']
+h = max(d['instructions'], key=lambda i: i['samples'])
+print(d['start'], d['end'], h['addr'])" "$VM_OUT/ann.json") || fail "annotate: no instructions from guest memory"
+	len=$((end - start))
+	timeout -k 5 60 "$DOMPROF_TOP/build/san/test-tool" guest-read "gdb:$sock" "$(printf '%x' "$start")" "$len" "$VM_OUT/copy.bin" ||
+		fail "test-tool guest-read failed"
+	# disasm BIN -> "ADDR\tTEXT" lines, placed at start
+	disasm() {
+		objdump -D -b binary -m i386:x86-64 --adjust-vma="$start" "$1" |
+			awk -F'\t' '/^ *[0-9a-f]+:\t/ { a = $1; sub(/:$/, "", a); gsub(/ /, "", a); print a "\t" $3 }'
+	}
+	# same BIN: annotate's instructions start where objdump's do, and the
+	# hottest is a rep movs
+	same() {
+		disasm "$1" >"$1.objdump"
+		python3 - "$VM_OUT/ann.json" "$1.objdump" "$hot" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))[0]
+ob = {}
+for line in open(sys.argv[2]):
+    a, _, text = line.rstrip("\n").partition("\t")
+    ob[int(a, 16)] = text.strip()
+ann = [i['addr'] for i in d['instructions']]
+missing = [hex(a) for a in ann if a not in ob]
+hot = int(sys.argv[3])
+print(f"    annotate: {len(ann)} instructions, {len(missing)} not at an objdump address; hottest {hex(hot)}: objdump '{ob.get(hot)}'")
+sys.exit(0 if len(ann) >= 5 and not missing and ob.get(hot, '').startswith('rep movs') else 1)
+PY
+	}
+	same "$VM_OUT/copy.bin" || fail "annotate's instructions are not the stub's bytes"
+	# control: bytes from 4 KiB further on, placed at the same address
+	timeout -k 5 60 "$DOMPROF_TOP/build/san/test-tool" guest-read "gdb:$sock" "$(printf '%x' $((start + 4096)))" "$len" "$VM_OUT/other.bin" ||
+		fail "test-tool guest-read (control) failed"
+	! same "$VM_OUT/other.bin" >/dev/null || fail "control: other bytes match annotate's instructions"
+	note "annotate from guest memory: the stub's bytes agree (control: other bytes do not)"
 fi
 vm_alive g || fail "the guest died"
 # last: test-tool leaves the VM stopped
