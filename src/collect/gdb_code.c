@@ -46,7 +46,7 @@ static struct gdb_code *code_of(struct gdb_source *s)
 void gdb_code_tick(struct gdb_source *s, const struct dp_sample *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (v[i].mode != DP_MODE_GUEST_KERNEL)
+		if (v[i].mode != DP_MODE_KERNEL)   /* a passive domain's samples: the guest's modes */
 			continue;
 		struct gdb_code *c = code_of(s);
 		uint64_t pg = (v[i].ip & ~(uint64_t)(PAGE - 1)) + 1;
