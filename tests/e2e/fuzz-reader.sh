@@ -8,5 +8,5 @@ cd "$TOP"
 corpus="$OUT/corpus"
 mkdir -p "$corpus"
 "$TT" mkseed "$corpus"
-build/fuzz/fuzz-reader -max_total_time="${FUZZ_SECONDS:-20}" -max_len=8192 \
+build/fuzz/fuzz-reader -max_total_time="${FUZZ_SECONDS:-12}" -max_len=8192 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5
