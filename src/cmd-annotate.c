@@ -25,7 +25,9 @@ const char usage_annotate[] =
 	"\n"
 	"Show the instructions of a function with the share of its samples on each\n"
 	"(the hottest marked ==>, those with >= 5% marked *, jump targets inside\n"
-	"the function marked >, branches named as symbol+offset). SYMBOL is the\n"
+	"the function marked >, branches named as symbol+offset), and where the\n"
+	"image has DWARF line tables each source line with its share, above its\n"
+	"instructions, its text from the source file when found. SYMBOL is the\n"
 	"name as report -l prints it; every domain and image with a function of\n"
 	"that name is shown. Without SYMBOL: the N hottest functions (default 1).\n"
 	"Code bytes come from the file the recording refers to (its embedded copy,\n"
@@ -40,6 +42,10 @@ const char usage_annotate[] =
 	"      --comm NAME        only samples of processes with this command name\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
 	FILTER_WINDOW_HELP
+	"      --source-prefix DIR  look for source files under DIR\n"
+	"      --strip-prefix P   drop P from the start of the line table's paths\n"
+	"                         (sources moved since the build)\n"
+	"      --no-source        no source lines between the instructions\n"
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"      --format FMT       text (default) or json (an array, one object per\n"
 	"                         function; see docs/annotate.md)\n"
@@ -47,7 +53,8 @@ const char usage_annotate[] =
 	"Exit status: 0, 1 when the file cannot be read or no function of that name\n"
 	"has samples (the nearest names are suggested), 2 on a usage error.\n";
 
-enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_TIME, OPT_CPU, OPT_FORMAT, OPT_NO_DEBUGINFOD };
+enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_TIME, OPT_CPU, OPT_FORMAT, OPT_NO_DEBUGINFOD,
+       OPT_SRC_PREFIX, OPT_STRIP_PREFIX, OPT_NO_SOURCE };
 
 /* edit distance of a and b (each cut at 64 bytes), for suggestions */
 static size_t distance(const char *a, const char *b)
@@ -115,11 +122,15 @@ int cmd_annotate(int argc, char **argv)
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "source-prefix", required_argument, NULL, OPT_SRC_PREFIX },
+		{ "strip-prefix", required_argument, NULL, OPT_STRIP_PREFIX },
+		{ "no-source", no_argument, NULL, OPT_NO_SOURCE },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data";
 	struct filter_args fa = { 0 };
 	long top = 1;
+	struct annotate_opts ao = { 0 };
 	int json = 0;
 	char emsg[256];
 
@@ -148,6 +159,9 @@ int cmd_annotate(int argc, char **argv)
 		case OPT_NO_DEBUGINFOD:
 			dbgfd_turn_off();   /* for libdwfl too: docs/symbols.md */
 			break;
+		case OPT_SRC_PREFIX: ao.source_prefix = optarg; break;
+		case OPT_STRIP_PREFIX: ao.strip_prefix = optarg; break;
+		case OPT_NO_SOURCE: ao.no_source = true; break;
 		case ':':
 			return usage_error("annotate", "option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -182,7 +196,7 @@ int cmd_annotate(int argc, char **argv)
 			fputs(",\n", stdout);
 		else if (!json && shown)
 			fputc('\n', stdout);
-		rc = annotate_symbol(stdout, p, ix[i], json);
+		rc = annotate_symbol(stdout, p, ix[i], json, &ao);
 		shown++;
 	}
 	if (json)

@@ -8,6 +8,8 @@
  * memory grows with distinct addresses, not samples.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,7 +45,7 @@ void hits_finish(struct loader *L)
 			struct sym_result r;
 			memset(&r, 0, sizeof(r));
 			/* the map's ip of this image address: resolve again for the range */
-			uint64_t ip = h->addr - (sym_map_to_image(h->map, 0));
+			uint64_t ip = h->addr - sym_map_to_image(h->map, 0);
 			sym_resolve(pv->sym, h->map, ip, &r);
 			*s = (struct hit_sym){ h->sym, (uint32_t)pv->nhits, 0, h->map, r.sym_start, r.sym_end };
 		}
@@ -93,6 +95,40 @@ size_t profile_symbol_hits(const struct profile *p, uint32_t sym, const struct p
 	if (end)
 		*end = s->end;
 	return s->n;
+}
+
+/* the map ip of image address addr in the symbol's map */
+static uint64_t ip_of(const struct hit_sym *s, uint64_t addr)
+{
+	return addr - sym_map_to_image(s->map, 0);
+}
+
+bool profile_symbol_name_at(const struct profile *p, uint32_t sym, uint64_t addr, char *buf, size_t n)
+{
+	const struct priv *pv = p->priv;
+	const struct hit_sym *s = find_sym(pv, sym);
+	if (!s)
+		return false;
+	struct sym_result r;
+	memset(&r, 0, sizeof(r));
+	sym_resolve(pv->sym, s->map, ip_of(s, addr), &r);
+	if (!r.symbol || !strcmp(r.symbol, "[unknown]"))
+		return false;
+	snprintf(buf, n, "%s+%#" PRIx64, r.symbol, r.offset);
+	return true;
+}
+
+bool profile_symbol_line_at(const struct profile *p, uint32_t sym, uint64_t addr, const char **path,
+			    unsigned *line)
+{
+	const struct priv *pv = p->priv;
+	const struct hit_sym *s = find_sym(pv, sym);
+	struct sym_srcline sl;
+	if (!s || !sym_srcline(pv->sym, s->map, ip_of(s, addr), &sl))
+		return false;
+	*path = sl.path;
+	*line = sl.line;
+	return true;
 }
 
 long profile_symbol_code(const struct profile *p, uint32_t sym, uint8_t *buf, size_t cap)

@@ -255,6 +255,14 @@ size_t profile_symbol_hits(const struct profile *p, uint32_t sym, const struct p
 /* Its code bytes [start, end) (at most cap), read as symbols.h's
  * sym_image_code does: the byte count, or its negative errno. */
 long profile_symbol_code(const struct profile *p, uint32_t sym, uint8_t *buf, size_t cap);
+/* The name of image address addr in the image symbol sym is in (a branch
+ * target): "name+0xOFF" into buf (n bytes); false when nothing names it. */
+bool profile_symbol_name_at(const struct profile *p, uint32_t sym, uint64_t addr, char *buf, size_t n);
+/* The source line of image address addr of symbol sym (symbols.h's
+ * sym_srcline: *path as the line table names the file, *line); false
+ * when the image has no line for it. */
+bool profile_symbol_line_at(const struct profile *p, uint32_t sym, uint64_t addr, const char **path,
+			    unsigned *line);
 
 /*
  * Read `path` and build the profile. filter and opts may be NULL. Returns

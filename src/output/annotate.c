@@ -48,6 +48,60 @@ static const struct profile_hit *hit_at(const struct profile_hit *h, size_t n, u
 
 static void jstr(FILE *f, const char *s) { json_write_str(f, s, 0); }
 
+/* One source file in memory, its lines found on first use; the last one
+ * asked for stays (an annotated function is mostly one file). */
+#define SRC_MAX (8u << 20)
+struct src {
+	char path[4096];
+	char *text;             /* NULL: not found */
+	size_t len;
+	bool tried;
+	unsigned missing;       /* lines asked for that the file does not hold */
+};
+
+static const char *src_line(struct src *c, const struct annotate_opts *o, const char *path,
+			    unsigned line, size_t *len)
+{
+	char want[4096];
+	const char *rest = path;
+	size_t sl = o->strip_prefix ? strlen(o->strip_prefix) : 0;
+	if (sl && !strncmp(path, o->strip_prefix, sl))
+		rest = path + sl;
+	if (o->source_prefix)
+		snprintf(want, sizeof(want), "%s/%s", o->source_prefix, rest);
+	else
+		snprintf(want, sizeof(want), "%s", rest);
+	if (!c->tried || strcmp(c->path, want)) {
+		free(c->text);
+		c->text = NULL;
+		c->tried = true;
+		snprintf(c->path, sizeof(c->path), "%s", want);
+		FILE *f = fopen(want, "rb");
+		if (f) {
+			c->text = xmalloc(SRC_MAX + 1);
+			c->len = fread(c->text, 1, SRC_MAX, f);
+			c->text[c->len] = 0;
+			fclose(f);
+		}
+	}
+	if (!c->text || !line)
+		return NULL;
+	const char *p = c->text, *end = c->text + c->len;
+	for (unsigned l = 1; l < line && p < end; l++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		p = nl ? nl + 1 : end;
+	}
+	if (p >= end) {
+		c->missing++;
+		return NULL;
+	}
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	*len = (size_t)((nl ? nl : end) - p);
+	return p;
+}
+
 /* the lines without instructions: each address with samples */
 static void addresses_only(FILE *f, const struct profile_symbol *y, const struct profile_hit *h,
 			   size_t n, uint64_t start, double tot, int json)
@@ -64,7 +118,8 @@ static void addresses_only(FILE *f, const struct profile_symbol *y, const struct
 	}
 }
 
-int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json)
+int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
+		    const struct annotate_opts *o)
 {
 	const struct profile_symbol *y = &p->syms[sym];
 	const struct profile_hit *h = NULL;
@@ -150,6 +205,13 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json)
 		if (x && x->count > top)
 			top = x->count;
 	}
+	/* each instruction's source line, and each line's samples */
+	const char **lpath = xcalloc(ni, sizeof(*lpath));
+	unsigned *lno = xcalloc(ni, sizeof(*lno));
+	bool any_line = false;
+	for (size_t i = 0; i < ni && !o->no_source; i++)
+		any_line |= profile_symbol_line_at(p, sym, ins[i].address, &lpath[i], &lno[i]);
+	struct src sc = { 0 };
 	if (json)
 		fputs(",\"instructions\":[", f);
 	else
@@ -161,9 +223,30 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json)
 		placed += c;
 		double pct = 100.0 * (double)c / tot;
 		uint64_t t = branch_target(in);
-		char tgt[300] = "";
+		char tgt[300] = "", name[280];
 		if (t >= start && t < start + (uint64_t)nc)
 			snprintf(tgt, sizeof(tgt), " <%s+%#" PRIx64 ">", y->symbol, t - start);
+		else if (t && profile_symbol_name_at(p, sym, t, name, sizeof(name)))
+			snprintf(tgt, sizeof(tgt), " <%s>", name);
+		/* a new source line: its text (or file:line) and its share */
+		if (!json && lpath[i] && (i == 0 || !lpath[i - 1] || lno[i] != lno[i - 1] ||
+					  strcmp(lpath[i], lpath[i - 1]))) {
+			uint64_t lc = 0;
+			for (size_t j = 0; j < ni; j++)
+				if (lpath[j] && lno[j] == lno[i] && !strcmp(lpath[j], lpath[i])) {
+					const struct profile_hit *xj = hit_at(h, nh, ins[j].address);
+					lc += xj ? xj->count : 0;
+				}
+			size_t tl = 0;
+			const char *text = src_line(&sc, o, lpath[i], lno[i], &tl);
+			const char *b = strrchr(lpath[i], '/');
+			if (lc)
+				fprintf(f, "   %5.2f %8" PRIu64, 100.0 * (double)lc / tot, lc);
+			else
+				fprintf(f, "%17s", "");
+			fprintf(f, "    %s:%u  %.*s\n", b ? b + 1 : lpath[i], lno[i],
+				text ? (int)(tl > 200 ? 200 : tl) : 0, text ? text : "");
+		}
 		if (json) {
 			fprintf(f, "%s\n{\"addr\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"text\":", i ? "," : "",
 				(uint64_t)in->address, (uint64_t)in->address - start);
@@ -172,6 +255,13 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json)
 			jstr(f, text);
 			fprintf(f, ",\"samples\":%" PRIu64 ",\"percent\":%.4f,\"jump_target\":%s", c, pct,
 				target[i] ? "true" : "false");
+			if (lpath[i]) {
+				char sl[300];
+				const char *b = strrchr(lpath[i], '/');
+				snprintf(sl, sizeof(sl), "%s:%u", b ? b + 1 : lpath[i], lno[i]);
+				fputs(",\"srcline\":", f);
+				jstr(f, sl);
+			}
 			if (t)
 				fprintf(f, ",\"branch\":%" PRIu64 ",\"branch_inside\":%s", t, *tgt ? "true" : "false");
 			fputc('}', f);
@@ -193,6 +283,14 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json)
 	else if (unplaced)
 		fprintf(f, "# %" PRIu64 " samples on addresses that start no instruction of this code\n",
 			unplaced);
+	if (!json && any_line && !sc.text)
+		fprintf(f, "# source %s not found (--source-prefix DIR, --strip-prefix PREFIX)\n", sc.path);
+	else if (!json && sc.missing)
+		fprintf(f, "# source %s has fewer lines than the line table names: changed since the build?\n",
+			sc.path);
+	free(sc.text);
+	free(lpath);
+	free(lno);
 	free(target);
 	cs_free(ins, ni);
 	cs_close(&cs);

@@ -18,9 +18,18 @@
 
 #define ANNOTATE_MAX_CODE (1u << 20)  /* bytes of one function disassembled */
 
+/* Where the source files are: a path from the line table that starts
+ * with strip_prefix loses it, and source_prefix (a directory) is put in
+ * front (both may be NULL). no_source: no source lines at all. */
+struct annotate_opts {
+	const char *strip_prefix, *source_prefix;
+	bool no_source;
+};
+
 /* Text for symbol sym (an index into p->syms). json: write one JSON
  * object instead (the caller writes the surrounding array). Returns 0,
  * or -EIO when writing failed. */
-int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json);
+int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
+		    const struct annotate_opts *o);
 
 #endif

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -171,7 +172,17 @@ bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, s
 	const char *file = ln ? dwarf_linesrc(ln, NULL, NULL) : NULL;
 	if (!file || dwarf_lineno(ln, &line) != 0)
 		return false;
-	out->file = pool_strdup(&s->pool, base(file));
+	/* a relative name is relative to the CU's compilation directory */
+	Dwarf_Attribute cd;
+	const char *dir = file[0] != '/' && dwarf_attr(&cu, DW_AT_comp_dir, &cd) ? dwarf_formstring(&cd) : NULL;
+	if (dir && *dir) {
+		char full[4096];
+		snprintf(full, sizeof(full), "%s/%s", dir, file);
+		out->path = pool_strdup(&s->pool, full);
+	} else {
+		out->path = pool_strdup(&s->pool, file);
+	}
+	out->file = base(out->path);
 	out->line = (unsigned)line;
 	/* inlined code: the innermost inlined subroutine at a, and the call
 	 * site of the outermost one in the chain, the line of the function the

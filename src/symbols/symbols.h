@@ -168,6 +168,8 @@ long sym_image_code(struct sym_session *s, const struct sym_map *m, uint64_t sta
  */
 struct sym_srcline {
 	const char *file;
+	const char *path;       /* the file as the line table names it (absolute
+				 * when the compiler gave a directory) */
 	unsigned line;
 	const char *inlined;
 	const char *call_file;

@@ -9,6 +9,10 @@
 #    in with_inline's code; --no-inline: no inl_helper row, with_inline's call
 #    line (LINE_CALL) holds them; CSV and JSON carry the srcline;
 #  - -s symbol,srcline splits two_lines per line as well;
+#  - annotate two_lines shows the source lines with their shares (LINE_A
+#    75% of the two within 5 points, its text from the file) and the
+#    hottest instruction under one of them; control: --source-prefix
+#    elsewhere finds no source;
 #  - controls: a copy stripped of its DWARF (strip -g) gives "[no line
 #    info]" rows and one warning naming it; a copy whose .debug_line is
 #    overwritten with junk still reports (exit 0) and names no LINE_A
@@ -61,6 +65,33 @@ n=$("$DOMPROF" report -q -i "$D" -l -s symbol,srcline --format csv | awk -F, '$5
 [ "$n" -ge 2 ] || fail "-s symbol,srcline: two_lines in $n rows"
 "$DOMPROF" report -i "$D" -l -s srcline | grep -q '\[no line info\] *\[kernel.kallsyms\]' ||
 	note "(no kernel samples in this recording)"
+
+# annotate interleaves the source: LINE_A's row (its text from the
+# file) holds 75% of the two lines within 5 points, and the hottest
+# instruction is under it; control: sources looked for elsewhere are
+# "not found", and no source text is shown
+"$DOMPROF" annotate -i "$D" two_lines >"$OUT/ann.txt" || fail "annotate two_lines"
+python3 - "$OUT/ann.txt" "$la" "$lb" <<'PY' || fail "annotate's source lines"
+import re, sys
+t = open(sys.argv[1]).read().splitlines()
+rows = {}
+hot_line = cur = None
+for l in t:
+    m = re.match(r'^\s+(?:([\d.]+)\s+(\d+))?\s+lines\.c:(\d+)  (.*)$', l)
+    if m:
+        cur = int(m.group(3))
+        rows[cur] = (int(m.group(2) or 0), m.group(4))
+    elif l.startswith('==>'):
+        hot_line = cur
+a, b = rows[int(sys.argv[2])], rows[int(sys.argv[3])]
+share = 100.0 * a[0] / (a[0] + b[0])
+print(f"annotate: LINE_A {a[0]}, LINE_B {b[0]} ({share:.1f}%), hottest under line {hot_line}")
+assert 'LINE_A' in a[1] and 'LINE_B' in b[1], (a, b)
+assert abs(share - 75) <= 5 and hot_line in (int(sys.argv[2]), int(sys.argv[3]))
+PY
+"$DOMPROF" annotate -i "$D" two_lines --source-prefix /nonexistent >"$OUT/ann-nosrc.txt" || fail "annotate --source-prefix"
+grep -q '^# source /nonexistent/.* not found' "$OUT/ann-nosrc.txt" && ! grep -q 'LINE_A' "$OUT/ann-nosrc.txt" ||
+	fail "control: sources under a wrong prefix were found"
 
 # controls: no DWARF; a damaged line table
 strip -g -o "$OUT/lines-nodwarf" "$OUT/lines"
