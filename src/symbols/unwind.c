@@ -54,6 +54,13 @@
  * each: 64 MiB). Past the total, samples are unwound but not cached. */
 #define UW_MAX_READS 512u
 #define UW_CACHE_WORDS (8u << 20)
+/* Entries one key (process, ip, sp, bp, length) may hold. A key whose
+ * stack words keep changing (xz's hot loop: the callers' saved registers
+ * hold its data) would otherwise grow a chain each lookup walks and
+ * verifies: 20% of an xz report's time, for 0.5% hits. */
+#define UW_MAX_VARIANTS 8u
+/* Slots of the FDE-presence cache (uw_has_fde), a power of two. */
+#define UW_FDE_SLOTS 4096u
 
 struct uw_mod {
 	uint64_t lo, hi;            /* the mapping's range */
@@ -116,6 +123,13 @@ struct sym_unwinder {
 	size_t nents, capents;
 	uint64_t *words;
 	size_t nwords, capwords;
+	/* Whether an image's .eh_frame covers an address (uw_has_fde),
+	 * direct-mapped; images live as long as the session. */
+	struct uw_fde_slot {
+		const struct sym_image *img;
+		uint64_t addr;           /* image address */
+		bool has;
+	} *fde_slots;
 };
 
 /* perf's x86-64 register of each DWARF register 0..16 (16: the return
@@ -298,6 +312,7 @@ void sym_unwinder_free(struct sym_unwinder *u)
 	free(u->all);
 	hmap_release(&u->cache);
 	hmap_release(&u->dbgframe);
+	free(u->fde_slots);
 	free(u->ents);
 	free(u->words);
 	hmap_release(&u->procs);
@@ -501,6 +516,39 @@ static const struct uw_mod *uw_find_mod(const struct uw_proc *p, uint64_t pc)
 	return NULL;
 }
 
+/* Whether the .eh_frame of the image of um covers pc (true also where
+ * the module has no .eh_frame: libdwfl decides then). The answer is a
+ * property of the image's file, so it is kept per (image, image
+ * address): the same return addresses recur in every sample, and
+ * dwarf_cfi_addrframe parses the FDE and runs its program each time
+ * (7.6% of an xz report's instructions before this cache). */
+static bool uw_has_fde(struct sym_unwinder *u, const struct uw_proc *p,
+		       const struct uw_mod *um, uint64_t pc)
+{
+	uint64_t addr = pc - um->bias;
+	if (!u->fde_slots)
+		u->fde_slots = xcalloc(UW_FDE_SLOTS, sizeof(*u->fde_slots));
+	struct uw_fde_slot *sl = &u->fde_slots[hash_fold64((uint64_t)(uintptr_t)um->img, addr) &
+						(UW_FDE_SLOTS - 1)];
+	if (sl->img == um->img && sl->addr == addr)
+		return sl->has;
+	bool has = true;
+	Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, pc);
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi = mod ? dwfl_module_eh_cfi(mod, &bias) : NULL;
+	if (cfi) {
+		Dwarf_Frame *fr = NULL;
+		if (dwarf_cfi_addrframe(cfi, pc - bias, &fr) != 0)
+			has = false;
+		free(fr);
+	}
+	/* only an answer about the module of um: the mapping's image is the
+	 * one reported (uw_frame checked), so mod is its module */
+	if (mod)
+		*sl = (struct uw_fde_slot){ .img = um->img, .addr = addr, .has = has };
+	return has;
+}
+
 static int uw_frame(Dwfl_Frame *state, void *arg)
 {
 	struct sym_unwinder *u = arg;
@@ -538,16 +586,9 @@ static int uw_frame(Dwfl_Frame *state, void *arg)
 	 * report's time before this check. */
 	if (!um || um->debug_frame)
 		return DWARF_CB_OK;
-	Dwfl_Module *mod = dwfl_addrmodule(p->dwfl, look);
-	Dwarf_Addr bias;
-	Dwarf_CFI *cfi = mod ? dwfl_module_eh_cfi(mod, &bias) : NULL;
-	if (cfi) {
-		Dwarf_Frame *fr = NULL;
-		if (dwarf_cfi_addrframe(cfi, look - bias, &fr) != 0) {
-			w->no_fde = true;
-			return DWARF_CB_ABORT;
-		}
-		free(fr);
+	if (!uw_has_fde(u, p, um, look)) {
+		w->no_fde = true;
+		return DWARF_CB_ABORT;
 	}
 	return DWARF_CB_OK;
 }
@@ -591,15 +632,18 @@ static uint64_t uw_key(const struct uw_proc *p, uint64_t ip, uint64_t sp, uint64
  * same value in this sample: libdwfl would read and compute the same. */
 static const struct uw_ent *uw_cache_find(const struct sym_unwinder *u, uint64_t h,
 					  const struct uw_proc *p, uint64_t ip, uint64_t sp,
-					  uint64_t bp, const struct dp_sample *smp)
+					  uint64_t bp, const struct dp_sample *smp,
+					  uint32_t *variants)
 {
 	uint32_t at = (uint32_t)(uintptr_t)u64map_get(&u->cache, h);
+	*variants = 0;
 	for (unsigned hops = 0; at && hops < 4096; hops++) {
 		const struct uw_ent *e = &u->ents[at - 1];
 		at = e->next;
 		if (e->proc != p || e->gen != p->gen || e->ip != ip || e->sp != sp ||
 		    e->bp != bp || e->len != smp->ustack_len)
 			continue;
+		++*variants;
 		const uint64_t *r = u->words + e->reads_off;
 		uint32_t i = 0;
 		for (; i < e->nreads; i++) {
@@ -689,7 +733,8 @@ uint32_t sym_unwind_user(struct sym_unwinder *u, uint32_t domain, uint32_t pid,
 		max = UW_MAX_FRAMES;
 	struct uw_proc *p = uw_proc_get(u, domain, pid);
 	uint64_t h = uw_key(p, ip, sp, bp, smp->ustack_len);
-	const struct uw_ent *e = uw_cache_find(u, h, p, ip, sp, bp, smp);
+	uint32_t variants;
+	const struct uw_ent *e = uw_cache_find(u, h, p, ip, sp, bp, smp, &variants);
 	uint32_t n;
 	if (e) {
 		u->st.cached++;
@@ -714,7 +759,7 @@ uint32_t sym_unwind_user(struct sym_unwinder *u, uint32_t domain, uint32_t pid,
 		u->walk = NULL;
 		n = w->n;
 		*complete = r == 0 && n > 0 && w->failed_at != n + 1;
-		if (n && max == UW_MAX_FRAMES)
+		if (n && max == UW_MAX_FRAMES && variants < UW_MAX_VARIANTS)
 			uw_cache_put(u, h, p, ip, sp, bp, w, *complete);
 	}
 	if (n == 0) {
