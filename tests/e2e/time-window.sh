@@ -3,12 +3,12 @@
 # Windows in time and in CPUs (--time, --cpu; src/analysis/window.c), on
 # a real recording of the phases workload (phase_a for the first second
 # of wall-clock time, phase_b for the next), pinned to CPU 0:
-#  - report --time 0,1 is >= 90% phase_a, --time 1,2 >= 90% phase_b (of
-#    the two), and the same with 0%-50% and 50%-100%; control: the whole
-#    run (--time 0,2, and no window) is neither (each 20..80%);
+#  - report --time 0,0.8 is >= 90% phase_a, --time 1.2,2 >= 90% phase_b
+#    (of the two), and the same with 0%-40% and 60%-100%; control: the
+#    whole run (--time 0,2, and no window) is neither (each 20..80%);
 #  - export --format folded and flamegraph take the same window (>= 90%
-#    phase_a in the first second);
-#  - diff --time-a 0,1 --time-b 1,2 of the one file has similarity < 0.2;
+#    phase_a in 0,0.8);
+#  - diff --time-a 0,0.8 --time-b 1.2,2 of the one file has similarity < 0.2;
 #    control: the same window on both sides gives 1;
 #  - --cpu 0 keeps >= 95% of the pinned workload's samples, --cpu 1 <= 5%
 #    (machines with 2 CPUs or more);
@@ -38,30 +38,33 @@ check() { # WINDOW LO HI: phase_a's share of the window within [LO, HI]
 	[ "$n" -ge 50 ] || fail "window $w: only $n samples of phase_a and phase_b"
 	[ "$a" -ge "$lo" ] && [ "$a" -le "$hi" ] || fail "window $w: phase_a $a%, expected $lo..$hi%"
 }
-check 0,1 90 100
-check 1,2 0 10
-check 0%-50% 90 100
-check 50%-100% 0 10
-check ,1 90 100
-check 1, 0 10
+# windows kept 0.2 s from the phase boundary: on a loaded machine the
+# first sample (the window's zero) may come some ms after the workload's
+# own start (a run here gave 6% phase_a in 1,2)
+check 0,0.8 90 100
+check 1.2,2 0 10
+check 0%-40% 90 100
+check 60%-100% 0 10
+check ,0.8 90 100
+check 1.2, 0 10
 # controls: the whole run holds both
 check 0,2 20 80
 check all 20 80
 
 # the other commands take the same window
-"$DOMPROF" export --format folded --time 0,1 -i "$D" -o "$OUT/first.folded" 2>/dev/null || fail "export --time failed"
+"$DOMPROF" export --format folded --time 0,0.8 -i "$D" -o "$OUT/first.folded" 2>/dev/null || fail "export --time failed"
 read -r a n < <(awk '/phase_a/ { a += $NF } /phase_b/ { b += $NF } END { n = a + b; printf "%d %d\n", n ? 100 * a / n : -1, n }' "$OUT/first.folded")
-note "export --time 0,1: phase_a $a% of $n"
-[ "$n" -ge 50 ] && [ "$a" -ge 90 ] || fail "export --time 0,1: phase_a $a% of $n"
+note "export --time 0,0.8: phase_a $a% of $n"
+[ "$n" -ge 50 ] && [ "$a" -ge 90 ] || fail "export --time 0,0.8: phase_a $a% of $n"
 "$DOMPROF" flamegraph --time 1,2 -i "$D" -o "$OUT/second.svg" 2>/dev/null || fail "flamegraph --time failed"
 grep -q 'phase_b' "$OUT/second.svg" || fail "flamegraph --time 1,2 shows no phase_b"
 "$DOMPROF" flamegraph --time 0,1 -i "$D" -o "$OUT/first.svg" 2>/dev/null || fail "flamegraph --time 0,1 failed"
 cmp -s "$OUT/first.svg" "$OUT/second.svg" && fail "control: the two windows draw the same flame graph"
 
 sim() { "$DOMPROF" diff "$@" "$D" "$D" 2>/dev/null | sed -n 's/^similarity: *//p' | tail -n 1; }
-s=$(sim --time-a 0,1 --time-b 1,2)
-note "diff of the two seconds: similarity $s"
-awk -v s="$s" 'BEGIN { exit !(s != "" && s < 0.2) }' || fail "diff --time-a 0,1 --time-b 1,2: similarity $s"
+s=$(sim --time-a 0,0.8 --time-b 1.2,2)
+note "diff of the two phases: similarity $s"
+awk -v s="$s" 'BEGIN { exit !(s != "" && s < 0.2) }' || fail "diff --time-a 0,0.8 --time-b 1.2,2: similarity $s"
 s=$(sim --time 0,1)
 awk -v s="$s" 'BEGIN { exit !(s != "" && s > 0.999) }' || fail "control: diff --time 0,1 of one file: similarity $s"
 
