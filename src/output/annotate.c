@@ -11,6 +11,7 @@
 #include <capstone.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,17 +34,27 @@ static uint64_t branch_target(const cs_insn *in)
 	return (uint64_t)x->operands[0].imm;
 }
 
-static const struct profile_hit *hit_at(const struct profile_hit *h, size_t n, uint64_t a)
+/* The first of n elements (stride bytes apart, sorted by the u64 at
+ * offset off) whose key is >= key: for hits and for instructions. */
+static size_t lower_bound(const void *base, size_t n, size_t stride, size_t off, uint64_t key)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (h[mid].addr < a)
+		uint64_t k;
+		memcpy(&k, (const char *)base + mid * stride + off, sizeof(k));
+		if (k < key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < n && h[lo].addr == a ? &h[lo] : NULL;
+	return lo;
+}
+
+static const struct profile_hit *hit_at(const struct profile_hit *h, size_t n, uint64_t a)
+{
+	size_t i = lower_bound(h, n, sizeof(*h), offsetof(struct profile_hit, addr), a);
+	return i < n && h[i].addr == a ? &h[i] : NULL;
 }
 
 static void jstr(FILE *f, const char *s) { json_write_str(f, s, 0); }
@@ -189,17 +200,10 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 	for (size_t i = 0; i < ni; i++) {
 		uint64_t t = branch_target(&ins[i]);
 		if (t >= start && t < start + (uint64_t)nc) {
-			/* instructions are in address order: a binary search */
-			size_t lo = 0, hi = ni;
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (ins[mid].address < t)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if (lo < ni && ins[lo].address == t)
-				target[lo] = 1;
+			/* instructions are in address order */
+			size_t j = lower_bound(ins, ni, sizeof(*ins), offsetof(cs_insn, address), t);
+			if (j < ni && ins[j].address == t)
+				target[j] = 1;
 		}
 		const struct profile_hit *x = hit_at(h, nh, ins[i].address);
 		if (x && x->count > top)
