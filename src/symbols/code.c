@@ -36,7 +36,11 @@ static long kernel_code(struct sym_session *s, const struct sym_map *m, uint64_t
 	uint64_t at = start - m->delta;     /* the ip of the image address */
 	uint64_t want = end - start < cap ? end - start : cap;
 	size_t got = 0;
-	for (size_t off = 8; off <= b->size - 16 && got < want;) {
+	/* a crafted table (many tiny or overlapping entries) is cut short:
+	 * the recorder writes at most 64 entries of a page each */
+	unsigned scanned = 0, pieces = 0;
+	for (size_t off = 8; off <= b->size - 16 && got < want && scanned < 65536 && pieces < 256;
+	     scanned++) {
 		uint64_t a = get64(p + off);
 		uint32_t len = get32(p + off + 8);
 		if (len > b->size - off - 16)
@@ -48,6 +52,7 @@ static long kernel_code(struct sym_session *s, const struct sym_map *m, uint64_t
 				n = (size_t)(want - got);
 			memcpy(buf + got, p + off + 16 + (cur - a), n);
 			got += n;
+			pieces++;
 			off = 8;                    /* the next page may be listed earlier */
 			continue;
 		}
