@@ -7,6 +7,7 @@
  * /proc/kallsyms fallback, and adversarial input: ip 0 and ~0, empty
  * tables, unknown domains, malformed lines and random garbage blobs.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,9 +447,91 @@ static void test_adversarial(void)
 	sym_session_free(NULL);
 }
 
+/* a passive domain's code table (SYMTAB kind 7, sym_image_code): two
+ * adjacent pages read across, one apart; a table cut in an entry;
+ * many tiny overlapping entries (bounded work); the wrong magic */
+static void put_entry(uint8_t *b, size_t *len, uint64_t addr, uint32_t n, uint8_t fill)
+{
+	memcpy(b + *len, &addr, 8);
+	memcpy(b + *len + 8, &n, 4);
+	memset(b + *len + 12, 0, 4);
+	memset(b + *len + 16, fill, n);
+	*len += 16 + n;
+}
+
+static void test_guest_code(void)
+{
+	struct sym_session *s = sym_session_new();
+	sym_set_domain(s, 1, DP_DOMAIN_PASSIVE, "vm1", 0);
+	add_text(s, 1, DP_SYMTAB_KALLSYMS, "kallsyms", KALLSYMS);
+	size_t cap = 8 + 3 * (16 + 4096);
+	uint8_t *b = calloc(1, cap), out[8192];
+	size_t len = 8;
+	memcpy(b, "DPCODE1", 8);
+	put_entry(b, &len, 0xffffffff81003000ull, 4096, 0xbb);   /* listed first, read second */
+	put_entry(b, &len, 0xffffffff81002000ull, 4096, 0xaa);
+	put_entry(b, &len, 0xffffffff81009000ull, 4096, 0xcc);
+	struct dp_symtab st = { DP_SYMTAB_CODE, "[guest.kernel]", b, len };
+	sym_add_symtab(s, 1, &st);
+	const struct sym_map *m = sym_find_map(s, 1, 0, DP_MODE_KERNEL, false, 0, 0xffffffff81002010ull);
+	CHECK(m != NULL);
+	long n = sym_image_code(s, m, 0xffffffff81002ff0ull, 0xffffffff81003010ull, out, sizeof(out));
+	CHECK(n == 0x20 && out[0] == 0xaa && out[15] == 0xaa && out[16] == 0xbb && out[31] == 0xbb);
+	/* a gap: only what runs contiguously from the start */
+	n = sym_image_code(s, m, 0xffffffff81003f00ull, 0xffffffff81004100ull, out, sizeof(out));
+	CHECK(n == 0x100);
+	CHECK(sym_image_code(s, m, 0xffffffff81005000ull, 0xffffffff81005010ull, out, sizeof(out)) == -ENOENT);
+	CHECK(sym_image_code(s, m, 0xffffffff81002010ull, 0xffffffff81002010ull, out, sizeof(out)) == -ENOENT);
+	/* bounded by the caller's buffer */
+	CHECK(sym_image_code(s, m, 0xffffffff81002000ull, 0xffffffff81004000ull, out, 100) == 100);
+	sym_session_free(s);
+
+	/* crafted: an entry claiming more than the table holds, then tiny
+	 * overlapping entries by the thousand, then a wrong magic */
+	s = sym_session_new();
+	sym_set_domain(s, 1, DP_DOMAIN_PASSIVE, "vm1", 0);
+	add_text(s, 1, DP_SYMTAB_KALLSYMS, "kallsyms", KALLSYMS);
+	size_t many = 200000, tcap = 8 + many * 17 + 16;
+	uint8_t *t = calloc(1, tcap);
+	len = 8;
+	memcpy(t, "DPCODE1", 8);
+	for (size_t i = 0; i < many; i++)
+		put_entry(t, &len, 0xffffffff81002000ull + (i % 64), 1, (uint8_t)i);
+	struct dp_symtab st2 = { DP_SYMTAB_CODE, "[guest.kernel]", t, len };
+	sym_add_symtab(s, 1, &st2);
+	m = sym_find_map(s, 1, 0, DP_MODE_KERNEL, false, 0, 0xffffffff81002010ull);
+	n = sym_image_code(s, m, 0xffffffff81002000ull, 0xffffffff81003000ull, out, sizeof(out));
+	CHECK(n > 0 && n <= 256);     /* pieces of one byte, at most 256 of them */
+	sym_session_free(s);
+	s = sym_session_new();
+	sym_set_domain(s, 1, DP_DOMAIN_PASSIVE, "vm1", 0);
+	add_text(s, 1, DP_SYMTAB_KALLSYMS, "kallsyms", KALLSYMS);
+	len = 8;
+	put_entry(t, &len, 0xffffffff81002000ull, 64, 0x11);
+	uint32_t lie = 1u << 30;
+	memcpy(t + 8 + 8, &lie, 4);                                 /* cut in its entry */
+	struct dp_symtab st3 = { DP_SYMTAB_CODE, "[guest.kernel]", t, len };
+	sym_add_symtab(s, 1, &st3);
+	m = sym_find_map(s, 1, 0, DP_MODE_KERNEL, false, 0, 0xffffffff81002010ull);
+	CHECK(sym_image_code(s, m, 0xffffffff81002000ull, 0xffffffff81002040ull, out, sizeof(out)) == -ENOENT);
+	sym_session_free(s);
+	s = sym_session_new();
+	sym_set_domain(s, 1, DP_DOMAIN_PASSIVE, "vm1", 0);
+	add_text(s, 1, DP_SYMTAB_KALLSYMS, "kallsyms", KALLSYMS);
+	memcpy(b, "DPCODE2", 8);
+	struct dp_symtab st4 = { DP_SYMTAB_CODE, "[guest.kernel]", b, 8 + 16 + 4096 };
+	sym_add_symtab(s, 1, &st4);
+	m = sym_find_map(s, 1, 0, DP_MODE_KERNEL, false, 0, 0xffffffff81002010ull);
+	CHECK(sym_image_code(s, m, 0xffffffff81003000ull, 0xffffffff81003010ull, out, sizeof(out)) == -ENOENT);
+	sym_session_free(s);
+	free(b);
+	free(t);
+}
+
 int main(void)
 {
 	test_kallsyms();
+	test_guest_code();
 	test_sysmap_kaslr();
 	test_kallsyms_offset();
 	test_kallsyms_delta();
