@@ -201,20 +201,13 @@ static int take_record(void *ctx, const struct dp_record *rec)
  * stacks it unwinds (the host's profile loader unwinds --call-graph dwarf
  * stacks in one pass, in file order), and the processes that mapped them
  * are more likely still alive (map_files). */
-static int ship_first(const char *data, int fd, const struct agent_log *log, struct shipped *out,
+static int ship_first(struct dp_reader *r, int fd, const struct agent_log *log, struct shipped *out,
 		      char *why, size_t whylen)
 {
-	int err = 0;
-	char msg[256];
-	struct dp_reader *r = dp_reader_open(data, &err, msg, sizeof(msg));
-	if (!r) {
-		snprintf(why, whylen, "cannot read the guest's recording: %s", msg);
-		return AGENT_COLLECT_FAILED;
-	}
 	struct ship *sh = ship_new();
 	static const struct dp_visitor visit = { .record = model_record };
 	dp_scan(r, &visit, sh, NULL);
-	dp_reader_free(r);
+	dp_reader_rewind(r);     /* the records' pass reads it again */
 	int ret = ship_symbols(fd, sh, log, out);
 	if (ship_over_budget(sh))
 		agent_logf(log, "the guest's recording maps more than the agent keeps track of "
@@ -230,16 +223,17 @@ static int ship_first(const char *data, int fd, const struct agent_log *log, str
 int agent_collect(const char *data, int fd, const struct agent_log *log, char *why, size_t whylen)
 {
 	struct shipped sy = { 0 };
-	int ret = ship_first(data, fd, log, &sy, why, whylen);
-	if (ret < 0)
-		return ret;
 	int err = 0;
 	char msg[256];
 	struct dp_reader *r = dp_reader_open(data, &err, msg, sizeof(msg));
 	if (!r) {
-		/* the symbol frames are sent: an ERROR now ends the domain */
 		snprintf(why, whylen, "cannot read the guest's recording: %s", msg);
 		return AGENT_COLLECT_FAILED;
+	}
+	int ret = ship_first(r, fd, log, &sy, why, whylen);
+	if (ret < 0) {
+		dp_reader_free(r);
+		return ret;
 	}
 	struct walk w = { .bt = { .fd = fd } };
 	static const struct dp_visitor visit = { .record = take_record };

@@ -16,6 +16,12 @@
 #include "analysis/profile_internal.h"
 #include "util/xalloc.h"
 
+/* the map's ip of image address addr (the inverse of sym_map_to_image) */
+static uint64_t map_ip(const struct sym_map *m, uint64_t addr)
+{
+	return addr - sym_map_to_image(m, 0);
+}
+
 /* one per kept key, while building (L->hit_raw) */
 void hits_add(struct loader *L, const struct key *k)
 {
@@ -44,9 +50,8 @@ void hits_finish(struct loader *L)
 			struct hit_sym *s = &pv->hsyms[pv->nhsyms++];
 			struct sym_result r;
 			memset(&r, 0, sizeof(r));
-			/* the map's ip of this image address: resolve again for the range */
-			uint64_t ip = h->addr - sym_map_to_image(h->map, 0);
-			sym_resolve(pv->sym, h->map, ip, &r);
+			/* resolve again for the symbol's range */
+			sym_resolve(pv->sym, h->map, map_ip(h->map, h->addr), &r);
 			*s = (struct hit_sym){ h->sym, (uint32_t)pv->nhits, 0, h->map, r.sym_start, r.sym_end };
 		}
 		struct hit_sym *s = &pv->hsyms[pv->nhsyms - 1];
@@ -97,11 +102,6 @@ size_t profile_symbol_hits(const struct profile *p, uint32_t sym, const struct p
 	return s->n;
 }
 
-/* the map ip of image address addr in the symbol's map */
-static uint64_t ip_of(const struct hit_sym *s, uint64_t addr)
-{
-	return addr - sym_map_to_image(s->map, 0);
-}
 
 bool profile_symbol_name_at(const struct profile *p, uint32_t sym, uint64_t addr, char *buf, size_t n)
 {
@@ -111,7 +111,7 @@ bool profile_symbol_name_at(const struct profile *p, uint32_t sym, uint64_t addr
 		return false;
 	struct sym_result r;
 	memset(&r, 0, sizeof(r));
-	sym_resolve(pv->sym, s->map, ip_of(s, addr), &r);
+	sym_resolve(pv->sym, s->map, map_ip(s->map, addr), &r);
 	if (!r.symbol || !strcmp(r.symbol, "[unknown]"))
 		return false;
 	snprintf(buf, n, "%s+%#" PRIx64, r.symbol, r.offset);
@@ -124,7 +124,7 @@ bool profile_symbol_line_at(const struct profile *p, uint32_t sym, uint64_t addr
 	const struct priv *pv = p->priv;
 	const struct hit_sym *s = find_sym(pv, sym);
 	struct sym_srcline sl;
-	if (!s || !sym_srcline(pv->sym, s->map, ip_of(s, addr), &sl))
+	if (!s || !sym_srcline(pv->sym, s->map, map_ip(s->map, addr), &sl))
 		return false;
 	*path = sl.path;
 	*line = sl.line;

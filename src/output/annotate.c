@@ -59,6 +59,41 @@ static const struct profile_hit *hit_at(const struct profile_hit *h, size_t n, u
 
 static void jstr(FILE *f, const char *s) { json_write_str(f, s, 0); }
 
+/* Each instruction's source line's samples, in one sort (a line's
+ * instructions need not be adjacent): tot[i] for instruction i. */
+struct line_ix {
+	const char *path;
+	unsigned line;
+	size_t i;
+	uint64_t c;
+};
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct line_ix *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
+	return c ? c : x->line < y->line ? -1 : x->line > y->line;
+}
+
+static void line_totals(const char **path, const unsigned *line, const uint64_t *count, size_t n,
+			uint64_t *tot)
+{
+	struct line_ix *v = xmalloc((n ? n : 1) * sizeof(*v));
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (path[i])
+			v[m++] = (struct line_ix){ path[i], line[i], i, count[i] };
+	qsort(v, m, sizeof(*v), cmp_line);
+	for (size_t a = 0, b; a < m; a = b) {
+		uint64_t s = 0;
+		for (b = a; b < m && !cmp_line(&v[a], &v[b]); b++)
+			s += v[b].c;
+		for (size_t k = a; k < b; k++)
+			tot[v[k].i] = s;
+	}
+	free(v);
+}
+
 /* One source file in memory, its lines found on first use; the last one
  * asked for stays (an annotated function is mostly one file). */
 #define SRC_MAX (8u << 20)
@@ -197,6 +232,10 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 	/* lines that are targets of a jump inside the function */
 	uint8_t *target = xcalloc(ni, 1);
 	uint64_t top = 0, placed = 0;
+	uint64_t *icount = xcalloc(ni, sizeof(*icount)), *ltot = xcalloc(ni, sizeof(*ltot));
+	const char **lpath = xcalloc(ni, sizeof(*lpath));
+	unsigned *lno = xcalloc(ni, sizeof(*lno));
+	bool any_line = false;
 	for (size_t i = 0; i < ni; i++) {
 		uint64_t t = branch_target(&ins[i]);
 		if (t >= start && t < start + (uint64_t)nc) {
@@ -206,15 +245,14 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 				target[j] = 1;
 		}
 		const struct profile_hit *x = hit_at(h, nh, ins[i].address);
-		if (x && x->count > top)
-			top = x->count;
+		icount[i] = x ? x->count : 0;
+		if (icount[i] > top)
+			top = icount[i];
+		/* each instruction's source line */
+		if (!o->no_source)
+			any_line |= profile_symbol_line_at(p, sym, ins[i].address, &lpath[i], &lno[i]);
 	}
-	/* each instruction's source line, and each line's samples */
-	const char **lpath = xcalloc(ni, sizeof(*lpath));
-	unsigned *lno = xcalloc(ni, sizeof(*lno));
-	bool any_line = false;
-	for (size_t i = 0; i < ni && !o->no_source; i++)
-		any_line |= profile_symbol_line_at(p, sym, ins[i].address, &lpath[i], &lno[i]);
+	line_totals(lpath, lno, icount, ni, ltot);
 	struct src sc = { 0 };
 	if (json)
 		fputs(",\"instructions\":[", f);
@@ -222,8 +260,7 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 		fprintf(f, "%8s %8s    %-16s %s\n", "percent", "samples", "address", "instruction");
 	for (size_t i = 0; i < ni; i++) {
 		const cs_insn *in = &ins[i];
-		const struct profile_hit *x = hit_at(h, nh, in->address);
-		uint64_t c = x ? x->count : 0;
+		uint64_t c = icount[i];
 		placed += c;
 		double pct = 100.0 * (double)c / tot;
 		uint64_t t = branch_target(in);
@@ -235,12 +272,7 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 		/* a new source line: its text (or file:line) and its share */
 		if (!json && lpath[i] && (i == 0 || !lpath[i - 1] || lno[i] != lno[i - 1] ||
 					  strcmp(lpath[i], lpath[i - 1]))) {
-			uint64_t lc = 0;
-			for (size_t j = 0; j < ni; j++)
-				if (lpath[j] && lno[j] == lno[i] && !strcmp(lpath[j], lpath[i])) {
-					const struct profile_hit *xj = hit_at(h, nh, ins[j].address);
-					lc += xj ? xj->count : 0;
-				}
+			uint64_t lc = ltot[i];
 			size_t tl = 0;
 			const char *text = src_line(&sc, o, lpath[i], lno[i], &tl);
 			const char *b = strrchr(lpath[i], '/');
@@ -295,6 +327,8 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 	free(sc.text);
 	free(lpath);
 	free(lno);
+	free(icount);
+	free(ltot);
 	free(target);
 	cs_free(ins, ni);
 	cs_close(&cs);
