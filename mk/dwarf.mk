@@ -54,3 +54,11 @@ build/workloads/dwknown: tests/workloads/dwknown.c tests/workloads/lib/dwknown.h
 	$(CC) $(DWK_FLAGS) -o $@ $< -Lbuild/workloads -ldwknown '-Wl,-rpath,$$ORIGIN'
 
 EXTRA_WORKLOADS += build/workloads/libdwknown.so
+
+# libFuzzer target for the guest code table (tests/fuzz/fuzz-code.c,
+# src/symbols/code.c), the same sources as the unwinder's.
+fuzz: build/fuzz/fuzz-code
+build/fuzz/fuzz-code: tests/fuzz/fuzz-code.c $(UNWIND_FUZZ_SRC) $(wildcard src/symbols/*.h src/format/*.h src/util/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-code.c $(UNWIND_FUZZ_SRC) \
+		-ldw -lelf -lzstd -liberty -lz -lpthread
