@@ -138,7 +138,7 @@ struct loader {
 	/* DWARF unwinding (profile_load.c): made on the first sample with a
 	 * user stack, freed when reading ends */
 	struct sym_unwinder *uw;
-	int uw_state;                /* 0 not decided, 1 on, -1 off (env) */
+	int uw_state;                /* 0 not decided, 1 on, 2 libdwfl only, -1 off (env) */
 	uint64_t uw_chain[DP_MAX_CALLCHAIN];
 };
 

@@ -190,21 +190,24 @@ static bool key_eq(const void *ctx, uint32_t e)
  * the unwinder found fewer of them and did not reach the outermost frame
  * (no CFI, JIT code): a longer chain of the two is the better guess.
  * Returns the sample to count: s itself, or *tmp with the new chain in
- * L->uw_chain. DOMPROF_DWARF_UNWIND=0 turns this off (tests compare).
+ * L->uw_chain. DOMPROF_DWARF_UNWIND=0 turns this off, =libdwfl turns the
+ * quick step off (tests compare).
  */
 static const struct dp_sample *dwarf_chain(struct loader *L, uint32_t domain,
 					   const struct dp_sample *s, struct dp_sample *tmp)
 {
 	if (L->uw_state == 0) {
 		const char *e = getenv("DOMPROF_DWARF_UNWIND");
-		L->uw_state = e && !strcmp(e, "0") ? -1 : 1;
+		L->uw_state = e && !strcmp(e, "0") ? -1 : e && !strcmp(e, "libdwfl") ? 2 : 1;
 	}
 	if (L->uw_state < 0)
 		return s;
 	struct profile *p = L->p;
 	p->dwarf.samples++;
-	if (!L->uw)
+	if (!L->uw) {
 		L->uw = sym_unwinder_new(L->pv->sym);
+		sym_unwinder_set_quick(L->uw, L->uw_state != 2);
+	}
 	uint32_t nk = 0;
 	while (nk < s->nr_callchain && s->callchain[nk] >= KERNEL_ADDR_START)
 		nk++;

@@ -115,9 +115,9 @@ static void header(FILE *f, const struct report_view *v)
 		fprintf(f, ",\"dwarf\":{\"samples\":%" PRIu64 ",\"unwound\":%" PRIu64
 			   ",\"complete\":%" PRIu64 ",\"kept_fp\":%" PRIu64 ",\"walks\":{\"outermost\":%"
 			   PRIu64 ",\"no_fde\":%" PRIu64 ",\"stopped\":%" PRIu64 ",\"depth_cut\":%" PRIu64
-			   ",\"no_image\":%" PRIu64 ",\"cached\":%" PRIu64 "}}",
+			   ",\"no_image\":%" PRIu64 ",\"quick\":%" PRIu64 ",\"cached\":%" PRIu64 "}}",
 			p->dwarf.samples, p->dwarf.unwound, p->dwarf.complete, p->dwarf.kept_fp,
-			w->complete, w->no_fde, w->stopped, w->depth_cut, w->failed, w->cached);
+			w->complete, w->no_fde, w->stopped, w->depth_cut, w->failed, w->quick, w->cached);
 	}
 	fprintf(f, ",\"threshold_percent\":%.4f,\"has_callchains\":%s,\"warnings\":[",
 		v->threshold, p->has_callchains ? "true" : "false");

@@ -114,8 +114,9 @@ void report_dwarf_line(FILE *f, const struct profile *p, const char *prefix)
 		prefix, p->dwarf.unwound, p->dwarf.samples, p->dwarf.complete, p->dwarf.kept_fp);
 	fprintf(f, "%s  walks ended: %" PRIu64 " outermost, %" PRIu64 " no FDE for a pc, %" PRIu64
 		" stopped (stack or CFI), %" PRIu64 " depth bound, %" PRIu64 " ip in no readable"
-		" image; %" PRIu64 " from the cache\n",
-		prefix, w->complete, w->no_fde, w->stopped, w->depth_cut, w->failed, w->cached);
+		" image; %" PRIu64 " by the quick step, %" PRIu64 " from the cache\n",
+		prefix, w->complete, w->no_fde, w->stopped, w->depth_cut, w->failed, w->quick,
+		w->cached);
 }
 
 static void header(FILE *f, const struct report_view *v)

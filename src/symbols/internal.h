@@ -21,6 +21,7 @@
  *   fde.c      function ranges from .eh_frame(_hdr)/.debug_frame, for
  *              addresses no symbol covers
  *   unwind.c   DWARF unwinding of recorded user stacks (libdwfl), symbols.h
+ *   unwind_quick.c  the quick step in front of it (simple CFI rules)
  *   vdso.c, vmlinux.c, buildid.c   small helpers exported to other modules
  *
  * A sym_table is built by appending (symtab_add), then frozen once by
@@ -135,6 +136,29 @@ int elf_load_debug(struct sym_session *s, const char *path, const struct elf_inf
 
 /* lines.c: frees an image's libdw handle (NULL is fine). */
 void lines_free(void *lines);
+
+/* ---- the quick unwind step (unwind_quick.c), used by unwind.c ---- */
+
+/*
+ * Walks a recorded user stack with the simple CFI rules of the images'
+ * .eh_frame (kept per image address, shared by all processes), as
+ * libdwfl would, and says how it ended; UWQ_FALLBACK: this sample is
+ * libdwfl's (the pcs written are to be ignored). UWQ_NO_FDE: the last pc
+ * written has no FDE in *nofde_img's .eh_frame; the caller decides
+ * whether a .debug_frame makes it libdwfl's. Owns the images' ELF
+ * handles it opens (at most 1024) and its rules; borrows the session.
+ */
+struct uwq;
+struct sym_image;
+enum uwq_end { UWQ_FALLBACK, UWQ_OUTERMOST, UWQ_STOPPED, UWQ_NO_FDE, UWQ_DEPTH };
+struct uwq *uwq_new(struct sym_session *s);
+void uwq_free(struct uwq *q);
+enum uwq_end uwq_walk(struct uwq *q, uint32_t domain, uint32_t pid, const struct dp_sample *smp,
+		      uint64_t ip, uint64_t sp, uint64_t bp, uint64_t *pcs, uint32_t max,
+		      uint32_t *n, const struct sym_image **nofde_img);
+/* The image's ELF as the walk opened it (an Elf *, as void * here: this
+ * header does not include libelf), or NULL. */
+void *uwq_image_elf(struct uwq *q, const struct sym_image *img);
 
 /* ---- function ranges from unwind tables (fde.c) ---- */
 

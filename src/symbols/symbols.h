@@ -215,6 +215,7 @@ struct sym_unwind_stats {
 	uint64_t frames;      /* frames returned, all samples */
 	uint64_t rebuilds;    /* a process's handle rebuilt (its mappings changed) */
 	uint64_t forgotten;   /* handles let go at a process's exit */
+	uint64_t quick;       /* walked by the quick step alone (unwind_quick.c) */
 	uint64_t cached;      /* answered from the cache (same ip, sp, bp, stack
 			       * length and every stack word the unwind read) */
 };
@@ -234,6 +235,11 @@ uint32_t sym_unwind_user(struct sym_unwinder *u, uint32_t domain, uint32_t pid,
 			 const struct dp_sample *smp, uint64_t *pcs, uint32_t max,
 			 bool *complete);
 void sym_unwinder_stats(const struct sym_unwinder *u, struct sym_unwind_stats *out);
+/* The quick step (on by default): simple CFI rules walked without
+ * libdwfl, which takes every sample it cannot walk the same way. Off,
+ * every sample is libdwfl's (DOMPROF_DWARF_UNWIND=libdwfl: tests compare
+ * the two). */
+void sym_unwinder_set_quick(struct sym_unwinder *u, bool on);
 /* The process (domain, pid) exited: let go of its libdwfl handle (its
  * images' mappings and CFI). A later sample of the pid builds a new one. */
 void sym_unwinder_forget(struct sym_unwinder *u, uint32_t domain, uint32_t pid);

@@ -78,21 +78,30 @@ struct uw_proc {
 	uint64_t gen;               /* bumped when the Dwfl is rebuilt */
 };
 
-/* One cached unwind: its key, the stack words it read (addr, value
- * pairs) and its pcs, both in the unwinder's word arena. */
+/* Registers libdwfl is given (DWARF numbers 0..16). */
+#define UW_NREGS 17u
+
+/* One cached unwind: its key (the process, every register, the stack
+ * length), the stack words it read (addr, value pairs) and its pcs, all
+ * in the unwinder's word arena. Every register, not only ip, sp and bp:
+ * a CFA rule may use another (gcc's main realigning its stack computes
+ * the CFA from r10), so two samples that differ in any register may
+ * unwind differently. */
 struct uw_ent {
 	const struct uw_proc *proc;
-	uint64_t gen, ip, sp, bp;
+	uint64_t gen;
 	uint32_t len;               /* the sample's ustack_len */
 	uint32_t nreads, npcs;
-	size_t reads_off, pcs_off;
+	size_t regs_off, reads_off, pcs_off;
 	bool complete;
+	bool no_fde;                /* ended at a pc without FDE (uw_walk.no_fde) */
 	uint32_t next;              /* index+1 of the next entry of the bucket */
 };
 
 /* The sample being unwound and the frame walk's state. */
 struct uw_walk {
 	const struct dp_sample *smp;
+	uint64_t regs[UW_NREGS];        /* the initial registers, DWARF order */
 	uint64_t sp;
 	uint64_t *pcs;
 	uint32_t max, n;
@@ -107,6 +116,7 @@ struct uw_walk {
 
 struct sym_unwinder {
 	struct sym_session *s;
+	struct uwq *quick;              /* the quick step (unwind_quick.c), or NULL */
 	struct hmap procs;              /* (domain << 32 | pid) -> uw_proc */
 	struct uw_proc **all;           /* every uw_proc, for freeing */
 	size_t nall, capall;
@@ -155,38 +165,6 @@ static bool uw_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	return true;
 }
 
-/* A word of a reported module's file, at address addr of the process. */
-static bool uw_read_module(Dwfl *dwfl, uint64_t addr, uint64_t *out)
-{
-	Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
-	if (!mod)
-		return false;
-	Dwarf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	if (!elf)
-		return false;
-	size_t rawsize;
-	const char *raw = elf_rawfile(elf, &rawsize);
-	size_t nph;
-	if (!raw || elf_getphdrnum(elf, &nph) != 0)
-		return false;
-	uint64_t va = addr - bias;
-	for (size_t i = 0; i < nph && i < 4096; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (va < ph.p_vaddr || va - ph.p_vaddr >= ph.p_filesz ||
-		    ph.p_filesz - (va - ph.p_vaddr) < 8)
-			continue;
-		uint64_t off = ph.p_offset + (va - ph.p_vaddr);
-		if (off > rawsize || rawsize - off < 8)
-			return false;
-		memcpy(out, raw + off, 8);
-		return true;
-	}
-	return false;
-}
-
 static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	struct sym_unwinder *u = arg;
@@ -209,12 +187,11 @@ static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 		}
 		return true;
 	}
-	uint64_t v;
-	if (uw_read_module(dwfl, addr, &v)) {
-		*result = v;
-		return true;
-	}
-	/* libdwfl takes a return address it cannot read for an undefined
+	/* Only the stored stack is memory here: not the modules' file bytes
+	 * (as perf's unwind-libdw.c reads): what libdwfl could read would
+	 * then depend on which modules earlier samples of the process
+	 * reported, and no x86-64 CFI rule of compiled code reads there.
+	 * libdwfl takes a return address it cannot read for an undefined
 	 * one, the outermost frame: remember that this step read past the
 	 * stored stack, so a cut stack is not counted complete */
 	u->walk->failed_at = w->n + 1;
@@ -224,15 +201,10 @@ static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 static bool uw_set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
 	struct sym_unwinder *u = arg;
-	const struct dp_sample *smp = u->walk->smp;
-	Dwarf_Word regs[17];
-	for (unsigned i = 0; i < 17; i++) {
-		uint64_t v = 0;
-		if (!dp_sample_ureg(smp, uw_perf_reg[i], &v) && (i == 7 || i == 16))
-			return false;
-		regs[i] = v;
-	}
-	return dwfl_thread_state_registers(thread, 0, 17, regs);
+	Dwarf_Word regs[UW_NREGS];
+	for (unsigned i = 0; i < UW_NREGS; i++)
+		regs[i] = u->walk->regs[i];
+	return dwfl_thread_state_registers(thread, 0, UW_NREGS, regs);
 }
 
 static const Dwfl_Thread_Callbacks uw_thread_cb = {
@@ -285,7 +257,18 @@ struct sym_unwinder *sym_unwinder_new(struct sym_session *s)
 	u->cb.find_debuginfo = uw_find_debuginfo;
 	u->cb.section_address = dwfl_offline_section_address;
 	u->cb.debuginfo_path = &u->debuginfo_path;
+	u->quick = uwq_new(s);
 	return u;
+}
+
+void sym_unwinder_set_quick(struct sym_unwinder *u, bool on)
+{
+	if (!on) {
+		uwq_free(u->quick);
+		u->quick = NULL;
+	} else if (!u->quick) {
+		u->quick = uwq_new(u->s);
+	}
 }
 
 static void uw_proc_reset(struct sym_unwinder *u, struct uw_proc *p)
@@ -318,6 +301,7 @@ void sym_unwinder_free(struct sym_unwinder *u)
 	hmap_release(&u->procs);
 	free(u->debuginfo_path);
 	free(u->wbuf);
+	uwq_free(u->quick);
 	free(u);
 }
 
@@ -435,13 +419,11 @@ static bool uw_debug_file_frame(const struct sym_unwinder *u, Elf *e, const char
  * per image from section headers (the debug file found as libdwfl finds
  * it, opened and closed here).
  */
-static bool uw_debug_frame(struct sym_unwinder *u, Dwfl_Module *mod, const struct sym_image *img)
+static bool uw_debug_frame(struct sym_unwinder *u, Elf *e, const struct sym_image *img)
 {
 	uintptr_t known = (uintptr_t)hmap_get(&u->dbgframe, (uint64_t)(uintptr_t)img, NULL);
 	if (known)
 		return known == 2;
-	Dwarf_Addr b;
-	Elf *e = dwfl_module_getelf(mod, &b);
 	bool frame, info, eh;
 	uw_sections(e, &frame, &info, &eh);
 	if (!frame && !info && e)
@@ -503,8 +485,9 @@ static bool uw_report(struct sym_unwinder *u, struct uw_proc *p, const struct sy
 			return false;
 	}
 	p->mods = xrealloc(p->mods, (p->nmods + 1) * sizeof(*p->mods));
+	Dwarf_Addr b;
 	p->mods[p->nmods++] = (struct uw_mod){ m->start, m->end, img, bias,
-					       uw_debug_frame(u, mod, img) };
+					       uw_debug_frame(u, dwfl_module_getelf(mod, &b), img) };
 	return true;
 }
 
@@ -617,32 +600,30 @@ void sym_unwinder_forget(struct sym_unwinder *u, uint32_t domain, uint32_t pid)
 	}
 }
 
-static uint64_t uw_key(const struct uw_proc *p, uint64_t ip, uint64_t sp, uint64_t bp,
-		       uint32_t len)
+static uint64_t uw_key(const struct uw_proc *p, const uint64_t *regs, uint32_t len)
 {
 	uint64_t h = hash_fold64(0x5eedull, (uint64_t)(uintptr_t)p);
 	h = hash_fold64(h, p->gen);
-	h = hash_fold64(h, ip);
-	h = hash_fold64(h, sp);
-	h = hash_fold64(h, bp);
+	for (unsigned i = 0; i < UW_NREGS; i++)
+		h = hash_fold64(h, regs[i]);
 	return hash_fold64(h, len);
 }
 
 /* A cached unwind of the same key whose every stack word read has the
  * same value in this sample: libdwfl would read and compute the same. */
 static const struct uw_ent *uw_cache_find(const struct sym_unwinder *u, uint64_t h,
-					  const struct uw_proc *p, uint64_t ip, uint64_t sp,
-					  uint64_t bp, const struct dp_sample *smp,
-					  uint32_t *variants)
+					  const struct uw_proc *p, const uint64_t *regs,
+					  const struct dp_sample *smp, uint32_t *variants)
 {
 	uint32_t at = (uint32_t)(uintptr_t)u64map_get(&u->cache, h);
 	*variants = 0;
 	for (unsigned hops = 0; at && hops < 4096; hops++) {
 		const struct uw_ent *e = &u->ents[at - 1];
 		at = e->next;
-		if (e->proc != p || e->gen != p->gen || e->ip != ip || e->sp != sp ||
-		    e->bp != bp || e->len != smp->ustack_len)
+		if (e->proc != p || e->gen != p->gen || e->len != smp->ustack_len ||
+		    memcmp(u->words + e->regs_off, regs, UW_NREGS * sizeof(*regs)))
 			continue;
+		uint64_t sp = regs[7];
 		++*variants;
 		const uint64_t *r = u->words + e->reads_off;
 		uint32_t i = 0;
@@ -660,19 +641,20 @@ static const struct uw_ent *uw_cache_find(const struct sym_unwinder *u, uint64_t
 }
 
 static void uw_cache_put(struct sym_unwinder *u, uint64_t h, const struct uw_proc *p,
-			 uint64_t ip, uint64_t sp, uint64_t bp, const struct uw_walk *w,
-			 bool complete)
+			 const struct uw_walk *w, bool complete)
 {
-	size_t need = 2 * (size_t)w->nreads + w->n;
+	size_t need = UW_NREGS + 2 * (size_t)w->nreads + w->n;
 	if (w->uncacheable || u->nwords + need > UW_CACHE_WORDS)
 		return;
 	xgrow((void **)&u->words, &u->capwords, u->nwords + need, sizeof(*u->words));
 	xgrow((void **)&u->ents, &u->capents, u->nents + 1, sizeof(*u->ents));
 	struct uw_ent *e = &u->ents[u->nents];
-	*e = (struct uw_ent){ .proc = p, .gen = p->gen, .ip = ip, .sp = sp, .bp = bp,
-			      .len = w->smp->ustack_len, .nreads = w->nreads, .npcs = w->n,
-			      .reads_off = u->nwords, .pcs_off = u->nwords + 2 * (size_t)w->nreads,
-			      .complete = complete };
+	*e = (struct uw_ent){ .proc = p, .gen = p->gen, .len = w->smp->ustack_len,
+			      .nreads = w->nreads, .npcs = w->n, .regs_off = u->nwords,
+			      .reads_off = u->nwords + UW_NREGS,
+			      .pcs_off = u->nwords + UW_NREGS + 2 * (size_t)w->nreads,
+			      .complete = complete, .no_fde = w->no_fde };
+	memcpy(u->words + e->regs_off, w->regs, UW_NREGS * sizeof(uint64_t));
 	memcpy(u->words + e->reads_off, w->reads, 2 * (size_t)w->nreads * sizeof(uint64_t));
 	memcpy(u->words + e->pcs_off, w->pcs, w->n * sizeof(uint64_t));
 	u->nwords += need;
@@ -689,6 +671,12 @@ static int uw_walk_frames(struct sym_unwinder *u, struct uw_proc *p, struct uw_w
 	const struct sym_map *m0 = sym_find_proc_map(u->s, p->domain, pid, ip);
 	if (m0 && !uw_find_mod(p, ip))
 		uw_report(u, p, m0);
+	/* an ip in no image that could be reported has no frames, whether or
+	 * not an earlier sample attached the process (libdwfl would give the
+	 * ip as a frame then, and try frame pointers, but not before: the
+	 * recorded frame-pointer chain is kept for such samples anyway) */
+	if (!m0 || !uw_find_mod(p, ip))
+		return -1;
 	int r = -1;
 	for (unsigned tries = 0; tries <= UW_MAX_RETRIES; tries++) {
 		if (!p->attached)
@@ -718,6 +706,19 @@ static int uw_walk_frames(struct sym_unwinder *u, struct uw_proc *p, struct uw_w
 	return r;
 }
 
+/* The quick step's walk of the sample, or false when it is libdwfl's. */
+static bool uw_quick(struct sym_unwinder *u, uint32_t domain, uint32_t pid,
+		     const struct dp_sample *smp, uint64_t ip, uint64_t sp, uint64_t bp,
+		     uint64_t *pcs, uint32_t max, uint32_t *n, enum uwq_end *end)
+{
+	const struct sym_image *img;
+	*end = uwq_walk(u->quick, domain, pid, smp, ip, sp, bp, pcs, max, n, &img);
+	/* no FDE: libdwfl would look in a .debug_frame, where there is one */
+	if (*end == UWQ_NO_FDE && uw_debug_frame(u, uwq_image_elf(u->quick, img), img))
+		*end = UWQ_FALLBACK;
+	return *end != UWQ_FALLBACK;
+}
+
 uint32_t sym_unwind_user(struct sym_unwinder *u, uint32_t domain, uint32_t pid,
 			 const struct dp_sample *smp, uint64_t *pcs, uint32_t max,
 			 bool *complete)
@@ -731,22 +732,39 @@ uint32_t sym_unwind_user(struct sym_unwinder *u, uint32_t domain, uint32_t pid,
 	u->st.samples++;
 	if (max > UW_MAX_FRAMES)
 		max = UW_MAX_FRAMES;
-	struct uw_proc *p = uw_proc_get(u, domain, pid);
-	uint64_t h = uw_key(p, ip, sp, bp, smp->ustack_len);
-	uint32_t variants;
-	const struct uw_ent *e = uw_cache_find(u, h, p, ip, sp, bp, smp, &variants);
 	uint32_t n;
+	enum uwq_end end;
+	if (u->quick && uw_quick(u, domain, pid, smp, ip, sp, bp, pcs, max, &n, &end)) {
+		u->st.quick++;
+		*complete = end == UWQ_OUTERMOST;
+		if (end == UWQ_NO_FDE)
+			u->st.no_fde++;
+		else if (end == UWQ_DEPTH)
+			u->st.depth_cut++;
+		else if (end == UWQ_STOPPED)
+			u->st.stopped++;
+		else
+			u->st.complete++;
+		u->st.frames += n;
+		return n;
+	}
+	/* the walk state is large (the read log): one per unwinder */
+	if (!u->wbuf)
+		u->wbuf = xmalloc(sizeof(*u->wbuf));
+	struct uw_walk *w = u->wbuf;
+	memset(w, 0, offsetof(struct uw_walk, reads));
+	for (unsigned i = 0; i < UW_NREGS; i++)
+		dp_sample_ureg(smp, uw_perf_reg[i], &w->regs[i]);   /* 0 when absent */
+	struct uw_proc *p = uw_proc_get(u, domain, pid);
+	uint64_t h = uw_key(p, w->regs, smp->ustack_len);
+	uint32_t variants;
+	const struct uw_ent *e = uw_cache_find(u, h, p, w->regs, smp, &variants);
 	if (e) {
 		u->st.cached++;
 		n = e->npcs < max ? e->npcs : max;
 		memcpy(pcs, u->words + e->pcs_off, n * sizeof(uint64_t));
 		*complete = e->complete && n == e->npcs;
 	} else {
-		/* the walk state is large (the read log): one per unwinder */
-		if (!u->wbuf)
-			u->wbuf = xmalloc(sizeof(*u->wbuf));
-		struct uw_walk *w = u->wbuf;
-		memset(w, 0, offsetof(struct uw_walk, reads));
 		w->smp = smp;
 		w->sp = sp;
 		w->pcs = pcs;
@@ -760,7 +778,7 @@ uint32_t sym_unwind_user(struct sym_unwinder *u, uint32_t domain, uint32_t pid,
 		n = w->n;
 		*complete = r == 0 && n > 0 && w->failed_at != n + 1;
 		if (n && max == UW_MAX_FRAMES && variants < UW_MAX_VARIANTS)
-			uw_cache_put(u, h, p, ip, sp, bp, w, *complete);
+			uw_cache_put(u, h, p, w, *complete);
 	}
 	if (n == 0) {
 		u->st.failed++;
@@ -768,7 +786,7 @@ uint32_t sym_unwind_user(struct sym_unwinder *u, uint32_t domain, uint32_t pid,
 	}
 	if (*complete)
 		u->st.complete++;
-	else if (!e && u->wbuf->no_fde)
+	else if (e ? e->no_fde : w->no_fde)
 		u->st.no_fde++;
 	else if (n >= max)
 		u->st.depth_cut++;

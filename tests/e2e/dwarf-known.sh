@@ -171,4 +171,7 @@ for c in off fp; do
 	"$PY3" -c "import sys; a,b,n = '$r'.split(); sys.exit(0 if float(a) <= 5 and float(b) <= 5 and int(n) >= 200 else 1)" ||
 		fail "control $c: lib_leaf's callers found ($r)"
 done
+source "$(dirname "$0")/lib/quick.bash"
+quick_check "$OUT/dwarf.data" 90
+quick_control "$OUT/dwarf.data"
 echo "dwarf-known: all checks passed"

@@ -212,4 +212,6 @@ note "whole user stacks: perf --call-graph dwarf vs domprof"
 stacks "$OUT/dwarf.folded" 0.9 || fail "perf's and domprof's DWARF stacks differ (similarity < 0.9)"
 note "control: domprof's frame-pointer chains"
 stacks "$OUT/fp.folded" -0.5 || fail "control: the frame-pointer chains agree with perf's DWARF stacks"
+source "$(dirname "$0")/lib/quick.bash"
+quick_check "$OUT/dp.data" 90
 echo "dwarf-python: all checks passed"

@@ -187,4 +187,16 @@ for fmt in speedscope pprof json; do
 	! cmp -s "$OUT/nofp.$fmt" "$OUT/nofp-off.$fmt" || fail "control: export $fmt is the same without unwinding"
 done
 
+# the quick step walks these as libdwfl does (tests/e2e/lib/quick.bash):
+# whole stacks, a kernel-heavy run, cut stacks, and the images whose CFI
+# is libdwfl's alone (.debug_frame only, split debug file, no CFI)
+source "$(dirname "$0")/lib/quick.bash"
+quick_check "$OUT/nofp.data" 90
+quick_check "$OUT/kh.data" 50
+quick_check "$OUT/nofp8.data" 90
+for f in dbgframe split nocfi nodebug; do
+	quick_check "$OUT/$f.data" 0
+done
+quick_control "$OUT/nofp.data"
+
 exit 0

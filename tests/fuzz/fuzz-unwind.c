@@ -13,7 +13,9 @@
  *   copied to a buffer of exactly their size so ASan sees any read past
  *   it.
  * Any crash, sanitizer report, or more frames than the bound (or 256),
- * is a bug (abort). With FUZZ_UNWIND_VERBOSE set, each input prints
+ * is a bug (abort); so is a chain or completeness that differs between
+ * the quick step (unwind_quick.c, on by default) and libdwfl alone (a
+ * second unwinder with it off), over the same history of inputs. With FUZZ_UNWIND_VERBOSE set, each input prints
  * "fuzz-unwind: N frames" on stderr (tests/e2e/fuzz-unwind.sh checks
  * its seeds' known answers with it).
  */
@@ -25,7 +27,7 @@
 #include "symbols/symbols.h"
 
 static struct sym_session *ss;
-static struct sym_unwinder *uw;
+static struct sym_unwinder *uw, *uw_dwfl;   /* the quick step on; libdwfl alone */
 static uint64_t text_lo, text_len;
 
 static void feed_maps(void)
@@ -69,6 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ss = sym_session_new();
 		feed_maps();
 		uw = sym_unwinder_new(ss);
+		uw_dwfl = sym_unwinder_new(ss);
+		sym_unwinder_set_quick(uw_dwfl, false);
 	}
 	if (size < 3 + 20 * 8)
 		return 0;
@@ -111,6 +115,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t n = sym_unwind_user(uw, 0, 1, &s, pcs, lim, &complete);
 	if (n > lim || n > 256)
 		abort();
+	/* differential: the quick step gives what libdwfl alone gives */
+	uint64_t pcs2[1024];
+	bool complete2;
+	uint32_t n2 = sym_unwind_user(uw_dwfl, 0, 1, &s, pcs2, lim, &complete2);
+	if (n2 != n || complete2 != complete || memcmp(pcs, pcs2, n * sizeof(*pcs))) {
+		fprintf(stderr, "fuzz-unwind: quick step %u frames%s, libdwfl %u%s\n", n,
+			complete ? " complete" : "", n2, complete2 ? " complete" : "");
+		for (uint32_t i = 0; i < n || i < n2; i++)
+			fprintf(stderr, "  %u: %#llx %#llx\n", i, i < n ? (unsigned long long)pcs[i] : 0ull,
+				i < n2 ? (unsigned long long)pcs2[i] : 0ull);
+		abort();
+	}
 	if (getenv("FUZZ_UNWIND_VERBOSE"))
 		fprintf(stderr, "fuzz-unwind: %u frames\n", n);
 	free(stack);

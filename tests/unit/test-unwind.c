@@ -128,7 +128,9 @@ static bool has_pc(const uint64_t *pcs, uint32_t n, uint64_t pc)
 	return false;
 }
 
-static void test_known(struct sym_unwinder *u, struct snap *s)
+/* quick: the unwinder has the quick step on (its answers are walked
+ * again, not cached), else libdwfl alone (answers from its cache) */
+static void test_known(struct sym_unwinder *u, struct snap *s, bool quick)
 {
 	struct dp_sample smp = sample_of(s);
 	uint64_t pcs[300];
@@ -139,7 +141,7 @@ static void test_known(struct sym_unwinder *u, struct snap *s)
 	CHECK_EQ_U64(n > 1 ? pcs[1] : 0, s->ret0);
 	CHECK_EQ_U64(n > 2 ? pcs[2] : 0, ret1);
 
-	/* again: from the cache, the same answer */
+	/* again: the same answer (libdwfl's from the cache) */
 	struct sym_unwind_stats st0, st1;
 	sym_unwinder_stats(u, &st0);
 	uint64_t again[300];
@@ -147,7 +149,8 @@ static void test_known(struct sym_unwinder *u, struct snap *s)
 	uint32_t n2 = sym_unwind_user(u, 0, smp.pid, &smp, again, 300, &c2);
 	sym_unwinder_stats(u, &st1);
 	CHECK(n2 == n && c2 == complete && !memcmp(pcs, again, n * sizeof(*pcs)));
-	CHECK_EQ_U64(st1.cached, st0.cached + 1);
+	CHECK_EQ_U64(st1.cached, st0.cached + (quick ? 0 : 1));
+	CHECK_EQ_U64(st1.quick, st0.quick + (quick ? 1 : 0));
 
 	/* a bound below the chain's length */
 	CHECK_EQ_U64(sym_unwind_user(u, 0, smp.pid, &smp, again, 2, &c2), 2);
@@ -254,13 +257,27 @@ int main(void)
 	CHECK(stack_top != 0);
 	struct snap *s = malloc(sizeof(*s));
 	outer(s);
-	struct sym_unwinder *u = sym_unwinder_new(ss);
-	test_known(u, s);
-	test_hostile(u, s);
-	struct sym_unwind_stats st;
-	sym_unwinder_stats(u, &st);
-	CHECK(st.samples > 3000 && st.cached >= 1);
-	sym_unwinder_free(u);
+	/* libdwfl alone, then with the quick step (the default): the same
+	 * known chain, the same bounds over hostile stacks */
+	uint64_t pcs_dwfl[300], pcs_quick[300];
+	uint32_t n_dwfl = 0, n_quick = 0;
+	for (int quick = 0; quick <= 1; quick++) {
+		struct sym_unwinder *u = sym_unwinder_new(ss);
+		sym_unwinder_set_quick(u, quick);
+		test_known(u, s, quick);
+		struct dp_sample smp = sample_of(s);
+		bool c;
+		if (quick)
+			n_quick = sym_unwind_user(u, 0, smp.pid, &smp, pcs_quick, 300, &c);
+		else
+			n_dwfl = sym_unwind_user(u, 0, smp.pid, &smp, pcs_dwfl, 300, &c);
+		test_hostile(u, s);
+		struct sym_unwind_stats st;
+		sym_unwinder_stats(u, &st);
+		CHECK(st.samples > 3000 && (quick ? st.quick >= 1 : st.cached >= 1));
+		sym_unwinder_free(u);
+	}
+	CHECK(n_quick == n_dwfl && n_quick && !memcmp(pcs_quick, pcs_dwfl, n_quick * sizeof(uint64_t)));
 	/* an unwinder freed unused */
 	sym_unwinder_free(sym_unwinder_new(ss));
 	sym_session_free(ss);
