@@ -267,6 +267,9 @@ int ktext_stream(const struct ktext *src, ktext_fn fn, void *ctx);
  * entry ends where the next address begins (last: + last_size).
  */
 struct ktab *ktab_new(const struct ktext *src);   /* src copied; its bytes must outlive the table */
+/* The text the table reads: src, or its decompressed copy (owned by the
+ * table) when the frame decompresses whole. Stream this, not src. */
+const struct ktext *ktab_text(const struct ktab *k);
 void ktab_free(struct ktab *k);
 /* While building: name is [name, name+nlen) at offset name_off of the text. */
 void ktab_add(struct ktab *k, uint64_t addr, uint64_t name_off, const char *name, size_t nlen,

@@ -131,8 +131,9 @@ static void kparse_block(void *ctx, const char *block, size_t len, uint64_t base
 static void parse_ksyms_blob(struct sym_session *s, struct sym_domain *d, struct blob *b,
 			     uint64_t bias, struct ksym_sink *sink, const char *what)
 {
-	struct ktext src = blob_text(b);
-	d->kimg->kt = ktab_new(&src);
+	struct ktext bt = blob_text(b);
+	d->kimg->kt = ktab_new(&bt);
+	const struct ktext src = *ktab_text(d->kimg->kt);
 	sink->core = d->kimg->kt;
 	struct kparse kp = { sink, bias };
 	sink->delta = b->kind == DP_SYMTAB_KALLSYMS_DELTA;
