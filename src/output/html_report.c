@@ -11,7 +11,8 @@
  *    string, label string, flags);
  *  - the unique stacks merged into one prefix tree, domain -> command
  *    name -> outermost caller -> ... -> leaf, written in pre-order as
- *    LEB128 varints (depth step, value, self samples) in base64: a frame
+ *    LEB128 varints (depth step, value, self and total samples) in
+ *    base64: a frame
  *    shared by many stacks is written once, and most numbers take a byte.
  * Every count the page shows (self, total, callers, callees, images,
  * user/kernel split, the flame graph) is computed from that tree under
@@ -76,10 +77,12 @@ static void str_release(struct strtab *s)
 /* ---- the prefix tree of the stacks ---------------------------------------- */
 
 struct tnode {
+	uint32_t parent;             /* index; created before its children */
 	uint32_t first, last, next;  /* children in insertion order; 0 = none */
 	uint32_t value;              /* depth 1: domain index; 2: command string; deeper: symbol */
 	uint32_t depth;              /* virtual root 0, domain 1, command 2, frames 3.. */
 	uint64_t self;
+	uint64_t total;              /* self of the node and everything below it */
 };
 
 struct tree {
@@ -103,7 +106,7 @@ static uint32_t tree_child(struct tree *t, uint32_t parent, uint32_t value)
 		return 0;
 	xgrow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v));
 	uint32_t c = (uint32_t)t->n++;
-	t->v[c] = (struct tnode){ .value = value, .depth = t->v[parent].depth + 1 };
+	t->v[c] = (struct tnode){ .parent = parent, .value = value, .depth = t->v[parent].depth + 1 };
 	if (t->v[parent].last)
 		t->v[t->v[parent].last].next = c;
 	else
@@ -147,6 +150,11 @@ static void tree_build(struct tree *t, const struct profile *p, struct strtab *s
 			t->dropped += st->count;
 	}
 	hmap_release(&t->kids);
+	/* children come after their parent: one backward pass sums them */
+	for (size_t i = t->n; i-- > 1;) {
+		t->v[i].total += t->v[i].self;
+		t->v[t->v[i].parent].total += t->v[i].total;
+	}
 }
 
 /* ---- varints in base64 ------------------------------------------------------ */
@@ -186,8 +194,10 @@ static void put_base64(FILE *f, const unsigned char *s, size_t n)
 	}
 }
 
-/* Pre-order (depth step, value, self) of every node below the virtual
- * root; the step is previous depth + 1 - depth (0 for a first child).
+/* Pre-order (depth step, value, self, total) of every node below the
+ * virtual root; the step is previous depth + 1 - depth (0 for a first
+ * child). The totals let the page show the unfiltered view from one pass
+ * over the nodes as it reads them.
  * Returns the number of nodes written. */
 static size_t tree_encode(const struct tree *t, struct bytes *b)
 {
@@ -202,6 +212,7 @@ static size_t tree_encode(const struct tree *t, struct bytes *b)
 			put_varint(b, prev + 1 - n->depth);
 			put_varint(b, n->value);
 			put_varint(b, n->self);
+			put_varint(b, n->total);
 			prev = n->depth;
 			written++;
 			/* push children last first so the first is written first */

@@ -19,7 +19,10 @@
 (function () {
 'use strict';
 var t0 = performance.now();
+var phases = {}, tPhase = t0;
+function phase(name) { var t = performance.now(); phases[name] = +(t - tPhase).toFixed(1); tPhase = t; }
 var D = JSON.parse(document.getElementById('rpdata').textContent);
+phase('parse');
 var S = D.strs, NSYM = D.syms.length / 4, NDOM = D.domains.length;
 var symDom = new Int32Array(NSYM), symImg = new Int32Array(NSYM), symName = new Int32Array(NSYM),
 	symFlags = new Uint8Array(NSYM);
@@ -33,44 +36,80 @@ function domName(di) { return D.domains[di] ? D.domains[di].name : 'host'; }
 
 // ---- the tree ---------------------------------------------------------------
 // depth: 0 domain (val: domain index), 1 command (val: string), 2.. frames
-// (val: symbol). Decoded into typed arrays; parent before child.
-var N = D.nodes;
+// (val: symbol). Decoded into typed arrays; parent before child, end[i]
+// the index after node i's subtree. One pass also gives the unfiltered
+// view (the writer sends each node's total): symbol self and total,
+// per-domain user/kernel, samples per command and per image, and the
+// list of nodes with self samples (the leaves the filters choose from).
+var N = D.nodes, NS = S.length;
 var depth = new Int32Array(N), val = new Int32Array(N), selfN = new Float64Array(N),
-	parent = new Int32Array(N), child = new Int32Array(N), sib = new Int32Array(N),
-	dom = new Int32Array(N), comm = new Int32Array(N);
+	totN = new Float64Array(N), parent = new Int32Array(N), child = new Int32Array(N),
+	sib = new Int32Array(N), end = new Int32Array(N), dom = new Int32Array(N),
+	comm = new Int32Array(N), app = new Int32Array(N), leaves = new Int32Array(N), NL = 0;
+var symSelf0 = new Float64Array(NSYM), symTotal0 = new Float64Array(NSYM);
+var domUser = new Float64Array(NDOM), domKern = new Float64Array(NDOM);
+var byComm = new Float64Array(NS), byImg = new Float64Array(NS);
+var onPath = new Int32Array(NSYM), pathSym = new Int32Array(64), pathN = new Int32Array(64);
 (function decode() {
-	var b = atob(D.tree), pos = 0, len = b.length;
-	function vr() {
-		var x = 0, m = 1, c;
-		do {
-			c = pos < len ? b.charCodeAt(pos++) : 0;
-			x += (c & 127) * m;
-			m *= 128;
-		} while (c & 128);
-		return x;
-	}
-	var path = [], last = [], prev = -1, i;
+	var b = atob(D.tree), pos = 0, len = b.length, last = new Int32Array(65), prev = -1, i, k;
+	var r = new Float64Array(4), f, c, x, m;
 	for (i = 0; i < N && pos < len; i++) {
-		var d = prev + 1 - vr();
-		if (d < 0) d = 0;
-		if (d > path.length) d = path.length;  // not from our writer: keep it a tree
-		depth[i] = d; val[i] = vr(); selfN[i] = vr();
-		child[i] = -1; sib[i] = -1;
-		path.length = d; last.length = d + 1;
-		var p = d > 0 ? path[d - 1] : -1;
-		parent[i] = p;
-		if (p >= 0) {
-			if (last[d] === undefined || last[d] < 0) child[p] = i; else sib[last[d]] = i;
+		// four LEB128 varints; most are one byte (the fast path, inline:
+		// this loop runs once per page load, mostly before the JIT's turn)
+		for (f = 0; f < 4; f++) {
+			c = b.charCodeAt(pos++);
+			if (c >= 128) {
+				x = c & 127; m = 128;
+				do {
+					c = pos < len ? b.charCodeAt(pos++) : 0;
+					x += (c & 127) * m;
+					m *= 128;
+				} while (c & 128);
+				c = x;
+			}
+			r[f] = c || 0;   // NaN past the end: 0
 		}
+		var d = prev + 1 - r[0];
+		if (d < 0) d = 0;   // not from our writer: keep it a tree
+		if (d >= pathN.length) {
+			var a1 = new Int32Array(pathN.length * 2), a2 = new Int32Array(pathN.length * 2),
+				a3 = new Int32Array(pathN.length * 2 + 1);
+			a1.set(pathN); a2.set(pathSym); a3.set(last); pathN = a1; pathSym = a2; last = a3;
+		}
+		// close the subtrees this node is not in
+		for (k = prev; k >= d; k--) { end[pathN[k]] = i; if (pathSym[k] >= 0) onPath[pathSym[k]]--; }
+		var v = r[1], sf = r[2], tt = r[3], p = d > 0 ? pathN[d - 1] : -1;
+		depth[i] = d; val[i] = v; selfN[i] = sf; totN[i] = tt;
+		child[i] = -1; sib[i] = -1; parent[i] = p;
+		// last[d]: the previous child of p (-1: none yet)
+		if (prev < d) last[d] = -1;
+		if (p >= 0) { if (last[d] < 0) child[p] = i; else sib[last[d]] = i; }
 		last[d] = i;
-		last[d + 1] = -1;
-		path.push(i);
-		dom[i] = d === 0 ? val[i] : dom[p];
-		comm[i] = d === 0 ? -1 : (d === 1 ? val[i] : comm[p]);
+		pathN[d] = i;
+		pathSym[d] = -1;
 		prev = d;
+		// (values out of range are not from our writer: clamped)
+		if (d === 0) { dom[i] = v < NDOM ? v : 0; comm[i] = -1; app[i] = -1; continue; }
+		dom[i] = dom[p];
+		if (d === 1) { comm[i] = v < NS ? v : 0; app[i] = i; continue; }
+		comm[i] = comm[p]; app[i] = app[p];
+		if (v >= NSYM) val[i] = v = 0;
+		pathSym[d] = v;
+		if (!onPath[v]) symTotal0[v] += tt;
+		onPath[v]++;
+		if (sf) {
+			symSelf0[v] += sf;
+			leaves[NL++] = i;
+			byComm[comm[i]] += sf;
+			byImg[symImg[v]] += sf;
+			if (isKernel(v)) domKern[dom[i]] += sf; else domUser[dom[i]] += sf;
+		}
 	}
+	for (k = prev; k >= 0; k--) end[pathN[k]] = i;
 	N = i;
+	onPath.fill(0);
 })();
+phase('decode');
 
 // ---- colours (the flame graph's families: host warm, each guest a cool
 // hue; kernel pale, user saturated; see flamegraph.js) -----------------------
@@ -89,44 +128,54 @@ function textRe(t) {
 }
 
 // ---- the filter and what it selects -------------------------------------------
+// Unfiltered, the decoded arrays are the view; a filter computes its own
+// into the ...F arrays: kept (self samples of the leaves it keeps), incl
+// (at or below each node), symbol self and total (once per sample under
+// recursion).
 var F = { dom: -1, comm: -1, img: -1, text: '' };
-var kept = new Float64Array(N), incl = new Float64Array(N);
-var symSelf = new Float64Array(NSYM), symTotal = new Float64Array(NSYM);
-var onPath = new Int32Array(NSYM), pathSym = new Int32Array(1024);
+var keptF = null, inclF = null, symSelfF = null, symTotalF = null;
+var kept = selfN, incl = totN, symSelf = symSelf0, symTotal = symTotal0;
 var shown = 0, domShown = new Float64Array(NDOM);
-
-// kept: the self samples of the stacks the filter keeps; incl: at or below
-// each node; symbol self and total (once per sample under recursion).
 function compute() {
-	var i, p;
-	shown = 0;
-	domShown.fill(0);
-	for (i = 0; i < N; i++) {
-		var k = 0;
-		if (selfN[i] && (F.dom < 0 || dom[i] === F.dom) && (F.comm < 0 || comm[i] === F.comm) &&
-		    (F.img < 0 || (depth[i] >= 2 && symImg[val[i]] === F.img)))
-			k = selfN[i];
-		kept[i] = k;
-		incl[i] = k;
-	}
-	for (i = N - 1; i > 0; i--) if ((p = parent[i]) >= 0) incl[p] += incl[i];
-	for (i = 0; i < N; i++) if (depth[i] === 0) { shown += incl[i]; domShown[dom[i]] += incl[i]; }
-	symSelf.fill(0);
-	symTotal.fill(0);
-	onPath.fill(0);
-	var plen = 0;
-	for (i = 0; i < N; i++) {
-		var d = depth[i];
-		while (plen > d) { var ps = pathSym[--plen]; if (ps >= 0) onPath[ps]--; }
-		var s = d >= 2 ? val[i] : -1;
-		if (plen >= pathSym.length) { var nb = new Int32Array(pathSym.length * 2); nb.set(pathSym); pathSym = nb; }
-		pathSym[plen++] = s;
-		if (s < 0) continue;
-		if (incl[i]) {
+	var i, j, p;
+	if (F.dom < 0 && F.comm < 0 && F.img < 0) {
+		kept = selfN; incl = totN; symSelf = symSelf0; symTotal = symTotal0;
+	} else {
+		if (!keptF) {
+			keptF = new Float64Array(N); inclF = new Float64Array(N);
+			symSelfF = new Float64Array(NSYM); symTotalF = new Float64Array(NSYM);
+		}
+		kept = keptF; incl = inclF; symSelf = symSelfF; symTotal = symTotalF;
+		kept.fill(0);
+		for (j = 0; j < NL; j++) {
+			i = leaves[j];
+			if ((F.dom < 0 || dom[i] === F.dom) && (F.comm < 0 || comm[i] === F.comm) &&
+			    (F.img < 0 || symImg[val[i]] === F.img))
+				kept[i] = selfN[i];
+		}
+		incl.set(kept);
+		for (i = N - 1; i > 0; i--) if ((p = parent[i]) >= 0) incl[p] += incl[i];
+		symSelf.fill(0);
+		symTotal.fill(0);
+		var plen = 0;
+		for (i = 0; i < N; i++) {
+			var d = depth[i];
+			while (plen > d) { var ps = pathSym[--plen]; if (ps >= 0) onPath[ps]--; }
+			if (!incl[i]) { if (end[i] > i) i = end[i] - 1; continue; }   // nothing kept below: skip it
+			var s = d >= 2 ? val[i] : -1;
+			pathSym[plen++] = s;
+			if (s < 0) continue;
 			symSelf[s] += kept[i];
 			if (!onPath[s]) symTotal[s] += incl[i];
+			onPath[s]++;
 		}
-		onPath[s]++;
+		while (plen > 0) { var q = pathSym[--plen]; if (q >= 0) onPath[q]--; }
+	}
+	shown = 0;
+	domShown.fill(0);
+	for (i = 0; i < N; i = end[i] > i ? end[i] : i + 1) {   // the domain nodes
+		shown += incl[i];
+		domShown[dom[i]] += incl[i];
 	}
 }
 
@@ -149,8 +198,9 @@ function calls(t) {
 			var a = new Int32Array(lvIn.length * 2), b = new Int32Array(lvIn.length * 2);
 			a.set(lvIn); b.set(lvOut); lvIn = a; lvOut = b;
 		}
+		if (!incl[i]) { if (end[i] > i) i = end[i] - 1; continue; }   // nothing kept below
 		lvIn[plen] = -1; lvOut[plen] = -1; plen++;
-		if (d < 2 || !incl[i]) continue;
+		if (d < 2) continue;
 		var s = val[i], p = parent[i], ps = depth[p] >= 2 ? val[p] : -1;
 		if (s === t) {
 			if (!seenIn[ps + 1]) {
@@ -206,11 +256,6 @@ document.getElementById('title').textContent = title;
 })();
 
 // ---- per-domain breakdown (whole recording) and the domain buttons --------------
-var domUser = new Float64Array(NDOM), domKern = new Float64Array(NDOM);
-for (var i0 = 0; i0 < N; i0++) {
-	if (!selfN[i0] || depth[i0] < 2) continue;
-	if (isKernel(val[i0])) domKern[dom[i0]] += selfN[i0]; else domUser[dom[i0]] += selfN[i0];
-}
 var ALL = 0;
 for (var d0 = 0; d0 < NDOM; d0++) ALL += domUser[d0] + domKern[d0];
 function drawDomains() {
@@ -251,12 +296,10 @@ function drawDomains() {
 
 // ---- process and image filters ---------------------------------------------------
 (function selects() {
-	var byComm = new Map(), byImg = new Map();
-	for (var i = 0; i < N; i++) {
-		if (!selfN[i] || depth[i] < 2) continue;
-		byComm.set(comm[i], (byComm.get(comm[i]) || 0) + selfN[i]);
-		var im = symImg[val[i]];
-		byImg.set(im, (byImg.get(im) || 0) + selfN[i]);
+	function sums(v) {
+		var m = new Map();
+		for (var i = 0; i < NS; i++) if (v[i]) m.set(i, v[i]);
+		return m;
 	}
 	function fill(id, m, what) {
 		var v = Array.from(m.entries()).sort(function (a, b) { return b[1] - a[1] || (S[a[0]] < S[b[0]] ? -1 : 1); });
@@ -265,8 +308,8 @@ function drawDomains() {
 			h.push('<option value="' + v[j][0] + '">' + esc(S[v[j][0]]) + ' (' + num(v[j][1]) + ')</option>');
 		document.getElementById(id).innerHTML = h.join('');
 	}
-	fill('procfilter', byComm, 'processes');
-	fill('imgfilter', byImg, 'images');
+	fill('procfilter', sums(byComm), 'processes');
+	fill('imgfilter', sums(byImg), 'images');
 })();
 
 // ---- symbol table -----------------------------------------------------------------
@@ -279,7 +322,7 @@ var COLS = [
 	{ key: 'image', title: 'Image' },
 	{ key: 'symbol', title: 'Symbol' },
 ].filter(function (c) { return !c.cg || D.callchains; });
-var sortKey = 'self', sortAsc = false, rows = [], limit = 0, PAGE = 250, selected = -1;
+var sortKey = 'self', sortAsc = false, rows = [], limit = 0, PAGE = 100, selected = -1;
 function cmpRows(a, b) {
 	var r = 0;
 	switch (sortKey) {
@@ -343,29 +386,33 @@ function drawTable() {
 // ---- image summary (the text report's default view) -------------------------------
 function imageApps() {
 	var apps = new Map();
-	for (var i = 0; i < N; i++) {
-		if (!kept[i]) continue;
-		var key = dom[i] + ':' + comm[i], a = apps.get(key);
-		if (!a) { a = { dom: dom[i], comm: comm[i], n: 0, imgs: new Map() }; apps.set(key, a); }
-		a.n += kept[i];
+	for (var j = 0; j < NL; j++) {
+		var i = leaves[j], n = kept[i];
+		if (!n) continue;
+		var a = apps.get(app[i]);
+		if (!a) { a = { dom: dom[i], comm: comm[i], n: 0, imgs: new Map() }; apps.set(app[i], a); }
+		a.n += n;
 		var im = symImg[val[i]];
-		a.imgs.set(im, (a.imgs.get(im) || 0) + kept[i]);
+		a.imgs.set(im, (a.imgs.get(im) || 0) + n);
 	}
-	return Array.from(apps.values()).sort(function (x, y) { return y.n - x.n || x.dom - y.dom; });
+	return Array.from(apps.values()).sort(function (x, y) { return y.n - x.n || x.dom - y.dom || x.comm - y.comm; });
 }
 function drawImages() {
 	var v = imageApps(), h = [];
-	for (var j = 0; j < v.length && j < 60; j++) {
+	var APPS = 25, IMGS = 12;
+	for (var j = 0; j < v.length && j < APPS; j++) {
 		var a2 = v[j];
 		h.push('<tr class="app"><td class="num">' + num(a2.n) + '</td><td class="num">' + pct(a2.n, shown) +
 			'%</td><td>' + esc(domName(a2.dom)) + '</td><td><span class="sw" style="background:' + userCol(a2.dom) +
 			'"></span>' + esc(S[a2.comm]) + '</td></tr>');
 		var ims = Array.from(a2.imgs.entries()).sort(function (x, y) { return y[1] - x[1]; });
-		for (var k = 0; k < ims.length && k < 20; k++)
+		for (var k = 0; k < ims.length && k < IMGS; k++)
 			h.push('<tr><td class="num">' + num(ims[k][1]) + '</td><td class="num">' + pct(ims[k][1], a2.n) +
 				'%</td><td></td><td class="ind">' + esc(S[ims[k][0]]) + '</td></tr>');
+		if (ims.length > IMGS) h.push('<tr><td colspan="3"></td><td class="ind hint">' + (ims.length - IMGS) + ' more images</td></tr>');
 	}
-	if (v.length > 60) h.push('<tr><td colspan="4" class="hint">' + (v.length - 60) + ' more applications</td></tr>');
+	if (v.length > APPS) h.push('<tr><td colspan="4" class="hint">' + (v.length - APPS) +
+		' more applications (choose a process above to see one)</td></tr>');
 	if (!v.length) h.push('<tr><td class="hint">No samples match the filter.</td></tr>');
 	document.querySelector('#imgtab tbody').innerHTML = h.join('');
 }
@@ -466,47 +513,67 @@ function filterDesc() {
 	if (F.img >= 0) f.push('image ' + S[F.img]);
 	return f.length ? 'filter: ' + f.join(', ') : 'all domains';
 }
-function fgHighlight() {
+// fresh: the frame was just written (nothing highlighted yet: a search
+// for nothing would only draw it again)
+function fgHighlight(fresh) {
 	var w = fgFrame.contentWindow;
 	if (!w || !w.fg) return;
 	var re = selected >= 0 ? '^' + symLabel(selected).replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$' : F.text;
+	if (fresh && !re) return;
 	w.fg.search(re);
 	var se = w.document.getElementById('search');
 	if (se) se.value = re;
 }
+// The page goes into the frame with document.write: parsed and its script
+// run at once, with no navigation to wait for (a srcdoc would load
+// asynchronously). document.open() clears what the previous page's script
+// left (its listeners on the frame's window and document).
 function drawFlame() {
 	var json = JSON.stringify(fgData()).replace(/</g, '\\u003c');
 	document.getElementById('fgsub').textContent = '(' + filterDesc() + '; ' + num(shown) + ' samples)';
-	fgFrame.srcdoc = D.fgpage.slice(0, fgAt + FG_OPEN.length) + json + D.fgpage.slice(fgEnd);
+	var doc = fgFrame.contentDocument;
+	if (!doc) return;
+	doc.open();
+	doc.write(D.fgpage.slice(0, fgAt + FG_OPEN.length) + json + D.fgpage.slice(fgEnd));
+	doc.close();
+	fgReady();
 }
-fgFrame.addEventListener('load', function () {
+function fgFit() {
+	var doc = fgFrame.contentDocument;
+	if (doc && doc.documentElement)
+		fgFrame.style.height = Math.min(Math.max(doc.documentElement.scrollHeight, 160), 4000) + 'px';
+}
+function fgReady() {
 	var w = fgFrame.contentWindow, doc = fgFrame.contentDocument;
 	if (!w || !doc || !w.fg) return;
 	fgLoads++;
-	fgHighlight();
-	fgFrame.style.height = Math.min(Math.max(doc.documentElement.scrollHeight, 160), 4000) + 'px';
+	fgHighlight(true);
+	fgFit();
 	// a click on a frame zooms (the flame graph's own handler) and selects its symbol here
 	doc.getElementById('fg').addEventListener('click', function (e) {
 		var id = e.target.getAttribute && e.target.getAttribute('data-id');
 		if (id === null || id === undefined) return;
 		var s = fgSym[+id];
 		if (s !== undefined && s >= 0) select(s, false);
-		fgFrame.style.height = Math.min(Math.max(doc.documentElement.scrollHeight, 160), 4000) + 'px';
+		fgFit();
 	});
-	if (!stats.paintedMs)
-		requestAnimationFrame(function () { setTimeout(function () { stats.paintedMs = performance.now(); }, 0); });
-});
+}
 
 // ---- actions --------------------------------------------------------------------------
 function refresh() {
+	phase('setup');
 	compute();
+	phase('compute');
 	buildRows();
 	if (selected >= 0 && !symTotal[selected] && !symSelf[selected]) selected = -1;
+	phase('rows');
 	drawDomains();
 	drawTable();
 	drawImages();
 	drawCalls();
+	phase('draw');
 	drawFlame();
+	phase('flame');
 	var sh = document.getElementById('shown');
 	sh.textContent = num(shown) + ' of ' + num(ALL) + ' samples (' + pct(shown, ALL) + '%)';
 }
@@ -578,12 +645,14 @@ function rowObj(s) {
 		image: S[symImg[s]], symbol: symLabel(s) };
 }
 
-var stats = { nodes: N, syms: NSYM, scriptMs: 0, readyMs: 0, paintedMs: 0, fgBuildMs: 0 };
+var stats = { nodes: N, syms: NSYM, scriptMs: 0, readyMs: 0, paintedMs: 0, fgBuildMs: 0, phases: phases };
 window.rpStats = stats;
 refresh();
 stats.scriptMs = performance.now() - t0;
 stats.readyMs = performance.now();
 stats.fgBuildMs = fgBuildMs;
+// painted: the first frame after the page's and the flame graph's scripts ran
+requestAnimationFrame(function () { setTimeout(function () { stats.paintedMs = performance.now(); }, 0); });
 window.report = {
 	filter: function () { return Object.assign({}, F); },
 	setFilter: setFilter, select: select,

@@ -126,7 +126,8 @@ async function run() {
 		if (!st) throw new Error('window.rpStats.paintedMs not set 60 s after load (page script did not run?)');
 		const bytes = fs.statSync(args[0]).size;
 		console.log(`timing: bytes=${bytes} nodes=${st.nodes} syms=${st.syms} script_ms=${st.scriptMs.toFixed(1)} ` +
-			`fg_build_ms=${st.fgBuildMs.toFixed(1)} ready_ms=${st.readyMs.toFixed(1)} painted_ms=${st.paintedMs.toFixed(1)}`);
+			`fg_build_ms=${st.fgBuildMs.toFixed(1)} ready_ms=${st.readyMs.toFixed(1)} painted_ms=${st.paintedMs.toFixed(1)}` +
+			` (script phases: ${Object.entries(st.phases || {}).map(([k, v]) => k + ' ' + v).join(', ')})`);
 		const fgOk = await page.evaluate(`!!document.getElementById('fgframe').contentWindow.fg`);
 		check(fgOk, 'the flame graph runs in its frame');
 		if (!timingOnly) await interact(page);
