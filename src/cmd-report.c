@@ -56,6 +56,9 @@ const char usage_report[] =
 	"                         each domain's first sample, instead of the tables\n"
 	"      --format FMT       text (default), csv, json or html (see docs/report.md)\n"
 	"  -o, --output OUT       write the report to OUT instead of standard output\n"
+
+	"  -q, --quiet            no progress line on stderr\n"
+	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
 	"--format html writes one self-contained page (no network needed to view it):\n"
 	"the header (domains, events, lost samples, damage), a per-domain breakdown\n"
@@ -64,8 +67,6 @@ const char usage_report[] =
 	"callers and callees of the selected symbol and the flame graph of the\n"
 	"current filter. It holds every view, so -l, -g, -s, -t and --by-process do\n"
 	"not change it; the filters above do (they choose what the page holds).\n"
-	"  -q, --quiet            no progress line on stderr\n"
-	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
 	"Percentages are of the samples that pass the filters. A domain whose\n"
 	"counters say it unwound call chains (a passive VM) gets a header line with\n"

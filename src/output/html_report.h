@@ -24,11 +24,12 @@
 /* Bounds of what the page embeds, so that a crafted or huge recording
  * still gives a page a browser opens. Stacks deeper than
  * HTML_REPORT_MAX_DEPTH frames keep their innermost frames (the leaf and
- * its nearest callers, which the table counts); beyond
- * HTML_REPORT_MAX_NODES tree nodes the remaining stacks are counted in
- * their domain's "[other stacks]" entry (the page says how many). */
+ * its nearest callers, which the table counts); a stack that would add
+ * a node past HTML_REPORT_MAX_NODES is left out and its samples counted
+ * (the page's header says how many: "page limits"). A node takes about
+ * six bytes of the page. */
 #define HTML_REPORT_MAX_DEPTH 512u
-#define HTML_REPORT_MAX_NODES 2000000u
+#define HTML_REPORT_MAX_NODES 1000000u
 
 /* Write the page for v->p (v->path names the file in the header,
  * v->filter_desc the command-line filter). Only v->p, v->path and

@@ -217,7 +217,7 @@ class Page {
 		const p = { format: 'png' };
 		if (opts.full) {
 			const h = await this.evaluate('Math.min(document.documentElement.scrollHeight, ' + (opts.maxHeight || 4000) + ')');
-			const w = await this.evaluate('document.documentElement.clientWidth');
+			const w = await this.evaluate('window.innerWidth');
 			await this.evaluate('window.scrollTo(0, 0)');
 			p.captureBeyondViewport = true;
 			p.clip = { x: 0, y: 0, width: w, height: h, scale: 1 };
