@@ -449,7 +449,7 @@ function drawCalls() {
 // gives every field the flame graph expects; nodes, names, images, total
 // and the node counts are filled in here, the rest is kept as written.
 var fgFrame = document.getElementById('fgframe');
-var FG_OPEN = '<script type="application/json" id="fgdata">';
+var FG_OPEN = '\x3cscript type="application/json" id="fgdata">';  // (\x3c: no tag in a script)
 var fgAt = D.fgpage.indexOf(FG_OPEN), fgEnd = D.fgpage.indexOf('<\/script>', fgAt);
 var fgBase = JSON.parse(D.fgpage.slice(fgAt + FG_OPEN.length, fgEnd));
 var fgSym = [], fgBuildMs = 0, fgLoads = 0;
