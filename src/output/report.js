@@ -273,8 +273,8 @@ function drawDomains() {
 			'%;background:' + kernCol(di) + '"></i></span></td></tr>');
 	}
 	h.push('</tbody></table>');
-	// one domain: the line is the whole story, no table
-	el.innerHTML = NDOM > 1 ? h.join('') : '';
+	// one domain (or none with samples): the header says it all, no table
+	el.innerHTML = NDOM > 1 && h.length > 2 ? h.join('') : '';
 	var b = ['<button type="button" data-dom="-1" class="' + (F.dom < 0 ? 'on' : '') + '">all</button>'];
 	for (var dj = 0; dj < NDOM; dj++)
 		if (domUser[dj] + domKern[dj])
@@ -303,8 +303,10 @@ function drawDomains() {
 	}
 	function fill(id, m, what) {
 		var v = Array.from(m.entries()).sort(function (a, b) { return b[1] - a[1] || (S[a[0]] < S[b[0]] ? -1 : 1); });
-		var h = ['<option value="-1">all ' + what + ' (' + v.length + ')</option>'];
-		for (var j = 0; j < v.length && j < 2000; j++)
+		// the 500 largest (a select measures every option's text)
+		var h = ['<option value="-1">all ' + what + ' (' + v.length + (v.length > 500 ? ', the 500 largest listed' : '') +
+			')</option>'];
+		for (var j = 0; j < v.length && j < 500; j++)
 			h.push('<option value="' + v[j][0] + '">' + esc(S[v[j][0]]) + ' (' + num(v[j][1]) + ')</option>');
 		document.getElementById(id).innerHTML = h.join('');
 	}
@@ -399,7 +401,8 @@ function imageApps() {
 }
 function drawImages() {
 	var v = imageApps(), h = [];
-	var APPS = 25, IMGS = 12;
+	// few rows: the page stays quick to lay out; a process filter shows its images in full
+	var APPS = 15, IMGS = F.comm >= 0 ? 200 : 8;
 	for (var j = 0; j < v.length && j < APPS; j++) {
 		var a2 = v[j];
 		h.push('<tr class="app"><td class="num">' + num(a2.n) + '</td><td class="num">' + pct(a2.n, shown) +
