@@ -23,7 +23,7 @@
 //
 // usage: node check-report.js PAGE.html SHOT.png [--json ALL.json]
 //        [--domain NAME --domain-json D.json --other NAME --other-hot FN]
-//        [--hot FN --caller FN] [--timing-only]
+//        [--hot FN --caller FN] [--timing-only] [--wait SECONDS (default 60)]
 // Exit 0 pass, 1 a check failed, 3 the browser could not start.
 'use strict';
 const path = require('path');
@@ -43,6 +43,7 @@ function opt(name, def) {
 	return i >= 0 ? args[i + 1] : def;
 }
 const timingOnly = args.includes('--timing-only');
+const waitS = parseFloat(opt('--wait', '60'));   // for the page's script to have painted
 const readJson = (f) => (f ? JSON.parse(fs.readFileSync(f, 'utf8')) : null);
 const J = readJson(opt('--json', null));
 const JD = readJson(opt('--domain-json', null));
@@ -122,8 +123,8 @@ async function run() {
 		process.exit(1);
 	}
 	try {
-		const st = await page.waitFor('window.rpStats && window.rpStats.paintedMs > 0 ? window.rpStats : null', 60000);
-		if (!st) throw new Error('window.rpStats.paintedMs not set 60 s after load (page script did not run?)');
+		const st = await page.waitFor('window.rpStats && window.rpStats.paintedMs > 0 ? window.rpStats : null', waitS * 1000);
+		if (!st) throw new Error(`window.rpStats.paintedMs not set ${waitS} s after load (page script did not run?)`);
 		const bytes = fs.statSync(args[0]).size;
 		console.log(`timing: bytes=${bytes} nodes=${st.nodes} syms=${st.syms} script_ms=${st.scriptMs.toFixed(1)} ` +
 			`fg_build_ms=${st.fgBuildMs.toFixed(1)} ready_ms=${st.readyMs.toFixed(1)} painted_ms=${st.paintedMs.toFixed(1)}` +

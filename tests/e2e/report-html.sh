@@ -21,8 +21,8 @@ need_workload threefuncs piework
 D="$DOMPROF" T="$OUT"
 MAX_BYTES=$((2 * 1024 * 1024))
 
-record host -F 1000 -g -- "$WL/threefuncs" 120
-record g1 -F 1000 -g -- "$WL/piework" 100
+record host -F 1000 -g -- "$WL/threefuncs" 80
+record g1 -F 1000 -g -- "$WL/piework" 60
 # short names in the page (its header shows the file and the merge command)
 (cd "$T" && "$D" merge -o m.data host.data vm1=g1.data) 2>"$T/merge.err" || { cat "$T/merge.err"; fail "merge"; }
 (cd "$T" && "$D" report -q -i m.data --format html -o m.html) 2>"$T/html.err" || { cat "$T/html.err"; fail "report --format html"; }
@@ -69,7 +69,7 @@ fi
 # control of "no errors": a page whose script throws must fail the check
 sed 's/^var D = JSON.parse(document.getElementById(.rpdata.)/null.broken; &/' "$T/m.html" >"$T/broken.html"
 cmp -s "$T/m.html" "$T/broken.html" && fail_later "could not make the broken page"
-report_check "$T/broken.html" "$T/broken.png" --timing-only >"$T/broken.log" 2>&1
+report_check "$T/broken.html" "$T/broken.png" --timing-only --wait 5 >"$T/broken.log" 2>&1
 grep -q "FAIL no page or console errors: pageerror" "$T/broken.log" &&
 	echo "ok   control fails: a page whose script throws is reported" ||
 	{ cat "$T/broken.log"; fail_later "a broken page passed the error check"; }
