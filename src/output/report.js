@@ -541,10 +541,12 @@ function drawFlame() {
 	doc.close();
 	fgReady();
 }
+// the frame as tall as its page (the deepest stack: 512 frames, ~9000 px;
+// the roots are at the bottom, so nothing may be cut there)
 function fgFit() {
 	var doc = fgFrame.contentDocument;
 	if (doc && doc.documentElement)
-		fgFrame.style.height = Math.min(Math.max(doc.documentElement.scrollHeight, 160), 4000) + 'px';
+		fgFrame.style.height = Math.min(Math.max(doc.documentElement.scrollHeight, 160), 20000) + 'px';
 }
 function fgReady() {
 	var w = fgFrame.contentWindow, doc = fgFrame.contentDocument;

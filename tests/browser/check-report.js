@@ -131,6 +131,11 @@ async function run() {
 			` (script phases: ${Object.entries(st.phases || {}).map(([k, v]) => k + ' ' + v).join(', ')})`);
 		const fgOk = await page.evaluate(`!!document.getElementById('fgframe').contentWindow.fg`);
 		check(fgOk, 'the flame graph runs in its frame');
+		if (fgOk) {
+			const w = await page.evaluate(fgExpr(`const r = w.document.querySelector('#fg .f[data-id="0"]');
+				return r ? [r.getBoundingClientRect().width, w.document.getElementById('fg').clientWidth] : null;`));
+			if (w) check(Math.abs(w[0] - w[1]) < 2, `its root spans the width (${w[0].toFixed(1)} of ${w[1]} px)`);
+		}
 		if (!timingOnly) await interact(page);
 		await page.settle();
 		await page.screenshot(shot, { full: true, maxHeight: 1500 });
