@@ -583,12 +583,23 @@ function refresh() {
 	sh.textContent = num(shown) + ' of ' + num(ALL) + ' samples (' + pct(shown, ALL) + '%)';
 }
 function setFilter(f) {
-	for (var k in f) F[k] = f[k];
+	var samples = false;   // does it change which samples count, or only the rows?
+	for (var k in f) {
+		if (k !== 'text' && F[k] !== f[k]) samples = true;
+		F[k] = f[k];
+	}
 	document.getElementById('procfilter').value = String(F.comm);
 	document.getElementById('imgfilter').value = String(F.img);
 	var tf = document.getElementById('textfilter');
 	if (tf.value !== F.text) tf.value = F.text;
-	refresh();
+	if (samples) {
+		refresh();
+		return;
+	}
+	// the text chooses rows and what the flame graph highlights: no recount
+	buildRows();
+	drawTable();
+	fgHighlight(false);
 }
 function select(s, scroll) {
 	selected = s;
@@ -622,6 +633,7 @@ document.getElementById('textfilter').addEventListener('keydown', function (e) {
 document.getElementById('clearfilter').addEventListener('click', function () {
 	selected = -1;
 	setFilter({ dom: -1, comm: -1, img: -1, text: '' });
+	drawCalls();
 });
 document.querySelector('#symtab thead').addEventListener('click', function (e) {
 	var th = e.target.closest('th');
