@@ -258,13 +258,27 @@ document.getElementById('title').textContent = title;
 // ---- per-domain breakdown (whole recording) and the domain buttons --------------
 var ALL = 0;
 for (var d0 = 0; d0 < NDOM; d0++) ALL += domUser[d0] + domKern[d0];
+// The domains listed (table, buttons, legend): those with samples, in
+// their order; past MAX_DOMS (a crafted file), the largest, and the one
+// filtered by.
+var MAX_DOMS = 100;
+function listedDomains() {
+	var v = [];
+	for (var di = 0; di < NDOM; di++) if (domUser[di] + domKern[di]) v.push(di);
+	if (v.length <= MAX_DOMS) return v;
+	var big = v.slice().sort(function (a, b) { return domUser[b] + domKern[b] - domUser[a] - domKern[a] || a - b; })
+		.slice(0, MAX_DOMS);
+	if (F.dom >= 0 && big.indexOf(F.dom) < 0) big.push(F.dom);
+	return big.sort(function (a, b) { return a - b; });
+}
 function drawDomains() {
-	var el = document.getElementById('domains');
+	var el = document.getElementById('domains'), list = listedDomains(), more = 0;
+	for (var dm = 0; dm < NDOM; dm++) if (domUser[dm] + domKern[dm]) more++;
+	more -= list.length;
 	var h = ['<table><thead><tr><th>domain</th><th>kind</th><th class="n">samples</th><th class="n">%</th>' +
 		'<th class="n">user</th><th class="n">kernel</th><th>user / kernel</th></tr></thead><tbody>'];
-	for (var di = 0; di < NDOM; di++) {
-		var dd = D.domains[di], u = domUser[di], k = domKern[di], t = u + k;
-		if (!t && !dd.samples) continue;
+	for (var li = 0; li < list.length; li++) {
+		var di = list[li], dd = D.domains[di], u = domUser[di], k = domKern[di], t = u + k;
 		h.push('<tr class="d' + (F.dom === di ? ' sel' : '') + '" data-dom="' + di + '"><td><span class="sw" style="background:' +
 			userCol(di) + '"></span>' + esc(dd.name) + '</td><td>' + esc(dd.kind) + '</td><td class="n">' + num(t) +
 			'</td><td class="n">' + pct(t, ALL) + '</td><td class="n">' + pct(u, t) + '%</td><td class="n">' + pct(k, t) +
@@ -272,20 +286,22 @@ function drawDomains() {
 			(t ? 100 * u / t : 0) + '%;background:' + userCol(di) + '"></i><i style="width:' + (t ? 100 * k / t : 0) +
 			'%;background:' + kernCol(di) + '"></i></span></td></tr>');
 	}
+	if (more > 0) h.push('<tr><td colspan="7" class="sub">' + num(more) + ' more domains with fewer samples</td></tr>');
 	h.push('</tbody></table>');
 	// one domain (or none with samples): the header says it all, no table
 	el.innerHTML = NDOM > 1 && h.length > 2 ? h.join('') : '';
 	var b = ['<button type="button" data-dom="-1" class="' + (F.dom < 0 ? 'on' : '') + '">all</button>'];
-	for (var dj = 0; dj < NDOM; dj++)
-		if (domUser[dj] + domKern[dj])
-			b.push('<button type="button" data-dom="' + dj + '" class="' + (F.dom === dj ? 'on' : '') + '">' +
-				esc(domName(dj)) + '</button>');
+	for (var lj = 0; lj < list.length; lj++) {
+		var dj = list[lj];
+		b.push('<button type="button" data-dom="' + dj + '" class="' + (F.dom === dj ? 'on' : '') + '">' +
+			esc(domName(dj)) + '</button>');
+	}
 	document.getElementById('domfilter').innerHTML = b.join('');
 }
 (function legend() {
-	var h = [];
-	for (var di = 0; di < NDOM; di++) {
-		if (!(domUser[di] + domKern[di])) continue;
+	var h = [], list = listedDomains();
+	for (var li = 0; li < list.length; li++) {
+		var di = list[li];
 		h.push('<span class="lg"><i style="background:' + userCol(di) + '"></i>' + esc(domName(di)) +
 			' user</span><span class="lg"><i style="background:' + kernCol(di) + '"></i>' + esc(domName(di)) +
 			' kernel (italic)</span>');
