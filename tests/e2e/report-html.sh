@@ -47,6 +47,9 @@ print(("ok   " if all(ok) else "FAIL ") + f"page data: domains, names, {d['nodes
 sys.exit(0 if all(ok) else 1)
 PY
 
+# -o writes any format (the same bytes as standard output)
+"$D" report -q -i "$T/m.data" -l -g --format json -o "$T/all-o.json" || fail_later "-o json exit $?"
+cmp -s "$T/all.json" "$T/all-o.json" || fail_later "-o json differs from standard output"
 # -o on a path that cannot be created: one line, exit 1
 "$D" report -q -i "$T/m.data" --format html -o "$T/no/such/dir/x.html" 2>"$T/o.err"; rc=$?
 [ $rc = 1 ] && grep -q "cannot create '$T/no/such/dir/x.html'" "$T/o.err" || fail_later "bad -o: exit $rc, $(cat "$T/o.err")"
