@@ -204,6 +204,18 @@ async function interact(page) {
 		check(!!want2 && !!got && got.n === want2.samples,
 			`selecting ${hot} shows caller ${caller} with ${got ? got.n : '-'} samples (json ${want2 ? want2.samples : '-'})`);
 		check(cr.length === e.callers.length, `${cr.length} callers shown, json ${e.callers.length}`);
+		// every caller and callee of every symbol, as report -g counts them
+		const cg = await page.evaluate(`(() => { const r = window.report;
+			return ${JSON.stringify(J.callgraph.map((x) => [label(x), x.domain]))}.map((k) => r.calls(r.find(k[0], k[1]))); })()`);
+		const bad = [];
+		const pairs = (v) => v.map((c) => c.domain + ' ' + label(c) + ' ' + c.samples).sort().join('; ');
+		J.callgraph.forEach((x, i) => {
+			const g = cg[i], gp = (v) => v.map((c) => c.domain + ' ' + c.symbol + ' ' + c.samples).sort().join('; ');
+			if (gp(g.callers) !== pairs(x.callers)) bad.push(`${label(x)} callers: page ${gp(g.callers)} json ${pairs(x.callers)}`);
+			if (gp(g.callees) !== pairs(x.callees)) bad.push(`${label(x)} callees: page ${gp(g.callees)} json ${pairs(x.callees)}`);
+		});
+		check(bad.length === 0, `callers and callees of all ${J.callgraph.length} symbols equal the json's` +
+			(bad.length ? ': ' + bad.slice(0, 2).join(' | ') : ''));
 		const hl = await page.evaluate(fgExpr(`return Array.from(w.document.querySelectorAll('#fg .f.m'), (x) => x.textContent);`));
 		check(hl.includes(hot), `the flame graph highlights ${hot} (${hl.length} frames)`);
 	}
