@@ -94,6 +94,21 @@ async function tableDiffs(page, json) {
 	return diffs;
 }
 
+// Every caller and callee of every call-graph entry, as report -g counts them.
+async function callDiffs(page, json) {
+	const cg = await page.evaluate(`(() => { const r = window.report;
+		return ${JSON.stringify(json.callgraph.map((x) => [label(x), x.domain]))}.map((k) => r.calls(r.find(k[0], k[1]))); })()`);
+	const bad = [];
+	const pairs = (v) => v.map((c) => c.domain + ' ' + label(c) + ' ' + c.samples).sort().join('; ');
+	const gp = (v) => v.map((c) => c.domain + ' ' + c.symbol + ' ' + c.samples).sort().join('; ');
+	json.callgraph.forEach((x, i) => {
+		const g = cg[i];
+		if (gp(g.callers) !== pairs(x.callers)) bad.push(`${label(x)} callers: page ${gp(g.callers)} json ${pairs(x.callers)}`);
+		if (gp(g.callees) !== pairs(x.callees)) bad.push(`${label(x)} callees: page ${gp(g.callees)} json ${pairs(x.callees)}`);
+	});
+	return bad;
+}
+
 async function imageDiffs(page, json) {
 	const imgs = await page.evaluate('window.report.images()');
 	const m = new Map(imgs.map((r) => [r.domain + '\t' + r.app + '\t' + r.image, r.samples]));
@@ -204,16 +219,7 @@ async function interact(page) {
 		check(!!want2 && !!got && got.n === want2.samples,
 			`selecting ${hot} shows caller ${caller} with ${got ? got.n : '-'} samples (json ${want2 ? want2.samples : '-'})`);
 		check(cr.length === e.callers.length, `${cr.length} callers shown, json ${e.callers.length}`);
-		// every caller and callee of every symbol, as report -g counts them
-		const cg = await page.evaluate(`(() => { const r = window.report;
-			return ${JSON.stringify(J.callgraph.map((x) => [label(x), x.domain]))}.map((k) => r.calls(r.find(k[0], k[1]))); })()`);
-		const bad = [];
-		const pairs = (v) => v.map((c) => c.domain + ' ' + label(c) + ' ' + c.samples).sort().join('; ');
-		J.callgraph.forEach((x, i) => {
-			const g = cg[i], gp = (v) => v.map((c) => c.domain + ' ' + c.symbol + ' ' + c.samples).sort().join('; ');
-			if (gp(g.callers) !== pairs(x.callers)) bad.push(`${label(x)} callers: page ${gp(g.callers)} json ${pairs(x.callers)}`);
-			if (gp(g.callees) !== pairs(x.callees)) bad.push(`${label(x)} callees: page ${gp(g.callees)} json ${pairs(x.callees)}`);
-		});
+		const bad = await callDiffs(page, J);
 		check(bad.length === 0, `callers and callees of all ${J.callgraph.length} symbols equal the json's` +
 			(bad.length ? ': ' + bad.slice(0, 2).join(' | ') : ''));
 		const hl = await page.evaluate(fgExpr(`return Array.from(w.document.querySelectorAll('#fg .f.m'), (x) => x.textContent);`));
@@ -243,6 +249,8 @@ async function interact(page) {
 			const d = await tableDiffs(page, JD);
 			check(d.length === 0, `the filtered table equals report --domain ${dom} -l -g json` +
 				(d.length ? ': ' + d.slice(0, 3).join('; ') : ''));
+			const dc = await callDiffs(page, JD);
+			check(dc.length === 0, 'the filtered callers and callees equal its json' + (dc.length ? ': ' + dc.slice(0, 2).join(' | ') : ''));
 			const di = await imageDiffs(page, JD);
 			check(di.length === 0, 'the filtered image summary equals its json' + (di.length ? ': ' + di.slice(0, 3).join('; ') : ''));
 		}
