@@ -16,6 +16,7 @@
 #include "analysis/options.h"
 #include "analysis/profile.h"
 #include "commands.h"
+#include "output/html_report.h"
 #include "output/report.h"
 #include "symbols/debuginfod.h"
 
@@ -23,7 +24,8 @@ const char usage_report[] =
 	"usage: domprof report [-i FILE] [-l] [-g] [--sort KEYS] [-t PCT]\n"
 	"                      [--domain NAME] [--pid PID] [--comm NAME] [--image NAME]\n"
 	"                      [--mode user|kernel] [--time START,END] [--cpu LIST]\n"
-	"                      [--timeline[=SECONDS]] [--format text|csv|json]\n"
+	"                      [--timeline[=SECONDS]] [--format text|csv|json|html]\n"
+	"                      [-o OUT]\n"
 	"\n"
 	"Show where the samples of a recording went. Without -l: an image summary\n"
 	"like opreport (each application, with the images its samples fell in\n"
@@ -52,9 +54,19 @@ const char usage_report[] =
 	"      --timeline[=S]     samples per time bucket (S seconds; default about\n"
 	"                         40 buckets over the run) per domain, counted from\n"
 	"                         each domain's first sample, instead of the tables\n"
-	"      --format FMT       text (default), csv or json (see docs/report.md)\n"
+	"      --format FMT       text (default), csv, json or html (see docs/report.md)\n"
+	"  -o, --output OUT       write the report to OUT instead of standard output\n"
+
 	"  -q, --quiet            no progress line on stderr\n"
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
+	"\n"
+	"--format html writes one self-contained page (no network needed to view it):\n"
+	"the header (domains, events, lost samples, damage), a per-domain breakdown\n"
+	"(samples, user/kernel), the symbol table (click a column to sort; filter by\n"
+	"domain, process, image and a regular expression), the image summary, the\n"
+	"callers and callees of the selected symbol and the flame graph of the\n"
+	"current filter. It holds every view, so -l, -g, -s, -t and --by-process do\n"
+	"not change it; the filters above do (they choose what the page holds).\n"
 	"\n"
 	"Percentages are of the samples that pass the filters. A domain whose\n"
 	"counters say it unwound call chains (a passive VM) gets a header line with\n"
@@ -116,6 +128,7 @@ int cmd_report(int argc, char **argv)
 		{ "time", required_argument, NULL, OPT_TIME },
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "output", required_argument, NULL, 'o' },
 		{ "by-process", no_argument, NULL, OPT_BYPROC },
 		{ "timeline", optional_argument, NULL, OPT_TIMELINE },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
@@ -123,7 +136,7 @@ int cmd_report(int argc, char **argv)
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = "domprof.data", *format = "text";
+	const char *path = "domprof.data", *format = "text", *out = NULL;
 	struct filter_args fa = { 0 };
 	struct report_view v = { 0 };
 	enum profile_sort_key keys[PROFILE_MAX_SORT];
@@ -135,9 +148,10 @@ int cmd_report(int argc, char **argv)
 	opterr = 0;
 	optind = 1;
 	int c, li = 0;
-	while ((c = getopt_long(argc, argv, ":i:lgs:t:q", longopts, &li)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:o:lgs:t:q", longopts, &li)) != -1) {
 		switch (c) {
 		case 'i': path = optarg; break;
+		case 'o': out = optarg; break;
 		case 'l': v.symbols = true; break;
 		case 'g': v.callgraph = true; break;
 		case 'q': quiet = true; break;
@@ -165,8 +179,9 @@ int cmd_report(int argc, char **argv)
 				return usage_error("report", "%s", emsg);
 			break;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
-				return usage_error("report", "unknown format '%s' (text, csv or json)", optarg);
+			if (strcmp(optarg, "text") && strcmp(optarg, "csv") && strcmp(optarg, "json") &&
+			    strcmp(optarg, "html"))
+				return usage_error("report", "unknown format '%s' (text, csv, json or html)", optarg);
 			format = optarg;
 			break;
 		case OPT_BYPROC:
@@ -195,17 +210,21 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error("report", "unexpected argument '%s'", argv[optind]);
+	bool html = !strcmp(format, "html");
+	if (html && v.timeline)
+		return usage_error("report", "--timeline is a text, csv or json view (not --format html)");
 
 	struct progress pr = { false, -1 };
 	struct stat st;
 	if (!quiet && isatty(STDERR_FILENO) && !stat(path, &st) && st.st_size > (32 << 20))
 		pr.on = true;
 	struct profile_opts o = {
-		.callgraph = v.callgraph && !v.timeline,
+		.callgraph = v.callgraph && !v.timeline && !html,
+		.stacks = html,   /* the page computes every view from the unique stacks */
 		.timeline = v.timeline,
 		.timeline_ns = timeline_ns,
-		.by_process = v.by_process,
-		.srcline = v.srcline,
+		.by_process = v.by_process && !html,
+		.srcline = v.srcline && !html,
 		.no_inline = no_inline,
 		.progress = progress_cb,
 		.progress_arg = &pr,
@@ -221,15 +240,26 @@ int cmd_report(int argc, char **argv)
 	v.p = p;
 	v.path = path;
 	v.filter_desc = filter_args_desc(&fa);
+	FILE *f = stdout;
+	if (out && !(f = fopen(out, "w"))) {
+		fprintf(stderr, "domprof report: cannot create '%s': %s\n", out, strerror(errno));
+		profile_free(p);
+		return 1;
+	}
 	int rc;
 	if (!strcmp(format, "csv"))
-		rc = report_csv(stdout, &v);
+		rc = report_csv(f, &v);
 	else if (!strcmp(format, "json"))
-		rc = report_json(stdout, &v);
+		rc = report_json(f, &v);
+	else if (html)
+		rc = report_html(f, &v);
 	else
-		rc = report_text(stdout, &v);
+		rc = report_text(f, &v);
+	if (f != stdout && fclose(f) && !rc)
+		rc = -EIO;
 	if (rc) {
-		fprintf(stderr, "domprof report: writing the report failed: %s\n", strerror(-rc));
+		fprintf(stderr, "domprof report: writing %s%s%s failed: %s\n", out ? "'" : "the report",
+			out ? out : "", out ? "'" : "", strerror(-rc));
 		profile_free(p);
 		return 1;
 	}
