@@ -46,6 +46,8 @@ const char usage_annotate[] =
 	"      --strip-prefix P   drop P from the start of the line table's paths\n"
 	"                         (sources moved since the build)\n"
 	"      --no-source        no source lines between the instructions\n"
+	"      --vmlinux [DOMAIN=]FILE  source lines of DOMAIN's kernel (default: host)\n"
+	"                         from FILE, the kernel's debug file (linux-image-*-dbg)\n"
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"      --format FMT       text (default) or json (an array, one object per\n"
 	"                         function; see docs/annotate.md)\n"
@@ -54,7 +56,7 @@ const char usage_annotate[] =
 	"has samples (the nearest names are suggested), 2 on a usage error.\n";
 
 enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_TIME, OPT_CPU, OPT_FORMAT, OPT_NO_DEBUGINFOD,
-       OPT_SRC_PREFIX, OPT_STRIP_PREFIX, OPT_NO_SOURCE };
+       OPT_SRC_PREFIX, OPT_STRIP_PREFIX, OPT_NO_SOURCE, OPT_VMLINUX };
 
 /* edit distance of a and b (each cut at 64 bytes), for suggestions */
 static size_t distance(const char *a, const char *b)
@@ -125,9 +127,12 @@ int cmd_annotate(int argc, char **argv)
 		{ "source-prefix", required_argument, NULL, OPT_SRC_PREFIX },
 		{ "strip-prefix", required_argument, NULL, OPT_STRIP_PREFIX },
 		{ "no-source", no_argument, NULL, OPT_NO_SOURCE },
+		{ "vmlinux", required_argument, NULL, OPT_VMLINUX },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data";
+	struct profile_vmlinux vml[PROFILE_MAX_VMLINUX];
+	size_t nvml = 0;
 	struct filter_args fa = { 0 };
 	long top = 1;
 	struct annotate_opts ao = { 0 };
@@ -162,6 +167,10 @@ int cmd_annotate(int argc, char **argv)
 		case OPT_SRC_PREFIX: ao.source_prefix = optarg; break;
 		case OPT_STRIP_PREFIX: ao.strip_prefix = optarg; break;
 		case OPT_NO_SOURCE: ao.no_source = true; break;
+		case OPT_VMLINUX:
+			if (parse_vmlinux(optarg, vml, &nvml, emsg, sizeof(emsg)) < 0)
+				return usage_error("annotate", "%s", emsg);
+			break;
 		case ':':
 			return usage_error("annotate", "option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -172,7 +181,7 @@ int cmd_annotate(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("annotate", "unexpected argument '%s'", argv[optind]);
 
-	struct profile_opts o = { .hits = true };
+	struct profile_opts o = { .hits = true, .vmlinux = vml, .nvmlinux = nvml };
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
 	struct profile *p = profile_load(path, &fa.flt, &o, &err, msg, sizeof(msg));

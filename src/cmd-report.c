@@ -43,6 +43,8 @@ const char usage_report[] =
 	"      --inline, --no-inline  with srcline: code inlined into a function is\n"
 	"                         the inlined function's, at its own line (default),\n"
 	"                         or the function's, at the line of the call\n"
+	"      --vmlinux [DOMAIN=]FILE  source lines of DOMAIN's kernel (default: host)\n"
+	"                         from FILE, the kernel's debug file (linux-image-*-dbg)\n"
 	"  -t, --threshold PCT    hide rows below PCT percent of the shown samples\n"
 	"      --domain NAME      only samples of this domain (host, or a VM's name)\n"
 	"      --pid PID          only samples of this process\n"
@@ -108,7 +110,7 @@ static void progress_cb(void *arg, uint64_t pos, uint64_t size)
 
 enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_FORMAT, OPT_BYPROC, OPT_TIME, OPT_CPU,
        OPT_TIMELINE, OPT_NO_DEBUGINFOD,
-       OPT_INLINE, OPT_NO_INLINE };
+       OPT_INLINE, OPT_NO_INLINE, OPT_VMLINUX };
 
 int cmd_report(int argc, char **argv)
 {
@@ -134,10 +136,13 @@ int cmd_report(int argc, char **argv)
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+		{ "vmlinux", required_argument, NULL, OPT_VMLINUX },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data", *format = "text", *out = NULL;
 	struct filter_args fa = { 0 };
+	struct profile_vmlinux vml[PROFILE_MAX_VMLINUX];
+	size_t nvml = 0;
 	struct report_view v = { 0 };
 	enum profile_sort_key keys[PROFILE_MAX_SORT];
 	bool quiet = false;
@@ -200,6 +205,12 @@ int cmd_report(int argc, char **argv)
 		case OPT_NO_DEBUGINFOD:
 			dbgfd_turn_off();   /* for libdwfl too: docs/symbols.md */
 			break;
+		case OPT_VMLINUX: {
+			char e[96];
+			if (parse_vmlinux(optarg, vml, &nvml, e, sizeof(e)) < 0)
+				return usage_error("report", "%s", e);
+			break;
+		}
 		case OPT_INLINE: no_inline = false; break;
 		case OPT_NO_INLINE: no_inline = true; break;
 		case ':':
@@ -226,6 +237,8 @@ int cmd_report(int argc, char **argv)
 		.by_process = v.by_process && !html,
 		.srcline = v.srcline && !html,
 		.no_inline = no_inline,
+		.vmlinux = vml,
+		.nvmlinux = nvml,
 		.progress = progress_cb,
 		.progress_arg = &pr,
 	};

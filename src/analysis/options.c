@@ -78,6 +78,27 @@ const char *filter_args_desc(const struct filter_args *fa)
 	return fa->len ? fa->desc : NULL;
 }
 
+int parse_vmlinux(char *arg, struct profile_vmlinux *v, size_t *n, char *err, size_t errlen)
+{
+	if (*n >= PROFILE_MAX_VMLINUX) {
+		snprintf(err, errlen, "at most %d --vmlinux files", PROFILE_MAX_VMLINUX);
+		return -EINVAL;
+	}
+	char *eq = strchr(arg, '=');
+	const char *dom = "host", *path = arg;
+	if (eq) {
+		*eq = '\0';
+		dom = arg;
+		path = eq + 1;
+	}
+	if (!*dom || !*path) {
+		snprintf(err, errlen, "--vmlinux wants [DOMAIN=]FILE");
+		return -EINVAL;
+	}
+	v[(*n)++] = (struct profile_vmlinux){ dom, path };
+	return 0;
+}
+
 int parse_percent(const char *s, double *pct)
 {
 	char *end;

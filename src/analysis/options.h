@@ -52,6 +52,12 @@ const char *filter_args_desc(const struct filter_args *fa);
  */
 int parse_percent(const char *s, double *pct);
 
+/* --vmlinux [DOMAIN=]FILE (docs/options.md): appends to v (at most
+ * PROFILE_MAX_VMLINUX; no DOMAIN: the host). The strings point into arg.
+ * -EINVAL with a message in err when arg is empty or too many are given. */
+#define PROFILE_MAX_VMLINUX 16
+int parse_vmlinux(char *arg, struct profile_vmlinux *v, size_t *n, char *err, size_t errlen);
+
 /*
  * The one-line reason a profile_load() failed, from its err and msg
  * results: msg when it says something, else "cannot read 'PATH': ...".

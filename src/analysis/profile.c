@@ -76,6 +76,9 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 		return NULL;
 	}
 
+	for (size_t i = 0; opts && i < opts->nvmlinux; i++)
+		sym_set_kernel_debug(pv->sym, opts->vmlinux[i].domain, opts->vmlinux[i].path);
+
 	struct loader L;
 	memset(&L, 0, sizeof(L));
 	L.p = p;

@@ -70,6 +70,10 @@ struct profile_opts {
 	bool no_inline;         /* with srcline: code inlined into a function counts
 				 * as that function's, at the call's line */
 	bool timeline;          /* count samples per time bucket per domain */
+	/* --vmlinux: kernel debug files for source lines, per domain name
+	 * (sym_set_kernel_debug); borrowed for the call */
+	const struct profile_vmlinux { const char *domain, *path; } *vmlinux;
+	size_t nvmlinux;
 	uint64_t timeline_ns;   /* the bucket; 0: chosen (about 40 over the span) */
 	profile_progress_fn progress;
 	void *progress_arg;

@@ -276,6 +276,8 @@ void ktab_add(struct ktab *k, uint64_t addr, uint64_t name_off, const char *name
 	      unsigned prio);
 void ktab_finish(struct ktab *k, uint64_t last_size);
 size_t ktab_count(const struct ktab *k);
+/* The lowest symbol address of a finished table, false when it is empty. */
+bool ktab_first(const struct ktab *k, uint64_t *start);
 /* A new table expects addresses in ascending order (kallsyms and
  * System.map are sorted) and keeps only 12 bytes per symbol while
  * building. Fed a lower address, it stops taking symbols and
@@ -435,6 +437,9 @@ struct sym_session {
 	size_t own_vdso_size;
 	bool own_vdso_done;
 	const char *debug_dir;      /* root of separate debug files */
+	/* --vmlinux: a kernel ELF with DWARF per domain name (lines.c) */
+	struct sym_kdebug { const char *domain, *path; } *kdebug;
+	size_t nkdebug, ckdebug;
 	struct dbgfd *dbgfd;        /* debuginfod client, on first use (debuginfod.h) */
 	struct hmap warnidx;        /* warning text -> 1, to keep each once */
 	uint64_t symtab_domain_max, symtab_file_max, symtab_used;

@@ -361,6 +361,14 @@ void ktab_finish(struct ktab *k, uint64_t last_size)
 	narrow(k);
 }
 
+bool ktab_first(const struct ktab *k, uint64_t *start)
+{
+	if (!k->finished || !k->n)
+		return false;
+	*start = kstart(k, 0);
+	return true;
+}
+
 size_t ktab_count(const struct ktab *k)
 {
 	return k->finished || !k->slow ? k->n + k->ngrp : k->nb;

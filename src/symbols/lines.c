@@ -36,6 +36,7 @@ struct img_lines {
 	Dwarf *dw;
 	int fd;
 	bool aranges_ok;
+	uint64_t shift;          /* a kernel's: recorded address - file address */
 };
 
 static bool has_debug_line(Elf *e)
@@ -62,6 +63,7 @@ static struct img_lines *open_lines(const char *path, const void *buf, size_t le
 	if (!L)
 		return NULL;
 	L->fd = -1;
+	elf_version(EV_CURRENT);   /* a kernel's file may be the first ELF read */
 	if (buf) {
 		L->elf = elf_memory((char *)buf, len);
 	} else {
@@ -123,6 +125,52 @@ static struct img_lines *image_lines(struct sym_session *s, struct sym_image *im
 	return L;
 }
 
+/* The lowest address of an executable section of e, or 0. */
+static uint64_t lowest_code(Elf *e)
+{
+	uint64_t lo = 0;
+	Elf_Scn *scn = NULL;
+	for (unsigned i = 0; i < 65536 && (scn = elf_nextscn(e, scn)); i++) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR) && sh.sh_addr &&
+		    (!lo || sh.sh_addr < lo))
+			lo = sh.sh_addr;
+	}
+	return lo;
+}
+
+/* The line tables of a domain's kernel from the file --vmlinux gave for
+ * it (sym_set_kernel_debug), placed by the domain's KASLR offset when
+ * the recording knows it, else by its lowest kernel symbol against the
+ * file's lowest code section; NULL without such a file, with a warning
+ * when it has no line tables. */
+static struct img_lines *kernel_lines(struct sym_session *s, struct sym_image *img)
+{
+	if (img->lines_done)
+		return img->lines;
+	img->lines_done = true;
+	const struct sym_domain *d = img->dom;
+	const char *path = NULL;
+	for (size_t i = 0; d && i < s->nkdebug; i++)
+		if (!strcmp(s->kdebug[i].domain, d->name))
+			path = s->kdebug[i].path;
+	if (!path)
+		return NULL;
+	struct img_lines *L = open_lines(path, NULL, 0);
+	if (!L) {
+		sym_warn(s, "domain %s: %s has no DWARF line tables (--vmlinux wants the "
+			 "kernel's debug file, e.g. from the linux-image-*-dbg package)", d->name, path);
+		return NULL;
+	}
+	uint64_t first = 0;
+	if (d->kind == DP_DOMAIN_PASSIVE && d->kaslr)
+		L->shift = d->kaslr;
+	else if (img->kt && ktab_first(img->kt, &first) && lowest_code(L->elf))
+		L->shift = first - lowest_code(L->elf);
+	img->lines = L;
+	return L;
+}
+
 static bool cu_of(struct img_lines *L, Dwarf_Addr a, Dwarf_Die *cu)
 {
 	if (L->aranges_ok && dwarf_addrdie(L->dw, a, cu))
@@ -157,13 +205,14 @@ bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, s
 {
 	memset(out, 0, sizeof(*out));
 	struct sym_map *m = (struct sym_map *)cm;   /* session-owned (internal.h) */
-	if (m->img->kind != IMG_ELF)
+	bool kernel = m->img->kind == IMG_ABS && m->img->dom && m->img == m->img->dom->kimg;
+	if (m->img->kind != IMG_ELF && !kernel)
 		return false;
-	struct img_lines *L = image_lines(s, m->img);
+	struct img_lines *L = kernel ? kernel_lines(s, m->img) : image_lines(s, m->img);
 	out->has_table = L != NULL;
 	if (!L)
 		return false;
-	Dwarf_Addr a = sym_map_to_image(m, ip);
+	Dwarf_Addr a = kernel ? ip - L->shift : sym_map_to_image(m, ip);
 	Dwarf_Die cu;
 	if (!cu_of(L, a, &cu))
 		return false;

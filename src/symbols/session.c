@@ -19,6 +19,7 @@
 #include "symbols/internal.h"
 #include "util/addrspace.h"
 #include "util/hmap.h"
+#include "util/xalloc.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -50,6 +51,13 @@ void sym_set_debug_dir(struct sym_session *s, const char *dir)
 			n--;
 		s->debug_dir = pool_strndup(&s->pool, dir, n);
 	}
+}
+
+void sym_set_kernel_debug(struct sym_session *s, const char *domain, const char *path)
+{
+	xgrow((void **)&s->kdebug, &s->ckdebug, s->nkdebug + 1, sizeof(*s->kdebug));
+	s->kdebug[s->nkdebug++] = (struct sym_kdebug){ pool_strdup(&s->pool, domain),
+						       pool_strdup(&s->pool, path) };
 }
 
 void sym_warn(struct sym_session *s, const char *fmt, ...)
@@ -141,6 +149,7 @@ void sym_session_free(struct sym_session *s)
 		free(s->maps[i]);
 	free(s->maps);
 	free(s->warn);
+	free(s->kdebug);
 	free(s->own_vdso);
 	dbgfd_free(s->dbgfd);
 	pool_release(&s->pool);

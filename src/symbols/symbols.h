@@ -42,6 +42,12 @@ void sym_session_free(struct sym_session *s);
  * files are looked up in DIR/.build-id/xx/yyyy.debug and debuglinks in
  * DIR/<binary's dir>/ (see docs/symbols.md). Copied. Call before lookups. */
 void sym_set_debug_dir(struct sym_session *s, const char *dir);
+/* A kernel ELF with DWARF (a vmlinux from a -dbg package) for the source
+ * lines of domain's kernel samples (sym_srcline); copied. Its shift
+ * from the recording's addresses: the domain's KASLR offset when the
+ * recording knows it (passive domains), else the lowest kernel symbol
+ * less the file's lowest code section. Repeat for several domains. */
+void sym_set_kernel_debug(struct sym_session *s, const char *domain, const char *path);
 
 /* Domain metadata (from DOMAIN records). kind: enum dp_domain_kind. */
 void sym_set_domain(struct sym_session *s, uint32_t domain, uint8_t kind,

@@ -105,6 +105,31 @@ PY
 		fail "test-tool guest-read (control) failed"
 	! same "$VM_OUT/other.bin" >/dev/null || fail "control: other bytes match annotate's instructions"
 	note "annotate from guest memory: the stub's bytes agree (control: other bytes do not)"
+	# Source lines of the passive guest kernel from its debug vmlinux
+	# (report --vmlinux), when it is cached: Debian's linux-image-*-dbg
+	# is 859 MB, too much to fetch in make test (scripts/guest-dbg.sh
+	# fetches it once). The hottest instruction's line, from addr2line on
+	# the file at that instruction's link-time address (the function's
+	# start from nm gives the shift), is report -s srcline's top row for
+	# the function. Control: the line of the function's first instruction
+	# is another.
+	dbg=${DOMPROF_GUEST_DEBUG_VMLINUX:-${VM_KDIR:-/nonexistent}/vmlinux.dbg}
+	if [ -r "$dbg" ] && command -v addr2line >/dev/null && command -v nm >/dev/null; then
+		"$DOMPROF" report -q -l -i "$data" --domain vmp --mode kernel -s srcline --vmlinux "vmp=$dbg" \
+			--format csv >"$VM_OUT/srcline.csv" 2>"$VM_OUT/srcline.err" ||
+			fail "report -s srcline --vmlinux: $(tail -n 1 "$VM_OUT/srcline.err")"
+		got=$(awk -F, '$5 == "copy_user_generic_string" { print $6; exit }' "$VM_OUT/srcline.csv")
+		link=$(nm "$dbg" | awk '$3 == "copy_user_generic_string" { print $1; exit }')
+		[ -n "$link" ] || fail "no copy_user_generic_string in $dbg"
+		line_at() { addr2line -e "$dbg" "$(printf '%x' $((0x$link + $1 - start)))" | sed 's|.*/||; s/ .*//'; }
+		want=$(line_at "$hot")
+		other=$(line_at "$start")
+		note "guest kernel source line of the hottest instruction: report $got, addr2line $want (first instruction: $other)"
+		[ -n "$got" ] && [ "$got" = "$want" ] || fail "report -s srcline --vmlinux gives '$got' for copy_user_generic_string, addr2line '$want'"
+		[ "$other" != "$want" ] || fail "control: the first instruction's line is the hottest one's ($other)"
+	else
+		note "guest kernel source lines not checked: no debug vmlinux at $dbg (scripts/guest-dbg.sh fetches Debian's, 859 MB)"
+	fi
 fi
 vm_alive g || fail "the guest died"
 # last: test-tool leaves the VM stopped
