@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/inputs.h"
 #include "analysis/options.h"
 #include "analysis/profile.h"
 #include "commands.h"
@@ -69,7 +70,9 @@ int cmd_export(int argc, char **argv)
 		{ "labels", required_argument, NULL, OPT_LABELS },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = "domprof.data", *out = NULL;
+	const char *iargs[argc > 0 ? argc : 1];   /* -i values, expanded after the options */
+	size_t ni = 0;
+	const char *path = NULL, *out = NULL;
 	enum fmt fmt = FMT_NONE;
 	struct filter_args fa = { 0 };
 	char emsg[512];
@@ -93,7 +96,7 @@ int cmd_export(int argc, char **argv)
 			else
 				return usage_error("export", "unknown format '%s' (folded, pprof, speedscope or json)", optarg);
 			break;
-		case 'i': path = optarg; break;
+		case 'i': iargs[ni++] = optarg; break;
 		case 'o': out = optarg; break;
 		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_IMAGE: case OPT_MODE: case OPT_TIME: case OPT_CPU:
 			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
@@ -113,8 +116,6 @@ int cmd_export(int argc, char **argv)
 			return usage_error("export", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		return usage_error("export", "unexpected argument '%s'", argv[optind]);
 	if (fmt == FMT_NONE)
 		return usage_error("export", "--format is required (folded, pprof, speedscope or json)");
 	if (nlabel_args && fmt != FMT_PPROF)
@@ -129,7 +130,15 @@ int cmd_export(int argc, char **argv)
 	struct profile_opts o = { .stacks = true };
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
-	struct profile *p = profile_load(path, &fa.flt, &o, &err, msg, sizeof(msg));
+	struct inputs in = { 0 };
+	char inerr[PATH_MAX + 64], desc[PATH_MAX + 64];
+	if (inputs_collect(&in, iargs, ni, argv + optind, (size_t)(argc - optind), inerr, sizeof(inerr))) {
+		fprintf(stderr, "domprof export: %s\n", inerr);
+		return 1;
+	}
+	path = inputs_desc(&in, desc, sizeof(desc));
+	struct profile *p = profile_load_files((const char *const *)in.paths, in.n, &fa.flt, &o, &err, msg, sizeof(msg));
+	inputs_free(&in);
 	if (!p) {
 		fprintf(stderr, "domprof export: %s\n",
 			profile_load_reason(why, sizeof(why), path, err, msg));

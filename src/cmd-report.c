@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/inputs.h"
 #include "analysis/options.h"
 #include "analysis/profile.h"
 #include "commands.h"
@@ -20,7 +21,7 @@
 #include "symbols/debuginfod.h"
 
 const char usage_report[] =
-	"usage: domprof report [-i FILE] [-l] [-g] [--sort KEYS] [-t PCT]\n"
+	"usage: domprof report [-i FILE]... [FILE...] [-l] [-g] [--sort KEYS] [-t PCT]\n"
 	"                      [--domain NAME] [--pid PID] [--comm NAME] [--image NAME]\n"
 	"                      [--mode user|kernel] [--time START,END] [--cpu LIST]\n"
 	"                      [--timeline[=SECONDS]] [--format text|csv|json]\n"
@@ -29,7 +30,8 @@ const char usage_report[] =
 	"like opreport (each application, with the images its samples fell in\n"
 	"indented below it). With -l: one row per symbol with its domain and image.\n"
 	"\n"
-	"  -i, --input FILE       recording to read (default: domprof.data)\n"
+	"  -i, --input FILE       recording to read (default: domprof.data); several -i,\n"
+	"                         FILE arguments, a quoted glob or A,B: read as one\n"
 	"  -l, --symbols          symbol table: samples, %, domain, image, symbol\n"
 	"  -g, --call-graph       callers and callees of each symbol, with a [self]\n"
 	"                         line (needs a recording made with -g or\n"
@@ -123,7 +125,9 @@ int cmd_report(int argc, char **argv)
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = "domprof.data", *format = "text";
+	const char *format = "text";
+	const char *iargs[argc > 0 ? argc : 1];   /* -i values, expanded after the options */
+	size_t ni = 0;
 	struct filter_args fa = { 0 };
 	struct report_view v = { 0 };
 	enum profile_sort_key keys[PROFILE_MAX_SORT];
@@ -137,7 +141,7 @@ int cmd_report(int argc, char **argv)
 	int c, li = 0;
 	while ((c = getopt_long(argc, argv, ":i:lgs:t:q", longopts, &li)) != -1) {
 		switch (c) {
-		case 'i': path = optarg; break;
+		case 'i': iargs[ni++] = optarg; break;
 		case 'l': v.symbols = true; break;
 		case 'g': v.callgraph = true; break;
 		case 'q': quiet = true; break;
@@ -193,12 +197,17 @@ int cmd_report(int argc, char **argv)
 			return usage_error("report", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		return usage_error("report", "unexpected argument '%s'", argv[optind]);
+	struct inputs in = { 0 };
+	if (inputs_collect(&in, iargs, ni, argv + optind, (size_t)(argc - optind), emsg, sizeof(emsg))) {
+		fprintf(stderr, "domprof report: %s\n", emsg);
+		return 1;
+	}
+	const char *path = in.paths[0];
+	char desc[PATH_MAX + 64];
 
 	struct progress pr = { false, -1 };
 	struct stat st;
-	if (!quiet && isatty(STDERR_FILENO) && !stat(path, &st) && st.st_size > (32 << 20))
+	if (!quiet && isatty(STDERR_FILENO) && (in.n > 1 || (!stat(path, &st) && st.st_size > (32 << 20))))
 		pr.on = true;
 	struct profile_opts o = {
 		.callgraph = v.callgraph && !v.timeline,
@@ -212,14 +221,16 @@ int cmd_report(int argc, char **argv)
 	};
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
-	struct profile *p = profile_load(path, &fa.flt, &o, &err, msg, sizeof(msg));
+	struct profile *p = profile_load_files((const char *const *)in.paths, in.n, &fa.flt, &o, &err,
+					       msg, sizeof(msg));
 	if (!p) {
 		fprintf(stderr, "domprof report: %s\n",
-			profile_load_reason(why, sizeof(why), path, err, msg));
+			profile_load_reason(why, sizeof(why), inputs_desc(&in, desc, sizeof(desc)), err, msg));
+		inputs_free(&in);
 		return 1;
 	}
 	v.p = p;
-	v.path = path;
+	v.path = inputs_desc(&in, desc, sizeof(desc));
 	v.filter_desc = filter_args_desc(&fa);
 	int rc;
 	if (!strcmp(format, "csv"))
@@ -231,6 +242,7 @@ int cmd_report(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "domprof report: writing the report failed: %s\n", strerror(-rc));
 		profile_free(p);
+		inputs_free(&in);
 		return 1;
 	}
 	if (!strcmp(format, "text")) {
@@ -249,5 +261,6 @@ int cmd_report(int argc, char **argv)
 				p->total_samples ? " match the filter" : " in this recording");
 	}
 	profile_free(p);
+	inputs_free(&in);
 	return 0;
 }

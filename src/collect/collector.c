@@ -181,7 +181,7 @@ static int switch_file(struct coll *k, uint64_t now)
 	k->res->files++;
 	if ((werr = c->rotate(c->rotate_ctx, &k->w)) < 0)
 		return werr;
-	k->file_t0 = mono_ns();
+	k->file_t0 = now;   /* the files tile the recording: the switch is in the next */
 	return 0;
 }
 
