@@ -5,6 +5,7 @@
  * only parses options, reports errors and draws the progress line.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -231,6 +232,11 @@ int cmd_report(int argc, char **argv)
 	}
 	v.p = p;
 	v.path = inputs_desc(&in, desc, sizeof(desc));
+	/* for bench/scale: what the profile's memory grows with */
+	if (getenv("DOMPROF_PROFILE_STATS"))
+		fprintf(stderr, "domprof report: profile: %" PRIu64 " samples, %zu unique keys, %zu unique "
+			"addresses, %zu symbols, %zu edges, %zu stacks\n", p->total_samples, p->unique_keys,
+			p->unique_addrs, p->nsyms, p->nedges, p->nstacks);
 	v.filter_desc = filter_args_desc(&fa);
 	int rc;
 	if (!strcmp(format, "csv"))
