@@ -19,3 +19,9 @@ build/san/bench/gdb-floor: bench/gdb-floor.c src/collect/gdb_rsp.h src/util/cloc
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $< build/san/libdomprof.a $(LIBS)
 
 fixtures: build/san/bench/gdb-floor
+
+# bench/scale's recordings (bench/gen-scale.c): 1M/10M/100M samples with
+# a busy machine's distributions, through the real writer.
+build/bench/gen-scale: bench/gen-scale.c build/libdomprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O2 -o $@ $< build/libdomprof.a $(LIBS) -lm

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "analysis/diff.h"
+#include "analysis/inputs.h"
 #include "analysis/options.h"
 #include "analysis/profile.h"
 #include "commands.h"
@@ -21,6 +22,10 @@
 
 const char usage_diff[] =
 	"usage: domprof diff [options] A B\n"
+	"\n"
+	"A and B are each a recording, or a set of files read as one (a window of a\n"
+	"record --switch-output series): a quoted glob ('h.data.2026-12-01T10:*')\n"
+	"or paths joined by ','.\n"
 	"\n"
 	"Compare two recordings symbol by symbol, like opreport's differential\n"
 	"profiles: per (domain, image, symbol) the samples and share in A and in B,\n"
@@ -69,7 +74,14 @@ static struct profile *load(const char *path, const char *domain, bool user_only
 		flt.mode = PROFILE_MODE_USER;
 	int err = 0;
 	char msg[512] = "", why[PATH_MAX + 512];
-	struct profile *p = profile_load(path, &flt, NULL, &err, msg, sizeof(msg));
+	struct inputs in = { 0 };
+	if (inputs_add(&in, path, msg, sizeof(msg))) {
+		fprintf(stderr, "domprof diff: %s\n", msg);
+		return NULL;
+	}
+	struct profile *p = profile_load_files((const char *const *)in.paths, in.n, &flt, NULL, &err,
+					       msg, sizeof(msg));
+	inputs_free(&in);
 	if (!p) {
 		/* two files are read: name the one that failed */
 		if (*msg && !strstr(msg, path))

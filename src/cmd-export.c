@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/inputs.h"
 #include "analysis/options.h"
 #include "analysis/profile.h"
 #include "commands.h"
@@ -41,12 +42,15 @@ const char usage_export[] =
 	"      --image NAME       only samples whose leaf is in this image\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
 	FILTER_WINDOW_HELP
+	"      --labels K=V,...   pprof: these labels on every sample too (host=web1,\n"
+	"                         cluster=eu; repeatable; docs/fleet.md)\n"
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
 	"An empty or filtered-to-nothing profile still gives a valid file, with a\n"
 	"warning on stderr. See docs/export.md.\n";
 
-enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_TIME, OPT_CPU, OPT_NO_DEBUGINFOD };
+enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_TIME, OPT_CPU, OPT_NO_DEBUGINFOD,
+       OPT_LABELS };
 enum fmt { FMT_NONE, FMT_FOLDED, FMT_PPROF, FMT_SPEEDSCOPE, FMT_JSON };
 
 int cmd_export(int argc, char **argv)
@@ -63,12 +67,17 @@ int cmd_export(int argc, char **argv)
 		{ "time", required_argument, NULL, OPT_TIME },
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "labels", required_argument, NULL, OPT_LABELS },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = "domprof.data", *out = NULL;
+	const char *iargs[argc > 0 ? argc : 1];   /* -i values, expanded after the options */
+	size_t ni = 0;
+	const char *path = NULL, *out = NULL;
 	enum fmt fmt = FMT_NONE;
 	struct filter_args fa = { 0 };
-	char emsg[256];
+	char emsg[512];
+	const char *label_args[PPROF_LABELS_MAX];   /* --labels, parsed once options are read */
+	size_t nlabel_args = 0;
 
 	opterr = 0;
 	optind = 1;
@@ -87,7 +96,7 @@ int cmd_export(int argc, char **argv)
 			else
 				return usage_error("export", "unknown format '%s' (folded, pprof, speedscope or json)", optarg);
 			break;
-		case 'i': path = optarg; break;
+		case 'i': iargs[ni++] = optarg; break;
 		case 'o': out = optarg; break;
 		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_IMAGE: case OPT_MODE: case OPT_TIME: case OPT_CPU:
 			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
@@ -96,24 +105,44 @@ int cmd_export(int argc, char **argv)
 		case OPT_NO_DEBUGINFOD:
 			dbgfd_turn_off();   /* for libdwfl too: docs/symbols.md */
 			break;
+		case OPT_LABELS:
+			if (nlabel_args >= PPROF_LABELS_MAX)
+				return usage_error("export", "--labels: at most %u labels", PPROF_LABELS_MAX);
+			label_args[nlabel_args++] = optarg;
+			break;
 		case ':':
 			return usage_error("export", "option '%s' needs a value", argv[optind - 1]);
 		default:
 			return usage_error("export", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		return usage_error("export", "unexpected argument '%s'", argv[optind]);
 	if (fmt == FMT_NONE)
 		return usage_error("export", "--format is required (folded, pprof, speedscope or json)");
+	if (nlabel_args && fmt != FMT_PPROF)
+		return usage_error("export", "--labels is for --format pprof");
+	struct pprof_labels labels = { 0 };
+	for (size_t i = 0; i < nlabel_args; i++)
+		if (pprof_labels_parse(&labels, label_args[i], emsg, sizeof(emsg))) {
+			pprof_labels_free(&labels);
+			return usage_error("export", "%s", emsg);
+		}
 
 	struct profile_opts o = { .stacks = true };
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
-	struct profile *p = profile_load(path, &fa.flt, &o, &err, msg, sizeof(msg));
+	struct inputs in = { 0 };
+	char inerr[PATH_MAX + 64], desc[PATH_MAX + 64];
+	if (inputs_collect(&in, iargs, ni, argv + optind, (size_t)(argc - optind), inerr, sizeof(inerr))) {
+		fprintf(stderr, "domprof export: %s\n", inerr);
+		return 1;
+	}
+	path = inputs_desc(&in, desc, sizeof(desc));
+	struct profile *p = profile_load_files((const char *const *)in.paths, in.n, &fa.flt, &o, &err, msg, sizeof(msg));
+	inputs_free(&in);
 	if (!p) {
 		fprintf(stderr, "domprof export: %s\n",
 			profile_load_reason(why, sizeof(why), path, err, msg));
+		pprof_labels_free(&labels);
 		return 1;
 	}
 	for (size_t i = 0; i < p->nwarnings; i++)
@@ -127,13 +156,14 @@ int cmd_export(int argc, char **argv)
 		if (!f) {
 			fprintf(stderr, "domprof export: cannot create '%s': %s\n", out, strerror(errno));
 			profile_free(p);
+			pprof_labels_free(&labels);
 			return 1;
 		}
 	}
 	int rc;
 	switch (fmt) {
 	case FMT_FOLDED: rc = export_folded(f, p); break;
-	case FMT_PPROF: rc = export_pprof(f, p); break;
+	case FMT_PPROF: rc = export_pprof(f, p, &labels); break;
 	case FMT_SPEEDSCOPE: rc = export_speedscope(f, p, path); break;
 	default: rc = export_json(f, p, path); break;
 	}
@@ -144,6 +174,7 @@ int cmd_export(int argc, char **argv)
 		rc = -EIO;
 	}
 	profile_free(p);
+	pprof_labels_free(&labels);
 	if (rc) {
 		fprintf(stderr, "domprof export: writing %s failed: %s\n", out ? out : "standard output",
 			strerror(-rc));

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/inputs.h"
 #include "analysis/options.h"
 #include "analysis/profile.h"
 #include "commands.h"
@@ -69,7 +70,9 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = "domprof.data", *out = "flamegraph.html", *title = NULL;
+	const char *iargs[argc > 0 ? argc : 1];   /* -i values, expanded after the options */
+	size_t ni = 0;
+	const char *path = NULL, *out = "flamegraph.html", *title = NULL;
 	struct filter_args fa = { 0 };
 	struct fg_opts fo = { 0 };
 	char emsg[256];
@@ -79,7 +82,7 @@ int cmd_flamegraph(int argc, char **argv)
 	int c, li = 0;
 	while ((c = getopt_long(argc, argv, ":i:o:", longopts, &li)) != -1) {
 		switch (c) {
-		case 'i': path = optarg; break;
+		case 'i': iargs[ni++] = optarg; break;
 		case 'o': out = optarg; break;
 		case OPT_INV: fo.inverted = true; break;
 		case OPT_TITLE: title = optarg; break;
@@ -103,14 +106,20 @@ int cmd_flamegraph(int argc, char **argv)
 			return usage_error("flamegraph", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		return usage_error("flamegraph", "unexpected argument '%s'", argv[optind]);
 	bool svg = ends_with(out, ".svg");
 
 	struct profile_opts o = { .stacks = true };
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
-	struct profile *p = profile_load(path, &fa.flt, &o, &err, msg, sizeof(msg));
+	struct inputs in = { 0 };
+	char inerr[PATH_MAX + 64], desc[PATH_MAX + 64];
+	if (inputs_collect(&in, iargs, ni, argv + optind, (size_t)(argc - optind), inerr, sizeof(inerr))) {
+		fprintf(stderr, "domprof flamegraph: %s\n", inerr);
+		return 1;
+	}
+	path = inputs_desc(&in, desc, sizeof(desc));
+	struct profile *p = profile_load_files((const char *const *)in.paths, in.n, &fa.flt, &o, &err, msg, sizeof(msg));
+	inputs_free(&in);
 	if (!p) {
 		fprintf(stderr, "domprof flamegraph: %s\n",
 			profile_load_reason(why, sizeof(why), path, err, msg));

@@ -6,11 +6,13 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "analysis/inputs.h"
 #include "analysis/profile.h"
 #include "commands.h"
 #include "format/format.h"
@@ -20,7 +22,7 @@
 #include "util/xalloc.h"
 
 const char usage_info[] =
-	"usage: domprof info [-i FILE] [FILE]\n"
+	"usage: domprof info [-i FILE]... [FILE...]\n"
 	"\n"
 	"Describe a recording: header (host, kernel, CPUs, command line), domains,\n"
 	"events, records per type, samples per domain, lost samples by source, and\n"
@@ -35,7 +37,9 @@ const char usage_info[] =
 	"stopped, depth bound, ip in no readable image). DOMPROF_DWARF_UNWIND=0\n"
 	"skips the unwinding.\n"
 	"\n"
-	"  -i, --input FILE   recording to read (default domprof.data)\n"
+	"  -i, --input FILE   recording to read (default domprof.data); with several\n"
+	"                     (-i, FILE arguments, a quoted glob, A,B) each is described\n"
+	"                     in turn, then a line of their totals\n"
 	"      --no-debuginfod  no debug files from debuginfod servers for that\n"
 	"                     unwinding (DEBUGINFOD_URLS)\n";
 
@@ -130,26 +134,14 @@ static void print_counters(struct dp_meta *m)
 		       DP_COUNTER_SUMS_MAX);
 }
 
-int cmd_info(int argc, char **argv)
-{
-	static const struct option opts[] = { { "input", required_argument, 0, 'i' },
-					       { "no-debuginfod", no_argument, 0, 'D' }, { 0, 0, 0, 0 } };
-	const char *path = "domprof.data";
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+i:", opts, NULL)) != -1) {
-		if (c == 'i')
-			path = optarg;
-		else if (c == 'D')
-			dbgfd_turn_off();   /* the unwinding of user stacks: docs/symbols.md */
-		else
-			return usage_error("info", "unknown or incomplete option '%s'", argv[optind - 1]);
-	}
-	if (optind < argc)
-		path = argv[optind++];
-	if (optind < argc)
-		return usage_error("info", "unexpected argument '%s'", argv[optind]);
+/* Several files: what they hold together. */
+struct info_sum {
+	uint64_t bytes, samples, lost, start, end;
+	size_t files, complete;
+};
 
+static int info_one(const char *path, struct info_sum *sum)
+{
 	char msg[256];
 	int err;
 	struct dp_reader *r = dp_reader_open(path, &err, msg, sizeof(msg));
@@ -226,8 +218,56 @@ int cmd_info(int argc, char **argv)
 	}
 	const char *inc = m.incomplete;
 	printf("complete:    %s%s\n", inc ? "no: " : "yes", inc ? inc : "");
+	sum->files++;
+	sum->complete += !inc;
+	sum->bytes += dp_reader_size(r);
+	sum->samples += total;
+	sum->lost += lost;
+	if (m.has_stats && (!sum->start || m.stats.start_time < sum->start))
+		sum->start = m.stats.start_time;
+	if (m.has_stats && m.stats.end_time > sum->end)
+		sum->end = m.stats.end_time;
 	dp_meta_release(&m);
 	free(events);
 	dp_reader_free(r);
 	return 0;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option opts[] = { { "input", required_argument, 0, 'i' },
+					       { "no-debuginfod", no_argument, 0, 'D' }, { 0, 0, 0, 0 } };
+	const char *iargs[argc > 0 ? argc : 1];
+	size_t ni = 0;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+i:", opts, NULL)) != -1) {
+		if (c == 'i')
+			iargs[ni++] = optarg;
+		else if (c == 'D')
+			dbgfd_turn_off();   /* the unwinding of user stacks: docs/symbols.md */
+		else
+			return usage_error("info", "unknown or incomplete option '%s'", argv[optind - 1]);
+	}
+	struct inputs in = { 0 };
+	char err[PATH_MAX + 64];
+	if (inputs_collect(&in, iargs, ni, argv + optind, (size_t)(argc - optind), err, sizeof(err))) {
+		fprintf(stderr, "domprof info: %s\n", err);
+		return 1;
+	}
+	struct info_sum sum = { 0 };
+	int ret = 0;
+	for (size_t i = 0; i < in.n; i++) {
+		if (i)
+			printf("\n");
+		if (info_one(in.paths[i], &sum))
+			ret = 1;
+	}
+	if (in.n > 1)
+		printf("\ntotal:       %zu files (%zu read, %zu complete), %" PRIu64 " bytes, %" PRIu64
+		       " samples, %" PRIu64 " lost, %.3f s from the first start to the last end\n",
+		       in.n, sum.files, sum.complete, sum.bytes, sum.samples, sum.lost,
+		       sum.end > sum.start ? (double)(sum.end - sum.start) / 1e9 : 0.0);
+	inputs_free(&in);
+	return ret;
 }

@@ -22,16 +22,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "format/format.h"
+#include "analysis/inputs.h"
 #include "analysis/merge.h"
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
 const char usage_merge[] =
-	"usage: domprof merge -o OUT [-f] HOST.data NAME=GUEST.data...\n"
+	"usage: domprof merge -o OUT [-f] HOST.data... [NAME=GUEST.data...]\n"
+	"\n"
+	"Several HOST files (arguments, globs, A,B) are one recording continued:\n"
+	"the files of a record --switch-output series, or of one machine, joined in\n"
+	"the order given (same domains, samples added up, each file's kernel table\n"
+	"kept once).\n"
 	"\n"
 	"Join recordings made separately into one multi-domain file: HOST.data\n"
 	"keeps its domains (the host is domain 0); each NAME=GUEST.data (a\n"
@@ -90,8 +98,8 @@ int cmd_merge(int argc, char **argv)
 	}
 	if (!out)
 		return usage_error("merge", "needs an output file (-o OUT)");
-	if (argc - optind < 2)
-		return usage_error("merge", "needs a host recording and at least one NAME=GUEST.data");
+	if (argc - optind < 1)
+		return usage_error("merge", "needs a host recording and NAME=GUEST.data or more host files");
 
 	/* The command line for the header, before NAME=FILE are split below. */
 	struct dp_header local;
@@ -101,13 +109,39 @@ int cmd_merge(int argc, char **argv)
 	dp_header_fill_local(&local, argc + 1, hargv);
 	free(hargv);
 
-	size_t nin = (size_t)(argc - optind);
+	/* HOST files first (the first argument, and every later one that is
+	 * not NAME=FILE: an existing file, or a name without '='), expanded
+	 * (analysis/inputs.h), then the guests in their order */
+	struct inputs hosts = { 0 };
+	size_t nguests = 0;
+	char ierr[PATH_MAX + 64];
+	struct stat hst;
+	for (int i = optind; i < argc; i++) {
+		bool guest = i > optind && strchr(argv[i], '=') && stat(argv[i], &hst) != 0;
+		if (guest) {
+			nguests++;
+		} else if (nguests) {
+			inputs_free(&hosts);
+			return usage_error("merge", "host file '%s' after a NAME=GUEST: give the host files first",
+					   argv[i]);
+		} else if (inputs_add(&hosts, argv[i], ierr, sizeof(ierr))) {
+			fprintf(stderr, "domprof merge: %s\n", ierr);
+			inputs_free(&hosts);
+			return 1;
+		}
+	}
+	if (hosts.n + nguests < 2) {
+		inputs_free(&hosts);
+		return usage_error("merge", "needs a host recording and NAME=GUEST.data or more host files");
+	}
+	size_t nin = hosts.n + nguests;
 	struct merge mg = { 0 };
 	struct merge_input *in = xcalloc(nin, sizeof(*in));
 	int rc = 1;
-	in[0].path = argv[optind];
-	for (size_t i = 1; i < nin; i++) {
-		char *arg = argv[optind + (int)i];
+	for (size_t i = 0; i < hosts.n; i++)
+		in[i].path = hosts.paths[i];
+	for (size_t i = hosts.n; i < nin; i++) {
+		char *arg = argv[argc - (int)(nin - i)];
 		char *eq = strchr(arg, '=');
 		if (!eq || eq == arg || !eq[1]) {
 			rc = usage_error("merge", "'%s' is not NAME=FILE", arg);
@@ -197,5 +231,6 @@ done:
 	for (size_t k = 0; k < nin; k++)
 		merge_input_release(&in[k]);
 	free(in);
+	inputs_free(&hosts);
 	return rc;
 }

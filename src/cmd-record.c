@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,6 +88,14 @@ const char usage_record[] =
 	"                      only once recording started; a FILE another recorder is\n"
 	"                      writing is refused\n"
 	"  -f, --force         overwrite FILE instead of keeping FILE.old\n"
+	"  --switch-output[=signal|TIME|SIZE]\n"
+	"                      write a series of files FILE.YYYY-MM-DDTHH:MM:SS.mmmZ (UTC,\n"
+	"                      when each began), each complete and readable alone, none\n"
+	"                      lost in between: a new one on SIGUSR2 (signal, the default),\n"
+	"                      every TIME (30s, 10m, 1h, 1d) or when a file reaches SIZE\n"
+	"                      (100M, 1G; B, K, M, G; at least 1M)\n"
+	"  --switch-max-files N\n"
+	"                      with --switch-output, keep only the newest N files\n"
 	"\n"
 	"Ctrl-C, SIGTERM, SIGHUP or SIGPIPE stops recording and finishes the file (a\n"
 	"command still running gets SIGTERM). At the end one line reports samples\n"
@@ -98,10 +107,16 @@ const char usage_record[] =
 #define MAX_FREQ ((uint64_t)UINT32_MAX) /* perf's sample_freq is a u64, but no clock ticks faster */
 
 static volatile sig_atomic_t g_stop_sig;
+static volatile sig_atomic_t g_switch;   /* SIGUSR2 with --switch-output=signal */
 
 static void on_stop(int sig)
 {
 	g_stop_sig = sig;
+}
+
+static void on_switch(int sig)
+{
+	g_switch = sig;
 }
 
 static void on_chld(int sig)
@@ -123,6 +138,9 @@ struct rec {
 	const char **domains;
 	size_t ndomains;
 	char **cmd;
+	bool switching, switch_signal;  /* --switch-output */
+	uint64_t switch_ns, switch_bytes;
+	unsigned max_files;
 	/* what the options say, checked against the system */
 	int cpus[MAX_CPUS];
 	size_t ncpus;
@@ -283,6 +301,50 @@ static int parse_call_graph(struct rec *r, const char *arg)
 	return 0;
 }
 
+/*
+ * --switch-output[=MODE] as perf spells it: "signal" (also no MODE), a
+ * time N followed by s, m, h or d, or a size N followed by B, K, M or G
+ * (K, G also lower case; m is minutes). 0 or the usage error's code.
+ */
+#define SWITCH_MIN_BYTES (1ull << 20)
+static int parse_switch(struct rec *r, const char *arg)
+{
+	r->switching = true;
+	r->switch_signal = false;
+	r->switch_ns = r->switch_bytes = 0;
+	if (!arg || !strcmp(arg, "signal")) {
+		r->switch_signal = true;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	unsigned long long v = *arg >= '0' && *arg <= '9' ? strtoull(arg, &end, 10) : 0;
+	uint64_t ns = 0, bytes = 0;
+	if (v && !errno && end[0] && !end[1]) {
+		switch (end[0]) {
+		case 's': ns = 1000000000ull; break;
+		case 'm': ns = 60000000000ull; break;
+		case 'h': ns = 3600000000000ull; break;
+		case 'd': ns = 86400000000000ull; break;
+		case 'B': bytes = 1; break;
+		case 'K': case 'k': bytes = 1ull << 10; break;
+		case 'M': bytes = 1ull << 20; break;
+		case 'G': case 'g': bytes = 1ull << 30; break;
+		}
+	}
+	/* at most ~100 days or 1 PiB: the products stay far from 2^64 */
+	if ((ns && v <= 100 * 86400000000000ull / ns) || (bytes && v <= (1ull << 50) / bytes)) {
+		r->switch_ns = ns * v;
+		r->switch_bytes = bytes * v;
+		if (bytes && r->switch_bytes < SWITCH_MIN_BYTES)
+			return usage_error("record", "bad --switch-output '%s': a SIZE is at least 1M "
+					   "(each file starts with the kernel's symbol tables)", arg);
+		return 0;
+	}
+	return usage_error("record", "bad --switch-output '%s' (signal, a TIME such as 30s, 10m, 1h, "
+			   "1d, or a SIZE such as 100M, 1G)", arg);
+}
+
 /* Domain names must be unique and not "host" (domain 0's name): report
  * --domain picks a domain by name. */
 static int check_domain_name(const struct rec *r, const char *spec)
@@ -300,7 +362,7 @@ static int check_domain_name(const struct rec *r, const char *spec)
 
 static int parse_args(struct rec *r, int argc, char **argv)
 {
-	enum { OPT_DOMAIN = 256, OPT_ALLOW_REMOTE, OPT_CALL_GRAPH };
+	enum { OPT_DOMAIN = 256, OPT_ALLOW_REMOTE, OPT_CALL_GRAPH, OPT_SWITCH, OPT_MAX_FILES };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
@@ -315,6 +377,8 @@ static int parse_args(struct rec *r, int argc, char **argv)
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "domain", required_argument, NULL, OPT_DOMAIN },
 		{ "allow-remote-stub", no_argument, NULL, OPT_ALLOW_REMOTE },
+		{ "switch-output", optional_argument, NULL, OPT_SWITCH },
+		{ "switch-max-files", required_argument, NULL, OPT_MAX_FILES },
 		{ NULL, 0, NULL, 0 },
 	};
 	size_t dcap = 0;
@@ -335,6 +399,17 @@ static int parse_args(struct rec *r, int argc, char **argv)
 				return ret;
 			break;
 		case OPT_ALLOW_REMOTE: r->allow_remote = true; break;
+		case OPT_SWITCH:
+			if ((ret = parse_switch(r, optarg)))
+				return ret;
+			break;
+		case OPT_MAX_FILES: {
+			uint64_t v;
+			if (parse_u64(optarg, 1000000, &v) < 0)
+				return usage_error("record", "bad --switch-max-files '%s' (1 to 1000000)", optarg);
+			r->max_files = (unsigned)v;
+			break;
+		}
 		case OPT_DOMAIN:
 			if (!strchr(optarg, '='))
 				return usage_error("record", "bad --domain '%s': expected NAME=SPEC", optarg);
@@ -383,6 +458,12 @@ static int parse_args(struct rec *r, int argc, char **argv)
 	bool has_cmd = optind < argc;
 	if (r->hz && r->period)
 		return usage_error("record", "-F and -c exclude each other");
+	if (r->max_files && !r->switching)
+		return usage_error("record", "--switch-max-files needs --switch-output");
+	struct stat st;
+	if (r->switching && stat(r->output, &st) == 0 && !S_ISREG(st.st_mode))
+		return usage_error("record", "--switch-output writes files named '%s.TIME': -o must name "
+				   "a file, not a device, fifo or directory", r->output);
 	if (r->all + !!r->pidlist + has_cmd > 1)
 		return usage_error("record", "give one target: a command, -p PID or -a");
 	if (!r->all && !r->pidlist && !has_cmd && !r->ndomains)
@@ -496,6 +577,8 @@ static void print_summary(const struct recorder *r, const struct collector_resul
 		PRIu64 " bytes, %.2f s", res->samples, res->lost,
 		total ? 100.0 * (double)res->lost / (double)total : 0.0,
 		bytes, (double)(res->t_end - t_start) / 1e9);
+	if (r->cfg->switching)
+		fprintf(stderr, " in %u files %s.*", res->files, r->cfg->output);
 	if (res->child_done) {
 		if (WIFEXITED(res->child_status))
 			fprintf(stderr, "; command exited with status %d", WEXITSTATUS(res->child_status));
@@ -553,6 +636,8 @@ static void fill_config(const struct rec *r, struct recorder_config *c)
 		.period = r->period, .ring_pages = r->ring_pages, .cpus = r->cpus, .ncpus = r->ncpus,
 		.pids = r->pids, .npids = r->npids, .domains = r->domains, .ndomains = r->ndomains,
 		.cmd = r->cmd, .duration = r->duration, .stop_flag = &g_stop_sig,
+		.switching = r->switching, .switch_ns = r->switch_ns, .switch_bytes = r->switch_bytes,
+		.switch_flag = r->switch_signal ? &g_switch : NULL, .max_files = r->max_files,
 		.notice = print_notice,
 	};
 }
@@ -583,6 +668,14 @@ int cmd_record(int argc, char **argv)
 	int ready_fd = recorder_take_ready_fd();
 	int ret = parse_args(r, argc, argv);
 	bool host = !ret && (r->all || r->npids || r->cmd[0]);
+	if (!ret && r->switch_signal) {
+		/* only then: SIGUSR2 otherwise keeps its default (it ends us) */
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_switch;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGUSR2, &sa, NULL);
+	}
 	if (ret || (ret = check_targets(r, host))) {
 		free(r->domains);
 		free(r->pids);

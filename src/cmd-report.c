@@ -5,6 +5,7 @@
  * only parses options, reports errors and draws the progress line.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/inputs.h"
 #include "analysis/options.h"
 #include "analysis/profile.h"
 #include "commands.h"
@@ -21,7 +23,7 @@
 #include "symbols/debuginfod.h"
 
 const char usage_report[] =
-	"usage: domprof report [-i FILE] [-l] [-g] [--sort KEYS] [-t PCT]\n"
+	"usage: domprof report [-i FILE]... [FILE...] [-l] [-g] [--sort KEYS] [-t PCT]\n"
 	"                      [--domain NAME] [--pid PID] [--comm NAME] [--image NAME]\n"
 	"                      [--mode user|kernel] [--time START,END] [--cpu LIST]\n"
 	"                      [--timeline[=SECONDS]] [--format text|csv|json|html]\n"
@@ -31,7 +33,8 @@ const char usage_report[] =
 	"like opreport (each application, with the images its samples fell in\n"
 	"indented below it). With -l: one row per symbol with its domain and image.\n"
 	"\n"
-	"  -i, --input FILE       recording to read (default: domprof.data)\n"
+	"  -i, --input FILE       recording to read (default: domprof.data); several -i,\n"
+	"                         FILE arguments, a quoted glob or A,B: read as one\n"
 	"  -l, --symbols          symbol table: samples, %, domain, image, symbol\n"
 	"  -g, --call-graph       callers and callees of each symbol, with a [self]\n"
 	"                         line (needs a recording made with -g or\n"
@@ -139,7 +142,9 @@ int cmd_report(int argc, char **argv)
 		{ "vmlinux", required_argument, NULL, OPT_VMLINUX },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = "domprof.data", *format = "text", *out = NULL;
+	const char *format = "text", *out = NULL;
+	const char *iargs[argc > 0 ? argc : 1];   /* -i values, expanded after the options */
+	size_t ni = 0;
 	struct filter_args fa = { 0 };
 	struct profile_vmlinux vml[PROFILE_MAX_VMLINUX];
 	size_t nvml = 0;
@@ -155,7 +160,7 @@ int cmd_report(int argc, char **argv)
 	int c, li = 0;
 	while ((c = getopt_long(argc, argv, ":i:o:lgs:t:q", longopts, &li)) != -1) {
 		switch (c) {
-		case 'i': path = optarg; break;
+		case 'i': iargs[ni++] = optarg; break;
 		case 'o': out = optarg; break;
 		case 'l': v.symbols = true; break;
 		case 'g': v.callgraph = true; break;
@@ -219,15 +224,20 @@ int cmd_report(int argc, char **argv)
 			return usage_error("report", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		return usage_error("report", "unexpected argument '%s'", argv[optind]);
 	bool html = !strcmp(format, "html");
 	if (html && v.timeline)
 		return usage_error("report", "--timeline is a text, csv or json view (not --format html)");
+	struct inputs in = { 0 };
+	if (inputs_collect(&in, iargs, ni, argv + optind, (size_t)(argc - optind), emsg, sizeof(emsg))) {
+		fprintf(stderr, "domprof report: %s\n", emsg);
+		return 1;
+	}
+	const char *path = in.paths[0];
+	char desc[PATH_MAX + 64];
 
 	struct progress pr = { false, -1 };
 	struct stat st;
-	if (!quiet && isatty(STDERR_FILENO) && !stat(path, &st) && st.st_size > (32 << 20))
+	if (!quiet && isatty(STDERR_FILENO) && (in.n > 1 || (!stat(path, &st) && st.st_size > (32 << 20))))
 		pr.on = true;
 	struct profile_opts o = {
 		.callgraph = v.callgraph && !v.timeline && !html,
@@ -244,19 +254,27 @@ int cmd_report(int argc, char **argv)
 	};
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
-	struct profile *p = profile_load(path, &fa.flt, &o, &err, msg, sizeof(msg));
+	struct profile *p = profile_load_files((const char *const *)in.paths, in.n, &fa.flt, &o, &err,
+					       msg, sizeof(msg));
 	if (!p) {
 		fprintf(stderr, "domprof report: %s\n",
-			profile_load_reason(why, sizeof(why), path, err, msg));
+			profile_load_reason(why, sizeof(why), inputs_desc(&in, desc, sizeof(desc)), err, msg));
+		inputs_free(&in);
 		return 1;
 	}
 	v.p = p;
-	v.path = path;
+	v.path = inputs_desc(&in, desc, sizeof(desc));
+	/* for bench/scale: what the profile's memory grows with */
+	if (getenv("DOMPROF_PROFILE_STATS"))
+		fprintf(stderr, "domprof report: profile: %" PRIu64 " samples, %zu unique keys, %zu unique "
+			"addresses, %zu symbols, %zu edges, %zu stacks\n", p->total_samples, p->unique_keys,
+			p->unique_addrs, p->nsyms, p->nedges, p->nstacks);
 	v.filter_desc = filter_args_desc(&fa);
 	FILE *f = stdout;
 	if (out && !(f = fopen(out, "w"))) {
 		fprintf(stderr, "domprof report: cannot create '%s': %s\n", out, strerror(errno));
 		profile_free(p);
+		inputs_free(&in);
 		return 1;
 	}
 	int rc;
@@ -274,6 +292,7 @@ int cmd_report(int argc, char **argv)
 		fprintf(stderr, "domprof report: writing %s%s%s failed: %s\n", out ? "'" : "the report",
 			out ? out : "", out ? "'" : "", strerror(-rc));
 		profile_free(p);
+		inputs_free(&in);
 		return 1;
 	}
 	if (!strcmp(format, "text")) {
@@ -292,5 +311,6 @@ int cmd_report(int argc, char **argv)
 				p->total_samples ? " match the filter" : " in this recording");
 	}
 	profile_free(p);
+	inputs_free(&in);
 	return 0;
 }

@@ -129,6 +129,17 @@ static int assign_domains(struct merge_input *in, size_t nin, char *msg, size_t 
 	}
 	int rc = 0;
 	for (size_t k = 1; k < nin && !rc; k++) {
+		if (!in[k].name) {
+			/* HOST continued: its ids; a domain HOST lacks is named too */
+			for (size_t i = 0; i < in[k].m.ndomains; i++) {
+				const struct dp_meta_domain *d = &in[k].m.domains[i];
+				if (d->id >= next)
+					next = d->id + 1;
+				if (!dp_meta_domain(&in[0].m, d->id))
+					name_add(&nm, host_dom_name(d, buf, sizeof(buf)));
+			}
+			continue;
+		}
 		qsort_r(in[k].order, in[k].m.ndomains, sizeof(*in[k].order), cmp_dom, &in[k].m);
 		for (size_t j = 0; j < in[k].m.ndomains; j++) {
 			size_t i = in[k].order[j];
@@ -215,7 +226,54 @@ struct copy {
 	struct merge_input *in;
 	struct dp_writer *w;
 	uint64_t *nsamples;
+	struct merge_seen *seen;   /* NULL: no SYMTAB is checked for a repeat */
 };
+
+/* The SYMTAB records copied so far (a HOST series): hash -> copy. */
+struct merge_seen {
+	struct hmap by_hash;       /* hash -> index + 1 of the first with it */
+	struct { uint32_t domain, len; uint8_t *raw; } *v;
+	size_t n, cap;
+};
+
+static uint64_t fnv64(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* True when this record was copied already (same domain, same bytes);
+ * else it is remembered. Colliding hashes keep the first only in the
+ * index: a later one of another content is copied (never dropped). */
+static bool seen_before(struct merge_seen *s, uint32_t dom, const void *raw, uint32_t len)
+{
+	uint64_t h = fnv64(raw, len) ^ dom;
+	uintptr_t at = (uintptr_t)u64map_get(&s->by_hash, h);
+	if (at) {
+		const __typeof__(s->v[0]) *e = &s->v[at - 1];
+		return e->domain == dom && e->len == len && !memcmp(e->raw, raw, len);
+	}
+	xgrow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v));
+	s->v[s->n].domain = dom;
+	s->v[s->n].len = len;
+	s->v[s->n].raw = xmalloc(len ? len : 1);
+	memcpy(s->v[s->n].raw, raw, len);
+	s->n++;
+	u64map_put(&s->by_hash, h, (void *)(uintptr_t)s->n);
+	return false;
+}
+
+static void seen_release(struct merge_seen *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i].raw);
+	free(s->v);
+	hmap_release(&s->by_hash);
+	memset(s, 0, sizeof(*s));
+}
 
 static int copy_lost(void *ctx, const struct dp_record *rec)
 {
@@ -244,7 +302,10 @@ static int copy_raw(void *ctx, const struct dp_record *rec)
 	struct copy *c = ctx;
 	if (rec->type == DP_REC_DOMAIN_SWITCH)
 		return 0; /* the writer inserts its own */
-	return dp_write_raw(c->w, map_domain(c->in, rec->domain), rec->raw, rec->raw_len);
+	uint32_t dom = map_domain(c->in, rec->domain);
+	if (c->seen && rec->type == DP_REC_SYMTAB && seen_before(c->seen, dom, rec->raw, rec->raw_len))
+		return 0;
+	return dp_write_raw(c->w, dom, rec->raw, rec->raw_len);
 }
 
 /* EVENT, DOMAIN and STATS are written once, up front or at the end.
@@ -258,9 +319,10 @@ static const struct dp_visitor copy_visitor = {
 	.other = copy_raw,
 };
 
-static int copy_records(struct merge_input *in, struct dp_writer *w, uint64_t *nsamples)
+static int copy_records(struct merge_input *in, struct dp_writer *w, uint64_t *nsamples,
+			struct merge_seen *seen)
 {
-	struct copy c = { in, w, nsamples };
+	struct copy c = { in, w, nsamples, seen };
 	return dp_scan(in->r, &copy_visitor, &c, NULL);
 }
 
@@ -295,6 +357,7 @@ int merge_write(struct merge *mg, struct dp_writer *w)
 	/* DOMAIN records before any scoped record, so readers know names first. */
 	for (size_t i = 0; i < in[0].m.ndomains && !ret; i++) {
 		const struct dp_meta_domain *d = &in[0].m.domains[i];
+		u64map_put(&mg->host_ids, d->id, (void *)1);
 		if (d->has_record) {
 			ret = dp_write_domain(w, &d->d);
 		} else {
@@ -306,6 +369,18 @@ int merge_write(struct merge *mg, struct dp_writer *w)
 		}
 	}
 	for (size_t k = 1; k < nin && !ret; k++) {
+		if (!in[k].name) {
+			/* HOST continued: the DOMAIN records of ids no host file before had */
+			for (size_t i = 0; i < in[k].m.ndomains && !ret; i++) {
+				const struct dp_meta_domain *d = &in[k].m.domains[i];
+				if (u64map_get(&mg->host_ids, d->id))
+					continue;
+				u64map_put(&mg->host_ids, d->id, (void *)1);
+				if (d->has_record)
+					ret = dp_write_domain(w, &d->d);
+			}
+			continue;
+		}
 		char addr[4200];
 		snprintf(addr, sizeof(addr), "merge:%s", in[k].path);
 		for (size_t j = 0; j < in[k].m.ndomains && !ret; j++) {
@@ -326,10 +401,13 @@ int merge_write(struct merge *mg, struct dp_writer *w)
 		}
 	}
 
-	uint64_t nsamples = 0, lost = 0;
+	uint64_t nsamples = 0, lost = 0, host_wall = 0;
 	struct dp_stats st = { 0 };
+	bool series = nin > 1 && !in[1].name;
+	struct merge_seen seen = { 0 };
 	for (size_t k = 0; k < nin && !ret; k++) {
-		ret = copy_records(&in[k], w, &nsamples);
+		bool host = k == 0 || !in[k].name;
+		ret = copy_records(&in[k], w, &nsamples, series && host ? &seen : NULL);
 		lost = sat_add64(lost, in[k].m.lost); /* the file's word */
 		/* an input without its end makes the merge incomplete as well */
 		if (dp_reader_incomplete(in[k].r))
@@ -340,21 +418,28 @@ int merge_write(struct merge *mg, struct dp_writer *w)
 				st.start_time = s->start_time;
 			if (s->end_time > st.end_time)
 				st.end_time = s->end_time;
-			if (s->wall_ns > st.wall_ns)
+			if (host)
+				host_wall = sat_add64(host_wall, s->wall_ns);
+			else if (s->wall_ns > st.wall_ns)
 				st.wall_ns = s->wall_ns;
 			st.flags |= s->flags;
-			if (k == 0)
+			if (host)
 				st.exit_status = s->exit_status;
 		}
 	}
+	seen_release(&seen);
+	if (host_wall > st.wall_ns)
+		st.wall_ns = host_wall;
 	st.samples = nsamples;
 	st.lost = lost;
 	if (!ret)
 		ret = dp_write_stats(w, &st);
 	mg->samples = nsamples;
 	mg->lost = lost;
-	mg->ndomains = 0;
-	for (size_t k = 0; k < nin; k++)
-		mg->ndomains += in[k].m.ndomains;
+	mg->ndomains = mg->host_ids.n;
+	for (size_t k = 1; k < nin; k++)
+		if (in[k].name)
+			mg->ndomains += in[k].m.ndomains;
+	hmap_release(&mg->host_ids);
 	return ret;
 }

@@ -24,7 +24,14 @@
 
 /* One input. The caller sets path, name and r (an open reader, owned by
  * the input from then on: merge_input_release frees it); the rest is
- * filled by merge_plan. in[0] is the host file (name NULL). */
+ * filled by merge_plan. in[0] is the host file (name NULL). Further
+ * inputs with name NULL, before the guests, continue it: the later files
+ * of the same recording (a `record --switch-output` series) or of the
+ * same machine. Their domains keep their ids and are HOST's (a domain id
+ * HOST lacks gets its own DOMAIN record), their records follow HOST's in
+ * the order given, their wall times add up, the last one's exit status
+ * is the output's, and a SYMTAB record that repeats one already copied
+ * byte for byte (each file's kallsyms) is copied once. */
 struct merge_input {
 	const char *path;
 	const char *name;         /* NULL for the host file */
@@ -49,6 +56,7 @@ struct merge {
 	/* after merge_write */
 	uint64_t samples, lost;
 	size_t ndomains;
+	struct hmap host_ids;    /* private: domain ids of the host files */
 };
 
 /*

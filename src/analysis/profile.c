@@ -55,13 +55,11 @@ static void loader_release(struct loader *L)
 	hidx_release(&L->symtab);
 }
 
-/* Read and build; when own, the reader is freed (and *rp cleared) as
- * soon as reading is done, so its buffers and mapped file are not
- * resident while symbols are loaded. */
-static struct profile *load(struct dp_reader **rp, bool own, const struct profile_filter *filter,
-			    const struct profile_opts *opts, int *err, char *msg, size_t msglen)
+/* A new profile and its loader state (no file read yet); NULL when the
+ * symbol session cannot be made (err, msg set). */
+static struct profile *loader_begin(struct loader *L, const struct profile_filter *filter,
+				    const struct profile_opts *opts, int *err, char *msg, size_t msglen)
 {
-	struct dp_reader *r = *rp;
 	struct profile *p = xcalloc(1, sizeof(*p));
 	struct priv *pv = xcalloc(1, sizeof(*pv));
 	p->priv = pv;
@@ -79,55 +77,54 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 	for (size_t i = 0; opts && i < opts->nvmlinux; i++)
 		sym_set_kernel_debug(pv->sym, opts->vmlinux[i].domain, opts->vmlinux[i].path);
 
-	struct loader L;
-	memset(&L, 0, sizeof(L));
-	L.p = p;
-	L.pv = pv;
-	L.f = filter;
+	memset(L, 0, sizeof(*L));
+	L->p = p;
+	L->pv = pv;
+	L->f = filter;
 	if (opts)
-		L.o = *opts;
-	L.dom_filter = filter && filter->domain;
-	if (L.dom_filter && !strcmp(filter->domain, "host")) {
+		L->o = *opts;
+	L->dom_filter = filter && filter->domain;
+	if (L->dom_filter && !strcmp(filter->domain, "host")) {
 		/* host may have no DOMAIN record in a host-only file */
-		L.dom_found = true;
-		L.dom_id = DP_HOST_DOMAIN;
+		L->dom_found = true;
+		L->dom_id = DP_HOST_DOMAIN;
 	}
-	hidx_init(&L.keytab, 4096);
+	hidx_init(&L->keytab, 4096);
+	profile_domain_get(L, DP_HOST_DOMAIN);
+	return p;
+}
 
+/* The profile's header: the (first) file's. */
+static void keep_header(struct loader *L, const struct dp_reader *r)
+{
 	const struct dp_header *h = dp_reader_header(r);
-	if (h) {
-		p->header = *h;
-		p->header.hostname = profile_keep_str(pv, h->hostname);
-		p->header.release = profile_keep_str(pv, h->release);
-		p->header.cpu_desc = profile_keep_str(pv, h->cpu_desc);
-		p->header.cmdline = profile_keep_str(pv, h->cmdline);
-	}
-	profile_domain_get(&L, DP_HOST_DOMAIN);
+	struct profile *p = L->p;
+	if (!h)
+		return;
+	p->header = *h;
+	p->header.hostname = profile_keep_str(L->pv, h->hostname);
+	p->header.release = profile_keep_str(L->pv, h->release);
+	p->header.cpu_desc = profile_keep_str(L->pv, h->cpu_desc);
+	p->header.cmdline = profile_keep_str(L->pv, h->cmdline);
+}
 
-	uint64_t size = dp_reader_size(r);
-	if ((filter && filter->has_time) || L.o.timeline)
-		window_spans_scan(r, &L.spans);
-	if (L.o.timeline)
-		timeline_setup(&L);
-	dp_scan(r, &profile_load_visitor, &L, NULL);
-	if (L.uw)
-		sym_unwinder_stats(L.uw, &p->dwarf.walks);
-	sym_unwinder_free(L.uw);   /* its libdwfl handles are not needed past reading */
-	L.uw = NULL;
-	keep_counters(p, pv);
-	if (L.o.progress)
-		L.o.progress(L.o.progress_arg, size, size);
-
+/* Damage and the incomplete note of one file as warnings; `name` (when
+ * several files are read) starts each line. */
+static void file_warnings(struct profile *p, const struct dp_reader *r, const char *name)
+{
+	char pre[320] = "";
+	if (name)
+		snprintf(pre, sizeof(pre), "%.300s: ", name);
 	const struct dp_damage *dmg;
 	size_t nd = dp_reader_damage(r, &dmg);
 	for (size_t i = 0; i < nd; i++) {
-		char line[200];
+		char line[600];
 		/* most reader messages name their offset (and what was skipped) already */
 		if (strstr(dmg[i].what, "offset"))
-			snprintf(line, sizeof(line), "damaged file: %s", dmg[i].what);
+			snprintf(line, sizeof(line), "%sdamaged file: %s", pre, dmg[i].what);
 		else
-			snprintf(line, sizeof(line), "damaged file: %s at offset %llu (%llu bytes skipped)",
-				 dmg[i].what, (unsigned long long)dmg[i].offset,
+			snprintf(line, sizeof(line), "%sdamaged file: %s at offset %llu (%llu bytes skipped)",
+				 pre, dmg[i].what, (unsigned long long)dmg[i].offset,
 				 (unsigned long long)dmg[i].bytes_lost);
 		profile_add_warning(p, line);
 		p->damaged_bytes = sat_add64(p->damaged_bytes, dmg[i].bytes_lost);
@@ -135,18 +132,62 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 	/* the one place a recording without its end becomes a warning for
 	 * report, flamegraph, export and diff */
 	const char *inc = dp_reader_incomplete(r);
-	if (inc)
-		profile_add_warning(p, inc);
+	if (inc) {
+		char line[600];
+		snprintf(line, sizeof(line), "%s%s", pre, inc);
+		profile_add_warning(p, line);
+	}
+}
+
+/* Several files: their STATS records summed into one (samples, lost and
+ * wall time add up, the span is the union, the exit status and flags the
+ * last file's, flags ORed); has_stats only when every file had one. */
+static void sum_stats(struct profile *p, const struct dp_stats *acc, size_t with, size_t n)
+{
+	if (!with)
+		return;
+	p->has_stats = with == n;
+	p->stats = *acc;
+	if (with < n)
+		p->stats.flags |= DP_STATS_INCOMPLETE;
+}
+
+static void add_stats(struct dp_stats *acc, const struct profile *p, size_t with)
+{
+	const struct dp_stats *s = &p->stats;
+	if (!with) {
+		*acc = *s;
+		return;
+	}
+	acc->samples = sat_add64(acc->samples, s->samples);
+	acc->lost = sat_add64(acc->lost, s->lost);
+	acc->wall_ns = sat_add64(acc->wall_ns, s->wall_ns);
+	acc->records = sat_add64(acc->records, s->records);
+	acc->sample_records = sat_add64(acc->sample_records, s->sample_records);
+	if (s->start_time < acc->start_time)
+		acc->start_time = s->start_time;
+	if (s->end_time > acc->end_time)
+		acc->end_time = s->end_time;
+	acc->exit_status = s->exit_status;
+	acc->flags |= s->flags;
+}
+
+/* After the last file: the domain check, passes 2 and 3. NULL when the
+ * --domain named none (err, msg set; p freed). */
+static struct profile *loader_end(struct loader *L, int *err, char *msg, size_t msglen)
+{
+	struct profile *p = L->p;
+	const struct profile_filter *filter = L->f;
+	if (L->uw)
+		sym_unwinder_stats(L->uw, &p->dwarf.walks);
+	sym_unwinder_free(L->uw);   /* its libdwfl handles are not needed past reading */
+	L->uw = NULL;
+	keep_counters(p, L->pv);
 	if (p->lost == UINT64_MAX)
 		profile_add_warning(p, "lost-sample counts in the file add up past 2^64: the lost total "
 			       "is at least 18446744073709551615 (a LOST record is not plausible)");
 	p->nfile_warnings = p->nwarnings;
-	if (own) {
-		dp_reader_free(r);
-		*rp = NULL;
-	}
-
-	if (L.dom_filter && !L.dom_found) {
+	if (L->dom_filter && !L->dom_found) {
 		if (err)
 			*err = -ENOENT;
 		if (msg && msglen) {
@@ -157,18 +198,118 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 			if (o < msglen)
 				snprintf(msg + o, msglen - o, ")");
 		}
-		loader_release(&L);
+		loader_release(L);
 		profile_free(p);
 		return NULL;
 	}
-
-	profile_build(&L);
-	if (L.o.timeline)
-		timeline_finish(&L);
+	profile_build(L);
+	if (L->o.timeline)
+		timeline_finish(L);
 	if (filter && filter->has_time)
-		time_window_note(&L);
-	loader_release(&L);
+		time_window_note(L);
+	loader_release(L);
 	return p;
+}
+
+/* Read and build; when own, the reader is freed (and *rp cleared) as
+ * soon as reading is done, so its buffers and mapped file are not
+ * resident while symbols are loaded. */
+static struct profile *load(struct dp_reader **rp, bool own, const struct profile_filter *filter,
+			    const struct profile_opts *opts, int *err, char *msg, size_t msglen)
+{
+	struct dp_reader *r = *rp;
+	struct loader L;
+	struct profile *p = loader_begin(&L, filter, opts, err, msg, msglen);
+	if (!p)
+		return NULL;
+	keep_header(&L, r);
+	uint64_t size = dp_reader_size(r);
+	if ((filter && filter->has_time) || L.o.timeline)
+		window_spans_scan(r, &L.spans);
+	if (L.o.timeline)
+		timeline_setup(&L);
+	dp_scan(r, &profile_load_visitor, &L, NULL);
+	if (L.o.progress)
+		L.o.progress(L.o.progress_arg, size, size);
+	file_warnings(p, r, NULL);
+	if (own) {
+		dp_reader_free(r);
+		*rp = NULL;
+	}
+	return loader_end(&L, err, msg, msglen);
+}
+
+/* Open one of several inputs the way profile_load opens its one. */
+static struct dp_reader *open_input(const char *path, int *err, char *msg, size_t msglen)
+{
+	int e = 0;
+	struct dp_reader *r = dp_reader_open(path, &e, msg, msglen);
+	if (!r) {
+		if (err)
+			*err = e ? e : -EINVAL;
+		return NULL;
+	}
+	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED);
+	return r;
+}
+
+struct profile *profile_load_files(const char *const *paths, size_t n, const struct profile_filter *filter,
+				   const struct profile_opts *opts, int *err, char *msg, size_t msglen)
+{
+	if (n == 1)
+		return profile_load(paths[0], filter, opts, err, msg, msglen);
+	mallopt(M_MMAP_THRESHOLD, 128 << 10);   /* as profile_load (see there) */
+	struct loader L;
+	struct profile *p = n ? loader_begin(&L, filter, opts, err, msg, msglen) : NULL;
+	if (!p) {
+		if (!n && err)
+			*err = -EINVAL;
+		if (!n && msg && msglen)
+			snprintf(msg, msglen, "no input file");
+		return NULL;
+	}
+	/* Every file is opened once before reading: a bad one fails the
+	 * command before any work, and --time's spans are the whole set's. */
+	bool spans = (filter && filter->has_time) || L.o.timeline;
+	for (size_t i = 0; i < n; i++) {
+		struct dp_reader *r = open_input(paths[i], err, msg, msglen);
+		if (!r) {
+			loader_release(&L);
+			profile_free(p);
+			return NULL;
+		}
+		if (!i)
+			keep_header(&L, r);
+		if (spans)
+			window_spans_scan(r, &L.spans);
+		dp_reader_free(r);
+	}
+	if (L.o.timeline)
+		timeline_setup(&L);
+	uint64_t total = 0, done = 0;
+	struct dp_stats acc = { 0 };
+	size_t with_stats = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct dp_reader *r = open_input(paths[i], err, msg, msglen);
+		if (!r) {   /* it went away since: as damage, the others are read */
+			char line[600];
+			snprintf(line, sizeof(line), "%.300s: could not be read again: %s", paths[i], msg);
+			profile_add_warning(p, line);
+			continue;
+		}
+		total += dp_reader_size(r);
+		p->has_stats = false;
+		dp_scan(r, &profile_load_visitor, &L, NULL);
+		if (p->has_stats)
+			add_stats(&acc, p, with_stats++);
+		file_warnings(p, r, paths[i]);
+		done += dp_reader_size(r);
+		if (L.o.progress)
+			L.o.progress(L.o.progress_arg, done, total);
+		dp_reader_free(r);
+	}
+	sum_stats(p, &acc, with_stats, n);
+	return loader_end(&L, err, msg, msglen);
 }
 
 struct profile *profile_load(const char *path, const struct profile_filter *filter,

@@ -277,6 +277,20 @@ bool profile_symbol_line_at(const struct profile *p, uint32_t sym, uint64_t addr
 struct profile *profile_load(const char *path, const struct profile_filter *filter,
 			     const struct profile_opts *opts, int *err,
 			     char *msg, size_t msglen);
+/*
+ * Several files read as one recording, in the order given (the files of
+ * one `record --switch-output` series, or any recordings of the same
+ * machine): the same domain ids are the same domains, samples add up,
+ * the header is the first file's, the STATS records are summed (samples,
+ * lost, wall time; the union of the spans; has_stats only when every
+ * file had one), --time counts from each domain's first sample over all
+ * of them, and each file's damage or missing end is a warning naming it.
+ * Identical embedded tables (each file's kallsyms) are kept once. Every
+ * file is opened before any is read: one that cannot be fails the call
+ * (err, msg as profile_load). n == 1 is profile_load.
+ */
+struct profile *profile_load_files(const char *const *paths, size_t n, const struct profile_filter *filter,
+				   const struct profile_opts *opts, int *err, char *msg, size_t msglen);
 /* Same, from an open reader (rewound first; the reader stays the caller's). */
 struct profile *profile_load_reader(struct dp_reader *r, const struct profile_filter *filter,
 				    const struct profile_opts *opts, int *err,

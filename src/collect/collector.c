@@ -22,8 +22,14 @@
 struct coll {
 	const struct collector_config *c;
 	struct collector_result *res;
+	struct dp_writer *w;        /* the current file's (rotate changes it) */
 	bool *ds_ended;
 	bool *pid_gone;
+	/* the current file (--switch-output): when it began, each ring's
+	 * lost and throttled counts before it, and the lost samples and
+	 * samples of the files before it */
+	uint64_t file_t0, lost_prev, samples_prev;
+	uint64_t *ring_lost0, *ring_thr0;
 };
 
 static void notice(const struct coll *k, const char *msg)
@@ -71,7 +77,7 @@ void collector_stop_domains(struct domain_source **ds, size_t nds, volatile sig_
 static int on_item(void *ctx, const struct perf_item *it)
 {
 	struct coll *k = ctx;
-	struct dp_writer *w = k->c->w;
+	struct dp_writer *w = k->w;
 	int ret = 0;
 	switch (it->kind) {
 	case PERF_ITEM_SAMPLE:
@@ -98,7 +104,7 @@ static int drain_domains(struct coll *k)
 {
 	for (size_t i = 0; i < k->c->nds; i++) {
 		struct domain_source *s = k->c->ds[i];
-		int ret = domain_source_drain(s, k->c->w);
+		int ret = domain_source_drain(s, k->w);
 		if (ret < 0)
 			return ret;
 		if (!k->ds_ended[i] && domain_source_ended(s)) {
@@ -134,6 +140,65 @@ static void reap_child(struct coll *k)
 	k->res->child_done = true;
 }
 
+/* The LOST records of each host ring since the file began (every LOST
+ * record of a domain went through this file's writer as it came). */
+static int write_ring_lost(struct coll *k)
+{
+	const struct collector_config *c = k->c;
+	int werr;
+	for (size_t i = 0; c->ps && i < perf_source_ncpus(c->ps); i++) {
+		uint64_t lost = perf_source_lost(c->ps, (int)i), thr = perf_source_throttled(c->ps, (int)i);
+		struct dp_lost l = { lost - k->ring_lost0[i], DP_LOST_RING, (uint32_t)perf_source_cpu(c->ps, i) };
+		k->ring_lost0[i] = lost;
+		if (l.count && (werr = dp_write_lost(k->w, &l)) < 0)
+			return werr;
+		l.count = thr - k->ring_thr0[i];
+		l.source = DP_LOST_THROTTLE;
+		k->ring_thr0[i] = thr;
+		if (l.count && (werr = dp_write_lost(k->w, &l)) < 0)
+			return werr;
+	}
+	return 0;
+}
+
+/* --switch-output: end this file (its LOST and STATS records, as
+ * finish() ends the last) and let rotate open the next. */
+static int switch_file(struct coll *k, uint64_t now)
+{
+	const struct collector_config *c = k->c;
+	int werr = write_ring_lost(k);
+	if (werr < 0)
+		return werr;
+	uint64_t samples = dp_writer_samples(k->w);
+	struct dp_stats st = {
+		.samples = samples, .lost = dp_writer_lost(k->w),
+		.start_time = k->file_t0, .end_time = now, .wall_ns = now - k->file_t0,
+	};
+	if ((werr = dp_write_stats(k->w, &st)) < 0)
+		return werr;
+	k->lost_prev += st.lost;
+	k->samples_prev += samples;
+	k->res->files++;
+	if ((werr = c->rotate(c->rotate_ctx, &k->w)) < 0)
+		return werr;
+	k->file_t0 = now;   /* the files tile the recording: the switch is in the next */
+	return 0;
+}
+
+/* True when the current file is to end (--switch-output). */
+static bool switch_due(struct coll *k, uint64_t now)
+{
+	const struct collector_config *c = k->c;
+	if (!c->rotate)
+		return false;
+	if (c->switch_flag && *c->switch_flag) {
+		*c->switch_flag = 0;
+		return true;
+	}
+	return (c->switch_ns && now - k->file_t0 >= c->switch_ns) ||
+	       (c->switch_bytes && dp_writer_bytes(k->w) >= c->switch_bytes);
+}
+
 /* Poll, drain, tick until a stop condition; 0 or the writer's errno. */
 static int loop(struct coll *k)
 {
@@ -159,7 +224,7 @@ static int loop(struct coll *k)
 			break;
 		if ((werr = drain_domains(k)) < 0)
 			break;
-		if ((werr = dp_writer_tick(c->w)) < 0)
+		if ((werr = dp_writer_tick(k->w)) < 0)
 			break;
 		if (*c->stop_flag) {
 			k->res->stop_sig = *c->stop_flag;
@@ -171,6 +236,8 @@ static int loop(struct coll *k)
 		}
 		uint64_t t = mono_ns();
 		if (deadline && t >= deadline)
+			break;
+		if (switch_due(k, t) && (werr = switch_file(k, t)) < 0)
 			break;
 		if (c->npids && t >= next_pid_check) {
 			next_pid_check = t + 200000000ull;
@@ -197,40 +264,41 @@ static int finish(struct coll *k)
 		return werr;
 	res->t_end = mono_ns();
 	uint64_t dsamples = 0;
-	for (size_t i = 0; c->ps && i < perf_source_ncpus(c->ps); i++) {
-		struct dp_lost l = { perf_source_lost(c->ps, (int)i), DP_LOST_RING,
-				     (uint32_t)perf_source_cpu(c->ps, i) };
-		if (l.count && (werr = dp_write_lost(c->w, &l)) < 0)
-			return werr;
-		l.count = perf_source_throttled(c->ps, (int)i);
-		l.source = DP_LOST_THROTTLE;
-		if (l.count && (werr = dp_write_lost(c->w, &l)) < 0)
-			return werr;
-	}
+	if ((werr = write_ring_lost(k)) < 0)
+		return werr;
 	for (size_t i = 0; i < c->nds; i++)
 		dsamples += domain_source_samples(c->ds[i]);
-	/* Every LOST record went through the writer: the host's rings and
+	/* Every LOST record went through the writers: the host's rings and
 	 * throttling above, and each domain's missed ticks from its drain. */
-	res->lost = dp_writer_lost(c->w);
+	uint64_t file_lost = dp_writer_lost(k->w);
+	res->lost = k->lost_prev + file_lost;
 	res->samples = res->host_samples + dsamples;
+	res->files++;
 	uint32_t exit_status = 0;
 	if (res->child_done)
 		exit_status = WIFEXITED(res->child_status) ? (uint32_t)WEXITSTATUS(res->child_status)
 			    : 128u + (uint32_t)WTERMSIG(res->child_status);
+	/* This file's share: the totals less the files before it (one
+	 * file: the totals). */
+	uint64_t t0 = res->files > 1 ? k->file_t0 : c->t_start;
 	struct dp_stats st = {
-		.samples = res->samples, .lost = res->lost,
-		.start_time = c->t_start, .end_time = res->t_end, .wall_ns = res->t_end - c->t_start,
+		.samples = res->samples - (res->samples >= k->samples_prev ? k->samples_prev : res->samples),
+		.lost = file_lost,
+		.start_time = t0, .end_time = res->t_end, .wall_ns = res->t_end - t0,
 		.exit_status = exit_status, .flags = 0,
 	};
-	return dp_write_stats(c->w, &st);
+	return dp_write_stats(k->w, &st);
 }
 
 int collector_run(const struct collector_config *c, struct collector_result *res)
 {
+	size_t nrings = c->ps ? perf_source_ncpus(c->ps) : 0;
 	struct coll k = {
-		.c = c, .res = res,
+		.c = c, .res = res, .w = c->w, .file_t0 = c->t_start,
 		.ds_ended = xcalloc(c->nds ? c->nds : 1, sizeof(bool)),
 		.pid_gone = xcalloc(c->npids ? c->npids : 1, sizeof(bool)),
+		.ring_lost0 = xcalloc(nrings ? nrings : 1, sizeof(uint64_t)),
+		.ring_thr0 = xcalloc(nrings ? nrings : 1, sizeof(uint64_t)),
 	};
 	memset(res, 0, sizeof(*res));
 	/* Every domain samples from here on, together: a source that took
@@ -240,9 +308,12 @@ int collector_run(const struct collector_config *c, struct collector_result *res
 		if (c->ds[i])
 			domain_source_begin(c->ds[i]);
 	int werr = loop(&k);
-	if (werr >= 0)
+	if (werr >= 0 && k.w)
 		werr = finish(&k);
+	res->w = k.w;
 	free(k.ds_ended);
 	free(k.pid_gone);
+	free(k.ring_lost0);
+	free(k.ring_thr0);
 	return werr < 0 ? werr : 0;
 }

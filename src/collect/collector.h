@@ -48,12 +48,30 @@ struct collector_config {
 	 * during recording" or a domain's end message. NULL: dropped. */
 	void (*notice)(void *ctx, const char *msg);
 	void *notice_ctx;
+	/*
+	 * --switch-output: after a drain, when switch_ns passed since the
+	 * file began, the file holds switch_bytes, or *switch_flag is set
+	 * (cleared here), the collector ends the file as it ends the last
+	 * one (the LOST counts of each host ring since the file began, a
+	 * STATS record of this file's samples and lost samples) and calls
+	 * rotate, which finishes *w and puts the next file's writer there
+	 * (header and metadata written) before the next drain: no sample
+	 * waits outside a ring meanwhile. rotate returns 0 or a negative
+	 * errno (it reported; *w may then be NULL: recording stops).
+	 * rotate NULL: one file.
+	 */
+	int (*rotate)(void *ctx, struct dp_writer **w);
+	void *rotate_ctx;
+	uint64_t switch_ns, switch_bytes;
+	volatile sig_atomic_t *switch_flag;
 };
 
 struct collector_result {
 	uint64_t host_samples;         /* host samples written */
 	uint64_t samples;              /* host and domains: the STATS total */
-	uint64_t lost;                 /* every LOST record the writer saw */
+	uint64_t lost;                 /* every LOST record the writers saw */
+	unsigned files;                /* files ended (1 without --switch-output) */
+	struct dp_writer *w;           /* the writer in use at the end (rotate changes it) */
 	uint64_t t_end;                /* mono_ns() at the end */
 	int stop_sig;                  /* the stop flag's value that ended the loop, else 0 */
 	bool child_done;               /* the command was reaped: child_status is valid */

@@ -84,6 +84,13 @@ int domain_source_write_meta(struct domain_source *s, struct dp_writer *w)
 	return DISPATCH(s, gdb_source_write_meta(s->gdb, w), agent_source_write_meta(s->agent, w), -EINVAL);
 }
 
+int domain_source_write_next_meta(struct domain_source *s, struct dp_writer *w)
+{
+	if (s && s->kind == DS_CUSTOM)
+		return 0;
+	return DISPATCH(s, gdb_source_write_next_meta(s->gdb, w), agent_source_write_meta(s->agent, w), -EINVAL);
+}
+
 int domain_source_drain(struct domain_source *s, struct dp_writer *w)
 {
 	if (s && s->kind == DS_CUSTOM)

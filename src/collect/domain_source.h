@@ -47,6 +47,13 @@ struct domain_source *domain_source_start(const char *spec, uint32_t domain_id,
  * after start). Returns 0 or a negative errno from the writer. */
 int domain_source_write_meta(struct domain_source *s, struct dp_writer *w);
 
+/* The same for the next file of `record --switch-output`: the DOMAIN
+ * record and tables again, and a passive source's known guest processes
+ * (TASK records) queued again for the next drains. An agent's records
+ * arrive when the agent sends them (at its end): they go to the file
+ * open then. Returns 0 or a negative errno from the writer. */
+int domain_source_write_next_meta(struct domain_source *s, struct dp_writer *w);
+
 /* Start sampling (the collector calls it for every source at once when
  * its loop starts). A passive source keeps the VM running but takes no
  * sample before it; an agent's recording already runs (no-op). Safe to

@@ -32,6 +32,7 @@
  * address, and s->info says once what was not found.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,9 @@ struct gdb_guest {
 	unsigned task_reads;    /* unknown current tasks read this tick */
 	bool want_walk;         /* a sample had an unknown address space */
 	uint64_t last_walk_ns;
+	/* Set by the recorder's thread (a new --switch-output file): the
+	 * sampler queues every process known again at its next tick. */
+	atomic_bool replay;
 	/* TASK records to write, under s->lock. */
 	struct dp_task *tq;
 	char (*tqcomm)[16];
@@ -419,6 +423,9 @@ void gdb_guest_tick(struct gdb_source *s, struct dp_sample *v, size_t n, unsigne
 		return;
 	int kcpu = -1;
 	g->task_reads = 0;
+	if (atomic_exchange(&g->replay, false))
+		for (size_t i = 0; i < g->nprocs; i++)
+			queue_task(s, g, &g->procs[i], n ? v[0].time : mono_ns());
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].mode == DP_MODE_KERNEL && kcpu < 0)
 			kcpu = (int)i;
@@ -477,6 +484,12 @@ void gdb_guest_final(struct gdb_source *s)
 	struct mem_ctx mc;
 	gdb_guest_mem(s, &m, &mc);
 	(void)walk(s, g, &m);
+}
+
+void gdb_guest_replay(struct gdb_source *s)
+{
+	if (s->guest)
+		atomic_store(&s->guest->replay, true);
 }
 
 int gdb_guest_drain(struct gdb_source *s, struct dp_writer *w)

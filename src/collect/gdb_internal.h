@@ -225,6 +225,9 @@ const char *gdb_guest_symtab(const struct gdb_source *s, size_t *len);
 void gdb_guest_tick(struct gdb_source *s, struct dp_sample *v, size_t n, unsigned *acks);
 /* Sampler thread, VM stopped at the end: one last walk. */
 void gdb_guest_final(struct gdb_source *s);
+/* Any thread: the sampler queues a TASK record of every process it knows
+ * again at its next tick (they name the samples of a new file). */
+void gdb_guest_replay(struct gdb_source *s);
 /* Writes the TASK records queued. Records written or a negative errno. */
 int gdb_guest_drain(struct gdb_source *s, struct dp_writer *w);
 void gdb_guest_free(struct gdb_source *s);

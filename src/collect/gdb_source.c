@@ -241,6 +241,14 @@ int gdb_source_write_meta(struct gdb_source *s, struct dp_writer *w)
 	return r;
 }
 
+int gdb_source_write_next_meta(struct gdb_source *s, struct dp_writer *w)
+{
+	int r = gdb_source_write_meta(s, w);
+	if (r >= 0)
+		gdb_guest_replay(s);
+	return r;
+}
+
 void gdb_source_begin(struct gdb_source *s)
 {
 	pthread_mutex_lock(&s->lock);

@@ -59,6 +59,9 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 				    char *err, size_t errlen);
 int gdb_source_write_meta(struct gdb_source *s, struct dp_writer *w);
 void gdb_source_begin(struct gdb_source *s);
+/* The metadata again for a new file (--switch-output): write_meta, and
+ * the guest's known processes queued again for the next drains. */
+int gdb_source_write_next_meta(struct gdb_source *s, struct dp_writer *w);
 int gdb_source_drain(struct gdb_source *s, struct dp_writer *w);
 bool gdb_source_ended(const struct gdb_source *s);
 const char *gdb_source_message(const struct gdb_source *s);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collect/recorder.h"
@@ -36,6 +37,36 @@ static void say(const struct recorder *r, const char *fmt, ...)
 	r->cfg->notice(r->cfg->notice_ctx, msg);
 }
 
+const char *recorder_file_name(const struct recorder *r)
+{
+	return r->name ? r->name : r->cfg->output;
+}
+
+/*
+ * --switch-output: the next file's name, OUTPUT.YYYY-MM-DDTHH:MM:SS.mmmZ
+ * (UTC, now). Names sort in time order in a shell glob; one later than
+ * the last is taken when the clock gives the same millisecond again or
+ * goes back, so no file replaces another of the same recording.
+ */
+static void next_name(struct recorder *r)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (ms <= r->last_ms)
+		ms = r->last_ms + 1;
+	r->last_ms = ms;
+	time_t sec = (time_t)(ms / 1000);
+	struct tm tm;
+	gmtime_r(&sec, &tm);
+	char stamp[64];
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	size_t n = strlen(r->cfg->output) + sizeof(stamp) + 16;
+	free(r->name);
+	r->name = xmalloc(n);
+	snprintf(r->name, n, "%s.%s.%03uZ", r->cfg->output, stamp, (unsigned)(ms % 1000));
+}
+
 void recorder_init(struct recorder *r, const struct recorder_config *cfg)
 {
 	memset(r, 0, sizeof(*r));
@@ -48,7 +79,7 @@ void recorder_init(struct recorder *r, const struct recorder_config *cfg)
 static void report_outfile(const struct recorder *r, int err)
 {
 	char msg[PATH_MAX * 2 + 256];
-	say(r, "%s", outfile_strerror(&r->of, r->cfg->output, err, msg, sizeof(msg)));
+	say(r, "%s", outfile_strerror(&r->of, recorder_file_name(r), err, msg, sizeof(msg)));
 }
 
 /*
@@ -61,7 +92,9 @@ static void report_outfile(const struct recorder *r, int err)
 int recorder_open_output(struct recorder *r)
 {
 	int flags = OUTFILE_IN_PLACE | (r->cfg->force ? OUTFILE_FORCE : 0);
-	int err = outfile_open(&r->of, r->cfg->output, (unsigned)flags);
+	if (r->cfg->switching)
+		next_name(r);
+	int err = outfile_open(&r->of, recorder_file_name(r), (unsigned)flags);
 	if (err < 0) {
 		report_outfile(r, err);
 		return -1;
@@ -176,7 +209,7 @@ static int start_domains(struct recorder *r)
 			say(r, "%s", info);
 		int ret = domain_source_write_meta(r->ds[i], r->w);
 		if (ret < 0) {
-			say(r, "writing '%s': %s", c->output, strerror(-ret));
+			say(r, "writing '%s': %s", recorder_file_name(r), strerror(-ret));
 			return 1;
 		}
 	}
@@ -202,7 +235,7 @@ static int open_writer(struct recorder *r, int argc, char **argv)
 	if (!r->w) {
 		if (wfd < 0)
 			werr = -errno;
-		say(r, "writing '%s': %s", r->cfg->output, strerror(-werr));
+		say(r, "writing '%s': %s", recorder_file_name(r), strerror(-werr));
 		return -1;
 	}
 	return 0;
@@ -211,11 +244,13 @@ static int open_writer(struct recorder *r, int argc, char **argv)
 /* The file: header, metadata, guests; flushed and put in place. */
 int recorder_start_file(struct recorder *r, int argc, char **argv)
 {
+	r->argc = argc;
+	r->argv = argv;
 	if (open_writer(r, argc, argv) < 0)
 		return -1;
 	int werr = write_meta(r);
 	if (werr < 0) {
-		say(r, "writing '%s': %s", r->cfg->output, strerror(-werr));
+		say(r, "writing '%s': %s", recorder_file_name(r), strerror(-werr));
 		return -1;
 	}
 	if (start_domains(r))
@@ -223,7 +258,7 @@ int recorder_start_file(struct recorder *r, int argc, char **argv)
 	/* The metadata chunk reaches the disk before the file is put in
 	 * place, so a disk already full fails here and leaves nothing. */
 	if ((werr = dp_writer_flush(r->w)) < 0) {
-		say(r, "writing '%s': %s", r->cfg->output, strerror(-werr));
+		say(r, "writing '%s': %s", recorder_file_name(r), strerror(-werr));
 		return -1;
 	}
 	if ((werr = outfile_commit(&r->of)) < 0) {
@@ -268,7 +303,7 @@ static int start_attached(struct recorder *r)
 	for (size_t i = 0; !werr && i < r->cfg->npids; i++)
 		werr = sideband_snapshot(r->sb, r->w, r->cfg->pids[i], mono_ns(), &nproc);
 	if (werr < 0) {
-		say(r, "writing '%s': %s", r->cfg->output, strerror(-werr));
+		say(r, "writing '%s': %s", recorder_file_name(r), strerror(-werr));
 		return -1;
 	}
 	return 0;
@@ -284,6 +319,86 @@ int recorder_start(struct recorder *r, uint64_t *t_start)
 	return 0;
 }
 
+/*
+ * The start of a --switch-output file after the first: what the first
+ * one got at its start, written again, so each file reads alone (header,
+ * host domain, events, kernel tables, each guest's DOMAIN and tables),
+ * and the processes as they are now (their names and mappings came to
+ * the earlier file as they happened): every process for -a, the -p
+ * pids, or the command and its descendants. Flushed and put in place.
+ * 0, or a negative errno (reported).
+ */
+static int start_next_file(struct recorder *r)
+{
+	const struct recorder_config *c = r->cfg;
+	if (open_writer(r, r->argc, r->argv) < 0)
+		return -EIO;
+	int werr = write_meta(r);
+	for (size_t i = 0; werr >= 0 && i < c->ndomains; i++)
+		werr = domain_source_write_next_meta(r->ds[i], r->w);
+	uint64_t now = mono_ns();
+	if (werr >= 0 && r->ps) {
+		if (c->all)
+			werr = sideband_snapshot(r->sb, r->w, -1, now, NULL);
+		for (size_t i = 0; werr >= 0 && i < c->npids; i++)
+			werr = sideband_snapshot(r->sb, r->w, c->pids[i], now, NULL);
+		if (werr >= 0 && r->child > 0 && !r->child_done)
+			werr = sideband_snapshot_tree(r->sb, r->w, r->child, now, NULL);
+	}
+	if (werr >= 0)
+		werr = dp_writer_flush(r->w);
+	if (werr < 0) {
+		say(r, "writing '%s': %s", recorder_file_name(r), strerror(-werr));
+		return werr;
+	}
+	if ((werr = outfile_commit(&r->of)) < 0) {
+		report_outfile(r, werr);
+		return werr;
+	}
+	return 0;
+}
+
+/* --switch-output keeping max_files: the oldest files beyond it removed. */
+static void keep_files(struct recorder *r, const char *done)
+{
+	unsigned max = r->cfg->max_files;
+	if (!max)
+		return;
+	r->kept = xrealloc(r->kept, (r->nkept + 1) * sizeof(char *));
+	r->kept[r->nkept++] = xstrdup(done);
+	while (r->nkept > max) {
+		if (unlink(r->kept[0]) < 0 && errno != ENOENT)
+			say(r, "could not remove '%s' (--switch-max-files): %s", r->kept[0], strerror(errno));
+		free(r->kept[0]);
+		memmove(r->kept, r->kept + 1, --r->nkept * sizeof(char *));
+	}
+}
+
+/* The collector's rotate (collector.h): finish this file, start the
+ * next. The collector wrote its LOST and STATS records. */
+static int rotate(void *ctx, struct dp_writer **w)
+{
+	struct recorder *r = ctx;
+	int werr = dp_writer_finish(r->w);
+	r->w = *w = NULL;
+	if (werr < 0) {
+		say(r, "finishing '%s': %s", recorder_file_name(r), strerror(-werr));
+		outfile_release(&r->of);
+		return werr;
+	}
+	r->bytes_done += outfile_size(&r->of);
+	outfile_release(&r->of);
+	keep_files(r, recorder_file_name(r));
+	if (recorder_open_output(r) < 0)
+		return -EIO;
+	if ((werr = start_next_file(r)) < 0) {
+		discard_output(r);
+		return werr;
+	}
+	*w = r->w;
+	return 0;
+}
+
 /* The collector loop, then the file's end. */
 int recorder_run(struct recorder *r, uint64_t t_start, struct collector_result *res, uint64_t *bytes)
 {
@@ -294,8 +409,12 @@ int recorder_run(struct recorder *r, uint64_t t_start, struct collector_result *
 		.duration_ns = c->duration > 0 ? (uint64_t)(c->duration * 1e9) : 0,
 		.child = r->child, .pids = c->pids, .npids = c->npids,
 		.notice = c->notice, .notice_ctx = c->notice_ctx,
+		.rotate = c->switching ? rotate : NULL, .rotate_ctx = r,
+		.switch_ns = c->switch_ns, .switch_bytes = c->switch_bytes,
+		.switch_flag = c->switch_flag,
 	};
 	int werr = collector_run(&cc, res);
+	r->w = res->w;
 	if (res->child_done) {
 		r->child_done = true;
 		r->child_status = res->child_status;
@@ -303,31 +422,39 @@ int recorder_run(struct recorder *r, uint64_t t_start, struct collector_result *
 	if (werr < 0) {
 		/* Chunks already flushed are complete: close without flushing the
 		 * open one, so the file stays readable up to the last full chunk. */
-		say(r, "writing '%s' failed: %s; recording stopped, the file is "
-		    "readable up to the last complete chunk", c->output, strerror(-werr));
+		/* a new --switch-output file that failed (r->w NULL) was
+		 * reported, and the files before it are complete */
+		if (r->w)
+			say(r, "writing '%s' failed: %s; recording stopped, the file is "
+			    "readable up to the last complete chunk", recorder_file_name(r), strerror(-werr));
+		else
+			say(r, "recording stopped; the files before '%s' are complete", recorder_file_name(r));
 		if (r->ps)
 			perf_source_disable(r->ps);
 		reap_child(r, true);
 		stop_domains(r);
+		if (!r->w)
+			return 1;
 		uint64_t good = dp_writer_bytes(r->w);
 		dp_writer_free(r->w);
 		r->w = NULL;
 		/* Drop the partly written chunk too, so readers see a clean end. */
 		if (!r->of.in_place && ftruncate(r->of.fd, (off_t)good) < 0)
-			say(r, "could not trim '%s' to its last complete chunk: %s", c->output, strerror(errno));
+			say(r, "could not trim '%s' to its last complete chunk: %s", recorder_file_name(r), strerror(errno));
 		outfile_release(&r->of);
 		return 1;
 	}
 	werr = dp_writer_finish(r->w);
 	r->w = NULL;
 	if (werr < 0) {
-		say(r, "finishing '%s': %s", c->output, strerror(-werr));
+		say(r, "finishing '%s': %s", recorder_file_name(r), strerror(-werr));
 		outfile_release(&r->of);
 		return 1;
 	}
 	/* Through our descriptor: the size of the file this run wrote. */
-	*bytes = outfile_size(&r->of);
+	*bytes = r->bytes_done + outfile_size(&r->of);
 	outfile_release(&r->of);
+	keep_files(r, recorder_file_name(r));
 	return 0;
 }
 
@@ -353,6 +480,13 @@ void recorder_free(struct recorder *r)
 	r->ps = NULL;
 	sideband_free(r->sb);
 	r->sb = NULL;
+	for (size_t i = 0; i < r->nkept; i++)
+		free(r->kept[i]);
+	free(r->kept);
+	r->kept = NULL;
+	r->nkept = 0;
+	free(r->name);
+	r->name = NULL;
 }
 
 /*

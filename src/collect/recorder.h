@@ -57,6 +57,15 @@ struct recorder_config {
 	char *const *cmd;              /* NULL-terminated; cmd[0] NULL: no command */
 	double duration;               /* -d seconds; 0: none */
 	volatile sig_atomic_t *stop_flag; /* set by the command's signal handlers */
+	/* --switch-output: a new file every switch_ns, at switch_bytes, or
+	 * when *switch_flag is set (SIGUSR2); `switching` says any of them
+	 * is on. Files are named OUTPUT.YYYY-MM-DDTHH:MM:SS.mmmZ (UTC, the
+	 * time the file began; unique: a later file's name is always later);
+	 * with max_files > 0 only the newest max_files are kept. */
+	bool switching;
+	uint64_t switch_ns, switch_bytes;
+	volatile sig_atomic_t *switch_flag;
+	unsigned max_files;
 	void (*notice)(void *ctx, const char *msg);
 	void *notice_ctx;
 };
@@ -72,6 +81,16 @@ struct recorder {
 	int child_status;
 	bool child_done;
 	int go_fd, err_fd;      /* the spawned command's pipes (target_spawn), -1 when closed */
+	/* --switch-output: the file being written, the header's argv, the
+	 * last name's time (ms since the epoch) and the files kept (oldest
+	 * first) for max_files */
+	char *name;
+	int argc;
+	char **argv;
+	uint64_t last_ms;
+	uint64_t bytes_done;    /* of the files already finished */
+	char **kept;
+	size_t nkept;
 };
 
 /* Set up r for cfg (borrowed); nothing is opened yet. */
@@ -102,13 +121,18 @@ int recorder_start_file(struct recorder *r, int argc, char **argv);
 int recorder_start(struct recorder *r, uint64_t *t_start);
 
 /* Sampling runs: the collector loop, then the file's end. 0 with *res
- * and *bytes (the file's size) for the summary line, or 1 (reported:
- * the file is kept readable up to its last complete chunk). */
+ * and *bytes (the file's size; with --switch-output, of every file) for
+ * the summary line, or 1 (reported: the file is kept readable up to its
+ * last complete chunk). */
 int recorder_run(struct recorder *r, uint64_t t_start, struct collector_result *res, uint64_t *bytes);
 
 /* After a failed start: close the command's pipes, reap it, stop the
  * guests, undo the output (nothing left behind, FILE.old put back). */
 void recorder_abort(struct recorder *r);
+
+/* The name of the file being written: cfg->output, or with
+ * --switch-output the current OUTPUT.TIME. */
+const char *recorder_file_name(const struct recorder *r);
 
 /* Free the sources and the sideband (the output is released or undone
  * by then). */

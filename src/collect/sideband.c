@@ -212,6 +212,75 @@ int sideband_snapshot(struct sideband *sb, struct dp_writer *w, pid_t pid,
 	return ret;
 }
 
+/* The parent pid in /proc/PID/stat (after the last ')'), 0 if unknown. */
+static pid_t stat_ppid(const char *id)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%s/stat", id);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *rp = strrchr(buf, ')');
+	int ppid = 0;
+	char st;
+	if (!rp || sscanf(rp + 1, " %c %d", &st, &ppid) != 2)
+		return 0;
+	return (pid_t)ppid;
+}
+
+struct pp { pid_t pid, ppid; };
+
+static int pp_cmp(const void *a, const void *b)
+{
+	pid_t x = ((const struct pp *)a)->pid, y = ((const struct pp *)b)->pid;
+	return (x > y) - (x < y);
+}
+
+/* True when root is an ancestor of (or is) pid; at most n steps up, so a
+ * cycle (pids reused while /proc was read) ends. */
+static bool in_tree(const struct pp *v, size_t n, pid_t pid, pid_t root)
+{
+	for (size_t step = 0; step <= n && pid > 0; step++) {
+		if (pid == root)
+			return true;
+		struct pp key = { pid, 0 };
+		const struct pp *e = bsearch(&key, v, n, sizeof(*v), pp_cmp);
+		if (!e)
+			return false;
+		pid = e->ppid;
+	}
+	return false;
+}
+
+int sideband_snapshot_tree(struct sideband *sb, struct dp_writer *w, pid_t root,
+			   uint64_t time, unsigned *nproc)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return sideband_snapshot(sb, w, root, time, nproc);
+	struct pp *v = NULL;
+	size_t n = 0, cap = 0;
+	const char *id;
+	while (n < SIDEBAND_TREE_MAX && (id = next_id(d))) {
+		xgrow((void **)&v, &cap, n + 1, sizeof(*v));
+		v[n].pid = (pid_t)atoi(id);
+		v[n].ppid = stat_ppid(id);
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), pp_cmp);
+	int ret = 0;
+	for (size_t i = 0; !ret && i < n; i++)
+		if (in_tree(v, n, v[i].pid, root))
+			ret = sideband_snapshot(sb, w, v[i].pid, time, nproc);
+	free(v);
+	return ret;
+}
+
 /* Kernel text range from kallsyms: _stext (or _text) to _etext, each
  * from its first core-kernel line (0 when absent). */
 static void kernel_range(const char *ks, size_t len, uint64_t *start, uint64_t *end)

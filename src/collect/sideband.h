@@ -42,6 +42,15 @@ void sideband_fill_ident(struct dp_mmap *m);
 int sideband_snapshot(struct sideband *sb, struct dp_writer *w, pid_t pid,
 		      uint64_t time, unsigned *nproc);
 
+/* Snapshot root (> 0) and every process descending from it now (by
+ * the parent pids in /proc/PID/stat; at most SIDEBAND_TREE_MAX processes
+ * of /proc are looked at), as sideband_snapshot does for one. For a new
+ * file of `record --switch-output` of a command: its processes' names
+ * and mappings, which the earlier file received as they happened. */
+#define SIDEBAND_TREE_MAX (1u << 22)
+int sideband_snapshot_tree(struct sideband *sb, struct dp_writer *w, pid_t root,
+			   uint64_t time, unsigned *nproc);
+
 /* SYMTAB kallsyms + modules and the kernel MMAP records. A missing or
  * unreadable /proc file is skipped (modules do not exist on kernels
  * built without module support), and so is a kallsyms whose addresses

@@ -345,6 +345,8 @@ uint64_t dp_writer_bytes(const struct dp_writer *w);
 uint64_t dp_writer_records(const struct dp_writer *w);
 /* Sum of the counts of every LOST record written so far (any source). */
 uint64_t dp_writer_lost(const struct dp_writer *w);
+/* SAMPLE records written so far (also those copied with dp_write_raw). */
+uint64_t dp_writer_samples(const struct dp_writer *w);
 
 /* ---- Reader ------------------------------------------------------- */
 

@@ -113,6 +113,7 @@ struct dp_writer *dp_writer_new(int fd, const struct dp_header *h,
 uint64_t dp_writer_bytes(const struct dp_writer *w) { return w->bytes; }
 uint64_t dp_writer_records(const struct dp_writer *w) { return w->records; }
 uint64_t dp_writer_lost(const struct dp_writer *w) { return w->lost; }
+uint64_t dp_writer_samples(const struct dp_writer *w) { return w->samples; }
 
 int dp_writer_flush(struct dp_writer *w)
 {

@@ -109,9 +109,31 @@ int flamegraph_svg(FILE *f, const struct profile *p, const struct fg_opts *o);
  * stack, count descending. Kernel frames carry the "_[k]" suffix of
  * stackcollapse-perf; ';' and newlines in labels become ':' and ' '. */
 int export_folded(FILE *f, const struct profile *p);
-/* gzip-compressed pprof profile.proto. Returns 0, -EIO, or -ENOMEM when
- * zlib fails. */
-int export_pprof(FILE *f, const struct profile *p);
+/*
+ * Labels put on every pprof sample (`export --labels k=v,...`), after
+ * its domain, comm and pid labels: what a fleet's profile store files
+ * the profile under (host, cluster, ...; docs/fleet.md). Keys are
+ * 1..PPROF_LABEL_KEY_MAX bytes of [A-Za-z0-9_] not starting with a
+ * digit (Prometheus' label names, which Pyroscope and Parca take), not
+ * "domain", "comm" or "pid", each once; values 1..PPROF_LABEL_VAL_MAX
+ * bytes, no ',' (the separator) and no control character. At most
+ * PPROF_LABELS_MAX. Zero-initialise; strings owned (pprof_labels_free).
+ */
+#define PPROF_LABELS_MAX 32u
+#define PPROF_LABEL_KEY_MAX 128u
+#define PPROF_LABEL_VAL_MAX 1024u
+struct pprof_labels {
+	struct { char *key, *val; } v[PPROF_LABELS_MAX];
+	size_t n;
+};
+/* Add "k=v[,k=v...]" to l. 0, or -EINVAL with a one-line reason in err
+ * (l keeps the labels added before the bad one). */
+int pprof_labels_parse(struct pprof_labels *l, const char *arg, char *err, size_t errlen);
+void pprof_labels_free(struct pprof_labels *l);
+
+/* gzip-compressed pprof profile.proto; labels (may be NULL) on every
+ * sample. Returns 0, -EIO, or -ENOMEM when zlib fails. */
+int export_pprof(FILE *f, const struct profile *p, const struct pprof_labels *labels);
 /* speedscope JSON file format, one sampled profile per domain. */
 int export_speedscope(FILE *f, const struct profile *p, const char *name);
 /* The aggregated profile with its call tree ("format": "domprof-profile"). */

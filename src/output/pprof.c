@@ -16,8 +16,8 @@
  *                 tries to re-symbolize (addresses are not kept by the profile)
  *   location      one per symbol, address 0, one line -> its function
  *   sample        one per unique stack, locations leaf-first as pprof wants,
- *                 values [count, cpu ns], labels domain, comm (strings) and
- *                 pid (number). cpu ns is the sum of the samples' recorded
+ *                 values [count, cpu ns], labels domain, comm (strings),
+ *                 pid (number) and those of --labels (strings). cpu ns is the sum of the samples' recorded
  *                 periods for time events (cpu-clock, task-clock: the period
  *                 is in ns, and with -F it is what the kernel reported for
  *                 each sample), else count * ns per sample
@@ -155,6 +155,77 @@ static int gzip_write(FILE *f, const uint8_t *data, size_t n)
 	return rc;
 }
 
+/* ---- --labels ---- */
+
+static bool label_key_ok(const char *k, size_t n)
+{
+	if (!n || n > PPROF_LABEL_KEY_MAX || (k[0] >= '0' && k[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!(k[i] == '_' || (k[i] >= '0' && k[i] <= '9') || (k[i] >= 'a' && k[i] <= 'z') ||
+		      (k[i] >= 'A' && k[i] <= 'Z')))
+			return false;
+	return true;
+}
+
+static bool label_val_ok(const char *v, size_t n)
+{
+	if (!n || n > PPROF_LABEL_VAL_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+			return false;
+	return true;
+}
+
+int pprof_labels_parse(struct pprof_labels *l, const char *arg, char *err, size_t errlen)
+{
+	const char *p = arg;
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		const char *eq = memchr(p, '=', n);
+		size_t kn = eq ? (size_t)(eq - p) : n, vn = eq ? n - kn - 1 : 0;
+		if (!eq || !label_key_ok(p, kn) || !label_val_ok(eq + 1, vn)) {
+			snprintf(err, errlen, "bad label '%.*s' in --labels '%.64s': KEY=VALUE, KEY of letters, "
+				 "digits and '_' (not first a digit, at most %u), VALUE of 1 to %u printable "
+				 "bytes without ','", (int)(n > 200 ? 200 : n), p, arg,
+				 PPROF_LABEL_KEY_MAX, PPROF_LABEL_VAL_MAX);
+			return -EINVAL;
+		}
+		static const char *const own[] = { "domain", "comm", "pid" };
+		for (size_t i = 0; i < 3; i++)
+			if (kn == strlen(own[i]) && !memcmp(p, own[i], kn)) {
+				snprintf(err, errlen, "--labels: '%s' is a label every sample carries already "
+					 "(domain, comm, pid)", own[i]);
+				return -EINVAL;
+			}
+		for (size_t i = 0; i < l->n; i++)
+			if (strlen(l->v[i].key) == kn && !memcmp(l->v[i].key, p, kn)) {
+				snprintf(err, errlen, "--labels: label '%s' given twice", l->v[i].key);
+				return -EINVAL;
+			}
+		if (l->n >= PPROF_LABELS_MAX) {
+			snprintf(err, errlen, "--labels: at most %u labels", PPROF_LABELS_MAX);
+			return -EINVAL;
+		}
+		l->v[l->n].key = xstrndup(p, kn);
+		l->v[l->n].val = xstrndup(eq + 1, vn);
+		l->n++;
+		if (!p[n])
+			return 0;
+		p += n + 1;
+	}
+}
+
+void pprof_labels_free(struct pprof_labels *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].key);
+		free(l->v[i].val);
+	}
+	l->n = 0;
+}
+
 /* perf's software clock events, whose periods are nanoseconds. */
 #define SW_TYPE 1u
 #define SW_CPU_CLOCK 0u
@@ -175,7 +246,7 @@ static uint64_t stack_ns(const struct profile *p, const struct profile_stack *s,
 	return s->count * ns;
 }
 
-int export_pprof(FILE *f, const struct profile *p)
+int export_pprof(FILE *f, const struct profile *p, const struct pprof_labels *labels)
 {
 	struct pb out = { 0 }, sub = { 0 }, line = { 0 };
 	struct strtab st = { 0 };
@@ -188,6 +259,12 @@ int export_pprof(FILE *f, const struct profile *p)
 
 	/* samples: locations leaf-first; location id = symbol index + 1 */
 	int64_t k_domain = st_id(&st, "domain"), k_pid = st_id(&st, "pid"), k_comm = st_id(&st, "comm");
+	size_t nl = labels ? labels->n : 0;
+	int64_t lk[PPROF_LABELS_MAX], lv[PPROF_LABELS_MAX];
+	for (size_t i = 0; i < nl; i++) {
+		lk[i] = st_id(&st, labels->v[i].key);
+		lv[i] = st_id(&st, labels->v[i].val);
+	}
 	for (size_t i = 0; i < p->nstacks; i++) {
 		const struct profile_stack *s = &p->stacks[i];
 		struct pb locs = { 0 };
@@ -211,6 +288,11 @@ int export_pprof(FILE *f, const struct profile *p)
 		pb_key(&line, 3, 0);
 		pb_varint(&line, s->pid);
 		pb_msg(&sub, 3, &line);
+		for (size_t j = 0; j < nl; j++) {
+			pb_uint(&line, 1, (uint64_t)lk[j]);
+			pb_uint(&line, 2, (uint64_t)lv[j]);
+			pb_msg(&sub, 3, &line);
+		}
 		pb_msg(&out, 2, &sub);
 	}
 

@@ -124,10 +124,34 @@ static void index_blob(struct sym_session *s, struct sym_domain *d, size_t at)
 		u64map_put(&d->perfmapidx, pid, val);
 }
 
+/*
+ * True when the table of this kind and name that lookups use (the first
+ * one) holds the same bytes: the files of one `record --switch-output`
+ * series each carry the kernel's kallsyms, and a report over many of
+ * them keeps one copy, not one per file (only the first is ever used).
+ */
+static bool same_as_first(const struct sym_domain *d, const struct dp_symtab *st,
+			  uint32_t compression, const uint8_t *stored, size_t stored_size)
+{
+	char *k = blob_key(st->kind, st->name ? st->name : "");
+	uintptr_t at = (uintptr_t)strmap_get(&d->blobidx, k);
+	free(k);
+	if (!at)
+		return false;
+	const struct blob *b = &d->blobs[at - 1];
+	if (b->size != st->size)
+		return false;
+	if (!st->data && compression == 1 && stored)
+		return b->z && b->zsize == stored_size && !memcmp(b->z, stored, stored_size);
+	return st->data && !b->z && b->data && !memcmp(b->data, st->data, st->size);
+}
+
 static void add_symtab(struct sym_session *s, uint32_t domain, const struct dp_symtab *st,
 		       uint32_t compression, const uint8_t *stored, size_t stored_size)
 {
 	struct sym_domain *d = sym_domain_get(s, domain);
+	if (same_as_first(d, st, compression, stored, stored_size))
+		return;
 	if (d->nblobs == d->cblobs)
 		xgrow((void **)&d->blobs, &d->cblobs, d->nblobs + 1, sizeof(*d->blobs));
 	struct blob *b = &d->blobs[d->nblobs++];

@@ -211,7 +211,7 @@ static char *render(const struct profile *p, render_fn fn, const void *arg, size
 static int r_folded(FILE *f, const struct profile *p, const void *a) { (void)a; return export_folded(f, p); }
 static int r_speedscope(FILE *f, const struct profile *p, const void *a) { return export_speedscope(f, p, a); }
 static int r_json(FILE *f, const struct profile *p, const void *a) { return export_json(f, p, a); }
-static int r_pprof(FILE *f, const struct profile *p, const void *a) { (void)a; return export_pprof(f, p); }
+static int r_pprof(FILE *f, const struct profile *p, const void *a) { (void)a; return export_pprof(f, p, NULL); }
 static int r_html(FILE *f, const struct profile *p, const void *a) { return flamegraph_html(f, p, a); }
 static int r_svg(FILE *f, const struct profile *p, const void *a) { return flamegraph_svg(f, p, a); }
 static int r_report(FILE *f, const struct profile *p, const void *a)
