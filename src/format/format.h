@@ -155,17 +155,20 @@ struct dp_mmap {
 #define DP_X86_REG_SP 7u
 #define DP_X86_REG_IP 8u
 
-/* SAMPLE: one sample in the current domain. */
+/* SAMPLE: one sample in the current domain. The fields up to has_asid
+ * are in the order of the record's fixed part on disk, and the optional
+ * ones (zero when absent) follow together: the reader fills a sample with
+ * a few wide copies (docs/file-format.md, "Decoding speed"). */
 struct dp_sample {
 	uint64_t time;          /* ns, CLOCK_MONOTONIC-like (perf clock) */
 	uint64_t ip;
 	uint64_t period;
-	uint64_t asid;          /* address-space id (guest cr3) if has_asid */
 	uint32_t pid, tid;
 	uint32_t cpu;           /* cpu, or vcpu index for a VM domain */
 	uint16_t event;         /* dp_event.id */
 	uint8_t mode;           /* enum dp_mode */
 	bool has_asid;
+	uint64_t asid;          /* address-space id (guest cr3) if has_asid */
 	uint32_t nr_callchain;  /* 0 = no call chain */
 	const uint64_t *callchain; /* innermost first; borrowed (see reader) */
 	/*

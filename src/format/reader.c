@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -570,34 +571,46 @@ static bool dec_ustack(struct dp_reader *r, struct dp_sample *s, uint16_t flags,
 	return true;
 }
 
+/* A sample's fixed part at b (time, ip, period, pid, tid, cpu, event,
+ * mode), copied as it is on disk (little-endian hosts, util/le.h): the
+ * head of struct dp_sample has the same layout. The record's last fixed
+ * byte is padding, where has_asid goes; it and the optional fields after
+ * it start out absent. */
+static inline __attribute__((always_inline)) void sample_fixed(struct dp_sample *s,
+								const uint8_t *b)
+{
+	_Static_assert(offsetof(struct dp_sample, has_asid) == DP_SAMPLE_FIXED - 1 &&
+		       offsetof(struct dp_sample, asid) == DP_SAMPLE_FIXED &&
+		       offsetof(struct dp_sample, mode) == 38 && offsetof(struct dp_sample, pid) == 24,
+		       "dp_sample's head is the SAMPLE record's fixed part");
+	memcpy(s, b, DP_SAMPLE_FIXED);
+	s->has_asid = false;
+	memset(&s->asid, 0, sizeof(*s) - offsetof(struct dp_sample, asid));
+}
+
 /* Per-tag decoders of a record body at p (len bytes, header included):
- * false when it is too short or malformed. */
-static bool dec_sample(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
+ * false when it is too short or malformed. dec_sample is inlined into
+ * dp_reader_next (most records are samples; see docs/file-format.md on
+ * the decoder's speed), the others go through decode()'s switch. */
+static inline __attribute__((always_inline)) bool
+dec_sample(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
 {
 	const uint8_t *end = p + len, *b = p + DP_REC_HDR, *q;
 	uint16_t flags = get16(p + 2);
 	struct dp_sample *s = &rec->u.sample;
 	if (len < DP_REC_HDR + DP_SAMPLE_FIXED)
 		return false;
-	s->time = get64(b);
-	s->ip = get64(b + 8);
-	s->period = get64(b + 16);
-	s->pid = get32(b + 24);
-	s->tid = get32(b + 28);
-	s->cpu = get32(b + 32);
-	s->event = get16(b + 36);
-	s->mode = b[38];
+	sample_fixed(s, b);
+	if (__builtin_expect(!(flags & (DP_SAMPLE_F_ASID | DP_SAMPLE_F_CHAIN | DP_SAMPLE_F_USTACK)), 1))
+		return true;
 	q = b + DP_SAMPLE_FIXED;
-	s->has_asid = flags & DP_SAMPLE_F_ASID;
-	s->asid = 0;
-	if (s->has_asid) {
+	if (flags & DP_SAMPLE_F_ASID) {
 		if (end - q < 8)
 			return false;
+		s->has_asid = true;
 		s->asid = get64(q);
 		q += 8;
 	}
-	s->nr_callchain = 0;
-	s->callchain = NULL;
 	if (flags & DP_SAMPLE_F_CHAIN) {
 		if (end - q < 8)
 			return false;
@@ -840,7 +853,10 @@ static bool decode(struct dp_reader *r, struct dp_record *rec, const uint8_t *p,
 	}
 }
 
-int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
+/* dp_reader_next for everything but the next record being a well-formed
+ * SAMPLE of the open chunk without optional parts: chunk changes, other
+ * tags, damage. */
+static __attribute__((noinline)) int next_slow(struct dp_reader *r, struct dp_record *rec)
 {
 	for (;;) {
 		if (!r->payload || r->ppos >= r->plen) {
@@ -861,25 +877,61 @@ int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
 		r->ppos += len;
 		r->nrec_seen++;
 		uint64_t nrec_before = r->nrec_read++;
-		rec->type = get16(p);
-		if (rec->type == DP_REC_SAMPLE)
-			r->nsamples_read++;
+		uint16_t type = get16(p);
+		rec->type = type;
 		rec->raw = p;
 		rec->raw_len = len;
 		rec->chunk_offset = r->chunk_off;
-		if (!decode(r, rec, p, len)) {
-			damage(r, r->chunk_off, len,
-			       "malformed %s record in chunk at offset %" PRIu64 " skipped",
-			       dp_rec_type_name(rec->type), r->chunk_off);
-			continue;
+		if (__builtin_expect(type == DP_REC_SAMPLE, 1)) {
+			r->nsamples_read++;
+			if (__builtin_expect(dec_sample(r, rec, p, len), 1)) {
+				rec->domain = r->cur_domain;
+				return 1;
+			}
+		} else if (decode(r, rec, p, len)) {
+			if (type == DP_REC_DOMAIN_SWITCH)
+				r->cur_domain = rec->u.switch_to;
+			if (type == DP_REC_STATS)
+				stats_check(r, &rec->u.stats, nrec_before);
+			rec->domain = r->cur_domain;
+			return 1;
 		}
-		if (rec->type == DP_REC_DOMAIN_SWITCH)
-			r->cur_domain = rec->u.switch_to;
-		if (rec->type == DP_REC_STATS)
-			stats_check(r, &rec->u.stats, nrec_before);
-		rec->domain = r->cur_domain;
-		return 1;
+		damage(r, r->chunk_off, len, "malformed %s record in chunk at offset %" PRIu64 " skipped",
+		       dp_rec_type_name(type), r->chunk_off);
 	}
+}
+
+/*
+ * The common case inline, in a function small enough to need no stack
+ * frame: the next record is a SAMPLE with no asid, chain or user stack,
+ * and its length is valid (what next_slow would check, so both give the
+ * same record). Everything else goes to next_slow.
+ */
+int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
+{
+	const uint8_t *pl = r->payload;
+	size_t pos = r->ppos, left = r->plen - pos;  /* ppos <= plen always */
+	if (__builtin_expect(pl != NULL && left >= DP_REC_HDR + DP_SAMPLE_FIXED, 1)) {
+		const uint8_t *p = pl + pos;
+		uint32_t len = get32(p + 4);
+		uint16_t flags = get16(p + 2);
+		if (__builtin_expect(get16(p) == DP_REC_SAMPLE &&
+				     !(flags & (DP_SAMPLE_F_ASID | DP_SAMPLE_F_CHAIN | DP_SAMPLE_F_USTACK)) &&
+				     len >= DP_REC_HDR + DP_SAMPLE_FIXED && len % 8 == 0 && len <= left, 1)) {
+			r->ppos = pos + len;
+			r->nrec_seen++;
+			r->nrec_read++;
+			r->nsamples_read++;
+			rec->type = DP_REC_SAMPLE;
+			rec->raw = p;
+			rec->raw_len = len;
+			rec->chunk_offset = r->chunk_off;
+			rec->domain = r->cur_domain;
+			sample_fixed(&rec->u.sample, p + DP_REC_HDR);
+			return 1;
+		}
+	}
+	return next_slow(r, rec);
 }
 
 /* A zstd frame decompresses to exactly `raw` bytes, checked in a small

@@ -1274,6 +1274,22 @@ static void crc(void)
 		buf[i] = (uint8_t)rnd();
 	for (size_t n = 0; n < 1000; n += 37)
 		CHECK_EQ_U64(crc32c(0, buf + 1, n), crc32c_sw(0, buf + 1, n));
+	/* around the interleaved blocks' sizes (3 x 256, 3 x 8192 bytes),
+	 * unaligned, and continued from a CRC */
+	size_t big = 3 * 8192 * 2 + 3 * 256 * 3 + 64;
+	uint8_t *b = malloc(big + 1);
+	for (size_t i = 0; i < big + 1; i++)
+		b[i] = (uint8_t)rnd();
+	static const size_t lens[] = { 767, 768, 769, 775, 776, 1536, 24575, 24576, 24577,
+				       24583, 24576 + 768, 49152 + 2304 + 63 };
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		CHECK(lens[i] <= big);
+		CHECK_EQ_U64(crc32c(0, b + 1, lens[i]), crc32c_sw(0, b + 1, lens[i]));
+		CHECK_EQ_U64(crc32c(0x12345678, b, lens[i]), crc32c_sw(0x12345678, b, lens[i]));
+		size_t h = lens[i] / 3;
+		CHECK_EQ_U64(crc32c(crc32c(0, b, h), b + h, lens[i] - h), crc32c_sw(0, b, lens[i]));
+	}
+	free(b);
 }
 
 static void enospc(void)
