@@ -410,6 +410,20 @@ void dp_reader_free(struct dp_reader *r);
 				   * kallsyms is ~5 MB of text, ~1 MB stored) */
 void dp_reader_set_flags(struct dp_reader *r, unsigned flags);
 
+/*
+ * Decode chunks on n threads (the caller's and n - 1 workers; n <= 1:
+ * the caller's alone, the default; at most DP_READ_THREADS_MAX). Workers
+ * check the CRCs of the chunks ahead and decompress them; the caller's
+ * thread still walks the file and returns the records, so what
+ * dp_reader_next returns (records, their order, damage) is the same for
+ * every n. Costs up to 64 MiB of decoded chunks ahead. Returns 0, or
+ * -EAGAIN when no worker could be started (the reader then reads alone).
+ * Call between passes (before the first dp_reader_next or after a
+ * rewind); dp_reader_free stops the workers.
+ */
+#define DP_READ_THREADS_MAX 65u
+int dp_reader_set_threads(struct dp_reader *r, unsigned n);
+
 const struct dp_header *dp_reader_header(const struct dp_reader *r);
 
 /*

@@ -11,6 +11,7 @@
  * goes missing or counts twice silently. See docs/file-format.md.
  */
 #include "format/format.h"
+#include "format/prefetch.h"
 #include "format/wire.h"
 #include "util/crc32c.h"
 #include "util/file.h"
@@ -71,6 +72,11 @@ struct dp_reader {
 	uint64_t uregs[64];     /* aligned copy of a sample's user registers */
 	struct dp_counter *ctr; /* a COUNTERS record decoded: DP_MAX_COUNTERS entries */
 	char *ctr_names;        /* their names, NUL-terminated, DP_MAX_COUNTER_NAME + 1 each */
+
+	/* dp_reader_set_threads: workers decoding the chunks ahead, and the
+	 * offset up to which chunks were handed to them */
+	struct dp_prefetch *pf;
+	uint64_t pf_ahead;
 
 	struct dp_damage *damage;
 	size_t ndamage, damage_cap;
@@ -237,6 +243,7 @@ void dp_reader_free(struct dp_reader *r)
 {
 	if (!r)
 		return;
+	pf_free(r->pf);  /* its workers read the mapping */
 	if (r->mapped)
 		munmap((void *)r->map, r->size);
 	free(r->owned);
@@ -254,6 +261,21 @@ void dp_reader_free(struct dp_reader *r)
 }
 
 void dp_reader_set_flags(struct dp_reader *r, unsigned flags) { r->flags = flags; }
+
+int dp_reader_set_threads(struct dp_reader *r, unsigned n)
+{
+	if (n > DP_READ_THREADS_MAX)
+		n = DP_READ_THREADS_MAX;
+	if (r->pf) {
+		pf_free(r->pf);
+		r->pf = NULL;
+	}
+	if (n <= 1)
+		return 0;
+	/* n - 1 workers: the caller's thread decodes too (pf_take) */
+	r->pf = pf_new(n - 1);
+	return r->pf ? 0 : -EAGAIN;
+}
 const struct dp_header *dp_reader_header(const struct dp_reader *r) { return &r->hdr; }
 uint64_t dp_reader_pos(const struct dp_reader *r) { return r->pos; }
 uint64_t dp_reader_size(const struct dp_reader *r) { return r->size; }
@@ -273,6 +295,9 @@ void dp_reader_rewind(struct dp_reader *r)
 		r->damage_until = UINT64_MAX;
 	r->pos = r->first_chunk;
 	r->dropped = 0;
+	if (r->pf)
+		pf_reset(r->pf);
+	r->pf_ahead = 0;
 	r->payload = NULL;
 	r->plen = r->ppos = 0;
 	r->chunks = 0;
@@ -407,6 +432,8 @@ static void close_chunk(struct dp_reader *r)
 		damage(r, r->chunk_off, 0, "chunk holds %u records, header says %u",
 		       r->nrec_seen, r->nrec_expected);
 	r->payload = NULL;
+	if (r->pf)
+		pf_release(r->pf);
 	/* SYMTAB data is only valid inside its chunk; a large table (a
 	 * kallsyms is ~10 MB) is not kept for the rest of the read. */
 	if (r->scap > (1u << 20)) {
@@ -414,6 +441,29 @@ static void close_chunk(struct dp_reader *r)
 		r->sbuf = NULL;
 		r->scap = 0;
 	}
+}
+
+/*
+ * Hand the chunks from `from` on to the workers, as far as the queue
+ * takes them, walking as next_chunk would over valid headers; the walk
+ * stops where next_chunk would report damage or resynchronise (it gets
+ * there itself and decodes such chunks inline).
+ */
+static void prefetch_ahead(struct dp_reader *r, uint64_t from)
+{
+	uint64_t q = from > r->pf_ahead ? from : r->pf_ahead;
+	while (q < r->size && r->size - q >= DP_CHUNK_HDR) {
+		const uint8_t *h = r->map + q;
+		if (!chunk_header_ok(h))
+			break;
+		uint32_t flags = get32(h + 4), stored = get32(h + 8), raw = get32(h + 12);
+		if (stored > DP_CHUNK_MAX || raw > DP_CHUNK_MAX || q + DP_CHUNK_HDR + stored > r->size)
+			break;
+		if (!pf_submit(r->pf, q, h + DP_CHUNK_HDR, stored, raw, flags, get32(h + 20)))
+			break;
+		q += DP_CHUNK_HDR + align8(stored);
+	}
+	r->pf_ahead = q;
 }
 
 /*
@@ -479,24 +529,38 @@ static bool next_chunk(struct dp_reader *r)
 		if (!seq_note(r, get32(h + 24), off, end - off))
 			continue;
 		const uint8_t *pl = h + DP_CHUNK_HDR;
-		if (crc32c(0, pl, stored) != get32(h + 20)) {
+		/* with workers: their result for this chunk, the same as
+		 * what the lines below work out without */
+		const struct pf_result *pr = NULL;
+		if (r->pf) {
+			prefetch_ahead(r, off);
+			pr = pf_take(r->pf, off);
+		}
+		if (pr ? !pr->crc_ok : crc32c(0, pl, stored) != get32(h + 20)) {
 			damage(r, off, DP_CHUNK_HDR + stored,
 			       "bad CRC in chunk at offset %" PRIu64 "; %u bytes skipped", off, stored);
 			continue;
 		}
 		if (flags & DP_CHUNK_ZSTD) {
-			if (raw > r->zcap) {
-				free(r->zbuf);
-				r->zbuf = xmalloc(raw);
-				r->zcap = raw;
+			const uint8_t *data = pr ? pr->data : NULL;
+			if (!pr) {
+				if (raw > r->zcap) {
+					free(r->zbuf);
+					r->zbuf = xmalloc(raw);
+					r->zcap = raw;
+				}
+				size_t n = ZSTD_decompressDCtx(r->dctx, r->zbuf, raw, pl, stored);
+				if (!ZSTD_isError(n) && n == raw)
+					data = r->zbuf;
+			} else if (!pr->dec_ok) {
+				data = NULL;
 			}
-			size_t n = ZSTD_decompressDCtx(r->dctx, r->zbuf, raw, pl, stored);
-			if (ZSTD_isError(n) || n != raw) {
+			if (!data) {
 				damage(r, off, DP_CHUNK_HDR + stored,
 				       "chunk at offset %" PRIu64 " does not decompress", off);
 				continue;
 			}
-			r->payload = r->zbuf;
+			r->payload = data;
 			r->plen = raw;
 		} else {
 			if (raw != stored) {

@@ -1306,6 +1306,154 @@ static void enospc(void)
 	close(fd);
 }
 
+/* ---- parallel decoding (dp_reader_set_threads) ---- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* Everything a read returns, folded into one number: each record (type,
+ * domain, chunk, bytes; a chain and a symtab's data as decoded), over two
+ * passes (a rewind between), then the damage lines and completeness. */
+static uint64_t read_digest(const uint8_t *b, size_t len, unsigned threads, size_t *nrec)
+{
+	int err;
+	*nrec = 0;
+	struct dp_reader *r = dp_reader_open_mem(b, len, &err, NULL, 0);
+	if (!r)
+		return 1;
+	CHECK(dp_reader_set_threads(r, threads) == 0);
+	uint64_t h = 0xcbf29ce484222325ull;
+	*nrec = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		struct dp_record rec;
+		while (dp_reader_next(r, &rec) > 0) {
+			h = fnv(h, &rec.type, sizeof(rec.type));
+			h = fnv(h, &rec.domain, sizeof(rec.domain));
+			h = fnv(h, &rec.chunk_offset, sizeof(rec.chunk_offset));
+			h = fnv(h, rec.raw, rec.raw_len);
+			if (rec.type == DP_REC_SAMPLE)
+				h = fnv(h, rec.u.sample.callchain, 8 * (size_t)rec.u.sample.nr_callchain);
+			if (rec.type == DP_REC_SYMTAB && rec.u.symtab.data)
+				h = fnv(h, rec.u.symtab.data, rec.u.symtab.size);
+			++*nrec;
+		}
+		dp_reader_rewind(r);
+	}
+	const struct dp_damage *d;
+	size_t nd = dp_reader_damage(r, &d);
+	for (size_t i = 0; i < nd; i++) {
+		h = fnv(h, d[i].what, strlen(d[i].what));
+		h = fnv(h, &d[i].offset, sizeof(d[i].offset));
+		h = fnv(h, &d[i].bytes_lost, sizeof(d[i].bytes_lost));
+	}
+	const char *inc = dp_reader_incomplete(r);
+	h = fnv(h, inc ? inc : "-", strlen(inc ? inc : "-"));
+	dp_reader_free(r);
+	return h;
+}
+
+/* The same read on 1, 2 and 5 threads; returns the 1-thread digest. */
+static uint64_t same_on_threads(const uint8_t *b, size_t len)
+{
+	size_t n1, n;
+	uint64_t h1 = read_digest(b, len, 1, &n1);
+	static const unsigned th[] = { 2, 5 };
+	for (size_t i = 0; i < 2; i++) {
+		CHECK_EQ_U64(read_digest(b, len, th[i], &n), h1);
+		CHECK_EQ_U64(n, n1);
+	}
+	return h1;
+}
+
+static void threads_same(int zlevel)
+{
+	char *path = tmpfile_path("threads.data");
+	struct dp_writer *w = open_writer(path, 2048, zlevel);
+	struct dp_event ev = { .id = 0, .name = "cpu-clock", .period = 1000, .freq = true };
+	dp_write_event(w, &ev);
+	uint64_t chain[5] = { 1, 2, 3, 4, 5 };
+	static const uint8_t blob[] = "ffffffff81000000 T _stext\n";
+	for (int i = 0; i < 1500; i++) {
+		struct dp_sample s = { .ip = rnd(), .pid = (uint32_t)(i % 5), .time = (uint64_t)i,
+				       .nr_callchain = (uint32_t)(i % 6), .callchain = chain,
+				       .has_asid = i % 7 == 0, .asid = (uint64_t)i };
+		CHECK(dp_write_sample(w, (uint32_t)(i % 11 == 0), &s) == 0);
+		if (i % 200 == 0) {
+			struct dp_mmap m = { .pid = 1, .start = (uint64_t)i << 12, .len = 4096,
+					     .path = "/bin/x" };
+			CHECK(dp_write_mmap(w, 0, &m) == 0);
+			struct dp_symtab st = { .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms",
+						.data = blob, .size = sizeof(blob) - 1 };
+			CHECK(dp_write_symtab(w, 0, &st) == 0);
+		}
+	}
+	struct dp_stats st = { .samples = 1500 };
+	dp_write_stats(w, &st);
+	CHECK(dp_writer_finish(w) == 0);
+	size_t len;
+	uint8_t *b = slurp(path, &len);
+	struct chunks c;
+	split_chunks(b, len, &c);
+	CHECK(c.n >= 20);
+
+	uint64_t intact = same_on_threads(b, len);
+	/* a byte changed every 409 bytes (every 97th with zstd), in turn:
+	 * headers, payloads, padding */
+	size_t step = zlevel ? 97 : 409;
+	uint8_t *f = xmalloc(len);
+	size_t changed = 0, tried = 0;
+	for (size_t i = 0; i < len; i += step) {
+		memcpy(f, b, len);
+		f[i] ^= 0x5a;
+		tried++;
+		changed += same_on_threads(f, len) != intact;  /* control: damage shows */
+	}
+	CHECK(changed * 10 >= tried * 8);
+	/* cut at chunk boundaries and inside chunks */
+	for (size_t i = 1; i < c.n; i += 3) {
+		CHECK(same_on_threads(b, c.off[i]) != intact);
+		CHECK(same_on_threads(b, c.off[i] + 40) != intact);
+	}
+	/* chunks repeated, missing, out of order (CRCs all valid) */
+	int idx[80];
+	size_t n = 0;
+	for (size_t i = 0; i < c.n; i++) {
+		idx[n++] = (int)i;
+		if (i == 3 || i == 9)
+			idx[n++] = (int)i;             /* repeated */
+	}
+	size_t rl;
+	uint8_t *rb = rebuild(b, &c, idx, n, &rl);
+	CHECK(same_on_threads(rb, rl) != intact);
+	free(rb);
+	n = 0;
+	for (size_t i = 0; i < c.n; i++)
+		if (i != 5)
+			idx[n++] = (int)(i == 7 ? 8 : i == 8 ? 7 : i);  /* 5 missing, 7 and 8 swapped */
+	rb = rebuild(b, &c, idx, n, &rl);
+	CHECK(same_on_threads(rb, rl) != intact);
+	free(rb);
+	if (zlevel) {
+		/* a frame that does not decompress, under a valid CRC */
+		memcpy(f, b, len);
+		size_t o = c.off[4];
+		uint32_t stored = get32(f + o + 8);
+		CHECK(get32(f + o + 4) & DP_CHUNK_ZSTD);
+		memset(f + o + DP_CHUNK_HDR + stored / 2, 0xff, 8);
+		put32(f + o + 20, crc32c(0, f + o + DP_CHUNK_HDR, stored));
+		CHECK(same_on_threads(f, len) != intact);
+	}
+	free(f);
+	free(b);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -1334,6 +1482,8 @@ int main(void)
 	ustack_refused();
 	ustack_malformed();
 	ustack_cuts();
+	threads_same(0);
+	threads_same(3);
 	enospc();
 	rmdir(tmpdir);
 	return unit_done();
