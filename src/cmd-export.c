@@ -22,7 +22,7 @@
 const char usage_export[] =
 	"usage: domprof export --format folded|pprof|speedscope|json [-i FILE] [-o OUT]\n"
 	"                      [--domain NAME] [--pid PID] [--comm NAME] [--image NAME]\n"
-	"                      [--mode user|kernel]\n"
+	"                      [--mode user|kernel] [-j N]\n"
 	"\n"
 	"Write a recording's aggregated profile for other tools:\n"
 	"  folded      one line per stack: DOMAIN;COMM-PID;caller;...;leaf COUNT\n"
@@ -41,6 +41,7 @@ const char usage_export[] =
 	"      --image NAME       only samples whose leaf is in this image\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
 	FILTER_WINDOW_HELP
+	JOBS_HELP
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
 	"An empty or filtered-to-nothing profile still gives a valid file, with a\n"
@@ -63,17 +64,19 @@ int cmd_export(int argc, char **argv)
 		{ "time", required_argument, NULL, OPT_TIME },
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data", *out = NULL;
 	enum fmt fmt = FMT_NONE;
 	struct filter_args fa = { 0 };
+	unsigned jobs = jobs_default();
 	char emsg[256];
 
 	opterr = 0;
 	optind = 1;
 	int c, li = 0;
-	while ((c = getopt_long(argc, argv, ":f:i:o:", longopts, &li)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:i:o:j:", longopts, &li)) != -1) {
 		switch (c) {
 		case 'f':  /* -f is --force elsewhere; here the first spelling of --format, kept for scripts */
 			if (!strcmp(optarg, "folded"))
@@ -89,6 +92,10 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'i': path = optarg; break;
 		case 'o': out = optarg; break;
+		case 'j':
+			if (parse_jobs(optarg, &jobs))
+				return usage_error("export", JOBS_ERROR, optarg);
+			break;
 		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_IMAGE: case OPT_MODE: case OPT_TIME: case OPT_CPU:
 			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
 				return usage_error("export", "%s", emsg);
@@ -107,7 +114,7 @@ int cmd_export(int argc, char **argv)
 	if (fmt == FMT_NONE)
 		return usage_error("export", "--format is required (folded, pprof, speedscope or json)");
 
-	struct profile_opts o = { .stacks = true };
+	struct profile_opts o = { .stacks = true, .jobs = jobs };
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
 	struct profile *p = profile_load(path, &fa.flt, &o, &err, msg, sizeof(msg));

@@ -421,7 +421,7 @@ void dp_reader_set_flags(struct dp_reader *r, unsigned flags);
  * Call between passes (before the first dp_reader_next or after a
  * rewind); dp_reader_free stops the workers.
  */
-#define DP_READ_THREADS_MAX 65u
+#define DP_READ_THREADS_MAX 64u
 int dp_reader_set_threads(struct dp_reader *r, unsigned n);
 
 const struct dp_header *dp_reader_header(const struct dp_reader *r);

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PF_THREADS_MAX 64u
+#define PF_THREADS_MAX 63u
 #define PF_SLOTS_MAX 64u
 #define PF_MAX_RAW (16u << 20)
 #define PF_MAX_BYTES (64u << 20)
