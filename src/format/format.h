@@ -416,10 +416,11 @@ void dp_reader_set_flags(struct dp_reader *r, unsigned flags);
  * check the CRCs of the chunks ahead and decompress them; the caller's
  * thread still walks the file and returns the records, so what
  * dp_reader_next returns (records, their order, damage) is the same for
- * every n. Costs up to 64 MiB of decoded chunks ahead. Returns 0, or
- * -EAGAIN when no worker could be started (the reader then reads alone).
- * Call between passes (before the first dp_reader_next or after a
- * rewind); dp_reader_free stops the workers.
+ * every n. Costs up to 64 MiB of decoded chunks ahead. Returns 0,
+ * -EAGAIN when no worker could be started (the reader then reads alone),
+ * or -EBUSY (nothing changed) when workers run and a chunk is open: call
+ * it before the first dp_reader_next or after a rewind. dp_reader_free
+ * stops the workers.
  */
 #define DP_READ_THREADS_MAX 64u
 int dp_reader_set_threads(struct dp_reader *r, unsigned n);

@@ -266,6 +266,8 @@ int dp_reader_set_threads(struct dp_reader *r, unsigned n)
 {
 	if (n > DP_READ_THREADS_MAX)
 		n = DP_READ_THREADS_MAX;
+	if (r->pf && r->payload)
+		return -EBUSY;  /* the open chunk's payload is a worker's buffer */
 	if (r->pf) {
 		pf_free(r->pf);
 		r->pf = NULL;

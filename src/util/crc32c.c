@@ -169,10 +169,14 @@ static uint32_t crc32c_hw(uint32_t crc, const void *buf, size_t len)
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len)
 {
 #if defined(__x86_64__)
+	/* the reader's workers call this too: an atomic, not a plain int */
 	static int have_hw = -1;
-	if (have_hw < 0)
-		have_hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
-	if (have_hw)
+	int hw = __atomic_load_n(&have_hw, __ATOMIC_RELAXED);
+	if (hw < 0) {
+		hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+		__atomic_store_n(&have_hw, hw, __ATOMIC_RELAXED);
+	}
+	if (hw)
 		return crc32c_hw(crc, buf, len);
 #endif
 	return crc32c_sw(crc, buf, len);

@@ -1420,7 +1420,7 @@ static void threads_same(int zlevel)
 		CHECK(same_on_threads(b, c.off[i] + 40) != intact);
 	}
 	/* chunks repeated, missing, out of order (CRCs all valid) */
-	int idx[80];
+	int idx[80] = { 0 };
 	size_t n = 0;
 	for (size_t i = 0; i < c.n; i++) {
 		idx[n++] = (int)i;
