@@ -1402,9 +1402,10 @@ static void threads_same(int zlevel)
 	CHECK(c.n >= 20);
 
 	uint64_t intact = same_on_threads(b, len);
-	/* a byte changed every 409 bytes (every 97th with zstd), in turn:
-	 * headers, payloads, padding */
-	size_t step = zlevel ? 97 : 409;
+	/* a byte changed every 1499 bytes (every 331st with zstd), in turn:
+	 * headers, payloads, padding (few: the test also runs under valgrind,
+	 * where each read's threads are slow to start) */
+	size_t step = zlevel ? 331 : 1499;
 	uint8_t *f = xmalloc(len);
 	size_t changed = 0, tried = 0;
 	for (size_t i = 0; i < len; i += step) {
@@ -1415,7 +1416,7 @@ static void threads_same(int zlevel)
 	}
 	CHECK(changed * 10 >= tried * 8);
 	/* cut at chunk boundaries and inside chunks */
-	for (size_t i = 1; i < c.n; i += 3) {
+	for (size_t i = 1; i < c.n; i += 7) {
 		CHECK(same_on_threads(b, c.off[i]) != intact);
 		CHECK(same_on_threads(b, c.off[i] + 40) != intact);
 	}
