@@ -1319,11 +1319,15 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 /* Everything a read returns, folded into one number: each record (type,
  * domain, chunk, bytes; a chain and a symtab's data as decoded), over two
  * passes (a rewind between), then the damage lines and completeness. */
-static uint64_t read_digest(const uint8_t *b, size_t len, unsigned threads, size_t *nrec)
+static uint64_t read_digest(const uint8_t *b, size_t len, unsigned threads, size_t *nrec,
+			    const char *path)
 {
 	int err;
 	*nrec = 0;
-	struct dp_reader *r = dp_reader_open_mem(b, len, &err, NULL, 0);
+	/* path: the same bytes from a file (mapped; uncompressed payloads
+	 * read with pread) */
+	struct dp_reader *r = path ? dp_reader_open(path, &err, NULL, 0)
+				   : dp_reader_open_mem(b, len, &err, NULL, 0);
 	if (!r)
 		return 1;
 	CHECK(dp_reader_set_threads(r, threads) == 0);
@@ -1357,17 +1361,36 @@ static uint64_t read_digest(const uint8_t *b, size_t len, unsigned threads, size
 	return h;
 }
 
-/* The same read on 1, 2 and 5 threads; returns the 1-thread digest. */
-static uint64_t same_on_threads(const uint8_t *b, size_t len)
+/* The same read on 1, 2 and 5 threads; returns the 1-thread digest.
+ * file: also from a file, on 1 and 2 threads. */
+static uint64_t same_on_threads_f(const uint8_t *b, size_t len, bool file)
 {
 	size_t n1, n;
-	uint64_t h1 = read_digest(b, len, 1, &n1);
+	uint64_t h1 = read_digest(b, len, 1, &n1, NULL);
 	static const unsigned th[] = { 2, 5 };
 	for (size_t i = 0; i < 2; i++) {
-		CHECK_EQ_U64(read_digest(b, len, th[i], &n), h1);
+		CHECK_EQ_U64(read_digest(b, len, th[i], &n, NULL), h1);
 		CHECK_EQ_U64(n, n1);
 	}
+	if (file) {
+		char *path = tmpfile_path("threads-file.data");
+		FILE *f = fopen(path, "wb");
+		CHECK(f && fwrite(b, 1, len, f) == len);
+		if (f)
+			fclose(f);
+		for (unsigned t = 1; t <= 2; t++) {
+			CHECK_EQ_U64(read_digest(b, len, t, &n, path), h1);
+			CHECK_EQ_U64(n, n1);
+		}
+		unlink(path);
+		free(path);
+	}
 	return h1;
+}
+
+static uint64_t same_on_threads(const uint8_t *b, size_t len)
+{
+	return same_on_threads_f(b, len, false);
 }
 
 static void threads_same(int zlevel)
@@ -1401,7 +1424,7 @@ static void threads_same(int zlevel)
 	split_chunks(b, len, &c);
 	CHECK(c.n >= 20);
 
-	uint64_t intact = same_on_threads(b, len);
+	uint64_t intact = same_on_threads_f(b, len, true);
 	/* a byte changed every 1499 bytes (every 331st with zstd), in turn:
 	 * headers, payloads, padding (few: the test also runs under valgrind,
 	 * where each read's threads are slow to start) */
@@ -1415,6 +1438,10 @@ static void threads_same(int zlevel)
 		changed += same_on_threads(f, len) != intact;  /* control: damage shows */
 	}
 	CHECK(changed * 10 >= tried * 8);
+	/* a bad CRC, from a file as well */
+	memcpy(f, b, len);
+	f[c.off[6] + DP_CHUNK_HDR + 5] ^= 0x21;
+	CHECK(same_on_threads_f(f, len, true) != intact);
 	/* cut at chunk boundaries and inside chunks */
 	for (size_t i = 1; i < c.n; i += 7) {
 		CHECK(same_on_threads(b, c.off[i]) != intact);
@@ -1430,14 +1457,14 @@ static void threads_same(int zlevel)
 	}
 	size_t rl;
 	uint8_t *rb = rebuild(b, &c, idx, n, &rl);
-	CHECK(same_on_threads(rb, rl) != intact);
+	CHECK(same_on_threads_f(rb, rl, true) != intact);
 	free(rb);
 	n = 0;
 	for (size_t i = 0; i < c.n; i++)
 		if (i != 5)
 			idx[n++] = (int)(i == 7 ? 8 : i == 8 ? 7 : i);  /* 5 missing, 7 and 8 swapped */
 	rb = rebuild(b, &c, idx, n, &rl);
-	CHECK(same_on_threads(rb, rl) != intact);
+	CHECK(same_on_threads_f(rb, rl, true) != intact);
 	free(rb);
 	if (zlevel) {
 		/* a frame that does not decompress, under a valid CRC */
@@ -1451,7 +1478,7 @@ static void threads_same(int zlevel)
 		struct readout ro;
 		read_out(f, len, &ro);
 		CHECK(strstr(ro.damage, "does not decompress") != NULL);
-		CHECK(same_on_threads(f, len) != intact);
+		CHECK(same_on_threads_f(f, len, true) != intact);
 	}
 	free(f);
 	free(b);
