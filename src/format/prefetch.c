@@ -12,10 +12,8 @@
 #include "util/crc32c.h"
 #include "util/xalloc.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <unistd.h>
 #include <zstd.h>
 
 enum { SLOT_QUEUED, SLOT_RUNNING, SLOT_DONE };
@@ -24,7 +22,6 @@ struct slot {
 	uint64_t off, end;
 	const uint8_t *pl;
 	uint32_t stored, raw, flags, crc;
-	int fd;
 	int state;
 	struct pf_result res;
 	uint8_t *buf;           /* kept across uses (at most PF_MAX_RAW) */
@@ -51,48 +48,20 @@ static struct slot *at(struct dp_prefetch *pf, unsigned i)
 	return &pf->slots[(pf->head + i) % pf->nslots];
 }
 
-static void slot_buf(struct slot *s, size_t n)
-{
-	if (n > s->cap) {
-		free(s->buf);
-		s->buf = xmalloc(n);
-		s->cap = n;
-	}
-}
-
-/* An uncompressed payload: from the file into the slot's buffer (as
- * reader.c's read_payload), or the pointer into the mapping. */
-static const uint8_t *raw_payload(struct slot *s)
-{
-	if (s->fd < 0)
-		return s->pl;
-	slot_buf(s, s->stored);
-	size_t got = 0;
-	while (got < s->stored) {
-		ssize_t n = pread(s->fd, s->buf + got, s->stored - got,
-				  (off_t)(s->off + DP_CHUNK_HDR + got));
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			return s->pl;
-		}
-		got += (size_t)n;
-	}
-	return s->buf;
-}
-
 /* What reader.c's next_chunk computes for the chunk (outside the lock). */
 static void decode_slot(struct slot *s, ZSTD_DCtx *dctx)
 {
-	bool z = s->flags & DP_CHUNK_ZSTD;
-	const uint8_t *pl = z ? s->pl : raw_payload(s);
-	s->res.crc_ok = crc32c(0, pl, s->stored) == s->crc;
+	s->res.crc_ok = crc32c(0, s->pl, s->stored) == s->crc;
 	s->res.dec_ok = false;
-	s->res.data = z ? NULL : pl;
-	s->res.len = z ? 0 : s->stored;
-	if (!s->res.crc_ok || !z)
+	s->res.data = NULL;
+	s->res.len = 0;
+	if (!s->res.crc_ok || !(s->flags & DP_CHUNK_ZSTD))
 		return;
-	slot_buf(s, s->raw);
+	if (s->raw > s->cap) {
+		free(s->buf);
+		s->buf = xmalloc(s->raw);
+		s->cap = s->raw;
+	}
 	size_t n = ZSTD_decompressDCtx(dctx, s->buf, s->raw, s->pl, s->stored);
 	s->res.dec_ok = !ZSTD_isError(n) && n == s->raw;
 	s->res.data = s->buf;
@@ -209,9 +178,9 @@ void pf_free(struct dp_prefetch *pf)
 }
 
 bool pf_submit(struct dp_prefetch *pf, uint64_t off, const uint8_t *pl, uint32_t stored,
-	       uint32_t raw, uint32_t flags, uint32_t crc, int fd)
+	       uint32_t raw, uint32_t flags, uint32_t crc)
 {
-	uint32_t need = flags & DP_CHUNK_ZSTD ? raw : fd >= 0 ? stored : 0;
+	uint32_t need = flags & DP_CHUNK_ZSTD ? raw : 0;
 	pthread_mutex_lock(&pf->mu);
 	bool ok = pf->count < pf->nslots && need <= PF_MAX_RAW && pf->bytes + need <= PF_MAX_BYTES;
 	if (ok) {
@@ -223,7 +192,6 @@ bool pf_submit(struct dp_prefetch *pf, uint64_t off, const uint8_t *pl, uint32_t
 		s->raw = need;
 		s->flags = flags;
 		s->crc = crc;
-		s->fd = fd;
 		s->state = SLOT_QUEUED;
 		pf->count++;
 		pf->bytes += need;

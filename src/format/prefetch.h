@@ -36,10 +36,7 @@ struct dp_prefetch;
 
 /* What the reader would compute for the chunk: crc_ok is the payload's
  * CRC check; for a zstd chunk with a good CRC, dec_ok says it
- * decompressed to exactly raw bytes, into data. For an uncompressed
- * chunk data is its payload (len stored bytes): the bytes of the file
- * read with pread into the slot's buffer when an fd was given, else the
- * payload pointer given. */
+ * decompressed to exactly raw bytes, into data. */
 struct pf_result {
 	bool crc_ok;
 	bool dec_ok;
@@ -53,12 +50,10 @@ struct dp_prefetch *pf_new(unsigned threads);
 void pf_free(struct dp_prefetch *pf);
 
 /* Queue the chunk at file offset off (its header is valid): payload
- * pl[0..stored), CRC crc, flags and raw size from its header; fd >= 0:
- * the file, to read an uncompressed payload from (at off + the chunk
- * header) rather than through pl. false when the queue is full or the
- * chunk is over the bounds (not queued). */
+ * pl[0..stored), CRC crc, flags and raw size from its header. false when
+ * the queue is full or the chunk is over the bounds (not queued). */
 bool pf_submit(struct dp_prefetch *pf, uint64_t off, const uint8_t *pl, uint32_t stored,
-	       uint32_t raw, uint32_t flags, uint32_t crc, int fd);
+	       uint32_t raw, uint32_t flags, uint32_t crc);
 /* Offset after the last chunk queued (0 when nothing is queued). */
 uint64_t pf_queued_end(const struct dp_prefetch *pf);
 /* The result for the chunk at off, waiting for a worker that is on it or

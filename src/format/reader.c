@@ -48,11 +48,6 @@ struct dp_reader {
 	size_t size;
 	void *owned;            /* aligned copy for open_mem */
 	bool mapped;
-	/* A mapped file stays open: uncompressed payloads are read with
-	 * pread into rbuf (docs/file-format.md, "Decoding speed") */
-	int fd;
-	uint8_t *rbuf;
-	size_t rcap;
 	uint64_t dropped;       /* file pages before this offset were released */
 	struct dp_header hdr;
 	char *hstr[5];          /* NUL-terminated header strings */
@@ -212,7 +207,6 @@ struct dp_reader *dp_reader_open(const char *path, int *err, char *msg, size_t m
 		return NULL;
 	}
 	struct dp_reader *r = xcalloc(1, sizeof(*r));
-	r->fd = -1;
 	r->size = (size_t)fsize;
 	if (r->size) {
 		void *m = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -226,11 +220,10 @@ struct dp_reader *dp_reader_open(const char *path, int *err, char *msg, size_t m
 		madvise(m, r->size, MADV_SEQUENTIAL);
 		r->map = m;
 		r->mapped = true;
-		r->fd = fd;
 	} else {
 		r->map = (const uint8_t *)"";
-		close(fd);
 	}
+	close(fd);
 	return open_common(r, err, msg, msglen);
 }
 
@@ -238,7 +231,6 @@ struct dp_reader *dp_reader_open_mem(const void *buf, size_t len, int *err, char
 				     size_t msglen)
 {
 	struct dp_reader *r = xcalloc(1, sizeof(*r));
-	r->fd = -1;
 	/* An aligned private copy: records are 8-aligned relative to it. */
 	r->owned = xmalloc(len ? len : 1);
 	memcpy(r->owned, buf, len);
@@ -254,9 +246,6 @@ void dp_reader_free(struct dp_reader *r)
 	pf_free(r->pf);  /* its workers read the mapping */
 	if (r->mapped)
 		munmap((void *)r->map, r->size);
-	if (r->fd >= 0)
-		close(r->fd);
-	free(r->rbuf);
 	free(r->owned);
 	for (int i = 0; i < 5; i++)
 		free(r->hstr[i]);
@@ -454,43 +443,6 @@ static void close_chunk(struct dp_reader *r)
 		r->sbuf = NULL;
 		r->scap = 0;
 	}
-	if (r->rcap > (2u << 20)) {
-		free(r->rbuf);
-		r->rbuf = NULL;
-		r->rcap = 0;
-	}
-}
-
-/*
- * An uncompressed payload of a mapped file, read with pread into the
- * reader's buffer instead of through the mapping: mapping each page in
- * and dropping it behind the reader cost more than copying it (a third
- * of a raw read's time, measured), and the CRC then runs over bytes in
- * the cache. The same bytes either way; `mapped` (the payload in the
- * mapping) when the read comes up short or the chunk is over
- * PF_MAX_RAW (16 MiB; the writer's are 1 MiB).
- */
-static const uint8_t *read_payload(struct dp_reader *r, uint64_t off, uint32_t len,
-				   const uint8_t *mapped)
-{
-	if (len > PF_MAX_RAW)
-		return mapped;  /* no buffer of a crafted chunk's size */
-	if (len > r->rcap) {
-		free(r->rbuf);
-		r->rbuf = xmalloc(len);
-		r->rcap = len;
-	}
-	size_t got = 0;
-	while (got < len) {
-		ssize_t n = pread(r->fd, r->rbuf + got, len - got, (off_t)(off + got));
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			return mapped;
-		}
-		got += (size_t)n;
-	}
-	return r->rbuf;
 }
 
 /*
@@ -509,7 +461,7 @@ static void prefetch_ahead(struct dp_reader *r, uint64_t from)
 		uint32_t flags = get32(h + 4), stored = get32(h + 8), raw = get32(h + 12);
 		if (stored > DP_CHUNK_MAX || raw > DP_CHUNK_MAX || q + DP_CHUNK_HDR + stored > r->size)
 			break;
-		if (!pf_submit(r->pf, q, h + DP_CHUNK_HDR, stored, raw, flags, get32(h + 20), r->fd))
+		if (!pf_submit(r->pf, q, h + DP_CHUNK_HDR, stored, raw, flags, get32(h + 20)))
 			break;
 		q += DP_CHUNK_HDR + align8(stored);
 	}
@@ -580,18 +532,11 @@ static bool next_chunk(struct dp_reader *r)
 			continue;
 		const uint8_t *pl = h + DP_CHUNK_HDR;
 		/* with workers: their result for this chunk, the same as
-		 * what the lines below work out without (an uncompressed
-		 * payload read into a worker's buffer, see read_payload) */
+		 * what the lines below work out without */
 		const struct pf_result *pr = NULL;
 		if (r->pf) {
 			prefetch_ahead(r, off);
 			pr = pf_take(r->pf, off);
-		}
-		if (!(flags & DP_CHUNK_ZSTD)) {
-			if (pr)
-				pl = pr->data;
-			else if (r->fd >= 0)
-				pl = read_payload(r, off + DP_CHUNK_HDR, stored, pl);
 		}
 		if (pr ? !pr->crc_ok : crc32c(0, pl, stored) != get32(h + 20)) {
 			damage(r, off, DP_CHUNK_HDR + stored,

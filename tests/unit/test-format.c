@@ -1324,8 +1324,7 @@ static uint64_t read_digest(const uint8_t *b, size_t len, unsigned threads, size
 {
 	int err;
 	*nrec = 0;
-	/* path: the same bytes from a file (mapped; uncompressed payloads
-	 * read with pread) */
+	/* path: the same bytes from a file (mapped) */
 	struct dp_reader *r = path ? dp_reader_open(path, &err, NULL, 0)
 				   : dp_reader_open_mem(b, len, &err, NULL, 0);
 	if (!r)
