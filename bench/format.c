@@ -2,8 +2,13 @@
 /*
  * bench/format: write then read a synthetic file of N samples (default
  * 10 million), with and without chunk compression, and print records per
- * second for each side. Targets (issue 2): read+decode >= 50 M records/s
- * on one core, write >= 20 M/s.
+ * second for each side. Targets (issue 2, issue 18 on an AMD EPYC):
+ * read+decode >= 50 M records/s raw and >= 30 M/s zstd on one core,
+ * write >= 20 M/s. "read rec/s" is wall time, as the targets are stated;
+ * "read cpu" is the same read over the process's CPU time, which other
+ * programs on the machine disturb less (the CPUs here are shared: pin
+ * with taskset -c and take the best of several runs). "read -j2" is
+ * the read with dp_reader_set_threads(2) (wall time; needs 2 free CPUs).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,11 +19,40 @@
 
 #include "format/format.h"
 
-static double now(void)
+static double clock_s(clockid_t c)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double now(void) { return clock_s(CLOCK_MONOTONIC); }
+
+/* Read every record of path on `threads` threads: wall and CPU seconds.
+ * Returns the samples read, or -1. */
+static long read_file(const char *path, unsigned threads, double *wall, double *cpu)
+{
+	int err;
+	char msg[256];
+	struct dp_reader *r = dp_reader_open(path, &err, msg, sizeof(msg));
+	if (!r) {
+		fprintf(stderr, "%s\n", msg);
+		return -1;
+	}
+	dp_reader_set_threads(r, threads);
+	double t0 = now(), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+	struct dp_record rec;
+	long got = 0;
+	uint64_t sum = 0;
+	while (dp_reader_next(r, &rec) > 0)
+		if (rec.type == DP_REC_SAMPLE) {
+			got++;
+			sum += rec.u.sample.ip + rec.domain;
+		}
+	*wall = now() - t0;
+	*cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	dp_reader_free(r);
+	return sum == 42 ? got + 1 : got;  /* the sum keeps the loop from being dropped */
 }
 
 int main(int argc, char **argv)
@@ -27,8 +61,8 @@ int main(int argc, char **argv)
 	/* tmpfs by default: the encoder is measured, not the disk (dirty-page
 	 * throttling made /tmp runs vary from 5 to 20 M/s). */
 	const char *path = argc > 2 ? argv[2] : "/dev/shm/domprof-bench-format.data";
-	printf("%-10s %12s %12s %10s %14s %14s %9s\n", "chunks", "samples", "bytes", "B/sample",
-	       "write rec/s", "read rec/s", "fsync s");
+	printf("%-10s %12s %12s %10s %14s %14s %14s %14s %9s\n", "chunks", "samples", "bytes",
+	       "B/sample", "write rec/s", "read rec/s", "read cpu", "read -j2", "fsync s");
 	for (int z = 0; z <= 1; z++) {
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (fd < 0) {
@@ -57,32 +91,18 @@ int main(int argc, char **argv)
 		if (dp_writer_finish(w) < 0)
 			return 1;
 		double tsync = now() - t1;
-		char msg[256];
-		struct dp_reader *r = dp_reader_open(path, &err, msg, sizeof(msg));
-		if (!r) {
-			fprintf(stderr, "%s\n", msg);
+		double tr, cr, tr2, cr2;
+		long got = read_file(path, 1, &tr, &cr);
+		long got2 = read_file(path, 2, &tr2, &cr2);
+		if (got != n || got2 != n) {
+			fprintf(stderr, "read %ld (%ld on 2 threads) of %ld samples\n", got, got2, n);
 			return 1;
 		}
-		t0 = now();
-		struct dp_record rec;
-		long got = 0;
-		uint64_t sum = 0;
-		while (dp_reader_next(r, &rec) > 0)
-			if (rec.type == DP_REC_SAMPLE) {
-				got++;
-				sum += rec.u.sample.ip + rec.domain;
-			}
-		double tr = now() - t0;
-		dp_reader_free(r);
-		if (got != n) {
-			fprintf(stderr, "read %ld of %ld samples\n", got, n);
-			return 1;
-		}
-		printf("%-10s %12ld %12llu %10.1f %14.0f %14.0f %9.2f%s\n", z ? "zstd-1" : "raw", n,
-		       (unsigned long long)bytes, (double)bytes / (double)n, (double)n / tw,
-		       (double)n / tr, tsync, sum == 42 ? "!" : "");
+		printf("%-10s %12ld %12llu %10.1f %14.0f %14.0f %14.0f %14.0f %9.2f\n", z ? "zstd-1" : "raw",
+		       n, (unsigned long long)bytes, (double)bytes / (double)n, (double)n / tw,
+		       (double)n / tr, (double)n / cr, (double)n / tr2, tsync);
 	}
 	unlink(path);
-	printf("targets: write >= 20000000 rec/s, read >= 50000000 rec/s (one core)\n");
+	printf("targets: write >= 20000000 rec/s, read >= 50000000 rec/s raw, >= 30000000 zstd (one core)\n");
 	return 0;
 }

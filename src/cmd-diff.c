@@ -58,6 +58,7 @@ const char usage_diff[] =
 	"                         (both sides)\n"
 	"      --time-a W, --time-b W  the time window of one side: A and B may be\n"
 	"                         one recording (diff --time-a 0,10 --time-b 10,20 F F)\n"
+	JOBS_HELP
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n";
 
 enum { OPT_DOMAIN = 256, OPT_DOMAIN_A, OPT_DOMAIN_B, OPT_FOLD, OPT_FORMAT, OPT_MODE,
@@ -66,8 +67,9 @@ enum { OPT_DOMAIN = 256, OPT_DOMAIN_A, OPT_DOMAIN_B, OPT_FOLD, OPT_FORMAT, OPT_M
 /* side: the side's --time and --cpu (a copy of the filter, domain and
  * mode set here) */
 static struct profile *load(const char *path, const char *domain, bool user_only,
-			    const struct profile_filter *side)
+			    const struct profile_filter *side, unsigned jobs)
 {
+	struct profile_opts po = { .jobs = jobs };
 	struct profile_filter flt = *side;
 	flt.domain = domain;
 	if (user_only)
@@ -79,7 +81,7 @@ static struct profile *load(const char *path, const char *domain, bool user_only
 		fprintf(stderr, "domprof diff: %s\n", msg);
 		return NULL;
 	}
-	struct profile *p = profile_load_files((const char *const *)in.paths, in.n, &flt, NULL, &err,
+	struct profile *p = profile_load_files((const char *const *)in.paths, in.n, &flt, &po, &err,
 					       msg, sizeof(msg));
 	inputs_free(&in);
 	if (!p) {
@@ -113,6 +115,7 @@ int cmd_diff(int argc, char **argv)
 		{ "time-b", required_argument, NULL, OPT_TIME_B },
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* --time and --cpu for both sides; --time-a/--time-b for one */
@@ -121,16 +124,21 @@ int cmd_diff(int argc, char **argv)
 	const char *format = "text";
 	struct diff_view v = { 0 };
 	struct diff_opts o = { 0 };
+	unsigned jobs = jobs_default();
 
 	opterr = 0;
 	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, ":ks:t:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":ks:t:j:", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_DOMAIN: v.domain_a = v.domain_b = optarg; break;
 		case OPT_DOMAIN_A: v.domain_a = optarg; break;
 		case OPT_DOMAIN_B: v.domain_b = optarg; break;
 		case 'k': o.kernel_only = true; break;
+		case 'j':
+			if (parse_jobs(optarg, &jobs))
+				return usage_error("diff", JOBS_ERROR, optarg);
+			break;
 		case OPT_MODE:
 			/* one meaning in every command: user, kernel, or all */
 			v.user_only = !strcmp(optarg, "user");
@@ -192,10 +200,10 @@ int cmd_diff(int argc, char **argv)
 
 	if (v.user_only && o.kernel_only)
 		return usage_error("diff", "--mode user and --kernel-only exclude each other");
-	struct profile *a = load(v.path_a, v.domain_a, v.user_only, &fa_a.flt);
+	struct profile *a = load(v.path_a, v.domain_a, v.user_only, &fa_a.flt, jobs);
 	if (!a)
 		return 1;
-	struct profile *b = load(v.path_b, v.domain_b, v.user_only, &fa_b.flt);
+	struct profile *b = load(v.path_b, v.domain_b, v.user_only, &fa_b.flt, jobs);
 	if (!b) {
 		profile_free(a);
 		return 1;

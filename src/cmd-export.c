@@ -23,7 +23,7 @@
 const char usage_export[] =
 	"usage: domprof export --format folded|pprof|speedscope|json [-i FILE] [-o OUT]\n"
 	"                      [--domain NAME] [--pid PID] [--comm NAME] [--image NAME]\n"
-	"                      [--mode user|kernel]\n"
+	"                      [--mode user|kernel] [-j N]\n"
 	"\n"
 	"Write a recording's aggregated profile for other tools:\n"
 	"  folded      one line per stack: DOMAIN;COMM-PID;caller;...;leaf COUNT\n"
@@ -44,6 +44,7 @@ const char usage_export[] =
 	FILTER_WINDOW_HELP
 	"      --labels K=V,...   pprof: these labels on every sample too (host=web1,\n"
 	"                         cluster=eu; repeatable; docs/fleet.md)\n"
+	JOBS_HELP
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
 	"An empty or filtered-to-nothing profile still gives a valid file, with a\n"
@@ -68,6 +69,7 @@ int cmd_export(int argc, char **argv)
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ "labels", required_argument, NULL, OPT_LABELS },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *iargs[argc > 0 ? argc : 1];   /* -i values, expanded after the options */
@@ -78,11 +80,12 @@ int cmd_export(int argc, char **argv)
 	char emsg[512];
 	const char *label_args[PPROF_LABELS_MAX];   /* --labels, parsed once options are read */
 	size_t nlabel_args = 0;
+	unsigned jobs = jobs_default();
 
 	opterr = 0;
 	optind = 1;
 	int c, li = 0;
-	while ((c = getopt_long(argc, argv, ":f:i:o:", longopts, &li)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:i:o:j:", longopts, &li)) != -1) {
 		switch (c) {
 		case 'f':  /* -f is --force elsewhere; here the first spelling of --format, kept for scripts */
 			if (!strcmp(optarg, "folded"))
@@ -98,6 +101,10 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'i': iargs[ni++] = optarg; break;
 		case 'o': out = optarg; break;
+		case 'j':
+			if (parse_jobs(optarg, &jobs))
+				return usage_error("export", JOBS_ERROR, optarg);
+			break;
 		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_IMAGE: case OPT_MODE: case OPT_TIME: case OPT_CPU:
 			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
 				return usage_error("export", "%s", emsg);
@@ -127,7 +134,7 @@ int cmd_export(int argc, char **argv)
 			return usage_error("export", "%s", emsg);
 		}
 
-	struct profile_opts o = { .stacks = true };
+	struct profile_opts o = { .stacks = true, .jobs = jobs };
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
 	struct inputs in = { 0 };

@@ -22,6 +22,7 @@
 const char usage_flamegraph[] =
 	"usage: domprof flamegraph [-i FILE] [-o OUT.html|OUT.svg] [--inverted] [--title T]\n"
 	"                          [--domain NAME] [--pid PID] [--comm NAME] [--mode user|kernel]\n"
+	"                          [-j N]\n"
 	"\n"
 	"Write an interactive flame graph of a recording: one self-contained HTML\n"
 	"page (no network needed to view it) with click-to-zoom, reset, search with\n"
@@ -41,6 +42,7 @@ const char usage_flamegraph[] =
 	"      --comm NAME        only samples of processes with this command name\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
 	FILTER_WINDOW_HELP
+	JOBS_HELP
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
 	"See docs/flamegraph.md.\n";
@@ -68,6 +70,7 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "min-width", required_argument, NULL, OPT_MINW },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *iargs[argc > 0 ? argc : 1];   /* -i values, expanded after the options */
@@ -75,15 +78,20 @@ int cmd_flamegraph(int argc, char **argv)
 	const char *path = NULL, *out = "flamegraph.html", *title = NULL;
 	struct filter_args fa = { 0 };
 	struct fg_opts fo = { 0 };
+	unsigned jobs = jobs_default();
 	char emsg[256];
 
 	opterr = 0;
 	optind = 1;
 	int c, li = 0;
-	while ((c = getopt_long(argc, argv, ":i:o:", longopts, &li)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:o:j:", longopts, &li)) != -1) {
 		switch (c) {
 		case 'i': iargs[ni++] = optarg; break;
 		case 'o': out = optarg; break;
+		case 'j':
+			if (parse_jobs(optarg, &jobs))
+				return usage_error("flamegraph", JOBS_ERROR, optarg);
+			break;
 		case OPT_INV: fo.inverted = true; break;
 		case OPT_TITLE: title = optarg; break;
 		case OPT_MINW: {
@@ -108,7 +116,7 @@ int cmd_flamegraph(int argc, char **argv)
 	}
 	bool svg = ends_with(out, ".svg");
 
-	struct profile_opts o = { .stacks = true };
+	struct profile_opts o = { .stacks = true, .jobs = jobs };
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
 	struct inputs in = { 0 };

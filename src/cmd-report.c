@@ -27,7 +27,7 @@ const char usage_report[] =
 	"                      [--domain NAME] [--pid PID] [--comm NAME] [--image NAME]\n"
 	"                      [--mode user|kernel] [--time START,END] [--cpu LIST]\n"
 	"                      [--timeline[=SECONDS]] [--format text|csv|json|html]\n"
-	"                      [-o OUT]\n"
+	"                      [-o OUT] [-j N]\n"
 	"\n"
 	"Show where the samples of a recording went. Without -l: an image summary\n"
 	"like opreport (each application, with the images its samples fell in\n"
@@ -63,6 +63,7 @@ const char usage_report[] =
 	"  -o, --output OUT       write the report to OUT instead of standard output\n"
 
 	"  -q, --quiet            no progress line on stderr\n"
+	JOBS_HELP
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
 	"--format html writes one self-contained page (no network needed to view it):\n"
@@ -125,6 +126,7 @@ int cmd_report(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "threshold", required_argument, NULL, 't' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "domain", required_argument, NULL, OPT_DOMAIN },
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "comm", required_argument, NULL, OPT_COMM },
@@ -153,18 +155,23 @@ int cmd_report(int argc, char **argv)
 	bool quiet = false;
 	uint64_t timeline_ns = 0;
 	bool no_inline = false;
+	unsigned jobs = jobs_default();
 	char emsg[256];
 
 	opterr = 0;
 	optind = 1;
 	int c, li = 0;
-	while ((c = getopt_long(argc, argv, ":i:o:lgs:t:q", longopts, &li)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:o:lgs:t:qj:", longopts, &li)) != -1) {
 		switch (c) {
 		case 'i': iargs[ni++] = optarg; break;
 		case 'o': out = optarg; break;
 		case 'l': v.symbols = true; break;
 		case 'g': v.callgraph = true; break;
 		case 'q': quiet = true; break;
+		case 'j':
+			if (parse_jobs(optarg, &jobs))
+				return usage_error("report", JOBS_ERROR, optarg);
+			break;
 		case 's': {
 			const char *bad = NULL;
 			int n = profile_parse_sort(optarg, keys, &bad);
@@ -251,6 +258,7 @@ int cmd_report(int argc, char **argv)
 		.nvmlinux = nvml,
 		.progress = progress_cb,
 		.progress_arg = &pr,
+		.jobs = jobs,
 	};
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];

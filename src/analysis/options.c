@@ -5,6 +5,7 @@
  * and the wording of a failed profile_load().
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,30 @@ int parse_percent(const char *s, double *pct)
 		return -EINVAL;
 	*pct = v;
 	return 0;
+}
+
+int parse_jobs(const char *s, unsigned *jobs)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > (long)DP_READ_THREADS_MAX)
+		return -EINVAL;
+	*jobs = (unsigned)v;
+	return 0;
+}
+
+unsigned jobs_default(void)
+{
+	/* the CPUs this process may run on (taskset, cgroup cpusets), not
+	 * every CPU of the machine */
+	cpu_set_t set;
+	long n = 0;
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		n = CPU_COUNT(&set);
+	if (n < 1)
+		n = 1;
+	return n > (long)DP_READ_THREADS_MAX ? DP_READ_THREADS_MAX : (unsigned)n;
 }
 
 const char *profile_load_reason(char *buf, size_t n, const char *path, int err,

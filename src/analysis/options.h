@@ -59,6 +59,19 @@ int parse_percent(const char *s, double *pct);
 int parse_vmlinux(char *arg, struct profile_vmlinux *v, size_t *n, char *err, size_t errlen);
 
 /*
+ * -j/--jobs N: threads that decode the recording (profile_opts.jobs),
+ * 1..DP_READ_THREADS_MAX. Returns 0, or -EINVAL when s is not such a
+ * number. jobs_default(): the number of CPUs this process may run on
+ * (its affinity mask), the value without -j.
+ */
+int parse_jobs(const char *s, unsigned *jobs);
+unsigned jobs_default(void);
+#define JOBS_HELP \
+	"  -j, --jobs N           decode the recording on N threads (default: the\n" \
+	"                         CPUs this process may use; the output is the same)\n"
+#define JOBS_ERROR "jobs '%s' is not a number of threads (1..64)"
+
+/*
  * The one-line reason a profile_load() failed, from its err and msg
  * results: msg when it says something, else "cannot read 'PATH': ...".
  * Returns buf.

@@ -298,6 +298,8 @@ struct profile *profile_load_files(const char *const *paths, size_t n, const str
 			continue;
 		}
 		total += dp_reader_size(r);
+		if (opts && opts->jobs > 1)
+			(void)dp_reader_set_threads(r, opts->jobs);
 		p->has_stats = false;
 		dp_scan(r, &profile_load_visitor, &L, NULL);
 		if (p->has_stats)
@@ -333,6 +335,9 @@ struct profile *profile_load(const char *path, const struct profile_filter *filt
 	}
 	/* embedded symbol tables stay compressed until the symbols need them */
 	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED);
+	/* no worker started: the reader reads alone, the same profile */
+	if (opts && opts->jobs > 1)
+		(void)dp_reader_set_threads(r, opts->jobs);
 	struct profile *p = load(&r, true, filter, opts, err, msg, msglen);
 	dp_reader_free(r);
 	return p;

@@ -77,6 +77,9 @@ struct profile_opts {
 	uint64_t timeline_ns;   /* the bucket; 0: chosen (about 40 over the span) */
 	profile_progress_fn progress;
 	void *progress_arg;
+	/* threads decoding the file's chunks (dp_reader_set_threads; the
+	 * profile is the same for every value); 0 or 1: one */
+	unsigned jobs;
 };
 
 struct profile_event {

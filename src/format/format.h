@@ -155,17 +155,20 @@ struct dp_mmap {
 #define DP_X86_REG_SP 7u
 #define DP_X86_REG_IP 8u
 
-/* SAMPLE: one sample in the current domain. */
+/* SAMPLE: one sample in the current domain. The fields up to has_asid
+ * are in the order of the record's fixed part on disk, and the optional
+ * ones (zero when absent) follow together: the reader fills a sample with
+ * a few wide copies (docs/file-format.md, "Decoding speed"). */
 struct dp_sample {
 	uint64_t time;          /* ns, CLOCK_MONOTONIC-like (perf clock) */
 	uint64_t ip;
 	uint64_t period;
-	uint64_t asid;          /* address-space id (guest cr3) if has_asid */
 	uint32_t pid, tid;
 	uint32_t cpu;           /* cpu, or vcpu index for a VM domain */
 	uint16_t event;         /* dp_event.id */
 	uint8_t mode;           /* enum dp_mode */
 	bool has_asid;
+	uint64_t asid;          /* address-space id (guest cr3) if has_asid */
 	uint32_t nr_callchain;  /* 0 = no call chain */
 	const uint64_t *callchain; /* innermost first; borrowed (see reader) */
 	/*
@@ -408,6 +411,21 @@ void dp_reader_free(struct dp_reader *r);
 				   * decompresses `stored` if and when needed (a
 				   * kallsyms is ~5 MB of text, ~1 MB stored) */
 void dp_reader_set_flags(struct dp_reader *r, unsigned flags);
+
+/*
+ * Decode chunks on n threads (the caller's and n - 1 workers; n <= 1:
+ * the caller's alone, the default; at most DP_READ_THREADS_MAX). Workers
+ * check the CRCs of the chunks ahead and decompress them; the caller's
+ * thread still walks the file and returns the records, so what
+ * dp_reader_next returns (records, their order, damage) is the same for
+ * every n. Costs up to 64 MiB of decoded chunks ahead. Returns 0,
+ * -EAGAIN when no worker could be started (the reader then reads alone),
+ * or -EBUSY (nothing changed) when workers run and a chunk is open: call
+ * it before the first dp_reader_next or after a rewind. dp_reader_free
+ * stops the workers.
+ */
+#define DP_READ_THREADS_MAX 64u
+int dp_reader_set_threads(struct dp_reader *r, unsigned n);
 
 const struct dp_header *dp_reader_header(const struct dp_reader *r);
 

@@ -11,6 +11,7 @@
  * goes missing or counts twice silently. See docs/file-format.md.
  */
 #include "format/format.h"
+#include "format/prefetch.h"
 #include "format/wire.h"
 #include "util/crc32c.h"
 #include "util/file.h"
@@ -20,6 +21,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -70,6 +72,11 @@ struct dp_reader {
 	uint64_t uregs[64];     /* aligned copy of a sample's user registers */
 	struct dp_counter *ctr; /* a COUNTERS record decoded: DP_MAX_COUNTERS entries */
 	char *ctr_names;        /* their names, NUL-terminated, DP_MAX_COUNTER_NAME + 1 each */
+
+	/* dp_reader_set_threads: workers decoding the chunks ahead, and the
+	 * offset up to which chunks were handed to them */
+	struct dp_prefetch *pf;
+	uint64_t pf_ahead;
 
 	struct dp_damage *damage;
 	size_t ndamage, damage_cap;
@@ -236,6 +243,7 @@ void dp_reader_free(struct dp_reader *r)
 {
 	if (!r)
 		return;
+	pf_free(r->pf);  /* its workers read the mapping */
 	if (r->mapped)
 		munmap((void *)r->map, r->size);
 	free(r->owned);
@@ -253,6 +261,23 @@ void dp_reader_free(struct dp_reader *r)
 }
 
 void dp_reader_set_flags(struct dp_reader *r, unsigned flags) { r->flags = flags; }
+
+int dp_reader_set_threads(struct dp_reader *r, unsigned n)
+{
+	if (n > DP_READ_THREADS_MAX)
+		n = DP_READ_THREADS_MAX;
+	if (r->pf && r->payload)
+		return -EBUSY;  /* the open chunk's payload is a worker's buffer */
+	if (r->pf) {
+		pf_free(r->pf);
+		r->pf = NULL;
+	}
+	if (n <= 1)
+		return 0;
+	/* n - 1 workers: the caller's thread decodes too (pf_take) */
+	r->pf = pf_new(n - 1);
+	return r->pf ? 0 : -EAGAIN;
+}
 const struct dp_header *dp_reader_header(const struct dp_reader *r) { return &r->hdr; }
 uint64_t dp_reader_pos(const struct dp_reader *r) { return r->pos; }
 uint64_t dp_reader_size(const struct dp_reader *r) { return r->size; }
@@ -272,6 +297,9 @@ void dp_reader_rewind(struct dp_reader *r)
 		r->damage_until = UINT64_MAX;
 	r->pos = r->first_chunk;
 	r->dropped = 0;
+	if (r->pf)
+		pf_reset(r->pf);
+	r->pf_ahead = 0;
 	r->payload = NULL;
 	r->plen = r->ppos = 0;
 	r->chunks = 0;
@@ -406,6 +434,8 @@ static void close_chunk(struct dp_reader *r)
 		damage(r, r->chunk_off, 0, "chunk holds %u records, header says %u",
 		       r->nrec_seen, r->nrec_expected);
 	r->payload = NULL;
+	if (r->pf)
+		pf_release(r->pf);
 	/* SYMTAB data is only valid inside its chunk; a large table (a
 	 * kallsyms is ~10 MB) is not kept for the rest of the read. */
 	if (r->scap > (1u << 20)) {
@@ -413,6 +443,29 @@ static void close_chunk(struct dp_reader *r)
 		r->sbuf = NULL;
 		r->scap = 0;
 	}
+}
+
+/*
+ * Hand the chunks from `from` on to the workers, as far as the queue
+ * takes them, walking as next_chunk would over valid headers; the walk
+ * stops where next_chunk would report damage or resynchronise (it gets
+ * there itself and decodes such chunks inline).
+ */
+static void prefetch_ahead(struct dp_reader *r, uint64_t from)
+{
+	uint64_t q = from > r->pf_ahead ? from : r->pf_ahead;
+	while (q < r->size && r->size - q >= DP_CHUNK_HDR) {
+		const uint8_t *h = r->map + q;
+		if (!chunk_header_ok(h))
+			break;
+		uint32_t flags = get32(h + 4), stored = get32(h + 8), raw = get32(h + 12);
+		if (stored > DP_CHUNK_MAX || raw > DP_CHUNK_MAX || q + DP_CHUNK_HDR + stored > r->size)
+			break;
+		if (!pf_submit(r->pf, q, h + DP_CHUNK_HDR, stored, raw, flags, get32(h + 20)))
+			break;
+		q += DP_CHUNK_HDR + align8(stored);
+	}
+	r->pf_ahead = q;
 }
 
 /*
@@ -478,24 +531,38 @@ static bool next_chunk(struct dp_reader *r)
 		if (!seq_note(r, get32(h + 24), off, end - off))
 			continue;
 		const uint8_t *pl = h + DP_CHUNK_HDR;
-		if (crc32c(0, pl, stored) != get32(h + 20)) {
+		/* with workers: their result for this chunk, the same as
+		 * what the lines below work out without */
+		const struct pf_result *pr = NULL;
+		if (r->pf) {
+			prefetch_ahead(r, off);
+			pr = pf_take(r->pf, off);
+		}
+		if (pr ? !pr->crc_ok : crc32c(0, pl, stored) != get32(h + 20)) {
 			damage(r, off, DP_CHUNK_HDR + stored,
 			       "bad CRC in chunk at offset %" PRIu64 "; %u bytes skipped", off, stored);
 			continue;
 		}
 		if (flags & DP_CHUNK_ZSTD) {
-			if (raw > r->zcap) {
-				free(r->zbuf);
-				r->zbuf = xmalloc(raw);
-				r->zcap = raw;
+			const uint8_t *data = pr ? pr->data : NULL;
+			if (!pr) {
+				if (raw > r->zcap) {
+					free(r->zbuf);
+					r->zbuf = xmalloc(raw);
+					r->zcap = raw;
+				}
+				size_t n = ZSTD_decompressDCtx(r->dctx, r->zbuf, raw, pl, stored);
+				if (!ZSTD_isError(n) && n == raw)
+					data = r->zbuf;
+			} else if (!pr->dec_ok) {
+				data = NULL;
 			}
-			size_t n = ZSTD_decompressDCtx(r->dctx, r->zbuf, raw, pl, stored);
-			if (ZSTD_isError(n) || n != raw) {
+			if (!data) {
 				damage(r, off, DP_CHUNK_HDR + stored,
 				       "chunk at offset %" PRIu64 " does not decompress", off);
 				continue;
 			}
-			r->payload = r->zbuf;
+			r->payload = data;
 			r->plen = raw;
 		} else {
 			if (raw != stored) {
@@ -570,34 +637,46 @@ static bool dec_ustack(struct dp_reader *r, struct dp_sample *s, uint16_t flags,
 	return true;
 }
 
+/* A sample's fixed part at b (time, ip, period, pid, tid, cpu, event,
+ * mode), copied as it is on disk (little-endian hosts, util/le.h): the
+ * head of struct dp_sample has the same layout. The record's last fixed
+ * byte is padding, where has_asid goes; it and the optional fields after
+ * it start out absent. */
+static inline __attribute__((always_inline)) void sample_fixed(struct dp_sample *s,
+								const uint8_t *b)
+{
+	_Static_assert(offsetof(struct dp_sample, has_asid) == DP_SAMPLE_FIXED - 1 &&
+		       offsetof(struct dp_sample, asid) == DP_SAMPLE_FIXED &&
+		       offsetof(struct dp_sample, mode) == 38 && offsetof(struct dp_sample, pid) == 24,
+		       "dp_sample's head is the SAMPLE record's fixed part");
+	memcpy(s, b, DP_SAMPLE_FIXED);
+	s->has_asid = false;
+	memset(&s->asid, 0, sizeof(*s) - offsetof(struct dp_sample, asid));
+}
+
 /* Per-tag decoders of a record body at p (len bytes, header included):
- * false when it is too short or malformed. */
-static bool dec_sample(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
+ * false when it is too short or malformed. dec_sample is inlined into
+ * dp_reader_next (most records are samples; see docs/file-format.md on
+ * the decoder's speed), the others go through decode()'s switch. */
+static inline __attribute__((always_inline)) bool
+dec_sample(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
 {
 	const uint8_t *end = p + len, *b = p + DP_REC_HDR, *q;
 	uint16_t flags = get16(p + 2);
 	struct dp_sample *s = &rec->u.sample;
 	if (len < DP_REC_HDR + DP_SAMPLE_FIXED)
 		return false;
-	s->time = get64(b);
-	s->ip = get64(b + 8);
-	s->period = get64(b + 16);
-	s->pid = get32(b + 24);
-	s->tid = get32(b + 28);
-	s->cpu = get32(b + 32);
-	s->event = get16(b + 36);
-	s->mode = b[38];
+	sample_fixed(s, b);
+	if (__builtin_expect(!(flags & (DP_SAMPLE_F_ASID | DP_SAMPLE_F_CHAIN | DP_SAMPLE_F_USTACK)), 1))
+		return true;
 	q = b + DP_SAMPLE_FIXED;
-	s->has_asid = flags & DP_SAMPLE_F_ASID;
-	s->asid = 0;
-	if (s->has_asid) {
+	if (flags & DP_SAMPLE_F_ASID) {
 		if (end - q < 8)
 			return false;
+		s->has_asid = true;
 		s->asid = get64(q);
 		q += 8;
 	}
-	s->nr_callchain = 0;
-	s->callchain = NULL;
 	if (flags & DP_SAMPLE_F_CHAIN) {
 		if (end - q < 8)
 			return false;
@@ -840,7 +919,10 @@ static bool decode(struct dp_reader *r, struct dp_record *rec, const uint8_t *p,
 	}
 }
 
-int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
+/* dp_reader_next for everything but the next record being a well-formed
+ * SAMPLE of the open chunk without optional parts: chunk changes, other
+ * tags, damage. */
+static __attribute__((noinline)) int next_slow(struct dp_reader *r, struct dp_record *rec)
 {
 	for (;;) {
 		if (!r->payload || r->ppos >= r->plen) {
@@ -861,25 +943,61 @@ int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
 		r->ppos += len;
 		r->nrec_seen++;
 		uint64_t nrec_before = r->nrec_read++;
-		rec->type = get16(p);
-		if (rec->type == DP_REC_SAMPLE)
-			r->nsamples_read++;
+		uint16_t type = get16(p);
+		rec->type = type;
 		rec->raw = p;
 		rec->raw_len = len;
 		rec->chunk_offset = r->chunk_off;
-		if (!decode(r, rec, p, len)) {
-			damage(r, r->chunk_off, len,
-			       "malformed %s record in chunk at offset %" PRIu64 " skipped",
-			       dp_rec_type_name(rec->type), r->chunk_off);
-			continue;
+		if (__builtin_expect(type == DP_REC_SAMPLE, 1)) {
+			r->nsamples_read++;
+			if (__builtin_expect(dec_sample(r, rec, p, len), 1)) {
+				rec->domain = r->cur_domain;
+				return 1;
+			}
+		} else if (decode(r, rec, p, len)) {
+			if (type == DP_REC_DOMAIN_SWITCH)
+				r->cur_domain = rec->u.switch_to;
+			if (type == DP_REC_STATS)
+				stats_check(r, &rec->u.stats, nrec_before);
+			rec->domain = r->cur_domain;
+			return 1;
 		}
-		if (rec->type == DP_REC_DOMAIN_SWITCH)
-			r->cur_domain = rec->u.switch_to;
-		if (rec->type == DP_REC_STATS)
-			stats_check(r, &rec->u.stats, nrec_before);
-		rec->domain = r->cur_domain;
-		return 1;
+		damage(r, r->chunk_off, len, "malformed %s record in chunk at offset %" PRIu64 " skipped",
+		       dp_rec_type_name(type), r->chunk_off);
 	}
+}
+
+/*
+ * The common case inline, in a function small enough to need no stack
+ * frame: the next record is a SAMPLE with no asid, chain or user stack,
+ * and its length is valid (what next_slow would check, so both give the
+ * same record). Everything else goes to next_slow.
+ */
+int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
+{
+	const uint8_t *pl = r->payload;
+	size_t pos = r->ppos, left = r->plen - pos;  /* ppos <= plen always */
+	if (__builtin_expect(pl != NULL && left >= DP_REC_HDR + DP_SAMPLE_FIXED, 1)) {
+		const uint8_t *p = pl + pos;
+		uint32_t len = get32(p + 4);
+		uint16_t flags = get16(p + 2);
+		if (__builtin_expect(get16(p) == DP_REC_SAMPLE &&
+				     !(flags & (DP_SAMPLE_F_ASID | DP_SAMPLE_F_CHAIN | DP_SAMPLE_F_USTACK)) &&
+				     len >= DP_REC_HDR + DP_SAMPLE_FIXED && len % 8 == 0 && len <= left, 1)) {
+			r->ppos = pos + len;
+			r->nrec_seen++;
+			r->nrec_read++;
+			r->nsamples_read++;
+			rec->type = DP_REC_SAMPLE;
+			rec->raw = p;
+			rec->raw_len = len;
+			rec->chunk_offset = r->chunk_off;
+			rec->domain = r->cur_domain;
+			sample_fixed(&rec->u.sample, p + DP_REC_HDR);
+			return 1;
+		}
+	}
+	return next_slow(r, rec);
 }
 
 /* A zstd frame decompresses to exactly `raw` bytes, checked in a small

@@ -1,15 +1,51 @@
 // SPDX-License-Identifier: MIT
 /* libFuzzer target: the file reader must survive any bytes (also the
  * pointers it returns: chains, user registers and stacks, counter names,
- * table data are read). */
+ * table data are read), and a read on 2 threads (dp_reader_set_threads)
+ * must return the same records and damage as the read on one: any
+ * difference traps. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "format/format.h"
 
+static uint64_t fold(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* Records (type, domain, bytes) and damage of one pass on `threads`. */
+static uint64_t digest(const uint8_t *data, size_t size, unsigned threads)
+{
+	int err;
+	struct dp_reader *r = dp_reader_open_mem(data, size, &err, NULL, 0);
+	if (!r)
+		return 0;
+	if (dp_reader_set_threads(r, threads))
+		__builtin_trap();
+	struct dp_record rec;
+	uint64_t h = 0xcbf29ce484222325ull;
+	while (dp_reader_next(r, &rec) > 0) {
+		h = fold(h, &rec.type, sizeof(rec.type));
+		h = fold(h, &rec.domain, sizeof(rec.domain));
+		h = fold(h, rec.raw, rec.raw_len);
+	}
+	const struct dp_damage *d;
+	size_t nd = dp_reader_damage(r, &d);
+	for (size_t i = 0; i < nd; i++)
+		h = fold(h, d[i].what, strlen(d[i].what));
+	dp_reader_free(r);
+	return h;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	if (digest(data, size, 1) != digest(data, size, 2))
+		__builtin_trap();
 	int err;
 	char msg[128];
 	struct dp_reader *r = dp_reader_open_mem(data, size, &err, msg, sizeof(msg));

@@ -1274,6 +1274,22 @@ static void crc(void)
 		buf[i] = (uint8_t)rnd();
 	for (size_t n = 0; n < 1000; n += 37)
 		CHECK_EQ_U64(crc32c(0, buf + 1, n), crc32c_sw(0, buf + 1, n));
+	/* around the interleaved blocks' sizes (3 x 256, 3 x 8192 bytes),
+	 * unaligned, and continued from a CRC */
+	size_t big = 3 * 8192 * 2 + 3 * 256 * 3 + 64;
+	uint8_t *b = malloc(big + 1);
+	for (size_t i = 0; i < big + 1; i++)
+		b[i] = (uint8_t)rnd();
+	static const size_t lens[] = { 767, 768, 769, 775, 776, 1536, 24575, 24576, 24577,
+				       24583, 24576 + 768, 49152 + 2304 + 63 };
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		CHECK(lens[i] <= big);
+		CHECK_EQ_U64(crc32c(0, b + 1, lens[i]), crc32c_sw(0, b + 1, lens[i]));
+		CHECK_EQ_U64(crc32c(0x12345678, b, lens[i]), crc32c_sw(0x12345678, b, lens[i]));
+		size_t h = lens[i] / 3;
+		CHECK_EQ_U64(crc32c(crc32c(0, b, h), b + h, lens[i] - h), crc32c_sw(0, b, lens[i]));
+	}
+	free(b);
 }
 
 static void enospc(void)
@@ -1288,6 +1304,185 @@ static void enospc(void)
 	struct dp_writer *w = dp_writer_new(fd, &h, NULL, &err);
 	CHECK(w == NULL && err == -ENOSPC);
 	close(fd);
+}
+
+/* ---- parallel decoding (dp_reader_set_threads) ---- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* Everything a read returns, folded into one number: each record (type,
+ * domain, chunk, bytes; a chain and a symtab's data as decoded), over two
+ * passes (a rewind between), then the damage lines and completeness. */
+static uint64_t read_digest(const uint8_t *b, size_t len, unsigned threads, size_t *nrec,
+			    const char *path)
+{
+	int err;
+	*nrec = 0;
+	/* path: the same bytes from a file (mapped) */
+	struct dp_reader *r = path ? dp_reader_open(path, &err, NULL, 0)
+				   : dp_reader_open_mem(b, len, &err, NULL, 0);
+	if (!r)
+		return 1;
+	CHECK(dp_reader_set_threads(r, threads) == 0);
+	uint64_t h = 0xcbf29ce484222325ull;
+	*nrec = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		struct dp_record rec;
+		while (dp_reader_next(r, &rec) > 0) {
+			h = fnv(h, &rec.type, sizeof(rec.type));
+			h = fnv(h, &rec.domain, sizeof(rec.domain));
+			h = fnv(h, &rec.chunk_offset, sizeof(rec.chunk_offset));
+			h = fnv(h, rec.raw, rec.raw_len);
+			if (rec.type == DP_REC_SAMPLE)
+				h = fnv(h, rec.u.sample.callchain, 8 * (size_t)rec.u.sample.nr_callchain);
+			if (rec.type == DP_REC_SYMTAB && rec.u.symtab.data)
+				h = fnv(h, rec.u.symtab.data, rec.u.symtab.size);
+			++*nrec;
+		}
+		dp_reader_rewind(r);
+	}
+	const struct dp_damage *d;
+	size_t nd = dp_reader_damage(r, &d);
+	for (size_t i = 0; i < nd; i++) {
+		h = fnv(h, d[i].what, strlen(d[i].what));
+		h = fnv(h, &d[i].offset, sizeof(d[i].offset));
+		h = fnv(h, &d[i].bytes_lost, sizeof(d[i].bytes_lost));
+	}
+	const char *inc = dp_reader_incomplete(r);
+	h = fnv(h, inc ? inc : "-", strlen(inc ? inc : "-"));
+	dp_reader_free(r);
+	return h;
+}
+
+/* The same read on 1 and 3 threads; returns the 1-thread digest.
+ * file: also from a file, on 1 and 2 threads. */
+static uint64_t same_on_threads_f(const uint8_t *b, size_t len, bool file)
+{
+	size_t n1, n;
+	uint64_t h1 = read_digest(b, len, 1, &n1, NULL);
+	static const unsigned th[] = { 3 };
+	for (size_t i = 0; i < sizeof(th) / sizeof(th[0]); i++) {
+		CHECK_EQ_U64(read_digest(b, len, th[i], &n, NULL), h1);
+		CHECK_EQ_U64(n, n1);
+	}
+	if (file) {
+		char *path = tmpfile_path("threads-file.data");
+		FILE *f = fopen(path, "wb");
+		CHECK(f && fwrite(b, 1, len, f) == len);
+		if (f)
+			fclose(f);
+		for (unsigned t = 1; t <= 2; t++) {
+			CHECK_EQ_U64(read_digest(b, len, t, &n, path), h1);
+			CHECK_EQ_U64(n, n1);
+		}
+		unlink(path);
+		free(path);
+	}
+	return h1;
+}
+
+static uint64_t same_on_threads(const uint8_t *b, size_t len)
+{
+	return same_on_threads_f(b, len, false);
+}
+
+static void threads_same(int zlevel)
+{
+	char *path = tmpfile_path("threads.data");
+	struct dp_writer *w = open_writer(path, 2048, zlevel);
+	struct dp_event ev = { .id = 0, .name = "cpu-clock", .period = 1000, .freq = true };
+	dp_write_event(w, &ev);
+	uint64_t chain[5] = { 1, 2, 3, 4, 5 };
+	static const uint8_t blob[] = "ffffffff81000000 T _stext\n";
+	for (int i = 0; i < 1500; i++) {
+		struct dp_sample s = { .ip = rnd(), .pid = (uint32_t)(i % 5), .time = (uint64_t)i,
+				       .nr_callchain = (uint32_t)(i % 6), .callchain = chain,
+				       .has_asid = i % 7 == 0, .asid = (uint64_t)i };
+		CHECK(dp_write_sample(w, (uint32_t)(i % 11 == 0), &s) == 0);
+		if (i % 200 == 0) {
+			struct dp_mmap m = { .pid = 1, .start = (uint64_t)i << 12, .len = 4096,
+					     .path = "/bin/x" };
+			CHECK(dp_write_mmap(w, 0, &m) == 0);
+			struct dp_symtab st = { .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms",
+						.data = blob, .size = sizeof(blob) - 1 };
+			CHECK(dp_write_symtab(w, 0, &st) == 0);
+		}
+	}
+	struct dp_stats st = { .samples = 1500 };
+	dp_write_stats(w, &st);
+	CHECK(dp_writer_finish(w) == 0);
+	size_t len;
+	uint8_t *b = slurp(path, &len);
+	struct chunks c;
+	split_chunks(b, len, &c);
+	CHECK(c.n >= 20);
+
+	uint64_t intact = same_on_threads_f(b, len, true);
+	/* a byte changed every 2999 bytes (every 661st with zstd), in turn:
+	 * headers, payloads, padding (few: the test also runs under valgrind,
+	 * where each read's threads are slow to start) */
+	size_t step = zlevel ? 661 : 2999;
+	uint8_t *f = xmalloc(len);
+	size_t changed = 0, tried = 0;
+	for (size_t i = 0; i < len; i += step) {
+		memcpy(f, b, len);
+		f[i] ^= 0x5a;
+		tried++;
+		changed += same_on_threads(f, len) != intact;  /* control: damage shows */
+	}
+	CHECK(changed * 10 >= tried * 8);
+	/* a bad CRC, from a file as well */
+	memcpy(f, b, len);
+	f[c.off[6] + DP_CHUNK_HDR + 5] ^= 0x21;
+	CHECK(same_on_threads_f(f, len, true) != intact);
+	/* cut at chunk boundaries and inside chunks */
+	for (size_t i = 1; i < c.n; i += 7) {
+		CHECK(same_on_threads(b, c.off[i]) != intact);
+		CHECK(same_on_threads(b, c.off[i] + 40) != intact);
+	}
+	/* chunks repeated, missing, out of order (CRCs all valid) */
+	int idx[80] = { 0 };
+	size_t n = 0;
+	for (size_t i = 0; i < c.n; i++) {
+		idx[n++] = (int)i;
+		if (i == 3 || i == 9)
+			idx[n++] = (int)i;             /* repeated */
+	}
+	size_t rl;
+	uint8_t *rb = rebuild(b, &c, idx, n, &rl);
+	CHECK(same_on_threads_f(rb, rl, true) != intact);
+	free(rb);
+	n = 0;
+	for (size_t i = 0; i < c.n; i++)
+		if (i != 5)
+			idx[n++] = (int)(i == 7 ? 8 : i == 8 ? 7 : i);  /* 5 missing, 7 and 8 swapped */
+	rb = rebuild(b, &c, idx, n, &rl);
+	CHECK(same_on_threads_f(rb, rl, true) != intact);
+	free(rb);
+	if (zlevel) {
+		/* a frame that does not decompress, under a valid CRC */
+		memcpy(f, b, len);
+		size_t o = c.off[4];
+		uint32_t stored = get32(f + o + 8);
+		CHECK(get32(f + o + 4) & DP_CHUNK_ZSTD);
+		memset(f + o + DP_CHUNK_HDR, 0, 4);  /* the frame's magic */
+		put32(f + o + 20, crc32c(0, f + o + DP_CHUNK_HDR, stored));
+		put32(f + o + 28, crc32c(0, f + o, 28));
+		struct readout ro;
+		read_out(f, len, &ro);
+		CHECK(strstr(ro.damage, "does not decompress") != NULL);
+		CHECK(same_on_threads_f(f, len, true) != intact);
+	}
+	free(f);
+	free(b);
+	unlink(path);
+	free(path);
 }
 
 int main(void)
@@ -1318,6 +1513,8 @@ int main(void)
 	ustack_refused();
 	ustack_malformed();
 	ustack_cuts();
+	threads_same(0);
+	threads_same(3);
 	enospc();
 	rmdir(tmpdir);
 	return unit_done();

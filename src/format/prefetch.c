@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Parallel chunk decoding for the reader (see prefetch.h): a ring of
+ * slots in file order, each a queued chunk and, once decoded, its result.
+ * Workers take the first queued slot; the reader takes the slot of the
+ * chunk it enters from the head of the ring, dropping slots of chunks it
+ * skipped, and decodes a slot no worker has started itself rather than
+ * wait. One mutex guards the ring; decoding runs outside it.
+ */
+#include "format/prefetch.h"
+#include "format/wire.h"
+#include "util/crc32c.h"
+#include "util/xalloc.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <zstd.h>
+
+enum { SLOT_QUEUED, SLOT_RUNNING, SLOT_DONE };
+
+struct slot {
+	uint64_t off, end;
+	const uint8_t *pl;
+	uint32_t stored, raw, flags, crc;
+	int state;
+	struct pf_result res;
+	uint8_t *buf;           /* kept across uses (at most PF_MAX_RAW) */
+	size_t cap;
+};
+
+struct dp_prefetch {
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	struct slot slots[PF_SLOTS_MAX];
+	unsigned nslots;        /* ring size in use */
+	unsigned head, count;   /* the ring: slots[head .. head + count) */
+	bool held;              /* the head slot's result is the reader's */
+	size_t bytes;           /* raw bytes of the slots in the ring */
+	uint64_t queued_end;
+	bool stop;
+	pthread_t th[PF_THREADS_MAX];
+	unsigned nth;
+	ZSTD_DCtx *dctx;        /* for slots the reader decodes itself */
+};
+
+static struct slot *at(struct dp_prefetch *pf, unsigned i)
+{
+	return &pf->slots[(pf->head + i) % pf->nslots];
+}
+
+/* What reader.c's next_chunk computes for the chunk (outside the lock). */
+static void decode_slot(struct slot *s, ZSTD_DCtx *dctx)
+{
+	s->res.crc_ok = crc32c(0, s->pl, s->stored) == s->crc;
+	s->res.dec_ok = false;
+	s->res.data = NULL;
+	s->res.len = 0;
+	if (!s->res.crc_ok || !(s->flags & DP_CHUNK_ZSTD))
+		return;
+	if (s->raw > s->cap) {
+		free(s->buf);
+		s->buf = xmalloc(s->raw);
+		s->cap = s->raw;
+	}
+	size_t n = ZSTD_decompressDCtx(dctx, s->buf, s->raw, s->pl, s->stored);
+	s->res.dec_ok = !ZSTD_isError(n) && n == s->raw;
+	s->res.data = s->buf;
+	s->res.len = s->raw;
+}
+
+static void *worker(void *arg)
+{
+	struct dp_prefetch *pf = arg;
+	ZSTD_DCtx *dctx = ZSTD_createDCtx();
+	pthread_mutex_lock(&pf->mu);
+	for (;;) {
+		struct slot *s = NULL;
+		for (unsigned i = 0; i < pf->count && !s; i++)
+			if (at(pf, i)->state == SLOT_QUEUED)
+				s = at(pf, i);
+		if (pf->stop)
+			break;
+		if (!s || !dctx) {
+			pthread_cond_wait(&pf->work, &pf->mu);
+			continue;
+		}
+		s->state = SLOT_RUNNING;
+		pthread_mutex_unlock(&pf->mu);
+		decode_slot(s, dctx);
+		pthread_mutex_lock(&pf->mu);
+		s->state = SLOT_DONE;
+		pthread_cond_broadcast(&pf->done);
+	}
+	pthread_mutex_unlock(&pf->mu);
+	ZSTD_freeDCtx(dctx);
+	return NULL;
+}
+
+struct dp_prefetch *pf_new(unsigned threads)
+{
+	if (threads < 1)
+		return NULL;
+	if (threads > PF_THREADS_MAX)
+		threads = PF_THREADS_MAX;
+	struct dp_prefetch *pf = xcalloc(1, sizeof(*pf));
+	pthread_mutex_init(&pf->mu, NULL);
+	pthread_cond_init(&pf->work, NULL);
+	pthread_cond_init(&pf->done, NULL);
+	/* enough chunks ahead to keep every worker and the reader busy */
+	pf->nslots = 4 * (threads + 1);
+	if (pf->nslots > PF_SLOTS_MAX)
+		pf->nslots = PF_SLOTS_MAX;
+	pf->dctx = ZSTD_createDCtx();
+	for (unsigned i = 0; i < threads && pf->dctx; i++) {
+		if (pthread_create(&pf->th[pf->nth], NULL, worker, pf))
+			break;
+		pf->nth++;
+	}
+	if (!pf->nth) {
+		pf_free(pf);
+		return NULL;
+	}
+	return pf;
+}
+
+/* Wait until no worker decodes a slot of the ring (lock held). */
+static void quiesce(struct dp_prefetch *pf)
+{
+	for (;;) {
+		bool running = false;
+		for (unsigned i = 0; i < pf->count; i++)
+			running |= at(pf, i)->state == SLOT_RUNNING;
+		if (!running)
+			return;
+		pthread_cond_wait(&pf->done, &pf->mu);
+	}
+}
+
+/* Drop the head slot (lock held, the slot not running). Its buffer is
+ * kept for the next use of the slot. */
+static void pop(struct dp_prefetch *pf)
+{
+	struct slot *s = at(pf, 0);
+	pf->bytes -= s->raw;
+	s->state = SLOT_DONE;
+	s->pl = NULL;
+	if (s->cap > (2u << 20)) {
+		/* a large chunk's buffer is not kept: the ring may hold a
+		 * PF_MAX_BYTES of them, not a PF_MAX_RAW in every slot */
+		free(s->buf);
+		s->buf = NULL;
+		s->cap = 0;
+	}
+	pf->head = (pf->head + 1) % pf->nslots;
+	pf->count--;
+	pf->held = false;
+	if (!pf->count)
+		pf->queued_end = 0;
+}
+
+void pf_free(struct dp_prefetch *pf)
+{
+	if (!pf)
+		return;
+	pthread_mutex_lock(&pf->mu);
+	pf->stop = true;
+	pthread_cond_broadcast(&pf->work);
+	pthread_mutex_unlock(&pf->mu);
+	for (unsigned i = 0; i < pf->nth; i++)
+		pthread_join(pf->th[i], NULL);
+	for (unsigned i = 0; i < PF_SLOTS_MAX; i++)
+		free(pf->slots[i].buf);
+	ZSTD_freeDCtx(pf->dctx);
+	pthread_cond_destroy(&pf->work);
+	pthread_cond_destroy(&pf->done);
+	pthread_mutex_destroy(&pf->mu);
+	free(pf);
+}
+
+bool pf_submit(struct dp_prefetch *pf, uint64_t off, const uint8_t *pl, uint32_t stored,
+	       uint32_t raw, uint32_t flags, uint32_t crc)
+{
+	uint32_t need = flags & DP_CHUNK_ZSTD ? raw : 0;
+	pthread_mutex_lock(&pf->mu);
+	bool ok = pf->count < pf->nslots && need <= PF_MAX_RAW && pf->bytes + need <= PF_MAX_BYTES;
+	if (ok) {
+		struct slot *s = at(pf, pf->count);
+		s->off = off;
+		s->end = off + DP_CHUNK_HDR + align8(stored);
+		s->pl = pl;
+		s->stored = stored;
+		s->raw = need;
+		s->flags = flags;
+		s->crc = crc;
+		s->state = SLOT_QUEUED;
+		pf->count++;
+		pf->bytes += need;
+		pf->queued_end = s->end;
+		pthread_cond_signal(&pf->work);
+	}
+	pthread_mutex_unlock(&pf->mu);
+	return ok;
+}
+
+uint64_t pf_queued_end(const struct dp_prefetch *pf)
+{
+	return pf->queued_end;  /* written only by the reader's thread */
+}
+
+const struct pf_result *pf_take(struct dp_prefetch *pf, uint64_t off)
+{
+	pthread_mutex_lock(&pf->mu);
+	if (pf->held)
+		pop(pf);
+	struct slot *s = NULL;
+	while (pf->count) {
+		struct slot *h = at(pf, 0);
+		if (h->off == off) {
+			s = h;
+			break;
+		}
+		if (h->off > off)
+			break;
+		/* a chunk the reader skipped: drop it once no worker is on it */
+		if (h->state == SLOT_RUNNING)
+			pthread_cond_wait(&pf->done, &pf->mu);
+		else
+			pop(pf);
+	}
+	if (s && s->state == SLOT_QUEUED) {
+		s->state = SLOT_RUNNING;
+		pthread_mutex_unlock(&pf->mu);
+		decode_slot(s, pf->dctx);
+		pthread_mutex_lock(&pf->mu);
+		s->state = SLOT_DONE;
+	}
+	while (s && s->state != SLOT_DONE)
+		pthread_cond_wait(&pf->done, &pf->mu);
+	if (s)
+		pf->held = true;
+	pthread_mutex_unlock(&pf->mu);
+	return s ? &s->res : NULL;
+}
+
+void pf_release(struct dp_prefetch *pf)
+{
+	pthread_mutex_lock(&pf->mu);
+	if (pf->held)
+		pop(pf);
+	pthread_mutex_unlock(&pf->mu);
+}
+
+void pf_reset(struct dp_prefetch *pf)
+{
+	pthread_mutex_lock(&pf->mu);
+	quiesce(pf);
+	while (pf->count)
+		pop(pf);
+	pthread_mutex_unlock(&pf->mu);
+}
