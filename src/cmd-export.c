@@ -22,15 +22,19 @@
 const char usage_export[] =
 	"usage: domprof export --format folded|pprof|speedscope|json [-i FILE] [-o OUT]\n"
 	"                      [--domain NAME] [--pid PID] [--comm NAME] [--image NAME]\n"
-	"                      [--mode user|kernel]\n"
+	"                      [--mode user|kernel] [--by-pid|--by-tid|--no-comm]\n"
 	"\n"
 	"Write a recording's aggregated profile for other tools:\n"
-	"  folded      one line per stack: DOMAIN;COMM-PID;caller;...;leaf COUNT\n"
-	"              (FlameGraph's flamegraph.pl, speedscope, inferno)\n"
+	"  folded      one line per stack: DOMAIN;COMM;caller;...;leaf COUNT, the runs\n"
+	"              of one program merged (FlameGraph's flamegraph.pl, speedscope,\n"
+	"              inferno)\n"
 	"  pprof       gzip-compressed profile.proto (go tool pprof), sample types\n"
 	"              samples/count and cpu/nanoseconds, labels domain, pid, comm\n"
-	"  speedscope  speedscope's JSON file format, one profile per domain\n"
+	"              (and tid with --by-tid); no process frame\n"
+	"  speedscope  speedscope's JSON file format, one profile per domain, the\n"
+	"              process level as the first frame of each stack\n"
 	"  json        the aggregated profile with symbols, stacks and call tree\n"
+	"              (the tree's process level as chosen below)\n"
 	"\n"
 	"      --format FMT       one of the above (required)\n"
 	"  -i, --input FILE       recording to read (default: domprof.data)\n"
@@ -41,12 +45,14 @@ const char usage_export[] =
 	"      --image NAME       only samples whose leaf is in this image\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
 	FILTER_WINDOW_HELP
+	FG_ROOT_HELP
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
 	"An empty or filtered-to-nothing profile still gives a valid file, with a\n"
 	"warning on stderr. See docs/export.md.\n";
 
-enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_TIME, OPT_CPU, OPT_NO_DEBUGINFOD };
+enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_TIME, OPT_CPU, OPT_NO_DEBUGINFOD,
+       OPT_ROOT };
 enum fmt { FMT_NONE, FMT_FOLDED, FMT_PPROF, FMT_SPEEDSCOPE, FMT_JSON };
 
 int cmd_export(int argc, char **argv)
@@ -63,12 +69,17 @@ int cmd_export(int argc, char **argv)
 		{ "time", required_argument, NULL, OPT_TIME },
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "by-pid", no_argument, NULL, OPT_ROOT },
+		{ "by-tid", no_argument, NULL, OPT_ROOT },
+		{ "no-comm", no_argument, NULL, OPT_ROOT },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data", *out = NULL;
 	enum fmt fmt = FMT_NONE;
 	struct filter_args fa = { 0 };
 	char emsg[256];
+	enum fg_root root = FG_ROOT_COMM;
+	int nroot = 0;
 
 	opterr = 0;
 	optind = 1;
@@ -96,6 +107,10 @@ int cmd_export(int argc, char **argv)
 		case OPT_NO_DEBUGINFOD:
 			dbgfd_turn_off();   /* for libdwfl too: docs/symbols.md */
 			break;
+		case OPT_ROOT:
+			if (fg_root_option(&root, &nroot, longopts[li].name, emsg, sizeof(emsg)))
+				return usage_error("export", "%s", emsg);
+			break;
 		case ':':
 			return usage_error("export", "option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -107,7 +122,7 @@ int cmd_export(int argc, char **argv)
 	if (fmt == FMT_NONE)
 		return usage_error("export", "--format is required (folded, pprof, speedscope or json)");
 
-	struct profile_opts o = { .stacks = true };
+	struct profile_opts o = { .stacks = true, .by_tid = root == FG_ROOT_TID };
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
 	struct profile *p = profile_load(path, &fa.flt, &o, &err, msg, sizeof(msg));
@@ -132,10 +147,10 @@ int cmd_export(int argc, char **argv)
 	}
 	int rc;
 	switch (fmt) {
-	case FMT_FOLDED: rc = export_folded(f, p); break;
-	case FMT_PPROF: rc = export_pprof(f, p); break;
-	case FMT_SPEEDSCOPE: rc = export_speedscope(f, p, path); break;
-	default: rc = export_json(f, p, path); break;
+	case FMT_FOLDED: rc = export_folded(f, p, root); break;
+	case FMT_PPROF: rc = export_pprof(f, p, root); break;
+	case FMT_SPEEDSCOPE: rc = export_speedscope(f, p, path, root); break;
+	default: rc = export_json(f, p, path, root); break;
 	}
 	if (f != stdout) {
 		if (fclose(f) && !rc)

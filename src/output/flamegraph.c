@@ -43,6 +43,43 @@ const char *fg_process_label(const char *comm, uint32_t pid, char *buf, size_t l
 	return buf;
 }
 
+static const char *root_label(const char *comm, uint32_t pid, uint32_t tid, enum fg_root root,
+			      char *buf, size_t len)
+{
+	const char *c = comm && *comm ? comm : "[unknown]";
+	switch (root) {
+	case FG_ROOT_PID: snprintf(buf, len, "%s-%" PRIu32, c, pid); break;
+	case FG_ROOT_TID: snprintf(buf, len, "%s-%" PRIu32 "/%" PRIu32, c, pid, tid); break;
+	case FG_ROOT_NONE: snprintf(buf, len, "%s", ""); break;
+	default: snprintf(buf, len, "%s", c); break;
+	}
+	return buf;
+}
+
+const char *fg_root_label(const struct profile_stack *st, enum fg_root root, char *buf, size_t len)
+{
+	return root_label(st->comm, st->pid, st->tid, root, buf, len);
+}
+
+const char *fg_root_name(enum fg_root root)
+{
+	static const char *const names[] = { "comm", "pid", "tid", "none" };
+	return (unsigned)root < 4 ? names[root] : "comm";
+}
+
+int fg_root_option(enum fg_root *root, int *given, const char *opt, char *err, size_t errlen)
+{
+	enum fg_root r = !strcmp(opt, "by-pid") ? FG_ROOT_PID
+			 : !strcmp(opt, "by-tid") ? FG_ROOT_TID : FG_ROOT_NONE;
+	if (*given && *root != r) {
+		snprintf(err, errlen, "--by-pid, --by-tid and --no-comm exclude each other");
+		return -EINVAL;
+	}
+	*root = r;
+	++*given;
+	return 0;
+}
+
 const char *fg_node_label(const struct fg_tree *t, uint32_t i, char *buf, size_t len)
 {
 	const struct fg_node *n = &t->nodes[i];
@@ -55,7 +92,7 @@ const char *fg_node_label(const struct fg_tree *t, uint32_t i, char *buf, size_t
 		snprintf(buf, len, "%s", p->ndomains ? p->domains[n->dom].name : "host");
 		return buf;
 	case FG_PROCESS:
-		return fg_process_label(n->comm, n->id, buf, len);
+		return root_label(n->comm, n->pid, n->tid, t->root, buf, len);
 	default:
 		return fg_symbol_label(p, n->id, buf, len);
 	}
@@ -108,7 +145,32 @@ struct builder {
 	struct fg_tree *t;
 	size_t cap;
 	struct hmap children;    /* parent << 32 | id -> node + 1 */
+	struct hmap levels;      /* process-level key -> its index + 1 */
+	uint32_t nlevels;
 };
+
+/* The index of a stack's process-level key: its command name, (pid), or
+ * (pid, tid), interned over the whole tree (the domain is the parent). */
+static uint32_t level_id(struct builder *b, const struct profile_stack *st, enum fg_root root)
+{
+	uintptr_t v;
+	if (root == FG_ROOT_COMM) {
+		const char *c = st->comm && *st->comm ? st->comm : "[unknown]";
+		v = (uintptr_t)strmap_get(&b->levels, c);
+		if (!v) {
+			v = ++b->nlevels;
+			strmap_put(&b->levels, c, (void *)v);
+		}
+		return (uint32_t)(v - 1);
+	}
+	uint64_t key = root == FG_ROOT_TID ? (uint64_t)st->pid << 32 | st->tid : st->pid;
+	v = (uintptr_t)u64map_get(&b->levels, key);
+	if (!v) {
+		v = ++b->nlevels;
+		u64map_put(&b->levels, key, (void *)v);
+	}
+	return (uint32_t)(v - 1);
+}
 
 /* The child of parent with (kind, id), created when missing. (parent, id)
  * is an exact key: a parent's children are all of one kind (the root's
@@ -150,10 +212,16 @@ static int cmp_child(const void *a, const void *b)
 
 struct fg_tree *fg_tree_build(const struct profile *p, bool inverted)
 {
+	return fg_tree_build_root(p, inverted, FG_ROOT_COMM);
+}
+
+struct fg_tree *fg_tree_build_root(const struct profile *p, bool inverted, enum fg_root root)
+{
 	struct fg_tree *t = xcalloc(1, sizeof(*t));
 	struct builder b = { .t = t };
 	t->p = p;
 	t->inverted = inverted;
+	t->root = root;
 	xgrow((void **)&t->nodes, &b.cap, 1, sizeof(*t->nodes));
 	t->nodes[0] = (struct fg_node){ 0 };
 	t->n = 1;
@@ -166,10 +234,15 @@ struct fg_tree *fg_tree_build(const struct profile *p, bool inverted)
 		t->nodes[0].total += c;
 		uint32_t n = child_get(&b, 0, FG_DOMAIN, st->domain, dom);
 		t->nodes[n].total += c;
-		n = child_get(&b, n, FG_PROCESS, st->pid, dom);
-		t->nodes[n].total += c;
-		if (!t->nodes[n].comm)
-			t->nodes[n].comm = st->comm;
+		if (root != FG_ROOT_NONE) {
+			n = child_get(&b, n, FG_PROCESS, level_id(&b, st, root), dom);
+			t->nodes[n].total += c;
+			if (!t->nodes[n].comm) {
+				t->nodes[n].comm = st->comm;
+				t->nodes[n].pid = root == FG_ROOT_COMM ? 0 : st->pid;
+				t->nodes[n].tid = root == FG_ROOT_TID ? st->tid : 0;
+			}
+		}
 		for (uint32_t j = 0; j < st->nframes; j++) {
 			uint32_t sym = st->frames[inverted ? st->nframes - 1 - j : j];
 			uint8_t kind = p->syms[sym].kernel ? FG_KERNEL : FG_USER;
@@ -179,6 +252,7 @@ struct fg_tree *fg_tree_build(const struct profile *p, bool inverted)
 		t->nodes[n].self += c;
 	}
 	hmap_release(&b.children);
+	hmap_release(&b.levels);
 
 	/* sort each child list: widest first */
 	uint32_t *tmp = NULL;
@@ -210,11 +284,9 @@ void fg_tree_free(struct fg_tree *t)
 	free(t);
 }
 
-/* Pre-order walk of the nodes at least min samples wide. Children are
- * sorted widest first, so the first narrow child ends its list. Calls
- * fn(arg, node) in pre-order; returns the number of nodes visited. */
-static size_t walk_pruned(const struct fg_tree *t, uint64_t min,
-			  void (*fn)(void *, uint32_t), void *arg)
+/* fg_walk (flamegraph.h): children are sorted widest first, so the
+ * first narrow child ends its list. */
+size_t fg_walk(const struct fg_tree *t, uint64_t min, void (*fn)(void *, uint32_t), void *arg)
 {
 	size_t cap = 64, sp = 0, visited = 0;
 	uint32_t *stack = xmalloc(cap * sizeof(*stack));
@@ -328,7 +400,7 @@ static void write_meta(FILE *f, const struct profile *p, const struct fg_opts *o
 
 int flamegraph_html(FILE *f, const struct profile *p, const struct fg_opts *o)
 {
-	struct fg_tree *t = fg_tree_build(p, o && o->inverted);
+	struct fg_tree *t = fg_tree_build_root(p, o && o->inverted, o ? o->root : FG_ROOT_COMM);
 	double frac = o && o->min_fraction > 0 ? o->min_fraction : 1e-4;
 	uint64_t min = min_count(t, frac);
 	const char *title = o && o->title ? o->title : "Flame graph";
@@ -356,7 +428,7 @@ int flamegraph_html(FILE *f, const struct profile *p, const struct fg_opts *o)
 	h.nf = open_memstream(&h.names, &h.names_len);
 	if (!h.nf)
 		abort();
-	size_t kept = walk_pruned(t, min, html_node, &h);
+	size_t kept = fg_walk(t, min, html_node, &h);
 	fclose(h.nf);
 	fprintf(f, "],\"kept\":%zu,\"treeNodes\":%zu,\"names\":[", kept, t->n);
 	fwrite(h.names, 1, h.names_len, f);
@@ -494,11 +566,11 @@ static const char svg_script[] =
 
 int flamegraph_svg(FILE *f, const struct profile *p, const struct fg_opts *o)
 {
-	struct fg_tree *t = fg_tree_build(p, o && o->inverted);
+	struct fg_tree *t = fg_tree_build_root(p, o && o->inverted, o ? o->root : FG_ROOT_COMM);
 	double frac = o && o->min_fraction > 0 ? o->min_fraction : 1e-3;
 	uint64_t min = min_count(t, frac);
 	struct svg_ctx s = { .f = f, .t = t };
-	walk_pruned(t, min, svg_maxdepth, &s);
+	fg_walk(t, min, svg_maxdepth, &s);
 	s.x = xcalloc(t->n, sizeof(*s.x));
 	s.next = xcalloc(t->n, sizeof(*s.next));
 	uint64_t all = t->nodes[0].total;
@@ -524,7 +596,7 @@ int flamegraph_svg(FILE *f, const struct profile *p, const struct fg_opts *o)
 	if (!all)
 		fprintf(f, "<text x=\"%d\" y=\"%d\">No samples match.</text>\n", SVG_W / 2 - 60, SVG_TOP + 30);
 	else
-		walk_pruned(t, min, svg_node, &s);
+		fg_walk(t, min, svg_node, &s);
 	fputs(svg_script, f);
 	fputs("</svg>\n", f);
 	free(s.x);

@@ -6,9 +6,12 @@
  * caller-owned FILE; none prints diagnostics or exits.
  *
  * One stack of the profile becomes the path
- *     all ; DOMAIN ; COMM-PID ; outermost caller ; ... ; leaf
+ *     all ; DOMAIN ; PROCESS ; outermost caller ; ... ; leaf
  * (a sample without a call chain is a path ending in its single leaf
- * frame). The same frame labels are used by every format: a known symbol
+ * frame). The process level is chosen by enum fg_root: by default the
+ * command name, so every run of one program is one tower (FlameGraph's
+ * stackcollapse scripts do the same); "COMM-PID" or "COMM-PID/TID" to
+ * split per process or thread (their --pid / --tid); or no level at all. The same frame labels are used by every format: a known symbol
  * is its (demangled) name, a function named only by its unwind-table
  * FDE is that name ("IMAGE+0xSTART", docs/symbols.md), an unknown one
  * is "[unknown] IMAGE" so that unknown code of different images stays
@@ -29,10 +32,40 @@
 
 /* ---- The merged call tree ------------------------------------------ */
 
+/* The level under each domain (flamegraph/export --by-pid, --by-tid,
+ * --no-comm; docs/flamegraph.md). Zero is the default. */
+enum fg_root {
+	FG_ROOT_COMM = 0,       /* "COMM": merged across pids */
+	FG_ROOT_PID = 1,        /* "COMM-PID" */
+	FG_ROOT_TID = 2,        /* "COMM-PID/TID" (the profile loaded with opts.by_tid) */
+	FG_ROOT_NONE = 3,       /* no process level: frames right on the domain */
+};
+
+/* The process-level label of a stack under root ("" for FG_ROOT_NONE),
+ * written into buf (always NUL-terminated). */
+const char *fg_root_label(const struct profile_stack *st, enum fg_root root, char *buf, size_t len);
+/* "comm", "pid", "tid" or "none" (JSON exports say which was used). */
+const char *fg_root_name(enum fg_root root);
+
+/* The option OPT ("by-pid", "by-tid" or "no-comm", without dashes) into
+ * *root; *given counts the options seen. Returns 0, or -EINVAL with a
+ * one-line reason in err when another of them was given before (they
+ * exclude each other). */
+int fg_root_option(enum fg_root *root, int *given, const char *opt, char *err, size_t errlen);
+
+/* The --help lines of the three options, the same in every command. */
+#define FG_ROOT_HELP \
+	"      --by-pid           one frame per process under its domain, COMM-PID\n" \
+	"                         (default: one per command name, COMM, merged\n" \
+	"                         across pids, as FlameGraph's stackcollapse)\n" \
+	"      --by-tid           one frame per thread, COMM-PID/TID\n" \
+	"      --no-comm          no process frame: the call chains right on the domain\n"
+
+
 enum fg_kind {
 	FG_ROOT = 0,            /* "all" */
 	FG_DOMAIN = 1,          /* a domain: host, vm1, ... */
-	FG_PROCESS = 2,         /* COMM-PID inside a domain */
+	FG_PROCESS = 2,         /* the process level inside a domain (enum fg_root) */
 	FG_USER = 3,            /* a frame of user (or guest user) code */
 	FG_KERNEL = 4,          /* a frame of kernel / guest kernel code */
 };
@@ -41,13 +74,16 @@ struct fg_node {
 	uint32_t parent;        /* index; the root is its own parent (0) */
 	uint32_t first_child;   /* 0 = none (the root is never a child) */
 	uint32_t next_sibling;  /* 0 = none */
-	uint32_t id;            /* FG_DOMAIN: domain id; FG_PROCESS: pid; frames: symbol index */
+	uint32_t id;            /* FG_DOMAIN: domain id; FG_PROCESS: an index of the
+				 * distinct process-level keys; frames: symbol index */
 	uint8_t kind;           /* enum fg_kind */
 	uint32_t dom;           /* index into profile.domains of the enclosing domain (root: 0) */
-	uint32_t depth;         /* root 0, domain 1, process 2, first frame 3 */
+	uint32_t depth;         /* root 0, domain 1, process 2, first frame 3 (2 with
+				 * FG_ROOT_NONE) */
 	uint64_t total;         /* samples at or below this node */
 	uint64_t self;          /* samples ending exactly here */
 	const char *comm;       /* FG_PROCESS: command name (borrowed from the profile) */
+	uint32_t pid, tid;      /* FG_PROCESS: with FG_ROOT_PID / FG_ROOT_TID (else 0) */
 };
 
 /* The call tree of a profile: nodes[0] is the root; children are sorted
@@ -58,15 +94,17 @@ struct fg_tree {
 	size_t n;
 	uint32_t max_depth;
 	bool inverted;
+	enum fg_root root;
 };
 
 /*
  * Build the tree of p->stacks. inverted: frames leaf-first below the
  * process (an icicle/callee view: the hottest functions at the top
- * level). Returns a heap tree (xmalloc: never NULL); free with
- * fg_tree_free.
+ * level). fg_tree_build uses the default process level (FG_ROOT_COMM).
+ * Returns a heap tree (xmalloc: never NULL); free with fg_tree_free.
  */
 struct fg_tree *fg_tree_build(const struct profile *p, bool inverted);
+struct fg_tree *fg_tree_build_root(const struct profile *p, bool inverted, enum fg_root root);
 void fg_tree_free(struct fg_tree *t);
 
 /* The label of node i, written into buf (always NUL-terminated). */
@@ -79,6 +117,11 @@ const char *fg_symbol_label(const struct profile *p, uint32_t sym, char *buf, si
 /* Process label "COMM-PID" ("[unknown]" when the comm was never seen). */
 const char *fg_process_label(const char *comm, uint32_t pid, char *buf, size_t len);
 
+/* Pre-order walk of the nodes at least min samples wide (children widest
+ * first; the first narrow child ends its list): fn(arg, node) for each.
+ * Returns the number of nodes visited. */
+size_t fg_walk(const struct fg_tree *t, uint64_t min, void (*fn)(void *, uint32_t), void *arg);
+
 /* A JSON string literal of s (valid UTF-8: bad bytes become U+FFFD; '<',
  * '>' and '&' are \u-escaped so the text is safe inside an HTML <script>). */
 void fg_json_str(FILE *f, const char *s);
@@ -89,6 +132,8 @@ struct fg_opts {
 	const char *title;      /* NULL = "Flame graph: FILE" */
 	const char *subtitle;   /* a line under the title (filters, counts), may be NULL */
 	bool inverted;          /* icicle: root at the top, callees first */
+	enum fg_root root;      /* the process level (the profile needs opts.by_tid
+				 * for FG_ROOT_TID) */
 	/* Nodes narrower than this fraction of all samples are merged into
 	 * their parent's self area before writing (0 = the default: 1e-4 for
 	 * HTML, 1e-3 for SVG). The HTML page also skips frames narrower than
@@ -105,17 +150,21 @@ int flamegraph_svg(FILE *f, const struct profile *p, const struct fg_opts *o);
 
 /* ---- Exports (docs/export.md) ---------------------------------------- */
 
-/* Folded stacks: "DOMAIN;COMM-PID;root;...;leaf COUNT\n" per unique
- * stack, count descending. Kernel frames carry the "_[k]" suffix of
+/* Folded stacks: "DOMAIN;COMM;root;...;leaf COUNT\n" (the process
+ * level as root says) per unique path, count descending, then in the
+ * tree's order. Kernel frames carry the "_[k]" suffix of
  * stackcollapse-perf; ';' and newlines in labels become ':' and ' '. */
-int export_folded(FILE *f, const struct profile *p);
+int export_folded(FILE *f, const struct profile *p, enum fg_root root);
 /* gzip-compressed pprof profile.proto. Returns 0, -EIO, or -ENOMEM when
- * zlib fails. */
-int export_pprof(FILE *f, const struct profile *p);
-/* speedscope JSON file format, one sampled profile per domain. */
-int export_speedscope(FILE *f, const struct profile *p, const char *name);
-/* The aggregated profile with its call tree ("format": "domprof-profile"). */
-int export_json(FILE *f, const struct profile *p, const char *path);
+ * zlib fails. Samples keep pid and comm as labels whatever root says;
+ * FG_ROOT_TID adds a tid label. */
+int export_pprof(FILE *f, const struct profile *p, enum fg_root root);
+/* speedscope JSON file format, one sampled profile per domain; the
+ * process-level frame as root says (none with FG_ROOT_NONE). */
+int export_speedscope(FILE *f, const struct profile *p, const char *name, enum fg_root root);
+/* The aggregated profile with its call tree ("format": "domprof-profile");
+ * the tree's process level as root says. */
+int export_json(FILE *f, const struct profile *p, const char *path, enum fg_root root);
 
 /* Nanoseconds one sample stands for: 1e9/frequency for frequency-based
  * events, the period for period-based ones (cpu-clock's period is in ns);

@@ -225,7 +225,10 @@ window.fgStats = stats;
 window.fg = {
 	zoom: zoom, reset: function () { zoom(0); }, search: search,
 	find: function (s) { for (var i3 = 0; i3 < N; i3++) if (label(i3) === s) return i3; return -1; },
-	drawn: function () { return drawn; }, describe: describe
+	drawn: function () { return drawn; }, describe: describe,
+	node: function (i) {
+		return { label: label(i), kind: kind[i], depth: depth[i], total: total[i], self: self[i], dom: dom[i] };
+	}
 };
 requestAnimationFrame(function () { setTimeout(function () { stats.paintedMs = performance.now(); }, 0); });
 })();

@@ -17,7 +17,7 @@
  *   location      one per symbol, address 0, one line -> its function
  *   sample        one per unique stack, locations leaf-first as pprof wants,
  *                 values [count, cpu ns], labels domain, comm (strings) and
- *                 pid (number). cpu ns is the sum of the samples' recorded
+ *                 pid (number), and tid (number) with --by-tid. cpu ns is the sum of the samples' recorded
  *                 periods for time events (cpu-clock, task-clock: the period
  *                 is in ns, and with -F it is what the kernel reported for
  *                 each sample), else count * ns per sample
@@ -175,7 +175,7 @@ static uint64_t stack_ns(const struct profile *p, const struct profile_stack *s,
 	return s->count * ns;
 }
 
-int export_pprof(FILE *f, const struct profile *p)
+int export_pprof(FILE *f, const struct profile *p, enum fg_root root)
 {
 	struct pb out = { 0 }, sub = { 0 }, line = { 0 };
 	struct strtab st = { 0 };
@@ -188,6 +188,7 @@ int export_pprof(FILE *f, const struct profile *p)
 
 	/* samples: locations leaf-first; location id = symbol index + 1 */
 	int64_t k_domain = st_id(&st, "domain"), k_pid = st_id(&st, "pid"), k_comm = st_id(&st, "comm");
+	int64_t k_tid = root == FG_ROOT_TID ? st_id(&st, "tid") : -1;
 	for (size_t i = 0; i < p->nstacks; i++) {
 		const struct profile_stack *s = &p->stacks[i];
 		struct pb locs = { 0 };
@@ -211,6 +212,12 @@ int export_pprof(FILE *f, const struct profile *p)
 		pb_key(&line, 3, 0);
 		pb_varint(&line, s->pid);
 		pb_msg(&sub, 3, &line);
+		if (k_tid >= 0) {
+			pb_uint(&line, 1, (uint64_t)k_tid);
+			pb_key(&line, 3, 0);
+			pb_varint(&line, s->tid);
+			pb_msg(&sub, 3, &line);
+		}
 		pb_msg(&out, 2, &sub);
 	}
 

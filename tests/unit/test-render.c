@@ -208,10 +208,12 @@ static char *render(const struct profile *p, render_fn fn, const void *arg, size
 	return buf;
 }
 
-static int r_folded(FILE *f, const struct profile *p, const void *a) { (void)a; return export_folded(f, p); }
-static int r_speedscope(FILE *f, const struct profile *p, const void *a) { return export_speedscope(f, p, a); }
-static int r_json(FILE *f, const struct profile *p, const void *a) { return export_json(f, p, a); }
-static int r_pprof(FILE *f, const struct profile *p, const void *a) { (void)a; return export_pprof(f, p); }
+/* a: NULL or the enum fg_root to use */
+static enum fg_root root_of(const void *a) { return a ? *(const enum fg_root *)a : FG_ROOT_COMM; }
+static int r_folded(FILE *f, const struct profile *p, const void *a) { return export_folded(f, p, root_of(a)); }
+static int r_speedscope(FILE *f, const struct profile *p, const void *a) { return export_speedscope(f, p, a, FG_ROOT_COMM); }
+static int r_json(FILE *f, const struct profile *p, const void *a) { return export_json(f, p, a, FG_ROOT_COMM); }
+static int r_pprof(FILE *f, const struct profile *p, const void *a) { (void)a; return export_pprof(f, p, FG_ROOT_COMM); }
 static int r_html(FILE *f, const struct profile *p, const void *a) { return flamegraph_html(f, p, a); }
 static int r_svg(FILE *f, const struct profile *p, const void *a) { return flamegraph_svg(f, p, a); }
 static int r_report(FILE *f, const struct profile *p, const void *a)
@@ -246,6 +248,115 @@ static void test_folded(const struct profile *p)
 	CHECK(strstr(again, "k_top_[k];tmpl<int>&_[k];k_leaf_[k] 6\n") != NULL);
 	free(again);
 	free(s);
+}
+
+/*
+ * The process level of folded stacks and the flame graph's tree (enum
+ * fg_root): two runs of "prog" (pids 200 and 201, the second with two
+ * threads) doing the same thing. By command name they are one line and
+ * one frame; --by-pid splits them into two, --by-tid into three, and
+ * --no-comm leaves the frames right on the domain.
+ */
+static char rpath[] = "/tmp/test-render-roots-XXXXXX";
+
+static void write_roots(void)
+{
+	char *argv[] = { "test-render", NULL };
+	int err = 0;
+	struct dp_writer *w = fixture_writer_tmp(rpath, 1, argv, NULL, &err);
+	CHECK(w != NULL);
+	struct dp_event ev = { .id = 0, .type = 1, .period = 1000, .freq = true, .name = "cpu-clock" };
+	CHECK(dp_write_event(w, &ev) == 0);
+	struct dp_domain d0 = { .id = 0, .kind = DP_DOMAIN_HOST, .name = "host", .address = "", .symsrc = "embedded" };
+	CHECK(dp_write_domain(w, &d0) == 0);
+	struct dp_symtab st = { .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms",
+				.data = (const uint8_t *)ksyms, .size = strlen(ksyms) };
+	CHECK(dp_write_symtab(w, 0, &st) == 0);
+	for (uint32_t pid = 200; pid <= 201; pid++) {
+		struct dp_task t = { .kind = DP_TASK_COMM, .pid = pid, .tid = pid, .comm = "prog" };
+		CHECK(dp_write_task(w, 0, &t) == 0);
+	}
+	uint64_t c1[] = { K(0x1010), K(0x3030) };
+	/* (pid, tid, samples) */
+	static const uint32_t runs[][3] = { { 200, 200, 5 }, { 201, 201, 3 }, { 201, 202, 2 } };
+	for (size_t r = 0; r < 3; r++)
+		for (uint32_t i = 0; i < runs[r][2]; i++) {
+			struct dp_sample s = { .time = 1, .ip = K(0x1010), .period = 1, .pid = runs[r][0],
+					       .tid = runs[r][1], .mode = DP_MODE_KERNEL, .nr_callchain = 2,
+					       .callchain = c1 };
+			CHECK(dp_write_sample(w, 0, &s) == 0);
+		}
+	struct dp_stats sts = { .samples = 10 };
+	CHECK(dp_write_stats(w, &sts) == 0);
+	CHECK(dp_writer_finish(w) == 0);
+}
+
+/* process-level frames (depth 2) of the tree, and their labels joined by ' ' */
+static size_t level_frames(const struct profile *p, enum fg_root root, char *labels, size_t n)
+{
+	struct fg_tree *t = fg_tree_build_root(p, false, root);
+	size_t k = 0, off = 0;
+	labels[0] = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->nodes[i].kind != FG_PROCESS)
+			continue;
+		char buf[128];
+		off += (size_t)snprintf(labels + off, off < n ? n - off : 0, "%s%s", k ? " " : "",
+					fg_node_label(t, (uint32_t)i, buf, sizeof(buf)));
+		k++;
+	}
+	fg_tree_free(t);
+	return k;
+}
+
+static void test_roots(void)
+{
+	write_roots();
+	char msg[200], labels[256];
+	int err = 0;
+	struct profile_opts o = { .stacks = true };
+	struct profile *p = profile_load(rpath, NULL, &o, &err, msg, sizeof(msg));
+	o.by_tid = true;
+	struct profile *pt = profile_load(rpath, NULL, &o, &err, msg, sizeof(msg));
+	CHECK(p && pt);
+	if (!p || !pt)
+		goto out;
+	size_t len;
+	char *s = render(p, r_folded, NULL, &len);
+	CHECK_STR(s, "host;prog;k_top_[k];k_leaf_[k] 10\n");
+	free(s);
+	enum fg_root r = FG_ROOT_PID;
+	s = render(p, r_folded, &r, &len);
+	CHECK_STR(s, "host;prog-200;k_top_[k];k_leaf_[k] 5\nhost;prog-201;k_top_[k];k_leaf_[k] 5\n");
+	free(s);
+	r = FG_ROOT_TID;
+	s = render(pt, r_folded, &r, &len);
+	CHECK_STR(s, "host;prog-200/200;k_top_[k];k_leaf_[k] 5\nhost;prog-201/201;k_top_[k];k_leaf_[k] 3\n"
+			"host;prog-201/202;k_top_[k];k_leaf_[k] 2\n");
+	free(s);
+	r = FG_ROOT_NONE;
+	s = render(p, r_folded, &r, &len);
+	CHECK_STR(s, "host;k_top_[k];k_leaf_[k] 10\n");
+	free(s);
+	CHECK_EQ_U64(level_frames(p, FG_ROOT_COMM, labels, sizeof(labels)), 1);
+	CHECK_STR(labels, "prog");
+	CHECK_EQ_U64(level_frames(p, FG_ROOT_PID, labels, sizeof(labels)), 2);
+	CHECK_STR(labels, "prog-200 prog-201");
+	CHECK_EQ_U64(level_frames(pt, FG_ROOT_TID, labels, sizeof(labels)), 3);
+	CHECK_EQ_U64(level_frames(p, FG_ROOT_NONE, labels, sizeof(labels)), 0);
+	/* without opts.by_tid the stacks carry no tids: the control that the
+	 * split above comes from the profile, not from the renderer */
+	CHECK_EQ_U64(p->nstacks, 2);
+	CHECK_EQ_U64(pt->nstacks, 3);
+	int given = 0;
+	enum fg_root root = FG_ROOT_COMM;
+	CHECK(fg_root_option(&root, &given, "by-tid", msg, sizeof(msg)) == 0 && root == FG_ROOT_TID);
+	CHECK(fg_root_option(&root, &given, "by-tid", msg, sizeof(msg)) == 0);
+	CHECK(fg_root_option(&root, &given, "no-comm", msg, sizeof(msg)) == -EINVAL);
+out:
+	profile_free(p);
+	profile_free(pt);
+	unlink(rpath);
 }
 
 static void test_json_outputs(const struct profile *p)
@@ -420,6 +531,7 @@ static void test_counters(void)
 int main(void)
 {
 	test_counters();
+	test_roots();
 	write_file();
 	struct profile_opts o = { .callgraph = true, .stacks = true };
 	char msg[200];
