@@ -103,8 +103,7 @@ void fg_json_str(FILE *f, const char *str)
 	json_write_str(f, str, JSON_ESC_HTML);
 }
 
-/* XML/HTML text and attribute escaping (bad UTF-8 becomes U+FFFD). */
-static void xml_str(FILE *f, const char *str)
+void fg_xml_str(FILE *f, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)(str ? str : "");
 	while (*s) {
@@ -398,16 +397,14 @@ static void write_meta(FILE *f, const struct profile *p, const struct fg_opts *o
 	fputc(']', f);
 }
 
-int flamegraph_html(FILE *f, const struct profile *p, const struct fg_opts *o)
-{
-	struct fg_tree *t = fg_tree_build_root(p, o && o->inverted, o ? o->root : FG_ROOT_COMM);
-	double frac = o && o->min_fraction > 0 ? o->min_fraction : 1e-4;
-	uint64_t min = min_count(t, frac);
-	const char *title = o && o->title ? o->title : "Flame graph";
+const char *fg_page_script(void) { return fg_js; }
+const char *fg_page_style(void) { return fg_css; }
 
+void fg_page_head(FILE *f, const char *title)
+{
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	      "<meta name=\"generator\" content=\"domprof " DOMPROF_VERSION "\">\n<title>", f);
-	xml_str(f, title);
+	fg_xml_str(f, title);
 	fputs("</title>\n<style>\n", f);
 	fputs(fg_css, f);
 	fputs("</style>\n</head>\n<body>\n"
@@ -419,9 +416,26 @@ int flamegraph_html(FILE *f, const struct profile *p, const struct fg_opts *o)
 	      "<span id=\"matched\"></span></div>\n<div id=\"legend\"></div>\n</header>\n"
 	      "<main><div id=\"fg\"></div></main>\n<div id=\"details\">&nbsp;</div>\n"
 	      "<div id=\"tip\" hidden></div>\n"
-	      "<script type=\"application/json\" id=\"fgdata\">{", f);
+	      "<script type=\"application/json\" id=\"fgdata\">", f);
+}
+
+void fg_page_tail(FILE *f)
+{
+	fputs("</script>\n<script>\n", f);
+	fputs(fg_js, f);
+	fputs("</script>\n</body>\n</html>\n", f);
+}
+
+int flamegraph_data(FILE *f, const struct profile *p, const struct fg_opts *o)
+{
+	struct fg_tree *t = fg_tree_build_root(p, o && o->inverted, o ? o->root : FG_ROOT_COMM);
+	double frac = o && o->min_fraction > 0 ? o->min_fraction : 1e-4;
+	uint64_t min = min_count(t, frac);
+
+	fputc('{', f);
 	write_meta(f, p, o);
-	fprintf(f, ",\"minSamples\":%" PRIu64 ",\"nodes\":[", min);
+	fprintf(f, ",\"root\":\"%s\",\"minSamples\":%" PRIu64 ",\"nodes\":[",
+		fg_root_name(o ? o->root : FG_ROOT_COMM), min);
 
 	struct html_ctx h = { .f = f, .t = t };
 	h.sym_name = xcalloc(p->nsyms ? p->nsyms : 1, sizeof(*h.sym_name));
@@ -438,9 +452,7 @@ int flamegraph_html(FILE *f, const struct profile *p, const struct fg_opts *o)
 			fputc(',', f);
 		fg_json_str(f, h.imgs[i]);
 	}
-	fputs("]}</script>\n<script>\n", f);
-	fputs(fg_js, f);
-	fputs("</script>\n</body>\n</html>\n", f);
+	fputs("]}", f);
 	free(h.names);
 	free(h.imgs);
 	free(h.sym_name);
@@ -449,12 +461,21 @@ int flamegraph_html(FILE *f, const struct profile *p, const struct fg_opts *o)
 	return ferror(f) ? -EIO : 0;
 }
 
+int flamegraph_html(FILE *f, const struct profile *p, const struct fg_opts *o)
+{
+	fg_page_head(f, o && o->title ? o->title : "Flame graph");
+	int rc = flamegraph_data(f, p, o);
+	fg_page_tail(f);
+	fflush(f);
+	return rc ? rc : ferror(f) ? -EIO : 0;
+}
+
 /* ---- SVG --------------------------------------------------------------- */
 
-#define SVG_W 1200
-#define SVG_FRAME_H 16
-#define SVG_PAD 10
-#define SVG_TOP 60
+#define SVG_W FG_SVG_W
+#define SVG_FRAME_H FG_SVG_FRAME_H
+#define SVG_PAD FG_SVG_PAD
+#define SVG_TOP FG_SVG_TOP
 
 struct svg_ctx {
 	FILE *f;
@@ -510,30 +531,21 @@ static void svg_node(void *arg, uint32_t i)
 	uint64_t all = s->t->nodes[0].total;
 	fprintf(f, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-k=\"%u\"><title>",
 		s->x[i], n->total, n->kind);
-	xml_str(f, label);
+	fg_xml_str(f, label);
 	fprintf(f, " (%" PRIu64 " samples, %.2f%%", n->total, all ? 100.0 * (double)n->total / (double)all : 0.0);
 	if (n->kind >= FG_USER) {
 		fputs(", ", f);
-		xml_str(f, s->t->p->syms[n->id].image);
+		fg_xml_str(f, s->t->p->syms[n->id].image);
 		if (n->kind == FG_KERNEL)
 			fputs(", kernel", f);
 	}
 	if (n->kind >= FG_DOMAIN && s->t->p->ndomains) {
 		fputs(", domain ", f);
-		xml_str(f, s->t->p->domains[n->dom].name);
+		fg_xml_str(f, s->t->p->domains[n->dom].name);
 	}
 	fprintf(f, ")</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>"
 		   "<text x=\"%.2f\" y=\"%.1f\">", x, y, w, SVG_FRAME_H - 1, col, x + 3, y + 11.5);
-	/* about 7 px per character at 12 px */
-	size_t fit = w > 20 ? (size_t)((w - 6) / 7) : 0;
-	size_t ll = strlen(label);
-	if (fit >= ll) {
-		xml_str(f, label);
-	} else if (fit > 3) {
-		char cut[512];
-		snprintf(cut, sizeof(cut), "%.*s..", (int)(fit - 2), label);
-		xml_str(f, cut);
-	}
+	fg_svg_label(f, label, w);
 	fputs("</text></g>\n", f);
 }
 
@@ -564,6 +576,45 @@ static const char svg_script[] =
 	"})();\n"
 	"]]></script>\n";
 
+void fg_svg_head(FILE *f, int h, bool inverted, const char *title, const char *subtitle)
+{
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
+		   "viewBox=\"0 0 %d %d\" data-inverted=\"%d\">\n",
+		SVG_W, h, SVG_W, h, inverted ? 1 : 0);
+	fputs("<style>text{font-family:Verdana,sans-serif;font-size:12px;fill:#000;pointer-events:none}"
+	      "g.f{cursor:pointer}g.f:hover rect{stroke:#000;stroke-width:0.5}"
+	      "#title{font-size:17px;text-anchor:middle}#sub{font-size:12px;text-anchor:middle;fill:#555}"
+	      "#reset{cursor:pointer;fill:#04c;pointer-events:all}</style>\n", f);
+	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fafafa\"/>\n", SVG_W, h);
+	fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\">", SVG_W / 2);
+	fg_xml_str(f, title);
+	fprintf(f, "</text>\n<text id=\"sub\" x=\"%d\" y=\"42\">", SVG_W / 2);
+	if (subtitle)
+		fg_xml_str(f, subtitle);
+	fprintf(f, "</text>\n<text id=\"reset\" x=\"%d\" y=\"24\">Reset zoom</text>\n", SVG_PAD);
+}
+
+void fg_svg_tail(FILE *f)
+{
+	fputs(svg_script, f);
+	fputs("</svg>\n", f);
+}
+
+void fg_svg_label(FILE *f, const char *label, double w)
+{
+	/* about 7 px per character at 12 px */
+	size_t fit = w > 20 ? (size_t)((w - 6) / 7) : 0;
+	size_t ll = strlen(label);
+	if (fit >= ll) {
+		fg_xml_str(f, label);
+	} else if (fit > 3) {
+		char cut[512];
+		snprintf(cut, sizeof(cut), "%.*s..", (int)(fit - 2), label);
+		fg_xml_str(f, cut);
+	}
+}
+
 int flamegraph_svg(FILE *f, const struct profile *p, const struct fg_opts *o)
 {
 	struct fg_tree *t = fg_tree_build_root(p, o && o->inverted, o ? o->root : FG_ROOT_COMM);
@@ -578,27 +629,12 @@ int flamegraph_svg(FILE *f, const struct profile *p, const struct fg_opts *o)
 	int h = SVG_TOP + (int)(s.depth + 1) * SVG_FRAME_H + 30;
 	const char *title = o && o->title ? o->title : "Flame graph";
 
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
-		   "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
-		   "viewBox=\"0 0 %d %d\" data-inverted=\"%d\">\n",
-		SVG_W, h, SVG_W, h, o && o->inverted ? 1 : 0);
-	fputs("<style>text{font-family:Verdana,sans-serif;font-size:12px;fill:#000;pointer-events:none}"
-	      "g.f{cursor:pointer}g.f:hover rect{stroke:#000;stroke-width:0.5}"
-	      "#title{font-size:17px;text-anchor:middle}#sub{font-size:12px;text-anchor:middle;fill:#555}"
-	      "#reset{cursor:pointer;fill:#04c;pointer-events:all}</style>\n", f);
-	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fafafa\"/>\n", SVG_W, h);
-	fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\">", SVG_W / 2);
-	xml_str(f, title);
-	fprintf(f, "</text>\n<text id=\"sub\" x=\"%d\" y=\"42\">", SVG_W / 2);
-	if (o && o->subtitle)
-		xml_str(f, o->subtitle);
-	fprintf(f, "</text>\n<text id=\"reset\" x=\"%d\" y=\"24\">Reset zoom</text>\n", SVG_PAD);
+	fg_svg_head(f, h, o && o->inverted, title, o ? o->subtitle : NULL);
 	if (!all)
 		fprintf(f, "<text x=\"%d\" y=\"%d\">No samples match.</text>\n", SVG_W / 2 - 60, SVG_TOP + 30);
 	else
 		fg_walk(t, min, svg_node, &s);
-	fputs(svg_script, f);
-	fputs("</svg>\n", f);
+	fg_svg_tail(f);
 	free(s.x);
 	free(s.next);
 	fg_tree_free(t);

@@ -142,11 +142,77 @@ struct fg_opts {
 };
 
 /* Self-contained HTML page (inline script, style and data; no network).
- * Returns 0 or -EIO. */
+ * Returns 0 or -EIO. It is fg_page_head + flamegraph_data + fg_page_tail. */
 int flamegraph_html(FILE *f, const struct profile *p, const struct fg_opts *o);
+
+/*
+ * The parts of the page, for pages that embed a flame graph (the HTML
+ * report): flamegraph_data writes the JSON document the page script
+ * reads from <script type="application/json" id="fgdata"> (layout in
+ * docs/flamegraph.md: a name table and a flat pre-order node list);
+ * fg_page_head writes the document up to and including that element's
+ * opening tag (style, title, controls, legend, #fg, #tip), fg_page_tail
+ * closes it and adds the script. fg_page_script / fg_page_style are the
+ * compiled-in script and style (static strings) for a page that lays out
+ * those elements itself; the script draws into #fg and reads #search,
+ * #reset, #clear, #matched, #legend, #tip, #details, #title, #subtitle.
+ */
+int flamegraph_data(FILE *f, const struct profile *p, const struct fg_opts *o);
+void fg_page_head(FILE *f, const char *title);
+void fg_page_tail(FILE *f);
+const char *fg_page_script(void);
+const char *fg_page_style(void);
+/* XML/HTML text and attribute escaping (bad UTF-8 becomes U+FFFD). */
+void fg_xml_str(FILE *f, const char *s);
 /* Standalone SVG (rectangles with <title> tooltips, a small zoom script).
  * Returns 0 or -EIO. */
 int flamegraph_svg(FILE *f, const struct profile *p, const struct fg_opts *o);
+/* The SVG's frame (for the differential SVG): the document, style,
+ * title, subtitle and "Reset zoom" of a drawing h pixels high, and its
+ * zoom script and end; fg_svg_label writes a frame's label cut to a box
+ * w pixels wide. Frames are <g class="f" data-x data-w> with a <title>,
+ * a <rect> and a <text>, x and w in samples (any unit the widths share). */
+void fg_svg_head(FILE *f, int h, bool inverted, const char *title, const char *subtitle);
+void fg_svg_tail(FILE *f);
+void fg_svg_label(FILE *f, const char *label, double w);
+#define FG_SVG_W 1200
+#define FG_SVG_FRAME_H 16
+#define FG_SVG_PAD 10
+#define FG_SVG_TOP 60
+
+/* ---- Differential flame graph (`domprof diff --flamegraph`) ---------- */
+
+/*
+ * The flame graph of B with each frame coloured by its change against A
+ * (docs/flamegraph.md "Differential flame graphs"). The two call trees
+ * meet on paths of frame labels: a frame is (kind, image as diff.h
+ * normalises it, label) under its parent; domain frames meet by name, or
+ * all as domain_label when cross_domain (the two sides chose different
+ * domains, as in the text diff). Each frame has its A and B samples
+ * (at or below it, and self); the change is B's share minus A's (shares
+ * of each side's total) or, with absolute, B - A in samples. Widths are
+ * B's samples; a frame only in A is drawn too (as Brendan Gregg's
+ * difffolded), with A's samples scaled to B's total (raw with absolute),
+ * marked "only in A", and widens its ancestors by as much.
+ */
+struct fg_diff_opts {
+	const char *title;        /* NULL = "Differential flame graph" */
+	const char *subtitle;
+	const char *name_a, *name_b; /* how the tooltip and legend name A and B */
+	bool absolute;            /* change in samples, not in shares */
+	bool cross_domain;        /* domain frames all meet as domain_label */
+	const char *domain_label; /* "vm1|vm1-active" */
+	enum fg_root root;
+	double min_fraction;      /* as fg_opts (of the drawn width) */
+};
+int flamegraph_diff_data(FILE *f, const struct profile *a, const struct profile *b,
+			 const struct fg_diff_opts *o);
+/* HTML page (fg_page_head + flamegraph_diff_data + fg_page_tail) or SVG.
+ * Return 0 or -EIO. */
+int flamegraph_diff_html(FILE *f, const struct profile *a, const struct profile *b,
+			 const struct fg_diff_opts *o);
+int flamegraph_diff_svg(FILE *f, const struct profile *a, const struct profile *b,
+			const struct fg_diff_opts *o);
 
 /* ---- Exports (docs/export.md) ---------------------------------------- */
 
