@@ -142,6 +142,47 @@ static int write_flame(const char *out, const struct profile *a, const struct pr
 	return 0;
 }
 
+/* The diff on stdout in format. Returns 0 or a negative errno. */
+static int print_diff(const char *format, const struct diff_view *v)
+{
+	int rc;
+	if (!strcmp(format, "csv"))
+		rc = diff_render_csv(stdout, v);
+	else if (!strcmp(format, "json"))
+		rc = diff_render_json(stdout, v);
+	else
+		rc = diff_render_text(stdout, v);
+	if (!rc && !strcmp(format, "csv")) {
+		/* CSV holds rows only: say the score where a human sees it */
+		if (v->fold_irq)
+			fprintf(stderr, "domprof diff: similarity with interrupt-enable points: %.4f\n",
+				v->r->similarity_all);
+		fprintf(stderr, "domprof diff: similarity: %.4f\n", v->r->similarity);
+	}
+	return rc;
+}
+
+/* An option of the flame graph alone (c, its long name, its value) into
+ * fo. Returns 0, or -EINVAL with the reason in emsg. */
+static int flame_option(int c, const char *name, const char *arg, struct fg_diff_opts *fo,
+			int *nroot, char *emsg, size_t n)
+{
+	double pct;
+	switch (c) {
+	case OPT_ABS: fo->absolute = true; return 0;
+	case OPT_TITLE: fo->title = arg; return 0;
+	case OPT_MINW:
+		if (parse_percent(arg, &pct) || pct <= 0) {
+			snprintf(emsg, n, "--min-width '%s' is not a percentage (0..100]", arg);
+			return -EINVAL;
+		}
+		fo->min_fraction = pct / 100.0;
+		return 0;
+	default:
+		return fg_root_option(&fo->root, nroot, name, emsg, n);
+	}
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -224,18 +265,8 @@ int cmd_diff(int argc, char **argv)
 			dbgfd_turn_off();   /* for libdwfl too: docs/symbols.md */
 			break;
 		case OPT_FLAME: flame = optarg; break;
-		case OPT_ABS: fo.absolute = true; fg_only_opt = true; break;
-		case OPT_TITLE: fo.title = optarg; fg_only_opt = true; break;
-		case OPT_MINW: {
-			double pct;
-			if (parse_percent(optarg, &pct) || pct <= 0)
-				return usage_error("diff", "--min-width '%s' is not a percentage (0..100]", optarg);
-			fo.min_fraction = pct / 100.0;
-			fg_only_opt = true;
-			break;
-		}
-		case OPT_ROOT:
-			if (fg_root_option(&fo.root, &nroot, longopts[li].name, emsg, sizeof(emsg)))
+		case OPT_ABS: case OPT_TITLE: case OPT_MINW: case OPT_ROOT:
+			if (flame_option(c, longopts[li].name, optarg, &fo, &nroot, emsg, sizeof(emsg)))
 				return usage_error("diff", "%s", emsg);
 			fg_only_opt = true;
 			break;
@@ -286,20 +317,7 @@ int cmd_diff(int argc, char **argv)
 	v.kernel_only = o.kernel_only;
 	v.fold_irq = o.fold_irq;
 	v.sort = o.sort;
-	int rc;
-	if (!strcmp(format, "csv"))
-		rc = diff_render_csv(stdout, &v);
-	else if (!strcmp(format, "json"))
-		rc = diff_render_json(stdout, &v);
-	else
-		rc = diff_render_text(stdout, &v);
-	if (!rc && !strcmp(format, "csv")) {
-		/* CSV holds rows only: say the score where a human sees it */
-		if (o.fold_irq)
-			fprintf(stderr, "domprof diff: similarity with interrupt-enable points: %.4f\n",
-				r->similarity_all);
-		fprintf(stderr, "domprof diff: similarity: %.4f\n", r->similarity);
-	}
+	int rc = print_diff(format, &v);
 	if (!r->total_a || !r->total_b)
 		fprintf(stderr, "domprof diff: warning: no samples to compare in %s\n",
 			!r->total_a ? v.path_a : v.path_b);

@@ -30,7 +30,7 @@ const char usage_flamegraph[] =
 	"run of a program in one frame) -> the call chain (record with -g; samples\n"
 	"without one are single frames). Each domain has its own colour family;\n"
 	"kernel frames are pale and italic; the legend names the colours.\n"
-	"For a differential flame graph of two recordings see `domprof diff --flamegraph`.\n"
+	"Differential flame graph of two recordings: `domprof diff --flamegraph`.\n"
 	"\n"
 	"  -i, --input FILE       recording to read (default: domprof.data)\n"
 	"  -o, --output OUT       output file (default: flamegraph.html); .svg = SVG\n"

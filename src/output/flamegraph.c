@@ -496,10 +496,50 @@ static unsigned hash_str(const char *s)
 
 /* Colours shared in spirit with the page: a hue per domain (host warm,
  * guests cool), kernel frames paler and greyer than user frames. */
-static void node_colour(const struct fg_node *n, const char *label, char *buf, size_t len)
+int fg_domain_hue(uint32_t dom)
 {
 	static const int guest_hue[] = { 210, 130, 275, 175, 320, 60 };
-	int hue = n->dom == 0 ? 18 : guest_hue[(n->dom - 1) % 6];
+	return dom == 0 ? 18 : guest_hue[(dom - 1) % 6];
+}
+
+void fg_svg_legend(FILE *f, const char *const *fills, const char *const *texts, size_t n)
+{
+	double x = FG_SVG_PAD;
+	for (size_t i = 0; i < n && x < FG_SVG_W - 60; i++) {
+		fprintf(f, "<g class=\"lg\"><rect x=\"%.0f\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\" "
+			   "stroke=\"#0003\"/><text x=\"%.0f\" y=\"%d\" style=\"font-size:11px\">",
+			x, FG_SVG_LEGEND_Y - 9, fills[i], x + 14, FG_SVG_LEGEND_Y);
+		fg_xml_str(f, texts[i]);
+		fputs("</text></g>\n", f);
+		x += 14 + 6.5 * (double)strlen(texts[i]) + 14;
+	}
+}
+
+/* The normal graph's legend: each domain with samples, user and kernel. */
+static void svg_legend(FILE *f, const struct profile *p)
+{
+	const char *fills[16], *texts[16];
+	char fb[16][32], tb[16][96];
+	size_t n = 0;
+	for (size_t d = 0; d < (p->ndomains ? p->ndomains : 1) && n + 2 <= 14; d++) {
+		if (p->ndomains && !p->domains[d].samples)
+			continue;
+		const char *name = p->ndomains ? p->domains[d].name : "host";
+		int hue = fg_domain_hue((uint32_t)d);
+		snprintf(fb[n], sizeof(fb[n]), "hsl(%d,85%%,60%%)", hue);
+		snprintf(tb[n], sizeof(tb[n]), "%.80s user", name);
+		fills[n] = fb[n], texts[n] = tb[n], n++;
+		snprintf(fb[n], sizeof(fb[n]), "hsl(%d,30%%,78%%)", hue);
+		snprintf(tb[n], sizeof(tb[n]), "%.80s kernel", name);
+		fills[n] = fb[n], texts[n] = tb[n], n++;
+	}
+	fills[n] = "hsl(0,0%,80%)", texts[n++] = "all; domain and process frames pale";
+	fg_svg_legend(f, fills, texts, n);
+}
+
+static void node_colour(const struct fg_node *n, const char *label, char *buf, size_t len)
+{
+	int hue = fg_domain_hue(n->dom);
 	unsigned v = hash_str(label);
 	int jit = (int)(v % 30) - 15;
 	switch (n->kind) {
@@ -564,13 +604,14 @@ static const char svg_script[] =
 	"function fit(g,w){var t=g.querySelector('text'),l=g.getAttribute('data-l');\n"
 	" if(l===null){l=g.querySelector('title').textContent.replace(/ \\([^()]*\\)$/,'');g.setAttribute('data-l',l);}\n"
 	" var n=Math.floor((w-6)/7);t.textContent=w<20?'':(n>=l.length?l:(n>3?l.slice(0,n-2)+'..':''));}\n"
+	"function place(g,x,w){[].forEach.call(g.querySelectorAll('rect'),function(r){r.setAttribute('x',x);r.setAttribute('width',w);});}\n"
 	"function zoom(z){var zx=+z.getAttribute('data-x'),zw=+z.getAttribute('data-w'),zy=+z.querySelector('rect').getAttribute('y');\n"
 	" var inv=svg.getAttribute('data-inverted')==='1',s=W/zw;\n"
 	" gs.forEach(function(g){var x=+g.getAttribute('data-x'),w=+g.getAttribute('data-w'),r=g.querySelector('rect'),t=g.querySelector('text'),y=+r.getAttribute('y');\n"
 	"  var below=inv?y<zy:y>zy, inside=x>=zx&&x+w<=zx+zw;\n"
-	"  if(below&&x<=zx&&x+w>=zx+zw){r.setAttribute('x',P);r.setAttribute('width',W);t.setAttribute('x',P+3);g.style.opacity=0.6;g.style.display='';fit(g,W);return;}\n"
+	"  if(below&&x<=zx&&x+w>=zx+zw){place(g,P,W);t.setAttribute('x',P+3);g.style.opacity=0.6;g.style.display='';fit(g,W);return;}\n"
 	"  if(!inside||below){g.style.display='none';return;}\n"
-	"  var nx=P+(x-zx)*s,nw=w*s;g.style.display='';g.style.opacity=1;r.setAttribute('x',nx);r.setAttribute('width',nw);t.setAttribute('x',nx+3);fit(g,nw);});\n"
+	"  var nx=P+(x-zx)*s,nw=w*s;g.style.display='';g.style.opacity=1;place(g,nx,nw);t.setAttribute('x',nx+3);fit(g,nw);});\n"
 	"}\n"
 	"svg.addEventListener('click',function(e){var g=e.target.closest&&e.target.closest('g.f');if(g)zoom(g);else if(e.target.id==='reset')zoom(gs[0]);});\n"
 	"})();\n"
@@ -630,6 +671,7 @@ int flamegraph_svg(FILE *f, const struct profile *p, const struct fg_opts *o)
 	const char *title = o && o->title ? o->title : "Flame graph";
 
 	fg_svg_head(f, h, o && o->inverted, title, o ? o->subtitle : NULL);
+	svg_legend(f, p);
 	if (!all)
 		fprintf(f, "<text x=\"%d\" y=\"%d\">No samples match.</text>\n", SVG_W / 2 - 60, SVG_TOP + 30);
 	else

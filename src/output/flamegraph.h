@@ -175,10 +175,16 @@ int flamegraph_svg(FILE *f, const struct profile *p, const struct fg_opts *o);
 void fg_svg_head(FILE *f, int h, bool inverted, const char *title, const char *subtitle);
 void fg_svg_tail(FILE *f);
 void fg_svg_label(FILE *f, const char *label, double w);
+/* A row of n colour swatches named by texts, under the subtitle. */
+void fg_svg_legend(FILE *f, const char *const *fills, const char *const *texts, size_t n);
+/* The hue of the domain at index dom of the profile's domains (host warm,
+ * each guest its own cool hue), as the page script's domHue. */
+int fg_domain_hue(uint32_t dom);
 #define FG_SVG_W 1200
 #define FG_SVG_FRAME_H 16
 #define FG_SVG_PAD 10
-#define FG_SVG_TOP 60
+#define FG_SVG_LEGEND_Y 60
+#define FG_SVG_TOP 72
 
 /* ---- Differential flame graph (`domprof diff --flamegraph`) ---------- */
 

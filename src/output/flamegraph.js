@@ -121,7 +121,7 @@ document.getElementById('subtitle').textContent = D.subtitle +
 	if (DF) {
 		var sw = function (bg, text) { return '<span class="lg"><i style="background:' + bg + '"></i>' + text + '</span>'; };
 		h.push(sw('hsl(0,80%,50%)', 'hotter in B than in A'), sw('hsl(220,80%,50%)', 'colder in B'),
-			sw('hsl(0,0%,88%)', 'unchanged'),
+			sw('hsl(0,0%,88%)', 'unchanged'), sw('#e600c8', 'search match'),
 			sw('repeating-linear-gradient(135deg,rgba(255,255,255,.6) 0 3px,transparent 3px 6px),hsl(220,80%,60%)',
 				'only in A (drawn from A)'));
 		D.domains.forEach(function (d, di) {
@@ -134,6 +134,8 @@ document.getElementById('subtitle').textContent = D.subtitle +
 		document.getElementById('legend').innerHTML = h.join('');
 		return;
 	}
+	h.push('<span class="lg"><i style="background:hsl(0,0%,80%)"></i>all; domain and process frames pale</span>' +
+		'<span class="lg"><i style="background:#e600c8"></i>search match</span>');
 	D.domains.forEach(function (d, di) {
 		if (!d.samples) return;
 		var hue = domHue(di);
@@ -141,6 +143,7 @@ document.getElementById('subtitle').textContent = D.subtitle +
 			' user</span><span class="lg"><i style="background:hsl(' + hue + ',30%,78%)"></i>' +
 			esc(d.name) + ' kernel</span>');
 	});
+	h.push('<span class="lg">kernel frames in <i style="width:auto;border:0;font-style:italic">italics</i></span>');
 	document.getElementById('legend').innerHTML = h.join('');
 })();
 

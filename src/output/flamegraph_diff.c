@@ -406,7 +406,8 @@ static void dsvg_node(void *arg, uint32_t i)
 		   "<text x=\"%.2f\" y=\"%.1f\">", x, y, w, FG_SVG_FRAME_H - 1, col,
 		n->tb ? "" : " stroke=\"#2050c0\" stroke-dasharray=\"3,2\" fill-opacity=\"0.45\"", x + 3, y + 11.5);
 	fg_svg_label(f, n->label, w);
-	fputs("</text></g>\n", f);
+	fprintf(f, "</text><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"2\" fill=\"hsl(%d,70%%,42%%)\"/></g>\n",
+		x, y + FG_SVG_FRAME_H - 3, w, fg_domain_hue(n->dom));
 }
 
 int flamegraph_diff_svg(FILE *f, const struct profile *a, const struct profile *b,
@@ -424,6 +425,10 @@ int flamegraph_diff_svg(FILE *f, const struct profile *a, const struct profile *
 	s.scale = d->v[0].w > 0 ? (double)(FG_SVG_W - 2 * FG_SVG_PAD) / d->v[0].w : 0;
 	int h = FG_SVG_TOP + (int)(s.depth + 1) * FG_SVG_FRAME_H + 30;
 	fg_svg_head(f, h, false, o->title ? o->title : "Differential flame graph", o->subtitle);
+	static const char *const fills[] = { "hsl(0,80%,50%)", "hsl(220,80%,50%)", "hsl(0,0%,88%)", "#c9d6f2" };
+	const char *texts[] = { "hotter in B than in A", "colder in B", "unchanged",
+				"only in A (dashed, drawn from A)" };
+	fg_svg_legend(f, fills, texts, 4);
 	if (d->v[0].w <= 0)
 		fprintf(f, "<text x=\"%d\" y=\"%d\">No samples match.</text>\n", FG_SVG_W / 2 - 60, FG_SVG_TOP + 30);
 	else

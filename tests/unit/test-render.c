@@ -359,6 +359,105 @@ out:
 	unlink(rpath);
 }
 
+/*
+ * The differential flame graph's merged tree on two small recordings of
+ * "prog" (kernel frames k_top -> k_leaf / tmpl):
+ *   A: k_top;k_leaf 6, k_top;tmpl 4        (10 samples)
+ *   B: k_top;k_leaf 2, k_top 3             (5 samples)
+ * k_leaf is in both (A 6, B 2), tmpl only in A (drawn 4 * 5/10 = 2 wide,
+ * 4 raw with absolute), k_top has self 3 in B only, and the root is B's 5
+ * plus tmpl's 2.
+ */
+static char dpath_a[] = "/tmp/test-render-da-XXXXXX", dpath_b[] = "/tmp/test-render-db-XXXXXX";
+
+static void write_diff_side(char *p, uint32_t n_leaf, uint32_t n_tmpl, uint32_t n_top)
+{
+	char *argv[] = { "test-render", NULL };
+	int err = 0;
+	struct dp_writer *w = fixture_writer_tmp(p, 1, argv, NULL, &err);
+	CHECK(w != NULL);
+	struct dp_event ev = { .id = 0, .type = 1, .period = 1000, .freq = true, .name = "cpu-clock" };
+	CHECK(dp_write_event(w, &ev) == 0);
+	struct dp_domain d0 = { .id = 0, .kind = DP_DOMAIN_HOST, .name = "host", .address = "", .symsrc = "embedded" };
+	CHECK(dp_write_domain(w, &d0) == 0);
+	struct dp_symtab st = { .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms",
+				.data = (const uint8_t *)ksyms, .size = strlen(ksyms) };
+	CHECK(dp_write_symtab(w, 0, &st) == 0);
+	struct dp_task t = { .kind = DP_TASK_COMM, .pid = 300, .tid = 300, .comm = "prog" };
+	CHECK(dp_write_task(w, 0, &t) == 0);
+	uint64_t cl[] = { K(0x1010), K(0x3030) }, ct[] = { K(0x2100), K(0x3030) };
+	for (uint32_t i = 0; i < n_leaf; i++)
+		sample(w, 0, 300, DP_MODE_KERNEL, K(0x1010), cl, 2);
+	for (uint32_t i = 0; i < n_tmpl; i++)
+		sample(w, 0, 300, DP_MODE_KERNEL, K(0x2100), ct, 2);
+	for (uint32_t i = 0; i < n_top; i++)
+		sample(w, 0, 300, DP_MODE_KERNEL, K(0x3030), NULL, 0);
+	struct dp_stats sts = { .samples = n_leaf + n_tmpl + n_top };
+	CHECK(dp_write_stats(w, &sts) == 0);
+	CHECK(dp_writer_finish(w) == 0);
+}
+
+struct diff_arg { const struct profile *a; struct fg_diff_opts o; };
+static int r_diff(FILE *f, const struct profile *b, const void *arg)
+{
+	const struct diff_arg *d = arg;
+	return flamegraph_diff_data(f, d->a, b, &d->o);
+}
+
+static void test_diff_tree(void)
+{
+	write_diff_side(dpath_a, 6, 4, 0);
+	write_diff_side(dpath_b, 2, 0, 3);
+	char msg[200];
+	int err = 0;
+	struct profile_opts o = { .stacks = true };
+	struct profile *a = profile_load(dpath_a, NULL, &o, &err, msg, sizeof(msg));
+	struct profile *b = profile_load(dpath_b, NULL, &o, &err, msg, sizeof(msg));
+	CHECK(a && b);
+	if (!a || !b)
+		goto out;
+	struct diff_arg d = { a, { .name_a = "A<", .name_b = "B" } };
+	size_t len;
+	char *s = render(b, r_diff, &d, &len);
+	CHECK(json_ok(s, len));
+	CHECK(strstr(s, "\"totalA\":10,\"totalB\":5,\"absolute\":false") != NULL);
+	CHECK(strstr(s, "\"a\":\"A\\u003c\"") != NULL);          /* escaped for the page */
+	/* nodes: depth,name,kind,dom,width,A,B,selfA,selfB in pre-order */
+	CHECK(strstr(s, "\"nodes\":[0,0,0,0,7,10,5,0,0,1,1,1,0,7,10,5,0,0,2,2,2,0,7,10,5,0,0,") != NULL);
+	CHECK(strstr(s, ",3,3,4,0,7,10,5,0,3,") != NULL);   /* k_top: self 3 in B */
+	CHECK(strstr(s, ",4,4,4,0,2,6,2,6,2,") != NULL);    /* k_leaf: both */
+	CHECK(strstr(s, ",4,5,4,0,2,4,0,4,0]") != NULL);    /* tmpl: only in A, 4 * 5/10 */
+	free(s);
+	d.o.absolute = true;
+	s = render(b, r_diff, &d, &len);
+	CHECK(strstr(s, ",4,4,4,0,4,4,0,4,0,4,5,4,0,2,6,2,6,2]") != NULL);  /* raw A samples: now widest (named first) */
+	CHECK(strstr(s, "\"nodes\":[0,0,0,0,9,10,5,") != NULL);
+	free(s);
+	/* cross-domain: the domain frame is the label of both sides */
+	d.o = (struct fg_diff_opts){ .cross_domain = true, .domain_label = "host|vm9" };
+	s = render(b, r_diff, &d, &len);
+	CHECK(strstr(s, "[\"host|vm9\",-1]") != NULL && strstr(s, "[\"host\",-1]") == NULL);
+	free(s);
+	/* the control: B against itself changes nothing and draws no A-only frame */
+	d.a = b;
+	d.o = (struct fg_diff_opts){ 0 };
+	s = render(b, r_diff, &d, &len);
+	CHECK(strstr(s, "\"nodes\":[0,0,0,0,5,5,5,0,0,") != NULL);
+	CHECK(strstr(s, "tmpl") == NULL);
+	free(s);
+	s = NULL;
+	FILE *f = open_memstream(&s, &len);
+	CHECK(flamegraph_diff_svg(f, a, b, NULL) == 0);
+	fclose(f);
+	CHECK(strstr(s, "<title>tmpl&lt;int&gt;&amp; (A 4 samples 40.00%, B 0 samples 0.00%, change -40.00 points, only in A)</title>") != NULL);
+	free(s);
+out:
+	profile_free(a);
+	profile_free(b);
+	unlink(dpath_a);
+	unlink(dpath_b);
+}
+
 static void test_json_outputs(const struct profile *p)
 {
 	size_t len;
@@ -532,6 +631,7 @@ int main(void)
 {
 	test_counters();
 	test_roots();
+	test_diff_tree();
 	write_file();
 	struct profile_opts o = { .callgraph = true, .stacks = true };
 	char msg[200];
