@@ -18,15 +18,18 @@
 #   frame numbers as the direct diff, under one domain frame "host|vm1";
 # - an empty side gives a valid page; flame-graph-only options without
 #   --flamegraph are usage errors.
-# The screenshot (docs/flamegraph-diff.png is a copy) is
-# $TEST_OUT/flamegraph-diff/diff.png.
+# Screenshots: $TEST_OUT/flamegraph-diff/diff.png (the checked page, the
+# tooltip of func_b) and two.png (host and vm1 swapping their workloads:
+# docs/flamegraph-diff.png is a copy).
 source "$(dirname "$0")/../lib/common.bash"
 cd "$TOP"
 D="$DOMPROF"; T="$OUT"
 
 "$D" record -F 1000 -g -o "$T/a.data" -- build/workloads/threefuncs 60 >/dev/null 2>"$T/rec.err" || { cat "$T/rec.err"; fail "record a"; }
 "$D" record -F 1000 -g -o "$T/b.data" -- build/workloads/threefuncs 60 2 6 0 >/dev/null 2>"$T/rec.err" || { cat "$T/rec.err"; fail "record b"; }
-A="$T/a.data" B="$T/b.data"
+# the diffs run in $T with relative names, so the pages' titles are short
+cd "$T" || fail "cd $T"
+A=a.data B=b.data
 "$D" diff --format json "$A" "$B" >"$T/ab.json" || fail "diff json"
 "$D" diff --format json "$B" "$A" >"$T/ba.json" || fail "diff json reversed"
 "$D" diff "$A" "$B" >"$T/ab.txt" || fail "diff text"
@@ -38,8 +41,8 @@ cmp -s "$T/ab.txt" "$T/ab-fg.txt" || fail_later "--flamegraph changed the printe
 head -n 11 "$T/ab.txt"
 
 note "cross-domain: host (A's recording) against vm1 (B's) of one merge"
-"$D" merge -q -f -o "$T/m.data" "$A" vm1="$B" >/dev/null || fail "merge"
-"$D" diff --domain-a host --domain-b vm1 --flamegraph "$T/x.html" "$T/m.data" "$T/m.data" >"$T/x.txt" 2>>"$T/fg.err" ||
+"$D" merge -q -f -o m.data "$A" vm1="$B" >/dev/null || fail "merge"
+"$D" diff --domain-a host --domain-b vm1 --flamegraph "$T/x.html" m.data m.data >"$T/x.txt" 2>>"$T/fg.err" ||
 	fail "cross-domain --flamegraph"
 "$D" diff --time 100,200 --flamegraph "$T/empty.html" "$A" "$B" >/dev/null 2>"$T/empty.err" || fail_later "empty sides: exit $?"
 
@@ -100,6 +103,11 @@ sys.exit(1 if bad else 0)
 PY
 cat "$T/data.out"
 
+note "two domains, for the picture in docs/flamegraph.md: host and vm1 swap their workloads"
+"$D" merge -q -f -o ab.data "$A" vm1="$B" >/dev/null && "$D" merge -q -f -o ba.data "$B" vm1="$A" >/dev/null ||
+	fail "merge for the picture"
+"$D" diff --flamegraph "$T/two.html" ab.data ba.data >/dev/null 2>>"$T/fg.err" || fail "two-domain diff --flamegraph"
+
 note "usage"
 "$D" diff --absolute "$A" "$B" >/dev/null 2>"$T/u.err"; rc=$?
 [ $rc = 2 ] && grep -q "need --flamegraph" "$T/u.err" || fail_later "--absolute without --flamegraph: exit $rc"
@@ -108,8 +116,8 @@ note "usage"
 "$D" diff --flamegraph /nonexistent-dir/x.html "$A" "$B" >/dev/null 2>"$T/u.err"; rc=$?
 [ $rc = 1 ] && [ "$(wc -l <"$T/u.err")" = 1 ] || fail_later "unwritable output: exit $rc, $(cat "$T/u.err")"
 
-source tests/browser/lib.sh
-chk() { node tests/browser/check-flamediff.js "$@"; }
+source "$TOP/tests/browser/lib.sh"
+chk() { node "$TOP/tests/browser/check-flamediff.js" "$@"; }
 chk "$T/ab.html" "$T/diff.png" --json "$T/ab.json" --grew func_b --shrank func_a --gone func_c --domain host
 rc=$?; [ $rc = 3 ] && skip "headless chromium could not start"
 [ $rc = 0 ] || fail_later "browser: the differential page"
@@ -125,5 +133,8 @@ chk "$T/ab.html" "$T/c2.png" --json "$T/ba.json" --grew func_b --shrank func_a -
 rc=$?; grep -E '^FAIL' "$T/c2.out"
 [ $rc = 1 ] && grep -q '^FAIL func_b: self samples' "$T/c2.out" && grep -q '^FAIL func_a: change' "$T/c2.out" &&
 	grep -q '^ok   func_b (grew) is red' "$T/c2.out" || fail_later "control 2 did not fail as it must (exit $rc)"
+note "the two-domain page (its screenshot is docs/flamegraph-diff.png)"
+node "$TOP/tests/browser/check-roots.js" "$T/two.html" "$T/two.png" --program threefuncs --frames 2 >"$T/two.out" 2>&1 ||
+	{ cat "$T/two.out"; fail_later "browser: the two-domain page"; }
 [ $FAILED = 0 ] && echo "flamegraph-diff: all checks passed"
 exit $FAILED

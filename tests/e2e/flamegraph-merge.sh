@@ -10,7 +10,8 @@
 #   every variant adds up to the same samples;
 # - export json: the tree has one process node "threefuncs" (tree_root
 #   "comm"), and per pid with --by-pid; speedscope: one frame "threefuncs";
-# - the flame graph page in headless Chromium draws threefuncs as one
+# - the flame graph page in headless Chromium (screenshot merged.png, copied
+#   to docs/flamegraph-merged.png) draws threefuncs as one
 #   frame at the process level, whose tooltip holds all its samples; the
 #   same check on the --by-pid page must fail (it draws one per run);
 # - --by-pid with --no-comm is a usage error (exit 2), in flamegraph and
