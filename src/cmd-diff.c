@@ -72,6 +72,7 @@ const char usage_diff[] =
 	"      --title T          its title (default \"Differential flame graph: A -> B\")\n"
 	"      --min-width PCT    as in flamegraph\n"
 	FG_ROOT_HELP
+	"\n"
 	"See docs/merge-diff.md and docs/flamegraph.md.\n";
 
 enum { OPT_DOMAIN = 256, OPT_DOMAIN_A, OPT_DOMAIN_B, OPT_FOLD, OPT_FORMAT, OPT_MODE,
