@@ -213,7 +213,7 @@ static enum fg_root root_of(const void *a) { return a ? *(const enum fg_root *)a
 static int r_folded(FILE *f, const struct profile *p, const void *a) { return export_folded(f, p, root_of(a)); }
 static int r_speedscope(FILE *f, const struct profile *p, const void *a) { return export_speedscope(f, p, a, FG_ROOT_COMM); }
 static int r_json(FILE *f, const struct profile *p, const void *a) { return export_json(f, p, a, FG_ROOT_COMM); }
-static int r_pprof(FILE *f, const struct profile *p, const void *a) { (void)a; return export_pprof(f, p, FG_ROOT_COMM); }
+static int r_pprof(FILE *f, const struct profile *p, const void *a) { return export_pprof(f, p, root_of(a)); }
 static int r_html(FILE *f, const struct profile *p, const void *a) { return flamegraph_html(f, p, a); }
 static int r_svg(FILE *f, const struct profile *p, const void *a) { return flamegraph_svg(f, p, a); }
 static int r_report(FILE *f, const struct profile *p, const void *a)
@@ -248,6 +248,23 @@ static void test_folded(const struct profile *p)
 	CHECK(strstr(again, "k_top_[k];tmpl<int>&_[k];k_leaf_[k] 6\n") != NULL);
 	free(again);
 	free(s);
+}
+
+/* pprof inflated into out (n bytes); returns its length */
+static size_t pprof_plain(const struct profile *p, const void *arg, unsigned char *out, size_t n)
+{
+	size_t len;
+	char *s = render(p, r_pprof, arg, &len);
+	z_stream z = { 0 };
+	CHECK(inflateInit2(&z, 16 + MAX_WBITS) == Z_OK);
+	z.next_in = (unsigned char *)s;
+	z.avail_in = (unsigned)len;
+	z.next_out = out;
+	z.avail_out = (unsigned)n;
+	CHECK(inflate(&z, Z_FINISH) == Z_STREAM_END);
+	inflateEnd(&z);
+	free(s);
+	return n - z.avail_out;
 }
 
 /*
@@ -348,6 +365,15 @@ static void test_roots(void)
 	 * split above comes from the profile, not from the renderer */
 	CHECK_EQ_U64(p->nstacks, 2);
 	CHECK_EQ_U64(pt->nstacks, 3);
+	/* pprof: pid and comm labels whatever the level, a tid label with
+	 * --by-tid only (the control: none without it) */
+	static unsigned char plain[1 << 16];
+	size_t pn = pprof_plain(pt, &r, plain, sizeof(plain));   /* r == FG_ROOT_NONE here */
+	CHECK(memmem(plain, pn, "pid", 3) && memmem(plain, pn, "comm", 4) && memmem(plain, pn, "prog", 4));
+	CHECK(memmem(plain, pn, "tid", 3) == NULL);
+	r = FG_ROOT_TID;
+	pn = pprof_plain(pt, &r, plain, sizeof(plain));
+	CHECK(memmem(plain, pn, "tid", 3) != NULL);
 	int given = 0;
 	enum fg_root root = FG_ROOT_COMM;
 	CHECK(fg_root_option(&root, &given, "by-tid", msg, sizeof(msg)) == 0 && root == FG_ROOT_TID);
