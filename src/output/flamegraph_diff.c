@@ -33,7 +33,7 @@ struct dnode {
 	uint32_t dom;             /* index of its domain frame among the domain frames */
 	uint64_t ta, tb, sa, sb;  /* A and B: samples at or below, ending here */
 	double w;                 /* drawn width, in B's samples */
-	char *key;                /* "K\x1fIMAGE\x1fLABEL": the merge key (owned) */
+	char *key;                /* "KIND LEN:IMAGE LABEL": the merge key (owned) */
 	const char *label;        /* into key */
 	const char *image;        /* borrowed from a profile; "" for levels */
 };
@@ -69,8 +69,11 @@ static uint32_t merge_child(struct dtree *d, uint32_t parent, const struct fg_tr
 		}
 	}
 	const char *nimg = n->kind >= FG_USER ? diff_norm_image(image, n->kind == FG_KERNEL) : "";
+	/* KIND, the image's length, ':', the image, the label: no label or
+	 * image (bytes from the file) can make two keys alike */
 	char *key = NULL;
-	if (asprintf(&key, "%c\x1f%s\x1f%s", '0' + n->kind, nimg, label) < 0)
+	int pre = snprintf(NULL, 0, "%c%zu:%s", '0' + n->kind, strlen(nimg), nimg);
+	if (pre < 0 || asprintf(&key, "%c%zu:%s%s", '0' + n->kind, strlen(nimg), nimg, label) < 0)
 		abort();
 	uintptr_t found = (uintptr_t)hmap_get(&d->kids, parent, key);
 	if (found) {
@@ -83,7 +86,7 @@ static uint32_t merge_child(struct dtree *d, uint32_t parent, const struct fg_tr
 	d->v[c] = (struct dnode){
 		.parent = parent, .next_sibling = pn->first_child, .depth = pn->depth + 1,
 		.kind = n->kind, .dom = pn->dom, .key = key,
-		.label = strrchr(key, '\x1f') + 1, .image = image,
+		.label = key + pre, .image = image,
 	};
 	pn->first_child = c;
 	if (n->kind == FG_DOMAIN) {
