@@ -16,42 +16,54 @@
 (function () {
 'use strict';
 var t0 = performance.now();
-var D = JSON.parse(document.getElementById('fgdata').textContent);
 var K_ROOT = 0, K_DOMAIN = 1, K_PROCESS = 2, K_USER = 3, K_KERNEL = 4;
 var FRAME_H = 17, MIN_PX = 0.5;
-var DF = D.diff || null, STRIDE = DF ? 9 : 5;
-var N = D.nodes.length / STRIDE;
-var depth = new Int32Array(N), name = new Int32Array(N), kind = new Uint8Array(N),
-	dom = new Int32Array(N), total = new Float64Array(N), x = new Float64Array(N),
-	parent = new Int32Array(N), child = new Int32Array(N), sib = new Int32Array(N),
-	last = new Int32Array(N), nextX = new Float64Array(N), self = new Float64Array(N);
-var ta = DF ? new Float64Array(N) : null, tb = DF ? new Float64Array(N) : null,
-	sa = DF ? new Float64Array(N) : null, sb = DF ? new Float64Array(N) : null;
-var maxDepth = 0, path = [];
-for (var i = 0; i < N; i++) {
-	var o = i * STRIDE, d = D.nodes[o];
-	depth[i] = d; name[i] = D.nodes[o + 1]; kind[i] = D.nodes[o + 2];
-	dom[i] = D.nodes[o + 3]; total[i] = D.nodes[o + 4];
-	if (DF) { ta[i] = D.nodes[o + 5]; tb[i] = D.nodes[o + 6]; sa[i] = D.nodes[o + 7]; sb[i] = D.nodes[o + 8]; }
-	self[i] = total[i]; child[i] = -1; sib[i] = -1; last[i] = -1;
-	if (d > maxDepth) maxDepth = d;
-	path.length = d;
-	var p = d > 0 ? path[d - 1] : -1;
-	parent[i] = p;
-	if (p >= 0) {
-		x[i] = nextX[p]; nextX[p] += total[i]; self[p] -= total[i];
-		if (last[p] < 0) child[p] = i; else sib[last[p]] = i;
-		last[p] = i;
+// The graph's data (load() sets them all from one document, so a page
+// that embeds the graph can hand it another: window.fg.load).
+var D, DF, STRIDE, N, depth, name, kind, dom, total, x, parent, child, sib, self,
+	ta, tb, sa, sb, ALL, escCache, colCache, maxChange;
+function load(data) {
+	D = data;
+	DF = D.diff || null;
+	STRIDE = DF ? 9 : 5;
+	N = D.nodes.length / STRIDE;
+	depth = new Int32Array(N); name = new Int32Array(N); kind = new Uint8Array(N);
+	dom = new Int32Array(N); total = new Float64Array(N); x = new Float64Array(N);
+	parent = new Int32Array(N); child = new Int32Array(N); sib = new Int32Array(N);
+	self = new Float64Array(N);
+	var last = new Int32Array(N), nextX = new Float64Array(N), path = [];
+	ta = DF ? new Float64Array(N) : null; tb = DF ? new Float64Array(N) : null;
+	sa = DF ? new Float64Array(N) : null; sb = DF ? new Float64Array(N) : null;
+	for (var i = 0; i < N; i++) {
+		var o = i * STRIDE, d = D.nodes[o];
+		depth[i] = d; name[i] = D.nodes[o + 1]; kind[i] = D.nodes[o + 2];
+		dom[i] = D.nodes[o + 3]; total[i] = D.nodes[o + 4];
+		if (DF) { ta[i] = D.nodes[o + 5]; tb[i] = D.nodes[o + 6]; sa[i] = D.nodes[o + 7]; sb[i] = D.nodes[o + 8]; }
+		self[i] = total[i]; child[i] = -1; sib[i] = -1; last[i] = -1;
+		path.length = d;
+		var p = d > 0 ? path[d - 1] : -1;
+		parent[i] = p;
+		if (p >= 0) {
+			x[i] = nextX[p]; nextX[p] += total[i]; self[p] -= total[i];
+			if (last[p] < 0) child[p] = i; else sib[last[p]] = i;
+			last[p] = i;
+		}
+		nextX[i] = x[i];
+		path.push(i);
 	}
-	nextX[i] = x[i];
-	path.push(i);
+	ALL = N ? total[0] : 0;
+	escCache = new Array(D.names.length);
+	colCache = {};
+	maxChange = 0;
+	if (DF) for (var mi = 1; mi < N; mi++) maxChange = Math.max(maxChange, Math.abs(change(mi)));
+	zoomed = 0;
+	matches = null;
+	frame();
 }
-var ALL = N ? total[0] : 0;
 
 // ---- labels, colours ----------------------------------------------------
 function label(i) { return D.names[name[i]][0]; }
 function image(i) { var m = D.names[name[i]][1]; return m >= 0 ? D.images[m] : ''; }
-var escCache = new Array(D.names.length);
 function esc(s) {
 	return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
@@ -77,8 +89,6 @@ function change(i) {
 	if (DF.absolute) return tb[i] - ta[i];
 	return 100 * ((DF.totalB ? tb[i] / DF.totalB : 0) - (DF.totalA ? ta[i] / DF.totalA : 0));
 }
-var maxChange = 0;
-if (DF) for (var mi = 1; mi < N; mi++) maxChange = Math.max(maxChange, Math.abs(change(mi)));
 function diffColour(i) {
 	var t = maxChange > 0 ? change(i) / maxChange : 0;
 	t = Math.max(-1, Math.min(1, t));
@@ -90,7 +100,6 @@ function diffStyle(i) {
 	if (!tb[i]) return s + 'background:repeating-linear-gradient(135deg,rgba(255,255,255,.6) 0 3px,transparent 3px 6px),' + c;
 	return s + 'background:' + c;
 }
-var colCache = {};
 function colour(i) {
 	var key = name[i] + ':' + kind[i] + ':' + dom[i];
 	var c = colCache[key];
@@ -112,11 +121,15 @@ function pct(n, of) { return of ? (100 * n / of).toFixed(2) + '%' : '0%'; }
 var fgEl = document.getElementById('fg'), tip = document.getElementById('tip'),
 	details = document.getElementById('details'), matchedEl = document.getElementById('matched'),
 	searchEl = document.getElementById('search');
-document.getElementById('title').textContent = D.title;
-document.getElementById('subtitle').textContent = D.subtitle +
-	(D.subtitle ? ' \u2014 ' : '') + (DF ? 'A ' + DF.totalA + ' samples, B ' + DF.totalB : ALL) + ' samples' +
-	(D.event ? ' of ' + D.event : '') + (D.inverted ? ', inverted (callees at the top)' : '');
-(function legend() {
+// title, subtitle and legend of the current data
+function frame() {
+	document.getElementById('title').textContent = D.title;
+	document.getElementById('subtitle').textContent = D.subtitle +
+		(D.subtitle ? ' \u2014 ' : '') + (DF ? 'A ' + DF.totalA + ' samples, B ' + DF.totalB : ALL) + ' samples' +
+		(D.event ? ' of ' + D.event : '') + (D.inverted ? ', inverted (callees at the top)' : '');
+	legend();
+}
+function legend() {
 	var h = [];
 	if (DF) {
 		var sw = function (bg, text) { return '<span class="lg"><i style="background:' + bg + '"></i>' + text + '</span>'; };
@@ -145,10 +158,11 @@ document.getElementById('subtitle').textContent = D.subtitle +
 	});
 	h.push('<span class="lg">kernel frames in <i style="width:auto;border:0;font-style:italic">italics</i></span>');
 	document.getElementById('legend').innerHTML = h.join('');
-})();
+}
 
 // ---- drawing ------------------------------------------------------------
 var zoomed = 0, matches = null, drawn = 0;
+load(JSON.parse(document.getElementById('fgdata').textContent));
 function render() {
 	if (!N || !ALL) {
 		fgEl.innerHTML = '<p class="empty">No samples match: the profile is empty.</p>';
@@ -293,6 +307,9 @@ window.fg = {
 	zoom: zoom, reset: function () { zoom(0); }, search: search,
 	find: function (s) { for (var i3 = 0; i3 < N; i3++) if (label(i3) === s) return i3; return -1; },
 	drawn: function () { return drawn; }, describe: describe,
+	// another document of the same layout (flamegraph_data /
+	// flamegraph_diff_data): drawn at once, zoom and search reset
+	load: function (data) { load(data); searchEl.value = ''; matchedEl.textContent = ''; render(); },
 	node: function (i) {
 		var n = { label: label(i), kind: kind[i], depth: depth[i], total: total[i], self: self[i], dom: dom[i] };
 		if (DF) { n.a = ta[i]; n.b = tb[i]; n.selfA = sa[i]; n.selfB = sb[i]; n.change = change(i); }

@@ -6,10 +6,13 @@
 // counted. By default (runs merged by command name) a recording of many
 // runs of NAME has one such frame; with --by-pid, one per run.
 // Also hovers the first such frame with the mouse and checks its tooltip
-// names it with SAMPLES samples (when given).
+// names it with SAMPLES samples (when given). With --load OTHER.html, the
+// data of another page is then handed to this one (window.fg.load, what
+// a page embedding the graph does) and counted again: at least
+// LOADED_MIN frames.
 //
 // usage: node check-roots.js PAGE.html SHOT.png --program NAME
-//        [--frames N | --min-frames N] [--samples N]
+//        [--frames N | --min-frames N] [--samples N] [--load OTHER.html --loaded-min N]
 // Exit 0 pass, 1 a check failed, 3 the browser could not start.
 'use strict';
 const { open } = require('./cdp');
@@ -25,7 +28,7 @@ if (args.length < 4 || !opt('--program')) {
 }
 const [page, shot] = args;
 const prog = opt('--program'), frames = opt('--frames', null), minFrames = opt('--min-frames', null);
-const samples = opt('--samples', null);
+const samples = opt('--samples', null), other = opt('--load', null), loadedMin = +opt('--loaded-min', '1');
 let failed = 0;
 function check(ok, what) {
 	console.log((ok ? 'ok   ' : 'FAIL ') + what);
@@ -34,9 +37,7 @@ function check(ok, what) {
 
 (async () => {
 	let s = null;
-	try {
-		s = await open(page);
-		const found = await s.evaluate(`(() => {
+	const count = () => s.evaluate(`(() => {
 			const out = [];
 			for (const e of document.querySelectorAll('#fg .f[data-id]')) {
 				const n = window.fg.node(+e.getAttribute('data-id'));
@@ -47,6 +48,9 @@ function check(ok, what) {
 			}
 			return out;
 		})()`);
+	try {
+		s = await open(page);
+		const found = await count();
 		const levels = await s.evaluate(`Array.from(document.querySelectorAll('#fg .f[data-id]'),
 			(e) => window.fg.node(+e.getAttribute('data-id'))).filter((n) => n.kind === 2).length`);
 		console.log(`${found.length} frames of ${prog} at the process level (${levels} process-level frames drawn): ` +
@@ -68,6 +72,17 @@ function check(ok, what) {
 				if (samples !== null)
 					check(new RegExp('^' + samples + ' samples').test(tip.split('\n')[1] || ''),
 						`tooltip: ${samples} samples (all runs of ${prog})`);
+			}
+		}
+		if (other) {
+			const html = require('fs').readFileSync(other, 'utf8');
+			const m = /<script type="application\/json" id="fgdata">([\s\S]*?)<\/script>/.exec(html);
+			check(!!m, `${other} holds the graph's data`);
+			if (m) {
+				await s.evaluate(`window.fg.load(${m[1]})`);
+				await s.settle();
+				const again = await count();
+				check(again.length >= loadedMin, `after fg.load of ${other}: ${again.length} frames of ${prog} (>= ${loadedMin})`);
 			}
 		}
 		await s.screenshot(shot);

@@ -13,7 +13,9 @@
 # - the flame graph page in headless Chromium (screenshot merged.png, copied
 #   to docs/flamegraph-merged.png) draws threefuncs as one
 #   frame at the process level, whose tooltip holds all its samples; the
-#   same check on the --by-pid page must fail (it draws one per run);
+#   same check on the --by-pid page must fail (it draws one per run); the
+#   --by-pid data handed to the default page (window.fg.load, for pages
+#   that embed the graph) draws one per run there too;
 # - --by-pid with --no-comm is a usage error (exit 2), in flamegraph and
 #   export alike.
 source "$(dirname "$0")/../lib/common.bash"
@@ -94,7 +96,9 @@ grep -Eq '<title>threefuncs-[0-9]+ \(' "$T/default.svg" && fail_later "svg: a fr
 source tests/browser/lib.sh
 ms=$(cat "$T/tf-samples" 2>/dev/null || echo 0)
 node tests/browser/check-roots.js "$T/default.html" "$T/merged.png" --program threefuncs --frames 1 --samples "$ms"
-rc=$?; [ $rc = 3 ] && skip "headless chromium could not start"
+rc=$?
+[ $rc = 0 ] && { node tests/browser/check-roots.js "$T/default.html" "$T/loaded.png" --program threefuncs --frames 1 \
+	--load "$T/bypid.html" --loaded-min $((RUNS - 2)) || fail_later "browser: fg.load of the --by-pid data"; }; [ $rc = 3 ] && skip "headless chromium could not start"
 [ $rc = 0 ] || fail_later "browser: threefuncs is not one frame at the process level"
 note "control: the --by-pid page, same check (must fail)"
 node tests/browser/check-roots.js "$T/bypid.html" "$T/bypid.png" --program threefuncs --frames 1 >"$T/control.out" 2>&1
