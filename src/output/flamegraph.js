@@ -311,7 +311,8 @@ window.fg = {
 	// flamegraph_diff_data): drawn at once, zoom and search reset
 	load: function (data) { load(data); searchEl.value = ''; matchedEl.textContent = ''; render(); },
 	node: function (i) {
-		var n = { label: label(i), kind: kind[i], depth: depth[i], total: total[i], self: self[i], dom: dom[i] };
+		var n = { label: label(i), kind: kind[i], depth: depth[i], total: total[i], self: self[i], dom: dom[i],
+			domain: D.domains[dom[i]] ? D.domains[dom[i]].name : '' };
 		if (DF) { n.a = ta[i]; n.b = tb[i]; n.selfA = sa[i]; n.selfB = sb[i]; n.change = change(i); }
 		return n;
 	}

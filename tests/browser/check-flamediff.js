@@ -18,6 +18,7 @@
 //
 // usage: node check-flamediff.js PAGE.html SHOT.png --json DIFF.json
 //        --grew NAME --shrank NAME [--gone NAME] [--absolute] [--domain D]
+// (--domain D: the frames under domain D, and D's rows of the JSON)
 // Exit 0 pass, 1 a check failed, 3 the browser could not start.
 'use strict';
 const fs = require('fs');
@@ -72,7 +73,15 @@ function parseTip(t) {
 			/stripe: /.test(legend), 'legend names the colours: ' + legend.slice(0, 160));
 
 		async function frame(name, want) {
-			const id = await s.evaluate(`window.fg.find(${JSON.stringify(name)})`);
+			// the frame of that name (in domain D, when given)
+			const id = await s.evaluate(`(() => {
+				for (let i = 1; i < window.fgStats.nodes; i++) {
+					const n = window.fg.node(i);
+					if (n.label === ${JSON.stringify(name)} && n.kind >= 3 &&
+					    (${JSON.stringify(domain)} === null || n.domain === ${JSON.stringify(domain)})) return i;
+				}
+				return -1;
+			})()`);
 			check(id > 0, `${name} is in the graph`);
 			if (id <= 0) return null;
 			const sel = `#fg .f[data-id="${id}"]`;
