@@ -37,12 +37,6 @@ const char *fg_symbol_label(const struct profile *p, uint32_t sym, char *buf, si
 	return buf;
 }
 
-const char *fg_process_label(const char *comm, uint32_t pid, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s-%" PRIu32, comm && *comm ? comm : "[unknown]", pid);
-	return buf;
-}
-
 static const char *root_label(const char *comm, uint32_t pid, uint32_t tid, enum fg_root root,
 			      char *buf, size_t len)
 {
@@ -54,6 +48,11 @@ static const char *root_label(const char *comm, uint32_t pid, uint32_t tid, enum
 	default: snprintf(buf, len, "%s", c); break;
 	}
 	return buf;
+}
+
+const char *fg_process_label(const char *comm, uint32_t pid, char *buf, size_t len)
+{
+	return root_label(comm, pid, 0, FG_ROOT_PID, buf, len);
 }
 
 const char *fg_root_label(const struct profile_stack *st, enum fg_root root, char *buf, size_t len)

@@ -11,7 +11,8 @@
  * frame). The process level is chosen by enum fg_root: by default the
  * command name, so every run of one program is one tower (FlameGraph's
  * stackcollapse scripts do the same); "COMM-PID" or "COMM-PID/TID" to
- * split per process or thread (their --pid / --tid); or no level at all. The same frame labels are used by every format: a known symbol
+ * split per process or thread (their --pid / --tid); or no level at
+ * all. The same frame labels are used by every format: a known symbol
  * is its (demangled) name, a function named only by its unwind-table
  * FDE is that name ("IMAGE+0xSTART", docs/symbols.md), an unknown one
  * is "[unknown] IMAGE" so that unknown code of different images stays
@@ -60,7 +61,6 @@ int fg_root_option(enum fg_root *root, int *given, const char *opt, char *err, s
 	"                         across pids, as FlameGraph's stackcollapse)\n" \
 	"      --by-tid           one frame per thread, COMM-PID/TID\n" \
 	"      --no-comm          no process frame: the call chains right on the domain\n"
-
 
 enum fg_kind {
 	FG_ROOT = 0,            /* "all" */
