@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: MIT
-// The headless-Chromium session shared by the page checks written after
-// check-flamegraph.js (check-roots.js, check-flamediff.js): start Debian's
+// The headless-Chromium session shared by the page checks
+// (check-flamegraph.js, check-roots.js, check-flamediff.js): start Debian's
 // /usr/bin/chromium, connect over the Chrome DevTools protocol (CDP) with
 // node-ws (Debian packages only, no npm), open a page, collect its errors
-// and network requests, and drive it with real input events. The same
-// protocol code as check-flamegraph.js, as a module; that script keeps its
-// own copy for now so that this change does not touch it.
+// and network requests, and drive it with real input events.
 //
 // usage: const s = await require('./cdp').open(PAGE, { width, height });
 //        ... s.evaluate(expr), s.box(sel), s.mouse(type, x, y), s.click(x, y),
