@@ -72,6 +72,8 @@ const char usage_diff[] =
 	"      --title T          its title (default \"Differential flame graph: A -> B\")\n"
 	"      --min-width PCT    as in flamegraph\n"
 	FG_ROOT_HELP
+	"                         (default --by-comm; --no-comm when the two sides\n"
+	"                         chose different domains, as the rows do)\n"
 	"\n"
 	"See docs/merge-diff.md and docs/flamegraph.md.\n";
 
@@ -205,6 +207,7 @@ int cmd_diff(int argc, char **argv)
 		{ "absolute", no_argument, NULL, OPT_ABS },
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "min-width", required_argument, NULL, OPT_MINW },
+		{ "by-comm", no_argument, NULL, OPT_ROOT },
 		{ "by-pid", no_argument, NULL, OPT_ROOT },
 		{ "by-tid", no_argument, NULL, OPT_ROOT },
 		{ "no-comm", no_argument, NULL, OPT_ROOT },
@@ -298,10 +301,16 @@ int cmd_diff(int argc, char **argv)
 	if (v.user_only && o.kernel_only)
 		return usage_error("diff", "--mode user and --kernel-only exclude each other");
 	if (fg_only_opt && !flame)
-		return usage_error("diff", "--absolute, --title, --min-width, --by-pid, --by-tid and "
-				   "--no-comm need --flamegraph OUT");
+		return usage_error("diff", "--absolute, --title, --min-width, --by-comm, --by-pid, "
+				   "--by-tid and --no-comm need --flamegraph OUT");
 	/* the flame graph needs the stacks; with -k it shows kernel-mode
 	 * samples (the rows are kernel symbols either way) */
+	/* Two views of one guest (sides on different domains) name its
+	 * processes differently (a passive view leaves a kernel sample's
+	 * process unnamed): their frames meet without the process level, as
+	 * the text diff's rows do, unless a level is asked for. */
+	if (o.cross_domain && !nroot)
+		fo.root = FG_ROOT_NONE;
 	struct profile_opts po = { .stacks = true, .by_tid = fo.root == FG_ROOT_TID };
 	int mode = v.user_only ? PROFILE_MODE_USER : flame && o.kernel_only ? PROFILE_MODE_KERNEL : 0;
 	struct profile *a = load(v.path_a, v.domain_a, mode, &fa_a.flt, flame ? &po : NULL);

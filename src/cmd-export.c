@@ -69,6 +69,7 @@ int cmd_export(int argc, char **argv)
 		{ "time", required_argument, NULL, OPT_TIME },
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "by-comm", no_argument, NULL, OPT_ROOT },
 		{ "by-pid", no_argument, NULL, OPT_ROOT },
 		{ "by-tid", no_argument, NULL, OPT_ROOT },
 		{ "no-comm", no_argument, NULL, OPT_ROOT },

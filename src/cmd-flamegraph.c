@@ -72,6 +72,7 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "min-width", required_argument, NULL, OPT_MINW },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "by-comm", no_argument, NULL, OPT_ROOT },
 		{ "by-pid", no_argument, NULL, OPT_ROOT },
 		{ "by-tid", no_argument, NULL, OPT_ROOT },
 		{ "no-comm", no_argument, NULL, OPT_ROOT },

@@ -69,9 +69,10 @@ const char *fg_root_name(enum fg_root root)
 int fg_root_option(enum fg_root *root, int *given, const char *opt, char *err, size_t errlen)
 {
 	enum fg_root r = !strcmp(opt, "by-pid") ? FG_ROOT_PID
-			 : !strcmp(opt, "by-tid") ? FG_ROOT_TID : FG_ROOT_NONE;
+			 : !strcmp(opt, "by-tid") ? FG_ROOT_TID
+			 : !strcmp(opt, "by-comm") ? FG_ROOT_COMM : FG_ROOT_NONE;
 	if (*given && *root != r) {
-		snprintf(err, errlen, "--by-pid, --by-tid and --no-comm exclude each other");
+		snprintf(err, errlen, "--by-comm, --by-pid, --by-tid and --no-comm exclude each other");
 		return -EINVAL;
 	}
 	*root = r;

@@ -48,17 +48,18 @@ const char *fg_root_label(const struct profile_stack *st, enum fg_root root, cha
 /* "comm", "pid", "tid" or "none" (JSON exports say which was used). */
 const char *fg_root_name(enum fg_root root);
 
-/* The option OPT ("by-pid", "by-tid" or "no-comm", without dashes) into
- * *root; *given counts the options seen. Returns 0, or -EINVAL with a
- * one-line reason in err when another of them was given before (they
- * exclude each other). */
+/* The option OPT ("by-comm", "by-pid", "by-tid" or "no-comm", without
+ * dashes) into *root; *given counts the options seen. Returns 0, or
+ * -EINVAL with a one-line reason in err when another of them was given
+ * before (they exclude each other). */
 int fg_root_option(enum fg_root *root, int *given, const char *opt, char *err, size_t errlen);
 
 /* The --help lines of the three options, the same in every command. */
 #define FG_ROOT_HELP \
-	"      --by-pid           one frame per process under its domain, COMM-PID\n" \
-	"                         (default: one per command name, COMM, merged\n" \
-	"                         across pids, as FlameGraph's stackcollapse)\n" \
+	"      --by-comm          one frame per command name under its domain, COMM,\n" \
+	"                         merged across pids, as FlameGraph's stackcollapse\n" \
+	"                         (the default)\n" \
+	"      --by-pid           one frame per process, COMM-PID\n" \
 	"      --by-tid           one frame per thread, COMM-PID/TID\n" \
 	"      --no-comm          no process frame: the call chains right on the domain\n"
 

@@ -16,7 +16,8 @@
 # - the diff itself is still printed, unchanged, on stdout;
 # - SVG: the same colours, dashes for only-in-A, A/B numbers in <title>;
 # - domain-aware: host against vm1 of one merged file gives the same
-#   frame numbers as the direct diff, under one domain frame "host|vm1";
+#   frame numbers as the direct diff, under one domain frame "host|vm1"
+#   and, by default there, no process level;
 # - an empty side gives a valid page; flame-graph-only options without
 #   --flamegraph are usage errors.
 # Screenshot: $TEST_OUT/flamegraph-diff/diff.png (the two-domain page with
@@ -82,6 +83,7 @@ x, xn = page(f"{T}/x.html")
 xb = {n["label"]: n for n in xn}
 check(any(n["kind"] == 1 and n["label"] == "host|vm1" for n in xn) and sum(n["kind"] == 1 for n in xn) == 1,
       "cross-domain: one domain frame host|vm1")
+check(not any(n["kind"] == 2 for n in xn), "cross-domain: no process level by default (as the rows)")
 check(all((xb[f]["a"], xb[f]["b"], xb[f]["sa"], xb[f]["sb"]) == (by[f]["a"], by[f]["b"], by[f]["sa"], by[f]["sb"])
           for f in ("func_a", "func_b")), "cross-domain: func_a and func_b as in the direct diff")
 e, en = page(f"{T}/empty.html")
