@@ -66,7 +66,7 @@ const char usage_diff[] =
 	"                         page (search, zoom), OUT.svg a standalone SVG. The\n"
 	"                         domain options above choose each side's frames; the\n"
 	"                         picture shows all samples (no --fold-irq-enable);\n"
-	"                         with -k, kernel-mode samples\n"
+	"                         with -k, kernel-mode samples and kernel frames only\n"
 	"      --absolute         the change in samples (B - A), not in shares of each\n"
 	"                         side's total\n"
 	"      --title T          its title (default \"Differential flame graph: A -> B\")\n"
@@ -311,6 +311,7 @@ int cmd_diff(int argc, char **argv)
 	 * the text diff's rows do, unless a level is asked for. */
 	if (o.cross_domain && !nroot)
 		fo.root = FG_ROOT_NONE;
+	fo.kernel_frames = o.kernel_only;
 	struct profile_opts po = { .stacks = true, .by_tid = fo.root == FG_ROOT_TID };
 	int mode = v.user_only ? PROFILE_MODE_USER : flame && o.kernel_only ? PROFILE_MODE_KERNEL : 0;
 	struct profile *a = load(v.path_a, v.domain_a, mode, &fa_a.flt, flame ? &po : NULL);

@@ -211,6 +211,10 @@ struct fg_diff_opts {
 	const char *domain_label; /* "vm1|vm1-active" */
 	enum fg_root root;
 	double min_fraction;      /* as fg_opts (of the drawn width) */
+	bool kernel_frames;       /* only kernel frames (diff -k): the user frames under
+				   * a kernel-mode sample's kernel part are left out, so
+				   * an active view's stacks (user, then kernel) meet a
+				   * passive view's (kernel only) at the entry points */
 };
 int flamegraph_diff_data(FILE *f, const struct profile *a, const struct profile *b,
 			 const struct fg_diff_opts *o);

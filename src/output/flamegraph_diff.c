@@ -105,7 +105,14 @@ static void merge_side(struct dtree *d, const struct fg_tree *t, int side, const
 	uint32_t *map = xmalloc((t->n ? t->n : 1) * sizeof(*map));
 	map[0] = 0;
 	for (size_t i = 0; i < t->n; i++) {
-		uint32_t m = i ? merge_child(d, map[t->nodes[i].parent], t, (uint32_t)i, o) : 0;
+		const struct fg_node *n = &t->nodes[i];
+		if (i && o->kernel_frames && n->kind == FG_USER) {
+			/* left out: its kernel frames hang on its parent, which
+			 * already counts their samples */
+			map[i] = map[n->parent];
+			continue;
+		}
+		uint32_t m = i ? merge_child(d, map[n->parent], t, (uint32_t)i, o) : 0;
 		map[i] = m;
 		if (side) {
 			d->v[m].tb += t->nodes[i].total;

@@ -394,9 +394,10 @@ out:
  * 4 raw with absolute), k_top has self 3 in B only, and the root is B's 5
  * plus tmpl's 2.
  */
-static char dpath_a[] = "/tmp/test-render-da-XXXXXX", dpath_b[] = "/tmp/test-render-db-XXXXXX";
+static char dpath_a[] = "/tmp/test-render-da-XXXXXX", dpath_b[] = "/tmp/test-render-db-XXXXXX",
+	    dpath_c[] = "/tmp/test-render-dc-XXXXXX";
 
-static void write_diff_side(char *p, uint32_t n_leaf, uint32_t n_tmpl, uint32_t n_top)
+static void write_diff_side(char *p, uint32_t n_leaf, uint32_t n_tmpl, uint32_t n_top, bool user_part)
 {
 	char *argv[] = { "test-render", NULL };
 	int err = 0;
@@ -412,8 +413,11 @@ static void write_diff_side(char *p, uint32_t n_leaf, uint32_t n_tmpl, uint32_t 
 	struct dp_task t = { .kind = DP_TASK_COMM, .pid = 300, .tid = 300, .comm = "prog" };
 	CHECK(dp_write_task(w, 0, &t) == 0);
 	uint64_t cl[] = { K(0x1010), K(0x3030) }, ct[] = { K(0x2100), K(0x3030) };
+	/* an active view's kernel stack: its user part under the kernel one
+	 * (perf's context marker, then a user return address) */
+	uint64_t cu[] = { K(0x1010), K(0x3030), (uint64_t)-512, 0x401000 };
 	for (uint32_t i = 0; i < n_leaf; i++)
-		sample(w, 0, 300, DP_MODE_KERNEL, K(0x1010), cl, 2);
+		sample(w, 0, 300, DP_MODE_KERNEL, K(0x1010), user_part ? cu : cl, user_part ? 4 : 2);
 	for (uint32_t i = 0; i < n_tmpl; i++)
 		sample(w, 0, 300, DP_MODE_KERNEL, K(0x2100), ct, 2);
 	for (uint32_t i = 0; i < n_top; i++)
@@ -432,8 +436,8 @@ static int r_diff(FILE *f, const struct profile *b, const void *arg)
 
 static void test_diff_tree(void)
 {
-	write_diff_side(dpath_a, 6, 4, 0);
-	write_diff_side(dpath_b, 2, 0, 3);
+	write_diff_side(dpath_a, 6, 4, 0, false);
+	write_diff_side(dpath_b, 2, 0, 3, false);
 	char msg[200];
 	int err = 0;
 	struct profile_opts o = { .stacks = true };
@@ -477,11 +481,31 @@ static void test_diff_tree(void)
 	fclose(f);
 	CHECK(strstr(s, "<title>tmpl&lt;int&gt;&amp; (A 4 samples 40.00%, B 0 samples 0.00%, change -40.00 points, only in A)</title>") != NULL);
 	free(s);
+	/* kernel_frames (diff -k): B's k_leaf samples now stand on a user
+	 * frame; left out, k_top meets A's (k_leaf A 6, B 2 as before); the
+	 * control: with the user frame kept, B's k_top is another path */
+	profile_free(b);
+	write_diff_side(dpath_c, 2, 0, 3, true);
+	b = profile_load(dpath_c, NULL, &o, &err, msg, sizeof(msg));
+	CHECK(b != NULL);
+	if (!b)
+		goto out;
+	d = (struct diff_arg){ a, { .kernel_frames = true } };
+	s = render(b, r_diff, &d, &len);
+	CHECK(strstr(s, ",4,4,4,0,2,6,2,6,2,") != NULL);
+	CHECK(strstr(s, "[unknown]") == NULL);
+	free(s);
+	d.o.kernel_frames = false;
+	s = render(b, r_diff, &d, &len);
+	CHECK(strstr(s, ",4,4,4,0,2,6,2,6,2,") == NULL);
+	CHECK(strstr(s, "[unknown]") != NULL);
+	free(s);
 out:
 	profile_free(a);
 	profile_free(b);
 	unlink(dpath_a);
 	unlink(dpath_b);
+	unlink(dpath_c);
 }
 
 static void test_json_outputs(const struct profile *p)
