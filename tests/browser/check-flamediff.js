@@ -22,7 +22,7 @@
 // Exit 0 pass, 1 a check failed, 3 the browser could not start.
 'use strict';
 const fs = require('fs');
-const { open } = require('./cdp');
+const fg = require('./fg-page');
 
 const args = process.argv.slice(2);
 function opt(name, def) {
@@ -64,7 +64,7 @@ function parseTip(t) {
 (async () => {
 	let s = null;
 	try {
-		s = await open(page);
+		s = await fg.open(page, check);
 		const fgW = await s.evaluate(`document.getElementById('fg').getBoundingClientRect().width`);
 		const root = await s.box('#fg .f[data-id="0"]');
 		check(!!root && root.text === 'all' && Math.abs(root.width - fgW) < 2, 'root frame "all" spans the width');
@@ -131,7 +131,7 @@ function parseTip(t) {
 			await s.settle();
 			const sb = await s.box('#search');
 			if (sb) await s.click(sb.cx, sb.cy);
-			await s.insertText(grew);
+			await s.type(grew);
 			await s.key('Enter', 'Enter', 13);
 			await s.settle();
 			const matched = await s.evaluate(`document.getElementById('matched').textContent`);
@@ -145,9 +145,9 @@ function parseTip(t) {
 			await s.settle();
 		}
 		await s.screenshot(shot);
+		console.log('screenshot: ' + shot);
 	} catch (e) {
 		check(false, 'browser session: ' + e.message.split('\n')[0]);
 	}
-	if (s) await s.finish(check, () => failed);
-	process.exit(1);
+	await fg.done(s, check, () => failed);
 })();

@@ -10,7 +10,7 @@
 // The browser is driven through the Chrome DevTools protocol (CDP) over a
 // WebSocket, with only Debian packages: nodejs, node-ws, chromium (no npm,
 // so it runs on machines that reach nothing but the Debian archive); the
-// session is tests/browser/cdp.js. Mouse and keyboard input are real input
+// session is tests/browser/cdp.js (through fg-page.js). Mouse and keyboard input are real input
 // events (Input.dispatch*), so a broken event handler fails the test just
 // as it would fail a user.
 //
@@ -20,7 +20,7 @@
 // (Debian: /usr/share/nodejs, set by tests/browser/lib.sh).
 // Exit 0 pass, 1 a check failed, 3 the browser could not start.
 'use strict';
-const { open } = require('./cdp');
+const fg = require('./fg-page');
 
 const args = process.argv.slice(2);
 if (args.length < 2) {
@@ -47,9 +47,10 @@ function check(ok, what) {
 async function run() {
 	let s = null;
 	try {
-		s = await open(page);
+		s = await fg.open(page, check);
 		const st = s.stats;
-		const evaluate = s.evaluate, box = s.box, mouse = s.mouse, click = s.click, key = s.key, settle = s.settle;
+		const evaluate = (e) => s.evaluate(e), box = (q) => s.box(q), mouse = (t, x, y, e) => s.mouse(t, x, y, e),
+			click = (x, y) => s.click(x, y), key = (k, c, v) => s.key(k, c, v), settle = () => s.settle();
 		console.log(`timing: nodes=${st.nodes} tree_nodes=${st.treeNodes} drawn=${st.drawn} ` +
 			`script_ms=${st.scriptMs.toFixed(1)} ready_ms=${st.readyMs.toFixed(1)} ` +
 			`painted_ms=${st.paintedMs.toFixed(1)}`);
@@ -96,7 +97,7 @@ async function run() {
 			check(!!sb && sb.hit, 'search box is clickable');
 			if (sb) await click(sb.cx, sb.cy);
 			await evaluate(`document.getElementById('search').select()`);
-			await s.insertText(hot);
+			await s.type(hot);
 			await key('Enter', 'Enter', 13);
 			await settle();
 			const matched = await evaluate(`document.getElementById('matched').textContent`);
@@ -110,12 +111,12 @@ async function run() {
 		}
 		await settle();
 		await s.screenshot(shot);
+		console.log('screenshot: ' + shot);
 	} catch (e) {
 		check(false, 'browser session: ' + e.message.split('\n')[0]);
 	}
-	// judged last by finish, also after a failed step: errors and
+	// judged last by done, also after a failed step: errors and
 	// requests may come from any step above
-	if (s) await s.finish(check, () => failed);
-	process.exit(1);
+	await fg.done(s, check, () => failed);
 }
 run();

@@ -15,7 +15,7 @@
 //        [--frames N | --min-frames N] [--samples N] [--load OTHER.html --loaded-min N]
 // Exit 0 pass, 1 a check failed, 3 the browser could not start.
 'use strict';
-const { open } = require('./cdp');
+const fg = require('./fg-page');
 
 const args = process.argv.slice(2);
 function opt(name, def) {
@@ -49,7 +49,7 @@ function check(ok, what) {
 			return out;
 		})()`);
 	try {
-		s = await open(page);
+		s = await fg.open(page, check);
 		const found = await count();
 		const levels = await s.evaluate(`Array.from(document.querySelectorAll('#fg .f[data-id]'),
 			(e) => window.fg.node(+e.getAttribute('data-id'))).filter((n) => n.kind === 2).length`);
@@ -86,9 +86,9 @@ function check(ok, what) {
 			}
 		}
 		await s.screenshot(shot);
+		console.log('screenshot: ' + shot);
 	} catch (e) {
 		check(false, 'browser session: ' + e.message.split('\n')[0]);
 	}
-	if (s) await s.finish(check, () => failed);
-	process.exit(1);
+	await fg.done(s, check, () => failed);
 })();
