@@ -23,15 +23,19 @@
 const char usage_export[] =
 	"usage: domprof export --format folded|pprof|speedscope|json [-i FILE] [-o OUT]\n"
 	"                      [--domain NAME] [--pid PID] [--comm NAME] [--image NAME]\n"
-	"                      [--mode user|kernel] [-j N]\n"
+	"                      [--mode user|kernel] [--by-pid|--by-tid|--no-comm] [-j N]\n"
 	"\n"
 	"Write a recording's aggregated profile for other tools:\n"
-	"  folded      one line per stack: DOMAIN;COMM-PID;caller;...;leaf COUNT\n"
-	"              (FlameGraph's flamegraph.pl, speedscope, inferno)\n"
+	"  folded      one line per stack: DOMAIN;COMM;caller;...;leaf COUNT, the runs\n"
+	"              of one program merged (FlameGraph's flamegraph.pl, speedscope,\n"
+	"              inferno)\n"
 	"  pprof       gzip-compressed profile.proto (go tool pprof), sample types\n"
 	"              samples/count and cpu/nanoseconds, labels domain, pid, comm\n"
-	"  speedscope  speedscope's JSON file format, one profile per domain\n"
+	"              (and tid with --by-tid); no process frame\n"
+	"  speedscope  speedscope's JSON file format, one profile per domain, the\n"
+	"              process level as the first frame of each stack\n"
 	"  json        the aggregated profile with symbols, stacks and call tree\n"
+	"              (the tree's process level as chosen below)\n"
 	"\n"
 	"      --format FMT       one of the above (required)\n"
 	"  -i, --input FILE       recording to read (default: domprof.data)\n"
@@ -44,6 +48,7 @@ const char usage_export[] =
 	FILTER_WINDOW_HELP
 	"      --labels K=V,...   pprof: these labels on every sample too (host=web1,\n"
 	"                         cluster=eu; repeatable; docs/fleet.md)\n"
+	FG_ROOT_HELP
 	JOBS_HELP
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
@@ -51,7 +56,7 @@ const char usage_export[] =
 	"warning on stderr. See docs/export.md.\n";
 
 enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_TIME, OPT_CPU, OPT_NO_DEBUGINFOD,
-       OPT_LABELS };
+       OPT_LABELS, OPT_ROOT };
 enum fmt { FMT_NONE, FMT_FOLDED, FMT_PPROF, FMT_SPEEDSCOPE, FMT_JSON };
 
 int cmd_export(int argc, char **argv)
@@ -70,6 +75,10 @@ int cmd_export(int argc, char **argv)
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ "labels", required_argument, NULL, OPT_LABELS },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "by-comm", no_argument, NULL, OPT_ROOT },
+		{ "by-pid", no_argument, NULL, OPT_ROOT },
+		{ "by-tid", no_argument, NULL, OPT_ROOT },
+		{ "no-comm", no_argument, NULL, OPT_ROOT },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *iargs[argc > 0 ? argc : 1];   /* -i values, expanded after the options */
@@ -81,6 +90,8 @@ int cmd_export(int argc, char **argv)
 	const char *label_args[PPROF_LABELS_MAX];   /* --labels, parsed once options are read */
 	size_t nlabel_args = 0;
 	unsigned jobs = jobs_default();
+	enum fg_root root = FG_ROOT_COMM;
+	int nroot = 0;
 
 	opterr = 0;
 	optind = 1;
@@ -117,6 +128,10 @@ int cmd_export(int argc, char **argv)
 				return usage_error("export", "--labels: at most %u labels", PPROF_LABELS_MAX);
 			label_args[nlabel_args++] = optarg;
 			break;
+		case OPT_ROOT:
+			if (fg_root_option(&root, &nroot, longopts[li].name, emsg, sizeof(emsg)))
+				return usage_error("export", "%s", emsg);
+			break;
 		case ':':
 			return usage_error("export", "option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -134,7 +149,7 @@ int cmd_export(int argc, char **argv)
 			return usage_error("export", "%s", emsg);
 		}
 
-	struct profile_opts o = { .stacks = true, .jobs = jobs };
+	struct profile_opts o = { .stacks = true, .jobs = jobs, .by_tid = root == FG_ROOT_TID };
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
 	struct inputs in = { 0 };
@@ -169,10 +184,10 @@ int cmd_export(int argc, char **argv)
 	}
 	int rc;
 	switch (fmt) {
-	case FMT_FOLDED: rc = export_folded(f, p); break;
-	case FMT_PPROF: rc = export_pprof(f, p, &labels); break;
-	case FMT_SPEEDSCOPE: rc = export_speedscope(f, p, path); break;
-	default: rc = export_json(f, p, path); break;
+	case FMT_FOLDED: rc = export_folded(f, p, root); break;
+	case FMT_PPROF: rc = export_pprof(f, p, &labels, root); break;
+	case FMT_SPEEDSCOPE: rc = export_speedscope(f, p, path, root); break;
+	default: rc = export_json(f, p, path, root); break;
 	}
 	if (f != stdout) {
 		if (fclose(f) && !rc)

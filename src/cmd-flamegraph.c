@@ -21,15 +21,18 @@
 
 const char usage_flamegraph[] =
 	"usage: domprof flamegraph [-i FILE] [-o OUT.html|OUT.svg] [--inverted] [--title T]\n"
+	"                          [--by-pid|--by-tid|--no-comm]\n"
 	"                          [--domain NAME] [--pid PID] [--comm NAME] [--mode user|kernel]\n"
 	"                          [-j N]\n"
 	"\n"
 	"Write an interactive flame graph of a recording: one self-contained HTML\n"
 	"page (no network needed to view it) with click-to-zoom, reset, search with\n"
 	"the matched share, and tooltips; or, for a name ending in .svg, a\n"
-	"standalone SVG. Frames stack as all -> domain -> process (COMM-PID) -> the\n"
-	"call chain (record with -g; samples without one are single frames).\n"
-	"Each domain has its own colour family; kernel frames are pale and italic.\n"
+	"standalone SVG. Frames stack as all -> domain -> command name (COMM, every\n"
+	"run of a program in one frame) -> the call chain (record with -g; samples\n"
+	"without one are single frames). Each domain has its own colour family;\n"
+	"kernel frames are pale and italic; the legend names the colours.\n"
+	"Differential flame graph of two recordings: `domprof diff --flamegraph`.\n"
 	"\n"
 	"  -i, --input FILE       recording to read (default: domprof.data)\n"
 	"  -o, --output OUT       output file (default: flamegraph.html); .svg = SVG\n"
@@ -37,6 +40,7 @@ const char usage_flamegraph[] =
 	"      --title T          page title (default: \"Flame graph: FILE\")\n"
 	"      --min-width PCT    merge frames narrower than PCT percent of all samples\n"
 	"                         into their parent (default 0.01 for HTML, 0.1 for SVG)\n"
+	FG_ROOT_HELP
 	"      --domain NAME      only samples of this domain (host, or a VM's name)\n"
 	"      --pid PID          only samples of this process\n"
 	"      --comm NAME        only samples of processes with this command name\n"
@@ -47,7 +51,8 @@ const char usage_flamegraph[] =
 	"\n"
 	"See docs/flamegraph.md.\n";
 
-enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_INV, OPT_TITLE, OPT_MINW, OPT_TIME, OPT_CPU, OPT_NO_DEBUGINFOD };
+enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_INV, OPT_TITLE, OPT_MINW, OPT_TIME, OPT_CPU,
+       OPT_NO_DEBUGINFOD, OPT_ROOT };
 
 static bool ends_with(const char *s, const char *suf)
 {
@@ -71,6 +76,10 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "min-width", required_argument, NULL, OPT_MINW },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "by-comm", no_argument, NULL, OPT_ROOT },
+		{ "by-pid", no_argument, NULL, OPT_ROOT },
+		{ "by-tid", no_argument, NULL, OPT_ROOT },
+		{ "no-comm", no_argument, NULL, OPT_ROOT },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *iargs[argc > 0 ? argc : 1];   /* -i values, expanded after the options */
@@ -80,6 +89,7 @@ int cmd_flamegraph(int argc, char **argv)
 	struct fg_opts fo = { 0 };
 	unsigned jobs = jobs_default();
 	char emsg[256];
+	int nroot = 0;
 
 	opterr = 0;
 	optind = 1;
@@ -108,6 +118,10 @@ int cmd_flamegraph(int argc, char **argv)
 		case OPT_NO_DEBUGINFOD:
 			dbgfd_turn_off();   /* for libdwfl too: docs/symbols.md */
 			break;
+		case OPT_ROOT:
+			if (fg_root_option(&fo.root, &nroot, longopts[li].name, emsg, sizeof(emsg)))
+				return usage_error("flamegraph", "%s", emsg);
+			break;
 		case ':':
 			return usage_error("flamegraph", "option '%s' needs a value", argv[optind - 1]);
 		default:
@@ -116,7 +130,7 @@ int cmd_flamegraph(int argc, char **argv)
 	}
 	bool svg = ends_with(out, ".svg");
 
-	struct profile_opts o = { .stacks = true, .jobs = jobs };
+	struct profile_opts o = { .stacks = true, .jobs = jobs, .by_tid = fo.root == FG_ROOT_TID };
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
 	struct inputs in = { 0 };

@@ -46,6 +46,7 @@ static void loader_release(struct loader *L)
 	hmap_release(&L->nolines);
 	free(L->hit_raw);
 	free(L->keys);
+	free(L->key_tid);
 	free(L->chain);
 	free(L->chain_map);
 	free(L->chain_mode);

@@ -74,6 +74,9 @@ struct profile_opts {
 	 * (sym_set_kernel_debug); borrowed for the call */
 	const struct profile_vmlinux { const char *domain, *path; } *vmlinux;
 	size_t nvmlinux;
+	bool by_tid;            /* keep thread ids apart: stacks carry their
+				 * sample's tid (flame graphs, exports --by-tid);
+				 * else every stack's tid is 0 */
 	uint64_t timeline_ns;   /* the bucket; 0: chosen (about 40 over the span) */
 	profile_progress_fn progress;
 	void *progress_arg;
@@ -153,7 +156,8 @@ struct profile_stack {
 	uint32_t domain;
 	const char *domain_name;
 	uint32_t pid;
-	const char *comm;
+	uint32_t tid;           /* only with opts.by_tid, else 0 */
+	const char *comm;       /* the process's command name */
 	uint8_t mode;           /* enum dp_mode of the sample */
 	uint32_t nframes;
 	const uint32_t *frames;

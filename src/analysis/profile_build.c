@@ -246,6 +246,7 @@ struct stack_want {
 	const struct key *k;
 	const uint32_t *leaf_first;
 	uint32_t n;
+	uint32_t tid;
 };
 
 static bool stack_eq(const void *ctx, uint32_t i)
@@ -254,8 +255,8 @@ static bool stack_eq(const void *ctx, uint32_t i)
 	const struct stack_ent *e = &w->S->v[i];
 	const struct key *k = w->k;
 	uint32_t n = w->n;
-	if (e->n != n || e->domain != k->domain || e->pid != k->pid || e->mode != k->mode ||
-	    e->event != k->event)
+	if (e->n != n || e->domain != k->domain || e->pid != k->pid || e->tid != w->tid ||
+	    e->mode != k->mode || e->event != k->event)
 		return false;
 	/* stored root-first */
 	for (uint32_t j = 0; j < n; j++)
@@ -264,14 +265,16 @@ static bool stack_eq(const void *ctx, uint32_t i)
 	return true;
 }
 
-static void stack_add(struct stack_tab *S, const struct key *k, const uint32_t *leaf_first,
-		      uint32_t n)
+static void stack_add(struct stack_tab *S, const struct key *k, uint32_t tid,
+		      const uint32_t *leaf_first, uint32_t n)
 {
 	uint64_t h = hash_fold64(hash_fold64(11, k->domain), k->pid);
+	if (tid)
+		h = hash_fold64(h, tid);
 	h = hash_fold64(hash_fold64(h, k->mode), k->event);
 	for (uint32_t j = 0; j < n; j++)
 		h = hash_fold64(h, leaf_first[j]);
-	struct stack_want want = { S, k, leaf_first, n };
+	struct stack_want want = { S, k, leaf_first, n, tid };
 	size_t i;
 	uint32_t found = hidx_find(&S->t, h, stack_eq, &want, &i);
 	if (found != HIDX_NONE) {
@@ -282,8 +285,8 @@ static void stack_add(struct stack_tab *S, const struct key *k, const uint32_t *
 	xgrow((void **)&S->v, &S->cap, S->n + 1, sizeof(*S->v));
 	xgrow((void **)&S->fr, &S->capfr, S->nfr + n, sizeof(*S->fr));
 	struct stack_ent *e = &S->v[S->n];
-	*e = (struct stack_ent){ h, (uint32_t)S->nfr, n, k->domain, k->pid, k->mode, k->event,
-				 k->count, k->period };
+	*e = (struct stack_ent){ h, (uint32_t)S->nfr, n, k->domain, k->pid, tid, k->mode,
+				 k->event, k->count, k->period };
 	for (uint32_t j = 0; j < n; j++)
 		S->fr[S->nfr + j] = leaf_first[n - 1 - j];
 	S->nfr += n;
@@ -431,6 +434,7 @@ static void finish_stacks(struct loader *L, struct stack_tab *S)
 			.domain = e->domain,
 			.domain_name = profile_domain_get(L, e->domain)->name,
 			.pid = e->pid,
+			.tid = e->tid,
 			.comm = sym_comm(pv->sym, e->domain, e->pid),
 			.mode = e->mode,
 			.nframes = e->n,
@@ -544,7 +548,7 @@ void profile_build(struct loader *L)
 					  ? "[guest]" : sym_comm(pv->sym, k->domain, k->pid);
 		image_add(&I, k->domain, leaf->domain_name, app, leaf->image, c);
 		if (L->o.stacks)
-			stack_add(&S, k, fr, n);
+			stack_add(&S, k, L->key_tid ? L->key_tid[i] : 0, fr, n);
 	}
 	free(fr);
 	free(stamp);

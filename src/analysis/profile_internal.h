@@ -63,7 +63,7 @@ struct addr {
 struct stack_ent {
 	uint64_t hash;
 	uint32_t off, n;
-	uint32_t domain, pid;
+	uint32_t domain, pid, tid;
 	uint8_t mode;
 	uint16_t event;
 	uint64_t count, period;
@@ -103,6 +103,10 @@ struct loader {
 
 	struct key *keys;
 	size_t nkeys, capkeys;
+	/* opts.by_tid: the tid of each key, beside the keys so that a key
+	 * stays 64 bytes when tids are not asked for */
+	uint32_t *key_tid;
+	size_t capkey_tid;
 	struct hidx keytab;
 	uint64_t *chain;             /* raw chains */
 	size_t nchain, capchain;

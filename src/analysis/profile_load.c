@@ -179,6 +179,7 @@ static bool key_eq(const void *ctx, uint32_t e)
 	uint32_t nc = w->nc;
 	return k->ip == s->ip && k->map == w->map && k->domain == w->domain &&
 	       k->pid == s->pid && k->mode == s->mode && k->asid == w->asid &&
+	       (!w->L->key_tid || w->L->key_tid[e] == s->tid) &&
 	       k->event == s->event && k->nchain == nc &&
 	       (!nc || !memcmp(w->L->chain + k->chain_off, s->callchain, nc * sizeof(uint64_t)));
 }
@@ -292,6 +293,8 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 	uint64_t h = 0x1234567ull;
 	h = hash_fold64(h, domain);
 	h = hash_fold64(h, s->pid);
+	if (L->o.by_tid)
+		h = hash_fold64(h, s->tid);
 	h = hash_fold64(h, s->mode);
 	h = hash_fold64(h, asid);
 	h = hash_fold64(h, s->ip);
@@ -325,6 +328,10 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 	k->domain = domain;
 	k->pid = s->pid;
 	k->mode = s->mode;
+	if (L->o.by_tid) {
+		xgrow((void **)&L->key_tid, &L->capkey_tid, L->nkeys + 1, sizeof(*L->key_tid));
+		L->key_tid[L->nkeys] = s->tid;
+	}
 	k->nchain = nc;
 	k->chain_off = (uint32_t)L->nchain;
 	if (nc) {

@@ -4,7 +4,8 @@
  * as one document ("format": "domprof-profile", "version": 1): header
  * metadata, events, domains, the symbol table with self and total counts,
  * the unique stacks (symbol indexes, root-first) and the merged call tree
- * all -> domain -> process -> frames. docs/export.md describes every
+ * all -> domain -> process level (enum fg_root: by command name unless
+ * asked otherwise) -> frames. docs/export.md describes every
  * field; change the layout only by adding fields.
  */
 #include <errno.h>
@@ -23,8 +24,14 @@ static void tree_node(FILE *f, const struct fg_tree *t, uint32_t i, int indent)
 	fprintf(f, ",\"kind\":\"%s\"", kind_name[n->kind]);
 	if (n->kind == FG_DOMAIN)
 		fprintf(f, ",\"domain\":%" PRIu32, n->id);
-	else if (n->kind == FG_PROCESS)
-		fprintf(f, ",\"pid\":%" PRIu32, n->id);
+	else if (n->kind == FG_PROCESS) {
+		fputs(",\"comm\":", f);
+		fg_json_str(f, n->comm && *n->comm ? n->comm : "[unknown]");
+		if (t->root == FG_ROOT_PID || t->root == FG_ROOT_TID)
+			fprintf(f, ",\"pid\":%" PRIu32, n->pid);
+		if (t->root == FG_ROOT_TID)
+			fprintf(f, ",\"tid\":%" PRIu32, n->tid);
+	}
 	else if (n->kind >= FG_USER)
 		fprintf(f, ",\"symbol\":%" PRIu32, n->id);
 	fprintf(f, ",\"total\":%" PRIu64 ",\"self\":%" PRIu64, n->total, n->self);
@@ -40,7 +47,7 @@ static void tree_node(FILE *f, const struct fg_tree *t, uint32_t i, int indent)
 	fprintf(f, "%*s]}", indent, "");
 }
 
-int export_json(FILE *f, const struct profile *p, const char *path)
+int export_json(FILE *f, const struct profile *p, const char *path, enum fg_root root)
 {
 	const struct dp_header *h = &p->header;
 	fputs("{\"format\":\"domprof-profile\",\"version\":1,\"file\":", f);
@@ -102,15 +109,18 @@ int export_json(FILE *f, const struct profile *p, const char *path)
 		const struct profile_stack *s = &p->stacks[i];
 		fputs(i ? ",\n{\"domain\":" : "\n{\"domain\":", f);
 		fg_json_str(f, s->domain_name);
-		fprintf(f, ",\"pid\":%" PRIu32 ",\"comm\":", s->pid);
+		fprintf(f, ",\"pid\":%" PRIu32, s->pid);
+		if (root == FG_ROOT_TID)
+			fprintf(f, ",\"tid\":%" PRIu32, s->tid);
+		fputs(",\"comm\":", f);
 		fg_json_str(f, s->comm ? s->comm : "[unknown]");
 		fprintf(f, ",\"mode\":\"%s\",\"count\":%" PRIu64 ",\"frames\":[", dp_mode_name(s->mode), s->count);
 		for (uint32_t j = 0; j < s->nframes; j++)
 			fprintf(f, j ? ",%" PRIu32 : "%" PRIu32, s->frames[j]);
 		fputs("]}", f);
 	}
-	fputs("],\n\"tree\":\n", f);
-	struct fg_tree *t = fg_tree_build(p, false);
+	fprintf(f, "],\n\"tree_root\":\"%s\",\n\"tree\":\n", fg_root_name(root));
+	struct fg_tree *t = fg_tree_build_root(p, false, root);
 	tree_node(f, t, 0, 0);
 	fg_tree_free(t);
 	fputs("\n}\n", f);

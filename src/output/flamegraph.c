@@ -37,10 +37,47 @@ const char *fg_symbol_label(const struct profile *p, uint32_t sym, char *buf, si
 	return buf;
 }
 
+static const char *root_label(const char *comm, uint32_t pid, uint32_t tid, enum fg_root root,
+			      char *buf, size_t len)
+{
+	const char *c = comm && *comm ? comm : "[unknown]";
+	switch (root) {
+	case FG_ROOT_PID: snprintf(buf, len, "%s-%" PRIu32, c, pid); break;
+	case FG_ROOT_TID: snprintf(buf, len, "%s-%" PRIu32 "/%" PRIu32, c, pid, tid); break;
+	case FG_ROOT_NONE: snprintf(buf, len, "%s", ""); break;
+	default: snprintf(buf, len, "%s", c); break;
+	}
+	return buf;
+}
+
 const char *fg_process_label(const char *comm, uint32_t pid, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s-%" PRIu32, comm && *comm ? comm : "[unknown]", pid);
-	return buf;
+	return root_label(comm, pid, 0, FG_ROOT_PID, buf, len);
+}
+
+const char *fg_root_label(const struct profile_stack *st, enum fg_root root, char *buf, size_t len)
+{
+	return root_label(st->comm, st->pid, st->tid, root, buf, len);
+}
+
+const char *fg_root_name(enum fg_root root)
+{
+	static const char *const names[] = { "comm", "pid", "tid", "none" };
+	return (unsigned)root < 4 ? names[root] : "comm";
+}
+
+int fg_root_option(enum fg_root *root, int *given, const char *opt, char *err, size_t errlen)
+{
+	enum fg_root r = !strcmp(opt, "by-pid") ? FG_ROOT_PID
+			 : !strcmp(opt, "by-tid") ? FG_ROOT_TID
+			 : !strcmp(opt, "by-comm") ? FG_ROOT_COMM : FG_ROOT_NONE;
+	if (*given && *root != r) {
+		snprintf(err, errlen, "--by-comm, --by-pid, --by-tid and --no-comm exclude each other");
+		return -EINVAL;
+	}
+	*root = r;
+	++*given;
+	return 0;
 }
 
 const char *fg_node_label(const struct fg_tree *t, uint32_t i, char *buf, size_t len)
@@ -55,7 +92,7 @@ const char *fg_node_label(const struct fg_tree *t, uint32_t i, char *buf, size_t
 		snprintf(buf, len, "%s", p->ndomains ? p->domains[n->dom].name : "host");
 		return buf;
 	case FG_PROCESS:
-		return fg_process_label(n->comm, n->id, buf, len);
+		return root_label(n->comm, n->pid, n->tid, t->root, buf, len);
 	default:
 		return fg_symbol_label(p, n->id, buf, len);
 	}
@@ -66,8 +103,7 @@ void fg_json_str(FILE *f, const char *str)
 	json_write_str(f, str, JSON_ESC_HTML);
 }
 
-/* XML/HTML text and attribute escaping (bad UTF-8 becomes U+FFFD). */
-static void xml_str(FILE *f, const char *str)
+void fg_xml_str(FILE *f, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)(str ? str : "");
 	while (*s) {
@@ -108,7 +144,32 @@ struct builder {
 	struct fg_tree *t;
 	size_t cap;
 	struct hmap children;    /* parent << 32 | id -> node + 1 */
+	struct hmap levels;      /* process-level key -> its index + 1 */
+	uint32_t nlevels;
 };
+
+/* The index of a stack's process-level key: its command name, (pid), or
+ * (pid, tid), interned over the whole tree (the domain is the parent). */
+static uint32_t level_id(struct builder *b, const struct profile_stack *st, enum fg_root root)
+{
+	uintptr_t v;
+	if (root == FG_ROOT_COMM) {
+		const char *c = st->comm && *st->comm ? st->comm : "[unknown]";
+		v = (uintptr_t)strmap_get(&b->levels, c);
+		if (!v) {
+			v = ++b->nlevels;
+			strmap_put(&b->levels, c, (void *)v);
+		}
+		return (uint32_t)(v - 1);
+	}
+	uint64_t key = root == FG_ROOT_TID ? (uint64_t)st->pid << 32 | st->tid : st->pid;
+	v = (uintptr_t)u64map_get(&b->levels, key);
+	if (!v) {
+		v = ++b->nlevels;
+		u64map_put(&b->levels, key, (void *)v);
+	}
+	return (uint32_t)(v - 1);
+}
 
 /* The child of parent with (kind, id), created when missing. (parent, id)
  * is an exact key: a parent's children are all of one kind (the root's
@@ -150,10 +211,16 @@ static int cmp_child(const void *a, const void *b)
 
 struct fg_tree *fg_tree_build(const struct profile *p, bool inverted)
 {
+	return fg_tree_build_root(p, inverted, FG_ROOT_COMM);
+}
+
+struct fg_tree *fg_tree_build_root(const struct profile *p, bool inverted, enum fg_root root)
+{
 	struct fg_tree *t = xcalloc(1, sizeof(*t));
 	struct builder b = { .t = t };
 	t->p = p;
 	t->inverted = inverted;
+	t->root = root;
 	xgrow((void **)&t->nodes, &b.cap, 1, sizeof(*t->nodes));
 	t->nodes[0] = (struct fg_node){ 0 };
 	t->n = 1;
@@ -166,10 +233,15 @@ struct fg_tree *fg_tree_build(const struct profile *p, bool inverted)
 		t->nodes[0].total += c;
 		uint32_t n = child_get(&b, 0, FG_DOMAIN, st->domain, dom);
 		t->nodes[n].total += c;
-		n = child_get(&b, n, FG_PROCESS, st->pid, dom);
-		t->nodes[n].total += c;
-		if (!t->nodes[n].comm)
-			t->nodes[n].comm = st->comm;
+		if (root != FG_ROOT_NONE) {
+			n = child_get(&b, n, FG_PROCESS, level_id(&b, st, root), dom);
+			t->nodes[n].total += c;
+			if (!t->nodes[n].comm) {
+				t->nodes[n].comm = st->comm;
+				t->nodes[n].pid = root == FG_ROOT_COMM ? 0 : st->pid;
+				t->nodes[n].tid = root == FG_ROOT_TID ? st->tid : 0;
+			}
+		}
 		for (uint32_t j = 0; j < st->nframes; j++) {
 			uint32_t sym = st->frames[inverted ? st->nframes - 1 - j : j];
 			uint8_t kind = p->syms[sym].kernel ? FG_KERNEL : FG_USER;
@@ -179,6 +251,7 @@ struct fg_tree *fg_tree_build(const struct profile *p, bool inverted)
 		t->nodes[n].self += c;
 	}
 	hmap_release(&b.children);
+	hmap_release(&b.levels);
 
 	/* sort each child list: widest first */
 	uint32_t *tmp = NULL;
@@ -210,11 +283,9 @@ void fg_tree_free(struct fg_tree *t)
 	free(t);
 }
 
-/* Pre-order walk of the nodes at least min samples wide. Children are
- * sorted widest first, so the first narrow child ends its list. Calls
- * fn(arg, node) in pre-order; returns the number of nodes visited. */
-static size_t walk_pruned(const struct fg_tree *t, uint64_t min,
-			  void (*fn)(void *, uint32_t), void *arg)
+/* fg_walk (flamegraph.h): children are sorted widest first, so the
+ * first narrow child ends its list. */
+size_t fg_walk(const struct fg_tree *t, uint64_t min, void (*fn)(void *, uint32_t), void *arg)
 {
 	size_t cap = 64, sp = 0, visited = 0;
 	uint32_t *stack = xmalloc(cap * sizeof(*stack));
@@ -326,16 +397,14 @@ static void write_meta(FILE *f, const struct profile *p, const struct fg_opts *o
 	fputc(']', f);
 }
 
-int flamegraph_html(FILE *f, const struct profile *p, const struct fg_opts *o)
-{
-	struct fg_tree *t = fg_tree_build(p, o && o->inverted);
-	double frac = o && o->min_fraction > 0 ? o->min_fraction : 1e-4;
-	uint64_t min = min_count(t, frac);
-	const char *title = o && o->title ? o->title : "Flame graph";
+const char *fg_page_script(void) { return fg_js; }
+const char *fg_page_style(void) { return fg_css; }
 
+void fg_page_head(FILE *f, const char *title)
+{
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	      "<meta name=\"generator\" content=\"domprof " DOMPROF_VERSION "\">\n<title>", f);
-	xml_str(f, title);
+	fg_xml_str(f, title);
 	fputs("</title>\n<style>\n", f);
 	fputs(fg_css, f);
 	fputs("</style>\n</head>\n<body>\n"
@@ -347,16 +416,33 @@ int flamegraph_html(FILE *f, const struct profile *p, const struct fg_opts *o)
 	      "<span id=\"matched\"></span></div>\n<div id=\"legend\"></div>\n</header>\n"
 	      "<main><div id=\"fg\"></div></main>\n<div id=\"details\">&nbsp;</div>\n"
 	      "<div id=\"tip\" hidden></div>\n"
-	      "<script type=\"application/json\" id=\"fgdata\">{", f);
+	      "<script type=\"application/json\" id=\"fgdata\">", f);
+}
+
+void fg_page_tail(FILE *f)
+{
+	fputs("</script>\n<script>\n", f);
+	fputs(fg_js, f);
+	fputs("</script>\n</body>\n</html>\n", f);
+}
+
+int flamegraph_data(FILE *f, const struct profile *p, const struct fg_opts *o)
+{
+	struct fg_tree *t = fg_tree_build_root(p, o && o->inverted, o ? o->root : FG_ROOT_COMM);
+	double frac = o && o->min_fraction > 0 ? o->min_fraction : 1e-4;
+	uint64_t min = min_count(t, frac);
+
+	fputc('{', f);
 	write_meta(f, p, o);
-	fprintf(f, ",\"minSamples\":%" PRIu64 ",\"nodes\":[", min);
+	fprintf(f, ",\"root\":\"%s\",\"minSamples\":%" PRIu64 ",\"nodes\":[",
+		fg_root_name(o ? o->root : FG_ROOT_COMM), min);
 
 	struct html_ctx h = { .f = f, .t = t };
 	h.sym_name = xcalloc(p->nsyms ? p->nsyms : 1, sizeof(*h.sym_name));
 	h.nf = open_memstream(&h.names, &h.names_len);
 	if (!h.nf)
 		abort();
-	size_t kept = walk_pruned(t, min, html_node, &h);
+	size_t kept = fg_walk(t, min, html_node, &h);
 	fclose(h.nf);
 	fprintf(f, "],\"kept\":%zu,\"treeNodes\":%zu,\"names\":[", kept, t->n);
 	fwrite(h.names, 1, h.names_len, f);
@@ -366,9 +452,7 @@ int flamegraph_html(FILE *f, const struct profile *p, const struct fg_opts *o)
 			fputc(',', f);
 		fg_json_str(f, h.imgs[i]);
 	}
-	fputs("]}</script>\n<script>\n", f);
-	fputs(fg_js, f);
-	fputs("</script>\n</body>\n</html>\n", f);
+	fputs("]}", f);
 	free(h.names);
 	free(h.imgs);
 	free(h.sym_name);
@@ -377,12 +461,21 @@ int flamegraph_html(FILE *f, const struct profile *p, const struct fg_opts *o)
 	return ferror(f) ? -EIO : 0;
 }
 
+int flamegraph_html(FILE *f, const struct profile *p, const struct fg_opts *o)
+{
+	fg_page_head(f, o && o->title ? o->title : "Flame graph");
+	int rc = flamegraph_data(f, p, o);
+	fg_page_tail(f);
+	fflush(f);
+	return rc ? rc : ferror(f) ? -EIO : 0;
+}
+
 /* ---- SVG --------------------------------------------------------------- */
 
-#define SVG_W 1200
-#define SVG_FRAME_H 16
-#define SVG_PAD 10
-#define SVG_TOP 60
+#define SVG_W FG_SVG_W
+#define SVG_FRAME_H FG_SVG_FRAME_H
+#define SVG_PAD FG_SVG_PAD
+#define SVG_TOP FG_SVG_TOP
 
 struct svg_ctx {
 	FILE *f;
@@ -403,10 +496,50 @@ static unsigned hash_str(const char *s)
 
 /* Colours shared in spirit with the page: a hue per domain (host warm,
  * guests cool), kernel frames paler and greyer than user frames. */
-static void node_colour(const struct fg_node *n, const char *label, char *buf, size_t len)
+int fg_domain_hue(uint32_t dom)
 {
 	static const int guest_hue[] = { 210, 130, 275, 175, 320, 60 };
-	int hue = n->dom == 0 ? 18 : guest_hue[(n->dom - 1) % 6];
+	return dom == 0 ? 18 : guest_hue[(dom - 1) % 6];
+}
+
+void fg_svg_legend(FILE *f, const char *const *fills, const char *const *texts, size_t n)
+{
+	double x = FG_SVG_PAD;
+	for (size_t i = 0; i < n && x < FG_SVG_W - 60; i++) {
+		fprintf(f, "<g class=\"lg\"><rect x=\"%.0f\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\" "
+			   "stroke=\"#0003\"/><text x=\"%.0f\" y=\"%d\" style=\"font-size:11px\">",
+			x, FG_SVG_LEGEND_Y - 9, fills[i], x + 14, FG_SVG_LEGEND_Y);
+		fg_xml_str(f, texts[i]);
+		fputs("</text></g>\n", f);
+		x += 14 + 6.5 * (double)strlen(texts[i]) + 14;
+	}
+}
+
+/* The normal graph's legend: each domain with samples, user and kernel. */
+static void svg_legend(FILE *f, const struct profile *p)
+{
+	const char *fills[16], *texts[16];
+	char fb[16][32], tb[16][96];
+	size_t n = 0;
+	for (size_t d = 0; d < (p->ndomains ? p->ndomains : 1) && n + 2 <= 14; d++) {
+		if (p->ndomains && !p->domains[d].samples)
+			continue;
+		const char *name = p->ndomains ? p->domains[d].name : "host";
+		int hue = fg_domain_hue((uint32_t)d);
+		snprintf(fb[n], sizeof(fb[n]), "hsl(%d,85%%,60%%)", hue);
+		snprintf(tb[n], sizeof(tb[n]), "%.80s user", name);
+		fills[n] = fb[n], texts[n] = tb[n], n++;
+		snprintf(fb[n], sizeof(fb[n]), "hsl(%d,30%%,78%%)", hue);
+		snprintf(tb[n], sizeof(tb[n]), "%.80s kernel", name);
+		fills[n] = fb[n], texts[n] = tb[n], n++;
+	}
+	fills[n] = "hsl(0,0%,80%)", texts[n++] = "all; domain and process frames pale";
+	fg_svg_legend(f, fills, texts, n);
+}
+
+static void node_colour(const struct fg_node *n, const char *label, char *buf, size_t len)
+{
+	int hue = fg_domain_hue(n->dom);
 	unsigned v = hash_str(label);
 	int jit = (int)(v % 30) - 15;
 	switch (n->kind) {
@@ -438,30 +571,21 @@ static void svg_node(void *arg, uint32_t i)
 	uint64_t all = s->t->nodes[0].total;
 	fprintf(f, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\" data-k=\"%u\"><title>",
 		s->x[i], n->total, n->kind);
-	xml_str(f, label);
+	fg_xml_str(f, label);
 	fprintf(f, " (%" PRIu64 " samples, %.2f%%", n->total, all ? 100.0 * (double)n->total / (double)all : 0.0);
 	if (n->kind >= FG_USER) {
 		fputs(", ", f);
-		xml_str(f, s->t->p->syms[n->id].image);
+		fg_xml_str(f, s->t->p->syms[n->id].image);
 		if (n->kind == FG_KERNEL)
 			fputs(", kernel", f);
 	}
 	if (n->kind >= FG_DOMAIN && s->t->p->ndomains) {
 		fputs(", domain ", f);
-		xml_str(f, s->t->p->domains[n->dom].name);
+		fg_xml_str(f, s->t->p->domains[n->dom].name);
 	}
 	fprintf(f, ")</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>"
 		   "<text x=\"%.2f\" y=\"%.1f\">", x, y, w, SVG_FRAME_H - 1, col, x + 3, y + 11.5);
-	/* about 7 px per character at 12 px */
-	size_t fit = w > 20 ? (size_t)((w - 6) / 7) : 0;
-	size_t ll = strlen(label);
-	if (fit >= ll) {
-		xml_str(f, label);
-	} else if (fit > 3) {
-		char cut[512];
-		snprintf(cut, sizeof(cut), "%.*s..", (int)(fit - 2), label);
-		xml_str(f, cut);
-	}
+	fg_svg_label(f, label, w);
 	fputs("</text></g>\n", f);
 }
 
@@ -480,25 +604,65 @@ static const char svg_script[] =
 	"function fit(g,w){var t=g.querySelector('text'),l=g.getAttribute('data-l');\n"
 	" if(l===null){l=g.querySelector('title').textContent.replace(/ \\([^()]*\\)$/,'');g.setAttribute('data-l',l);}\n"
 	" var n=Math.floor((w-6)/7);t.textContent=w<20?'':(n>=l.length?l:(n>3?l.slice(0,n-2)+'..':''));}\n"
+	"function place(g,x,w){[].forEach.call(g.querySelectorAll('rect'),function(r){r.setAttribute('x',x);r.setAttribute('width',w);});}\n"
 	"function zoom(z){var zx=+z.getAttribute('data-x'),zw=+z.getAttribute('data-w'),zy=+z.querySelector('rect').getAttribute('y');\n"
 	" var inv=svg.getAttribute('data-inverted')==='1',s=W/zw;\n"
 	" gs.forEach(function(g){var x=+g.getAttribute('data-x'),w=+g.getAttribute('data-w'),r=g.querySelector('rect'),t=g.querySelector('text'),y=+r.getAttribute('y');\n"
 	"  var below=inv?y<zy:y>zy, inside=x>=zx&&x+w<=zx+zw;\n"
-	"  if(below&&x<=zx&&x+w>=zx+zw){r.setAttribute('x',P);r.setAttribute('width',W);t.setAttribute('x',P+3);g.style.opacity=0.6;g.style.display='';fit(g,W);return;}\n"
+	"  if(below&&x<=zx&&x+w>=zx+zw){place(g,P,W);t.setAttribute('x',P+3);g.style.opacity=0.6;g.style.display='';fit(g,W);return;}\n"
 	"  if(!inside||below){g.style.display='none';return;}\n"
-	"  var nx=P+(x-zx)*s,nw=w*s;g.style.display='';g.style.opacity=1;r.setAttribute('x',nx);r.setAttribute('width',nw);t.setAttribute('x',nx+3);fit(g,nw);});\n"
+	"  var nx=P+(x-zx)*s,nw=w*s;g.style.display='';g.style.opacity=1;place(g,nx,nw);t.setAttribute('x',nx+3);fit(g,nw);});\n"
 	"}\n"
 	"svg.addEventListener('click',function(e){var g=e.target.closest&&e.target.closest('g.f');if(g)zoom(g);else if(e.target.id==='reset')zoom(gs[0]);});\n"
 	"})();\n"
 	"]]></script>\n";
 
+void fg_svg_head(FILE *f, int h, bool inverted, const char *title, const char *subtitle)
+{
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
+		   "viewBox=\"0 0 %d %d\" data-inverted=\"%d\">\n",
+		SVG_W, h, SVG_W, h, inverted ? 1 : 0);
+	fputs("<style>text{font-family:Verdana,sans-serif;font-size:12px;fill:#000;pointer-events:none}"
+	      "g.f{cursor:pointer}g.f:hover rect{stroke:#000;stroke-width:0.5}"
+	      "#title{font-size:17px;text-anchor:middle}#sub{font-size:12px;text-anchor:middle;fill:#555}"
+	      "#reset{cursor:pointer;fill:#04c;pointer-events:all}</style>\n", f);
+	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fafafa\"/>\n", SVG_W, h);
+	fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\">", SVG_W / 2);
+	fg_xml_str(f, title);
+	fprintf(f, "</text>\n<text id=\"sub\" x=\"%d\" y=\"42\">", SVG_W / 2);
+	if (subtitle)
+		fg_xml_str(f, subtitle);
+	fprintf(f, "</text>\n<text id=\"reset\" x=\"%d\" y=\"24\">Reset zoom</text>\n", SVG_PAD);
+}
+
+void fg_svg_tail(FILE *f)
+{
+	fputs(svg_script, f);
+	fputs("</svg>\n", f);
+}
+
+void fg_svg_label(FILE *f, const char *label, double w)
+{
+	/* about 7 px per character at 12 px */
+	size_t fit = w > 20 ? (size_t)((w - 6) / 7) : 0;
+	size_t ll = strlen(label);
+	if (fit >= ll) {
+		fg_xml_str(f, label);
+	} else if (fit > 3) {
+		char cut[512];
+		snprintf(cut, sizeof(cut), "%.*s..", (int)(fit - 2), label);
+		fg_xml_str(f, cut);
+	}
+}
+
 int flamegraph_svg(FILE *f, const struct profile *p, const struct fg_opts *o)
 {
-	struct fg_tree *t = fg_tree_build(p, o && o->inverted);
+	struct fg_tree *t = fg_tree_build_root(p, o && o->inverted, o ? o->root : FG_ROOT_COMM);
 	double frac = o && o->min_fraction > 0 ? o->min_fraction : 1e-3;
 	uint64_t min = min_count(t, frac);
 	struct svg_ctx s = { .f = f, .t = t };
-	walk_pruned(t, min, svg_maxdepth, &s);
+	fg_walk(t, min, svg_maxdepth, &s);
 	s.x = xcalloc(t->n, sizeof(*s.x));
 	s.next = xcalloc(t->n, sizeof(*s.next));
 	uint64_t all = t->nodes[0].total;
@@ -506,27 +670,13 @@ int flamegraph_svg(FILE *f, const struct profile *p, const struct fg_opts *o)
 	int h = SVG_TOP + (int)(s.depth + 1) * SVG_FRAME_H + 30;
 	const char *title = o && o->title ? o->title : "Flame graph";
 
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
-		   "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
-		   "viewBox=\"0 0 %d %d\" data-inverted=\"%d\">\n",
-		SVG_W, h, SVG_W, h, o && o->inverted ? 1 : 0);
-	fputs("<style>text{font-family:Verdana,sans-serif;font-size:12px;fill:#000;pointer-events:none}"
-	      "g.f{cursor:pointer}g.f:hover rect{stroke:#000;stroke-width:0.5}"
-	      "#title{font-size:17px;text-anchor:middle}#sub{font-size:12px;text-anchor:middle;fill:#555}"
-	      "#reset{cursor:pointer;fill:#04c;pointer-events:all}</style>\n", f);
-	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fafafa\"/>\n", SVG_W, h);
-	fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\">", SVG_W / 2);
-	xml_str(f, title);
-	fprintf(f, "</text>\n<text id=\"sub\" x=\"%d\" y=\"42\">", SVG_W / 2);
-	if (o && o->subtitle)
-		xml_str(f, o->subtitle);
-	fprintf(f, "</text>\n<text id=\"reset\" x=\"%d\" y=\"24\">Reset zoom</text>\n", SVG_PAD);
+	fg_svg_head(f, h, o && o->inverted, title, o ? o->subtitle : NULL);
+	svg_legend(f, p);
 	if (!all)
 		fprintf(f, "<text x=\"%d\" y=\"%d\">No samples match.</text>\n", SVG_W / 2 - 60, SVG_TOP + 30);
 	else
-		walk_pruned(t, min, svg_node, &s);
-	fputs(svg_script, f);
-	fputs("</svg>\n", f);
+		fg_walk(t, min, svg_node, &s);
+	fg_svg_tail(f);
 	free(s.x);
 	free(s.next);
 	fg_tree_free(t);

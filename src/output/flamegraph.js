@@ -8,41 +8,62 @@
 // of boxes is bounded by the screen, not by the profile.
 // window.fg exposes zoom/reset/search and window.fgStats the timings,
 // for the browser test.
+// Differential mode (D.diff, `domprof diff --flamegraph`): each node also
+// has its A and B samples (at or below, self), its width is B's samples
+// plus what only A has (drawn from A), and frames are coloured by their
+// change from A to B: red hotter, blue colder, grey unchanged, hatched
+// only in A; a stripe at the bottom of each frame keeps its domain's hue.
 (function () {
 'use strict';
 var t0 = performance.now();
-var D = JSON.parse(document.getElementById('fgdata').textContent);
 var K_ROOT = 0, K_DOMAIN = 1, K_PROCESS = 2, K_USER = 3, K_KERNEL = 4;
 var FRAME_H = 17, MIN_PX = 0.5;
-var N = D.nodes.length / 5;
-var depth = new Int32Array(N), name = new Int32Array(N), kind = new Uint8Array(N),
-	dom = new Int32Array(N), total = new Float64Array(N), x = new Float64Array(N),
-	parent = new Int32Array(N), child = new Int32Array(N), sib = new Int32Array(N),
-	last = new Int32Array(N), nextX = new Float64Array(N), self = new Float64Array(N);
-var maxDepth = 0, path = [];
-for (var i = 0; i < N; i++) {
-	var o = i * 5, d = D.nodes[o];
-	depth[i] = d; name[i] = D.nodes[o + 1]; kind[i] = D.nodes[o + 2];
-	dom[i] = D.nodes[o + 3]; total[i] = D.nodes[o + 4];
-	self[i] = total[i]; child[i] = -1; sib[i] = -1; last[i] = -1;
-	if (d > maxDepth) maxDepth = d;
-	path.length = d;
-	var p = d > 0 ? path[d - 1] : -1;
-	parent[i] = p;
-	if (p >= 0) {
-		x[i] = nextX[p]; nextX[p] += total[i]; self[p] -= total[i];
-		if (last[p] < 0) child[p] = i; else sib[last[p]] = i;
-		last[p] = i;
+// The graph's data (load() sets them all from one document, so a page
+// that embeds the graph can hand it another: window.fg.load).
+var D, DF, STRIDE, N, depth, name, kind, dom, total, x, parent, child, sib, self,
+	ta, tb, sa, sb, ALL, escCache, colCache, maxChange;
+function load(data) {
+	D = data;
+	DF = D.diff || null;
+	STRIDE = DF ? 9 : 5;
+	N = D.nodes.length / STRIDE;
+	depth = new Int32Array(N); name = new Int32Array(N); kind = new Uint8Array(N);
+	dom = new Int32Array(N); total = new Float64Array(N); x = new Float64Array(N);
+	parent = new Int32Array(N); child = new Int32Array(N); sib = new Int32Array(N);
+	self = new Float64Array(N);
+	var last = new Int32Array(N), nextX = new Float64Array(N), path = [];
+	ta = DF ? new Float64Array(N) : null; tb = DF ? new Float64Array(N) : null;
+	sa = DF ? new Float64Array(N) : null; sb = DF ? new Float64Array(N) : null;
+	for (var i = 0; i < N; i++) {
+		var o = i * STRIDE, d = D.nodes[o];
+		depth[i] = d; name[i] = D.nodes[o + 1]; kind[i] = D.nodes[o + 2];
+		dom[i] = D.nodes[o + 3]; total[i] = D.nodes[o + 4];
+		if (DF) { ta[i] = D.nodes[o + 5]; tb[i] = D.nodes[o + 6]; sa[i] = D.nodes[o + 7]; sb[i] = D.nodes[o + 8]; }
+		self[i] = total[i]; child[i] = -1; sib[i] = -1; last[i] = -1;
+		path.length = d;
+		var p = d > 0 ? path[d - 1] : -1;
+		parent[i] = p;
+		if (p >= 0) {
+			x[i] = nextX[p]; nextX[p] += total[i]; self[p] -= total[i];
+			if (last[p] < 0) child[p] = i; else sib[last[p]] = i;
+			last[p] = i;
+		}
+		nextX[i] = x[i];
+		path.push(i);
 	}
-	nextX[i] = x[i];
-	path.push(i);
+	ALL = N ? total[0] : 0;
+	escCache = new Array(D.names.length);
+	colCache = {};
+	maxChange = 0;
+	if (DF) for (var mi = 1; mi < N; mi++) maxChange = Math.max(maxChange, Math.abs(change(mi)));
+	zoomed = 0;
+	matches = null;
+	frame();
 }
-var ALL = N ? total[0] : 0;
 
 // ---- labels, colours ----------------------------------------------------
 function label(i) { return D.names[name[i]][0]; }
 function image(i) { var m = D.names[name[i]][1]; return m >= 0 ? D.images[m] : ''; }
-var escCache = new Array(D.names.length);
 function esc(s) {
 	return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
@@ -60,7 +81,25 @@ function hash(s) {
 	for (var j = 0; j < s.length; j++) h = Math.imul(h ^ s.charCodeAt(j), 16777619);
 	return h >>> 0;
 }
-var colCache = {};
+// ---- differential colours ------------------------------------------------
+// change: B's share minus A's, in percentage points of each side's total,
+// or B - A in samples (absolute); the colour's strength is the change
+// against the largest change of any frame.
+function change(i) {
+	if (DF.absolute) return tb[i] - ta[i];
+	return 100 * ((DF.totalB ? tb[i] / DF.totalB : 0) - (DF.totalA ? ta[i] / DF.totalA : 0));
+}
+function diffColour(i) {
+	var t = maxChange > 0 ? change(i) / maxChange : 0;
+	t = Math.max(-1, Math.min(1, t));
+	if (Math.abs(t) < 0.005) return 'hsl(0,0%,88%)';
+	return 'hsl(' + (t > 0 ? 0 : 220) + ',80%,' + (90 - 42 * Math.abs(t)).toFixed(0) + '%)';
+}
+function diffStyle(i) {
+	var c = diffColour(i), s = 'box-shadow:inset 0 -3px 0 hsl(' + domHue(dom[i]) + ',70%,42%);';
+	if (!tb[i]) return s + 'background:repeating-linear-gradient(135deg,rgba(255,255,255,.6) 0 3px,transparent 3px 6px),' + c;
+	return s + 'background:' + c;
+}
 function colour(i) {
 	var key = name[i] + ':' + kind[i] + ':' + dom[i];
 	var c = colCache[key];
@@ -82,12 +121,34 @@ function pct(n, of) { return of ? (100 * n / of).toFixed(2) + '%' : '0%'; }
 var fgEl = document.getElementById('fg'), tip = document.getElementById('tip'),
 	details = document.getElementById('details'), matchedEl = document.getElementById('matched'),
 	searchEl = document.getElementById('search');
-document.getElementById('title').textContent = D.title;
-document.getElementById('subtitle').textContent = D.subtitle +
-	(D.subtitle ? ' \u2014 ' : '') + ALL + ' samples' + (D.event ? ' of ' + D.event : '') +
-	(D.inverted ? ', inverted (callees at the top)' : '');
-(function legend() {
+// title, subtitle and legend of the current data
+function frame() {
+	document.getElementById('title').textContent = D.title;
+	document.getElementById('subtitle').textContent = D.subtitle +
+		(D.subtitle ? ' \u2014 ' : '') + (DF ? 'A ' + DF.totalA + ' samples, B ' + DF.totalB : ALL) + ' samples' +
+		(D.event ? ' of ' + D.event : '') + (D.inverted ? ', inverted (callees at the top)' : '');
+	legend();
+}
+function legend() {
 	var h = [];
+	if (DF) {
+		var sw = function (bg, text) { return '<span class="lg"><i style="background:' + bg + '"></i>' + text + '</span>'; };
+		h.push(sw('hsl(0,80%,50%)', 'hotter in B than in A'), sw('hsl(220,80%,50%)', 'colder in B'),
+			sw('hsl(0,0%,88%)', 'unchanged'), sw('#e600c8', 'search match'),
+			sw('repeating-linear-gradient(135deg,rgba(255,255,255,.6) 0 3px,transparent 3px 6px),hsl(220,80%,60%)',
+				'only in A (drawn from A)'));
+		D.domains.forEach(function (d, di) {
+			h.push('<span class="lg"><i style="background:#fff;box-shadow:inset 0 -3px 0 hsl(' + domHue(di) +
+				',70%,42%)"></i>stripe: ' + esc(d.name) + '</span>');
+		});
+		h.push('<span class="lg">A = ' + esc(DF.a) + ' (' + DF.totalA + ' samples), B = ' + esc(DF.b) + ' (' +
+			DF.totalB + ' samples); change ' + (DF.absolute ? 'in samples (B \u2212 A)' :
+			'in points of each side\u2019s total') + '</span>');
+		document.getElementById('legend').innerHTML = h.join('');
+		return;
+	}
+	h.push('<span class="lg"><i style="background:hsl(0,0%,80%)"></i>all; domain and process frames pale</span>' +
+		'<span class="lg"><i style="background:#e600c8"></i>search match</span>');
 	D.domains.forEach(function (d, di) {
 		if (!d.samples) return;
 		var hue = domHue(di);
@@ -95,11 +156,13 @@ document.getElementById('subtitle').textContent = D.subtitle +
 			' user</span><span class="lg"><i style="background:hsl(' + hue + ',30%,78%)"></i>' +
 			esc(d.name) + ' kernel</span>');
 	});
+	h.push('<span class="lg">kernel frames in <i style="width:auto;border:0;font-style:italic">italics</i></span>');
 	document.getElementById('legend').innerHTML = h.join('');
-})();
+}
 
 // ---- drawing ------------------------------------------------------------
 var zoomed = 0, matches = null, drawn = 0;
+load(JSON.parse(document.getElementById('fgdata').textContent));
 function render() {
 	if (!N || !ALL) {
 		fgEl.innerHTML = '<p class="empty">No samples match: the profile is empty.</p>';
@@ -131,15 +194,32 @@ function render() {
 		if (dim) cls += ' anc';
 		if (matches && matches[id]) cls += ' m';
 		if (kind[id] === K_KERNEL) cls += ' k';
+		if (DF && !tb[id]) cls += ' gone';
 		out.push('<div class="', cls, '" data-id="', id, '" style="left:', left.toFixed(1),
-			'px;width:', Math.max(wd - 0.5, 0.5).toFixed(1), 'px;top:', y, 'px;background:',
-			colour(id), '">', wd > 22 ? escName(id) : '', '</div>');
+			'px;width:', Math.max(wd - 0.5, 0.5).toFixed(1), 'px;top:', y, 'px;',
+			DF ? diffStyle(id) : 'background:' + colour(id), '">', wd > 22 ? escName(id) : '', '</div>');
 	}
 	fgEl.style.height = ((top + 1) * FRAME_H) + 'px';
 	fgEl.innerHTML = out.join('');
 }
 
+function signed(v, digits) { return (v > 0 ? '+' : v < 0 ? '\u2212' : '\u00b1') + Math.abs(v).toFixed(digits); }
+function describeDiff(i) {
+	var A = DF.totalA, B = DF.totalB, unit = DF.absolute ? ' samples' : ' points';
+	var s = label(i) + '\nA: ' + ta[i] + ' samples (' + pct(ta[i], A) + ')' +
+		'\nB: ' + tb[i] + ' samples (' + pct(tb[i], B) + ')' +
+		'\nchange: ' + signed(change(i), DF.absolute ? 0 : 2) + unit +
+		'\nself: A ' + sa[i] + ' (' + pct(sa[i], A) + '), B ' + sb[i] + ' (' + pct(sb[i], B) + '), change ' +
+		(DF.absolute ? signed(sb[i] - sa[i], 0) : signed(100 * ((B ? sb[i] / B : 0) - (A ? sa[i] / A : 0)), 2)) + unit;
+	if (!tb[i]) s += '\nonly in A: drawn from A' + (DF.absolute ? '' : ', scaled to B\u2019s total');
+	else if (!ta[i]) s += '\nonly in B';
+	if (kind[i] >= K_DOMAIN && D.domains[dom[i]]) s += '\ndomain: ' + D.domains[dom[i]].name;
+	if (kind[i] >= K_USER) s += '\nimage: ' + image(i) + (kind[i] === K_KERNEL ? ' (kernel)' : ' (user)');
+	return s;
+}
+
 function describe(i) {
+	if (DF) return describeDiff(i);
 	var s = label(i) + '\n' + total[i] + ' samples, ' + pct(total[i], ALL) + ' of all';
 	if (zoomed && zoomed !== i) s += ', ' + pct(total[i], total[zoomed]) + ' of zoomed';
 	s += '\nself: ' + self[i] + ' (' + pct(self[i], ALL) + ')';
@@ -171,10 +251,11 @@ function search(re) {
 	for (var i2 = 0; i2 < N; i2++) if (nameHit[name[i2]]) matches[i2] = 1;
 	while (st.length) {
 		var n = st.pop();
-		if (matches[n]) { sum += total[n]; continue; }
+		if (matches[n]) { sum += DF ? tb[n] : total[n]; continue; }
 		for (var c = child[n]; c >= 0; c = sib[c]) st.push(c);
 	}
-	matchedEl.textContent = 'Matched: ' + pct(sum, ALL) + ' (' + sum + ' of ' + ALL + ' samples)';
+	if (DF) matchedEl.textContent = 'Matched: ' + pct(sum, DF.totalB) + ' of B (' + sum + ' of ' + DF.totalB + ' samples)';
+	else matchedEl.textContent = 'Matched: ' + pct(sum, ALL) + ' (' + sum + ' of ' + ALL + ' samples)';
 	render();
 	return sum;
 }
@@ -225,7 +306,16 @@ window.fgStats = stats;
 window.fg = {
 	zoom: zoom, reset: function () { zoom(0); }, search: search,
 	find: function (s) { for (var i3 = 0; i3 < N; i3++) if (label(i3) === s) return i3; return -1; },
-	drawn: function () { return drawn; }, describe: describe
+	drawn: function () { return drawn; }, describe: describe,
+	// another document of the same layout (flamegraph_data /
+	// flamegraph_diff_data): drawn at once, zoom and search reset
+	load: function (data) { load(data); searchEl.value = ''; matchedEl.textContent = ''; render(); },
+	node: function (i) {
+		var n = { label: label(i), kind: kind[i], depth: depth[i], total: total[i], self: self[i], dom: dom[i],
+			domain: D.domains[dom[i]] ? D.domains[dom[i]].name : '' };
+		if (DF) { n.a = ta[i]; n.b = tb[i]; n.selfA = sa[i]; n.selfB = sb[i]; n.change = change(i); }
+		return n;
+	}
 };
 requestAnimationFrame(function () { setTimeout(function () { stats.paintedMs = performance.now(); }, 0); });
 })();

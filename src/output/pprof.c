@@ -17,7 +17,8 @@
  *   location      one per symbol, address 0, one line -> its function
  *   sample        one per unique stack, locations leaf-first as pprof wants,
  *                 values [count, cpu ns], labels domain, comm (strings),
- *                 pid (number) and those of --labels (strings). cpu ns is the sum of the samples' recorded
+ *                 pid (number), tid (number) with --by-tid, and those of
+ *                 --labels (strings). cpu ns is the sum of the samples' recorded
  *                 periods for time events (cpu-clock, task-clock: the period
  *                 is in ns, and with -F it is what the kernel reported for
  *                 each sample), else count * ns per sample
@@ -192,11 +193,11 @@ int pprof_labels_parse(struct pprof_labels *l, const char *arg, char *err, size_
 				 PPROF_LABEL_KEY_MAX, PPROF_LABEL_VAL_MAX);
 			return -EINVAL;
 		}
-		static const char *const own[] = { "domain", "comm", "pid" };
-		for (size_t i = 0; i < 3; i++)
+		static const char *const own[] = { "domain", "comm", "pid", "tid" };
+		for (size_t i = 0; i < 4; i++)
 			if (kn == strlen(own[i]) && !memcmp(p, own[i], kn)) {
 				snprintf(err, errlen, "--labels: '%s' is a label every sample carries already "
-					 "(domain, comm, pid)", own[i]);
+					 "(domain, comm, pid, tid)", own[i]);
 				return -EINVAL;
 			}
 		for (size_t i = 0; i < l->n; i++)
@@ -246,7 +247,8 @@ static uint64_t stack_ns(const struct profile *p, const struct profile_stack *s,
 	return s->count * ns;
 }
 
-int export_pprof(FILE *f, const struct profile *p, const struct pprof_labels *labels)
+int export_pprof(FILE *f, const struct profile *p, const struct pprof_labels *labels,
+		 enum fg_root root)
 {
 	struct pb out = { 0 }, sub = { 0 }, line = { 0 };
 	struct strtab st = { 0 };
@@ -265,6 +267,7 @@ int export_pprof(FILE *f, const struct profile *p, const struct pprof_labels *la
 		lk[i] = st_id(&st, labels->v[i].key);
 		lv[i] = st_id(&st, labels->v[i].val);
 	}
+	int64_t k_tid = root == FG_ROOT_TID ? st_id(&st, "tid") : -1;
 	for (size_t i = 0; i < p->nstacks; i++) {
 		const struct profile_stack *s = &p->stacks[i];
 		struct pb locs = { 0 };
@@ -288,6 +291,12 @@ int export_pprof(FILE *f, const struct profile *p, const struct pprof_labels *la
 		pb_key(&line, 3, 0);
 		pb_varint(&line, s->pid);
 		pb_msg(&sub, 3, &line);
+		if (k_tid >= 0) {
+			pb_uint(&line, 1, (uint64_t)k_tid);
+			pb_key(&line, 3, 0);
+			pb_varint(&line, s->tid);
+			pb_msg(&sub, 3, &line);
+		}
 		for (size_t j = 0; j < nl; j++) {
 			pb_uint(&line, 1, (uint64_t)lk[j]);
 			pb_uint(&line, 2, (uint64_t)lv[j]);

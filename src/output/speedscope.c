@@ -5,9 +5,10 @@
  * which speedscope opens directly with all its views.
  *
  * shared.frames holds one frame per profile symbol that occurs in a stack
- * (name = frame label, file = image) and one per process (COMM-PID). Each
- * domain with samples becomes one "sampled" profile named after the
- * domain; a sample is a unique stack (process frame first, then the call
+ * (name = frame label, file = image) and one per process-level key
+ * (enum fg_root: COMM by default, COMM-PID, COMM-PID/TID; none with
+ * FG_ROOT_NONE; file = the domain). Each domain with samples becomes one "sampled" profile named after the
+ * domain; a sample is a unique stack (process-level frame first, then the call
  * chain root-first, as the format wants) weighted by its sample count
  * (unit "none": counts, like `domprof report`). An empty profile still
  * yields a valid file with one empty profile.
@@ -18,66 +19,55 @@
 #include <string.h>
 
 #include "output/flamegraph.h"
+#include "util/hmap.h"
 #include "util/xalloc.h"
 
-struct proc_tab {
-	uint64_t *key;
-	uint32_t *val;           /* frame index + 1 */
-	size_t cap, n;
-};
-
-static uint32_t *proc_slot(struct proc_tab *t, uint64_t key)
+/* The frame index of a stack's process-level frame (enum fg_root) in
+ * table m, *fresh when it is new (then *nframes grew by one). Keys:
+ * (domain id, comm) by command name, (pid[, tid], domain name) per
+ * process or thread. */
+static uint32_t level_frame(struct hmap *m, const struct profile_stack *s, enum fg_root root,
+			    uint32_t *nframes, bool *fresh)
 {
-	if ((t->n + 1) * 2 > t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		uint64_t *k = xcalloc(cap, sizeof(*k));
-		uint32_t *v = xcalloc(cap, sizeof(*v));
-		for (size_t i = 0; i < t->cap; i++) {
-			if (!t->val[i])
-				continue;
-			size_t j = (t->key[i] * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
-			while (v[j])
-				j = (j + 1) & (cap - 1);
-			k[j] = t->key[i];
-			v[j] = t->val[i];
-		}
-		free(t->key);
-		free(t->val);
-		t->key = k;
-		t->val = v;
-		t->cap = cap;
+	uint64_t key;
+	const char *str;
+	if (root == FG_ROOT_COMM) {
+		key = s->domain;
+		str = s->comm && *s->comm ? s->comm : "[unknown]";
+	} else {
+		key = root == FG_ROOT_TID ? (uint64_t)s->pid << 32 | s->tid : s->pid;
+		str = s->domain_name ? s->domain_name : "";
 	}
-	size_t j = (key * 0x9e3779b97f4a7c15ull >> 20) & (t->cap - 1);
-	while (t->val[j] && t->key[j] != key)
-		j = (j + 1) & (t->cap - 1);
-	if (!t->val[j]) {
-		t->key[j] = key;
-		t->n++;
+	uintptr_t v = (uintptr_t)hmap_get(m, key, str);
+	*fresh = !v;
+	if (!v) {
+		v = ++*nframes;
+		hmap_put(m, key, str, (void *)v);
 	}
-	return &t->val[j];
+	return (uint32_t)(v - 1);
 }
 
-int export_speedscope(FILE *f, const struct profile *p, const char *name)
+int export_speedscope(FILE *f, const struct profile *p, const char *name, enum fg_root root)
 {
 	char buf[512];
 	uint32_t *sym_frame = xcalloc(p->nsyms ? p->nsyms : 1, sizeof(*sym_frame));
 	uint32_t *stack_proc = xmalloc((p->nstacks ? p->nstacks : 1) * sizeof(*stack_proc));
-	struct proc_tab pt = { 0 };
+	struct hmap levels = { 0 };
 	uint32_t nframes = 0;
 
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n\"shared\":{\"frames\":[", f);
 	for (size_t i = 0; i < p->nstacks; i++) {
 		const struct profile_stack *s = &p->stacks[i];
-		uint32_t *slot = proc_slot(&pt, (uint64_t)s->domain << 32 | s->pid);
-		if (!*slot) {
-			*slot = ++nframes;
+		bool fresh = false;
+		stack_proc[i] = root == FG_ROOT_NONE ? UINT32_MAX
+						    : level_frame(&levels, s, root, &nframes, &fresh);
+		if (fresh) {
 			fputs(nframes > 1 ? ",\n{\"name\":" : "\n{\"name\":", f);
-			fg_json_str(f, fg_process_label(s->comm, s->pid, buf, sizeof(buf)));
+			fg_json_str(f, fg_root_label(s, root, buf, sizeof(buf)));
 			fputs(",\"file\":", f);
 			fg_json_str(f, s->domain_name);
 			fputc('}', f);
 		}
-		stack_proc[i] = *slot - 1;
 		for (uint32_t j = 0; j < s->nframes; j++) {
 			uint32_t y = s->frames[j];
 			if (sym_frame[y])
@@ -124,9 +114,11 @@ int export_speedscope(FILE *f, const struct profile *p, const char *name)
 		for (size_t k = dstart[d]; k < dstart[d + 1]; k++) {
 			size_t i = by_dom[k];
 			const struct profile_stack *s = &p->stacks[i];
-			fprintf(f, "%s[%" PRIu32, first ? "\n" : ",\n", stack_proc[i]);
+			fputs(first ? "\n[" : ",\n[", f);
+			if (stack_proc[i] != UINT32_MAX)
+				fprintf(f, "%" PRIu32 ",", stack_proc[i]);
 			for (uint32_t j = 0; j < s->nframes; j++)
-				fprintf(f, ",%" PRIu32, sym_frame[s->frames[j]] - 1);
+				fprintf(f, j ? ",%" PRIu32 : "%" PRIu32, sym_frame[s->frames[j]] - 1);
 			fputc(']', f);
 			first = false;
 		}
@@ -148,8 +140,7 @@ int export_speedscope(FILE *f, const struct profile *p, const char *name)
 	free(stack_proc);
 	free(dstart);
 	free(by_dom);
-	free(pt.key);
-	free(pt.val);
+	hmap_release(&levels);
 	fflush(f);
 	return ferror(f) ? -EIO : 0;
 }

@@ -9,9 +9,10 @@
 //
 // The browser is driven through the Chrome DevTools protocol (CDP) over a
 // WebSocket, with only Debian packages: nodejs, node-ws, chromium (no npm,
-// so it runs on machines that reach nothing but the Debian archive). Mouse
-// and keyboard input are real input events (Input.dispatch*), so a broken
-// event handler fails the test just as it would fail a user.
+// so it runs on machines that reach nothing but the Debian archive); the
+// session is tests/browser/cdp.js (through fg-page.js). Mouse and keyboard input are real input
+// events (Input.dispatch*), so a broken event handler fails the test just
+// as it would fail a user.
 //
 // usage: node check-flamegraph.js PAGE.html SCREENSHOT.png [--hot NAME]
 //        [--share PCT --tol PCT] [--timing-only]
@@ -19,19 +20,7 @@
 // (Debian: /usr/share/nodejs, set by tests/browser/lib.sh).
 // Exit 0 pass, 1 a check failed, 3 the browser could not start.
 'use strict';
-const path = require('path');
-const fs = require('fs');
-const os = require('os');
-const { spawn } = require('child_process');
-
-let WebSocket;
-try {
-	WebSocket = require('ws');
-} catch (e) {
-	console.error('node module ws not found (Debian package node-ws, NODE_PATH=/usr/share/nodejs): ' +
-		e.message.split('\n')[0]);
-	process.exit(3);
-}
+const fg = require('./fg-page');
 
 const args = process.argv.slice(2);
 if (args.length < 2) {
@@ -39,8 +28,7 @@ if (args.length < 2) {
 		'[--share PCT --tol PCT] [--timing-only]');
 	process.exit(2);
 }
-const page_file = path.resolve(args[0]);
-const page_url = 'file://' + page_file;
+const page = args[0];
 const shot = args[1];
 function opt(name, def) {
 	const i = args.indexOf(name);
@@ -50,223 +38,19 @@ const hot = opt('--hot', null);
 const share = opt('--share', null);
 const tol = parseFloat(opt('--tol', '5'));
 const timingOnly = args.includes('--timing-only');
-const VIEW_W = 1280, VIEW_H = 800;
-
 let failed = 0;
 function check(ok, what) {
 	console.log((ok ? 'ok   ' : 'FAIL ') + what);
 	if (!ok) failed++;
 }
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// ---- browser process ------------------------------------------------------
-const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'domprof-chromium-'));
-let proc = null, procExited = false;
-function cleanup() {
-	if (proc && !procExited) {
-		try { proc.kill('SIGKILL'); } catch (e) { /* already gone */ }
-	}
-	try { fs.rmSync(profileDir, { recursive: true, force: true }); } catch (e) { /* best effort */ }
-}
-process.on('exit', cleanup);
-// Nothing here may hang the test run: a stuck browser is a failure.
-const watchdog = setTimeout(() => {
-	check(false, 'browser session finished within 150 s');
-	cleanup();
-	process.exit(1);
-}, 150000);
-
-// Starts chromium; resolves with the browser's DevTools WebSocket URL,
-// rejects (-> exit 3) when it exits or prints nothing usable in 30 s.
-function launch() {
-	const exe = process.env.CHROMIUM || '/usr/bin/chromium';
-	const argv = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-		'--disable-background-networking', '--disable-component-update', '--disable-sync',
-		'--no-default-browser-check', '--disable-extensions', '--mute-audio',
-		'--user-data-dir=' + profileDir, '--remote-debugging-port=0',
-		`--window-size=${VIEW_W},${VIEW_H}`, 'about:blank'];
-	return new Promise((resolve, reject) => {
-		let err = '', done = false;
-		const finish = (f, v) => { if (!done) { done = true; clearTimeout(t); f(v); } };
-		const t = setTimeout(() => finish(reject, new Error('no "DevTools listening" line in 30 s; stderr: ' +
-			err.slice(-500))), 30000);
-		try {
-			proc = spawn(exe, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
-		} catch (e) {
-			finish(reject, e);
-			return;
-		}
-		proc.on('error', (e) => finish(reject, e));
-		proc.on('exit', (code, sig) => {
-			procExited = true;
-			finish(reject, new Error(`${exe} exited (${sig || code}) before listening; stderr: ` +
-				err.slice(-500)));
-		});
-		proc.stderr.setEncoding('utf8');
-		proc.stderr.on('data', (s) => {
-			if (err.length < 65536) err += s;
-			const m = /DevTools listening on (ws:\/\/\S+)/.exec(err);
-			if (m) finish(resolve, m[1]);
-		});
-	});
-}
-
-// ---- CDP connection -------------------------------------------------------
-// One WebSocket to the browser; the page is a flat session (sessionId).
-class Cdp {
-	constructor(ws) {
-		this.ws = ws;
-		this.nextId = 1;
-		this.pending = new Map();
-		this.handlers = [];
-		ws.on('message', (data) => {
-			const msg = JSON.parse(data.toString());
-			if (msg.id !== undefined) {
-				const p = this.pending.get(msg.id);
-				if (!p) return;
-				this.pending.delete(msg.id);
-				if (msg.error) p.reject(new Error(`${p.method}: ${msg.error.message}`));
-				else p.resolve(msg.result);
-			} else {
-				for (const h of this.handlers) h(msg.method, msg.params || {}, msg.sessionId);
-			}
-		});
-		ws.on('close', () => {
-			for (const p of this.pending.values()) p.reject(new Error(`${p.method}: browser connection closed`));
-			this.pending.clear();
-		});
-	}
-	static connect(url) {
-		return new Promise((resolve, reject) => {
-			const ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: 512 * 1024 * 1024 });
-			ws.once('open', () => resolve(new Cdp(ws)));
-			ws.once('error', reject);
-		});
-	}
-	send(method, params = {}, sessionId = undefined, timeoutMs = 60000) {
-		const id = this.nextId++;
-		const msg = { id, method, params };
-		if (sessionId) msg.sessionId = sessionId;
-		return new Promise((resolve, reject) => {
-			const t = setTimeout(() => {
-				this.pending.delete(id);
-				reject(new Error(`${method}: no answer in ${timeoutMs / 1000} s`));
-			}, timeoutMs);
-			this.pending.set(id, {
-				method,
-				resolve: (v) => { clearTimeout(t); resolve(v); },
-				reject: (e) => { clearTimeout(t); reject(e); },
-			});
-			this.ws.send(JSON.stringify(msg));
-		});
-	}
-	on(h) { this.handlers.push(h); }
-	// resolves with the params of the first event METHOD for SESSION
-	waitEvent(method, sessionId, timeoutMs) {
-		return new Promise((resolve, reject) => {
-			const t = setTimeout(() => reject(new Error(`no ${method} in ${timeoutMs / 1000} s`)), timeoutMs);
-			const h = (m, p, s) => {
-				if (m !== method || s !== sessionId) return;
-				clearTimeout(t);
-				this.handlers.splice(this.handlers.indexOf(h), 1);
-				resolve(p);
-			};
-			this.handlers.push(h);
-		});
-	}
-}
-
-// ---- page helpers -----------------------------------------------------------
-let cdp, sid;
-async function evaluate(expr) {
-	const r = await cdp.send('Runtime.evaluate', { expression: expr, returnByValue: true, awaitPromise: true }, sid);
-	if (r.exceptionDetails) {
-		const ex = r.exceptionDetails.exception;
-		throw new Error('evaluate: ' + ((ex && ex.description) || r.exceptionDetails.text).split('\n')[0]);
-	}
-	return r.result.value;
-}
-// Bounding box of the first element matching SEL (scrolled into view), plus
-// whether the point at its centre hits that element (what a real click
-// would reach); null when there is no such element.
-function box(sel) {
-	return evaluate(`(() => {
-		const e = document.querySelector(${JSON.stringify(sel)});
-		if (!e) return null;
-		let r = e.getBoundingClientRect();
-		if (r.top < 0 || r.bottom > innerHeight || r.left < 0 || r.right > innerWidth) {
-			e.scrollIntoView({ block: 'center', inline: 'center' });
-			r = e.getBoundingClientRect();
-		}
-		const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
-		const at = document.elementFromPoint(cx, cy);
-		return { x: r.left, y: r.top, width: r.width, height: r.height, cx, cy,
-			text: e.textContent, hit: at === e || e.contains(at) };
-	})()`);
-}
-async function mouse(type, x, y, extra = {}) {
-	await cdp.send('Input.dispatchMouseEvent', Object.assign({ type, x, y, button: 'none', modifiers: 0 }, extra), sid);
-}
-async function click(x, y) {
-	await mouse('mouseMoved', x, y);
-	await mouse('mousePressed', x, y, { button: 'left', buttons: 1, clickCount: 1 });
-	await mouse('mouseReleased', x, y, { button: 'left', buttons: 0, clickCount: 1 });
-}
-async function key(k, code, vk) {
-	const base = { key: k, code, windowsVirtualKeyCode: vk, nativeVirtualKeyCode: vk };
-	await cdp.send('Input.dispatchKeyEvent', Object.assign({ type: 'keyDown', text: k === 'Enter' ? '\r' : '' }, base), sid);
-	await cdp.send('Input.dispatchKeyEvent', Object.assign({ type: 'keyUp' }, base), sid);
-}
-// round trip through the page's event loop so handlers have run and the
-// next frame is laid out
-const settle = () => evaluate('new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)))');
-
 // ---- the test -----------------------------------------------------------------
 async function run() {
-	let wsUrl;
+	let s = null;
 	try {
-		wsUrl = await launch();
-		cdp = await Cdp.connect(wsUrl);
-	} catch (e) {
-		console.error('cannot start chromium: ' + e.message.split('\n')[0]);
-		cleanup();
-		process.exit(3);
-	}
-	const errors = [];
-	const requests = [];
-	try {
-		const { targetId } = await cdp.send('Target.createTarget', { url: 'about:blank' });
-		({ sessionId: sid } = await cdp.send('Target.attachToTarget', { targetId, flatten: true }));
-		cdp.on((m, p, s) => {
-			if (s !== sid) return;
-			if (m === 'Runtime.exceptionThrown') {
-				const d = p.exceptionDetails;
-				errors.push('pageerror: ' + ((d.exception && d.exception.description) || d.text).split('\n')[0]);
-			} else if (m === 'Runtime.consoleAPICalled' && (p.type === 'error' || p.type === 'assert')) {
-				errors.push('console: ' + p.args.map((a) => (a.value !== undefined ? a.value : a.description)).join(' '));
-			} else if (m === 'Log.entryAdded' && p.entry.level === 'error') {
-				errors.push('log: ' + p.entry.text + (p.entry.url ? ' (' + p.entry.url + ')' : ''));
-			} else if (m === 'Network.requestWillBeSent') {
-				if (p.request.url !== page_url) requests.push(p.request.url);
-			}
-		});
-		await Promise.all([
-			cdp.send('Page.enable', {}, sid), cdp.send('Runtime.enable', {}, sid),
-			cdp.send('Log.enable', {}, sid), cdp.send('Network.enable', {}, sid),
-			cdp.send('Emulation.setDeviceMetricsOverride',
-				{ width: VIEW_W, height: VIEW_H, deviceScaleFactor: 1, mobile: false }, sid),
-		]);
-		await cdp.send('Page.bringToFront', {}, sid);
-		const loaded = cdp.waitEvent('Page.loadEventFired', sid, 60000);
-		const nav = await cdp.send('Page.navigate', { url: page_url }, sid);
-		if (nav.errorText) throw new Error('navigate: ' + nav.errorText);
-		await loaded;
-		let st = null;
-		for (const end = Date.now() + 60000; Date.now() < end; await sleep(50)) {
-			st = await evaluate('window.fgStats && window.fgStats.paintedMs > 0 ? window.fgStats : null');
-			if (st) break;
-		}
-		if (!st) throw new Error('window.fgStats.paintedMs not set 60 s after load (page script did not run?)');
+		s = await fg.open(page, check);
+		const st = s.stats;
+		const evaluate = (e) => s.evaluate(e), box = (q) => s.box(q), mouse = (t, x, y, e) => s.mouse(t, x, y, e),
+			click = (x, y) => s.click(x, y), key = (k, c, v) => s.key(k, c, v), settle = () => s.settle();
 		console.log(`timing: nodes=${st.nodes} tree_nodes=${st.treeNodes} drawn=${st.drawn} ` +
 			`script_ms=${st.scriptMs.toFixed(1)} ready_ms=${st.readyMs.toFixed(1)} ` +
 			`painted_ms=${st.paintedMs.toFixed(1)}`);
@@ -313,7 +97,7 @@ async function run() {
 			check(!!sb && sb.hit, 'search box is clickable');
 			if (sb) await click(sb.cx, sb.cy);
 			await evaluate(`document.getElementById('search').select()`);
-			await cdp.send('Input.insertText', { text: hot }, sid);
+			await s.type(hot);
 			await key('Enter', 'Enter', 13);
 			await settle();
 			const matched = await evaluate(`document.getElementById('matched').textContent`);
@@ -326,21 +110,13 @@ async function run() {
 					`matched share ${m[1]}% is ${share}% +- ${tol}`);
 		}
 		await settle();
-		const png = await cdp.send('Page.captureScreenshot', { format: 'png' }, sid);
-		fs.writeFileSync(shot, Buffer.from(png.data, 'base64'));
+		await s.screenshot(shot);
 		console.log('screenshot: ' + shot);
 	} catch (e) {
 		check(false, 'browser session: ' + e.message.split('\n')[0]);
 	}
-	// judged last, and also after a failed step: errors and requests may
-	// come from any step above
-	check(errors.length === 0, 'no page or console errors' + (errors.length ? ': ' + errors.join('; ') : ''));
-	check(requests.length === 0, 'no network requests' + (requests.length ? ': ' + requests.join(' ') : ''));
-	// close politely, then make sure
-	try { await cdp.send('Browser.close', {}, undefined, 5000); } catch (e) { /* killed below */ }
-	for (let i = 0; i < 50 && !procExited; i++) await sleep(100);
-	clearTimeout(watchdog);
-	cleanup();
-	process.exit(failed ? 1 : 0);
+	// judged last by done, also after a failed step: errors and
+	// requests may come from any step above
+	await fg.done(s, check, () => failed);
 }
 run();

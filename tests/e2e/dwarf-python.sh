@@ -86,7 +86,7 @@ folded fp DOMPROF_DWARF_UNWIND=0
 reach() { # NAME -> "percent samples"
 	"$PY3" - "$OUT/$1.folded" <<'PY'
 import re, sys
-# root first: domain;comm-pid;_start;__libc_start_main..;<libc's
+# root first: domain;comm;_start;__libc_start_main..;<libc's
 # __libc_start_call_main, by whatever name>;[main;]Py_BytesMain;Py_RunMain
 pat = re.compile(r'^[^;]*;[^;]*;_start;[^;]*__libc_start_main[^;]*;[^;]+;(?:main;)?Py_BytesMain;Py_RunMain;')
 tot = hit = 0
@@ -197,7 +197,7 @@ flush()
 dp = {}
 for line in open(sys.argv[2]):
     st, n = line.rstrip("\n").rsplit(" ", 1)
-    k = ";".join(st.split(";")[2:])  # without domain;comm-pid
+    k = ";".join(st.split(";")[2:])  # without domain;comm
     dp[k] = dp.get(k, 0) + int(n)
 P, D = sum(perf.values()), sum(dp.values())
 sim = sum(min(perf.get(k, 0) / P, v / D) for k, v in dp.items()) if P and D else 0.0

@@ -40,7 +40,7 @@ nodes = [d["nodes"][i:i + 5] for i in range(0, len(d["nodes"]), 5)]
 names = [n[0] for n in d["names"]]
 check(nodes[0][0] == 0 and names[nodes[0][1]] == "all" and nodes[0][4] == d["total"] > 0, "root 'all' holds all samples")
 check(any(names[n[1]] == "host" and n[2] == 1 for n in nodes), "domain frame 'host'")
-check(any(n[2] == 2 and names[n[1]].startswith("threefuncs-") for n in nodes), "process frame threefuncs-PID")
+check(any(n[2] == 2 and names[n[1]] == "threefuncs" for n in nodes), "process frame threefuncs (runs merged by command name)")
 tot = {names[n[1]]: n[4] for n in nodes if n[2] >= 3}
 for f, share in (("func_a", 50), ("func_b", 30), ("func_c", 20)):
     pct = 100.0 * tot.get(f, 0) / d["total"]

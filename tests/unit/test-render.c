@@ -208,10 +208,12 @@ static char *render(const struct profile *p, render_fn fn, const void *arg, size
 	return buf;
 }
 
-static int r_folded(FILE *f, const struct profile *p, const void *a) { (void)a; return export_folded(f, p); }
-static int r_speedscope(FILE *f, const struct profile *p, const void *a) { return export_speedscope(f, p, a); }
-static int r_json(FILE *f, const struct profile *p, const void *a) { return export_json(f, p, a); }
-static int r_pprof(FILE *f, const struct profile *p, const void *a) { (void)a; return export_pprof(f, p, NULL); }
+/* a: NULL or the enum fg_root to use */
+static enum fg_root root_of(const void *a) { return a ? *(const enum fg_root *)a : FG_ROOT_COMM; }
+static int r_folded(FILE *f, const struct profile *p, const void *a) { return export_folded(f, p, root_of(a)); }
+static int r_speedscope(FILE *f, const struct profile *p, const void *a) { return export_speedscope(f, p, a, FG_ROOT_COMM); }
+static int r_json(FILE *f, const struct profile *p, const void *a) { return export_json(f, p, a, FG_ROOT_COMM); }
+static int r_pprof(FILE *f, const struct profile *p, const void *a) { return export_pprof(f, p, NULL, root_of(a)); }
 static int r_html(FILE *f, const struct profile *p, const void *a) { return flamegraph_html(f, p, a); }
 static int r_svg(FILE *f, const struct profile *p, const void *a) { return flamegraph_svg(f, p, a); }
 static int r_report(FILE *f, const struct profile *p, const void *a)
@@ -246,6 +248,264 @@ static void test_folded(const struct profile *p)
 	CHECK(strstr(again, "k_top_[k];tmpl<int>&_[k];k_leaf_[k] 6\n") != NULL);
 	free(again);
 	free(s);
+}
+
+/* pprof inflated into out (n bytes); returns its length */
+static size_t pprof_plain(const struct profile *p, const void *arg, unsigned char *out, size_t n)
+{
+	size_t len;
+	char *s = render(p, r_pprof, arg, &len);
+	z_stream z = { 0 };
+	CHECK(inflateInit2(&z, 16 + MAX_WBITS) == Z_OK);
+	z.next_in = (unsigned char *)s;
+	z.avail_in = (unsigned)len;
+	z.next_out = out;
+	z.avail_out = (unsigned)n;
+	CHECK(inflate(&z, Z_FINISH) == Z_STREAM_END);
+	inflateEnd(&z);
+	free(s);
+	return n - z.avail_out;
+}
+
+/*
+ * The process level of folded stacks and the flame graph's tree (enum
+ * fg_root): two runs of "prog" (pids 200 and 201, the second with two
+ * threads) doing the same thing. By command name they are one line and
+ * one frame; --by-pid splits them into two, --by-tid into three, and
+ * --no-comm leaves the frames right on the domain.
+ */
+static char rpath[] = "/tmp/test-render-roots-XXXXXX";
+
+static void write_roots(void)
+{
+	char *argv[] = { "test-render", NULL };
+	int err = 0;
+	struct dp_writer *w = fixture_writer_tmp(rpath, 1, argv, NULL, &err);
+	CHECK(w != NULL);
+	struct dp_event ev = { .id = 0, .type = 1, .period = 1000, .freq = true, .name = "cpu-clock" };
+	CHECK(dp_write_event(w, &ev) == 0);
+	struct dp_domain d0 = { .id = 0, .kind = DP_DOMAIN_HOST, .name = "host", .address = "", .symsrc = "embedded" };
+	CHECK(dp_write_domain(w, &d0) == 0);
+	struct dp_symtab st = { .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms",
+				.data = (const uint8_t *)ksyms, .size = strlen(ksyms) };
+	CHECK(dp_write_symtab(w, 0, &st) == 0);
+	for (uint32_t pid = 200; pid <= 201; pid++) {
+		struct dp_task t = { .kind = DP_TASK_COMM, .pid = pid, .tid = pid, .comm = "prog" };
+		CHECK(dp_write_task(w, 0, &t) == 0);
+	}
+	uint64_t c1[] = { K(0x1010), K(0x3030) };
+	/* (pid, tid, samples) */
+	static const uint32_t runs[][3] = { { 200, 200, 5 }, { 201, 201, 3 }, { 201, 202, 2 } };
+	for (size_t r = 0; r < 3; r++)
+		for (uint32_t i = 0; i < runs[r][2]; i++) {
+			struct dp_sample s = { .time = 1, .ip = K(0x1010), .period = 1, .pid = runs[r][0],
+					       .tid = runs[r][1], .mode = DP_MODE_KERNEL, .nr_callchain = 2,
+					       .callchain = c1 };
+			CHECK(dp_write_sample(w, 0, &s) == 0);
+		}
+	struct dp_stats sts = { .samples = 10 };
+	CHECK(dp_write_stats(w, &sts) == 0);
+	CHECK(dp_writer_finish(w) == 0);
+}
+
+/* process-level frames (depth 2) of the tree, and their labels joined by ' ' */
+static size_t level_frames(const struct profile *p, enum fg_root root, char *labels, size_t n)
+{
+	struct fg_tree *t = fg_tree_build_root(p, false, root);
+	size_t k = 0, off = 0;
+	labels[0] = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->nodes[i].kind != FG_PROCESS)
+			continue;
+		char buf[128];
+		off += (size_t)snprintf(labels + off, off < n ? n - off : 0, "%s%s", k ? " " : "",
+					fg_node_label(t, (uint32_t)i, buf, sizeof(buf)));
+		k++;
+	}
+	fg_tree_free(t);
+	return k;
+}
+
+static void test_roots(void)
+{
+	write_roots();
+	char msg[200], labels[256];
+	int err = 0;
+	struct profile_opts o = { .stacks = true };
+	struct profile *p = profile_load(rpath, NULL, &o, &err, msg, sizeof(msg));
+	o.by_tid = true;
+	struct profile *pt = profile_load(rpath, NULL, &o, &err, msg, sizeof(msg));
+	CHECK(p && pt);
+	if (!p || !pt)
+		goto out;
+	size_t len;
+	char *s = render(p, r_folded, NULL, &len);
+	CHECK_STR(s, "host;prog;k_top_[k];k_leaf_[k] 10\n");
+	free(s);
+	enum fg_root r = FG_ROOT_PID;
+	s = render(p, r_folded, &r, &len);
+	CHECK_STR(s, "host;prog-200;k_top_[k];k_leaf_[k] 5\nhost;prog-201;k_top_[k];k_leaf_[k] 5\n");
+	free(s);
+	r = FG_ROOT_TID;
+	s = render(pt, r_folded, &r, &len);
+	CHECK_STR(s, "host;prog-200/200;k_top_[k];k_leaf_[k] 5\nhost;prog-201/201;k_top_[k];k_leaf_[k] 3\n"
+			"host;prog-201/202;k_top_[k];k_leaf_[k] 2\n");
+	free(s);
+	r = FG_ROOT_NONE;
+	s = render(p, r_folded, &r, &len);
+	CHECK_STR(s, "host;k_top_[k];k_leaf_[k] 10\n");
+	free(s);
+	CHECK_EQ_U64(level_frames(p, FG_ROOT_COMM, labels, sizeof(labels)), 1);
+	CHECK_STR(labels, "prog");
+	CHECK_EQ_U64(level_frames(p, FG_ROOT_PID, labels, sizeof(labels)), 2);
+	CHECK_STR(labels, "prog-200 prog-201");
+	CHECK_EQ_U64(level_frames(pt, FG_ROOT_TID, labels, sizeof(labels)), 3);
+	CHECK_EQ_U64(level_frames(p, FG_ROOT_NONE, labels, sizeof(labels)), 0);
+	/* without opts.by_tid the stacks carry no tids: the control that the
+	 * split above comes from the profile, not from the renderer */
+	CHECK_EQ_U64(p->nstacks, 2);
+	CHECK_EQ_U64(pt->nstacks, 3);
+	/* pprof: pid and comm labels whatever the level, a tid label with
+	 * --by-tid only (the control: none without it) */
+	static unsigned char plain[1 << 16];
+	size_t pn = pprof_plain(pt, &r, plain, sizeof(plain));   /* r == FG_ROOT_NONE here */
+	CHECK(memmem(plain, pn, "pid", 3) && memmem(plain, pn, "comm", 4) && memmem(plain, pn, "prog", 4));
+	CHECK(memmem(plain, pn, "tid", 3) == NULL);
+	r = FG_ROOT_TID;
+	pn = pprof_plain(pt, &r, plain, sizeof(plain));
+	CHECK(memmem(plain, pn, "tid", 3) != NULL);
+	int given = 0;
+	enum fg_root root = FG_ROOT_COMM;
+	CHECK(fg_root_option(&root, &given, "by-tid", msg, sizeof(msg)) == 0 && root == FG_ROOT_TID);
+	CHECK(fg_root_option(&root, &given, "by-tid", msg, sizeof(msg)) == 0);
+	CHECK(fg_root_option(&root, &given, "no-comm", msg, sizeof(msg)) == -EINVAL);
+out:
+	profile_free(p);
+	profile_free(pt);
+	unlink(rpath);
+}
+
+/*
+ * The differential flame graph's merged tree on two small recordings of
+ * "prog" (kernel frames k_top -> k_leaf / tmpl):
+ *   A: k_top;k_leaf 6, k_top;tmpl 4        (10 samples)
+ *   B: k_top;k_leaf 2, k_top 3             (5 samples)
+ * k_leaf is in both (A 6, B 2), tmpl only in A (drawn 4 * 5/10 = 2 wide,
+ * 4 raw with absolute), k_top has self 3 in B only, and the root is B's 5
+ * plus tmpl's 2.
+ */
+static char dpath_a[] = "/tmp/test-render-da-XXXXXX", dpath_b[] = "/tmp/test-render-db-XXXXXX",
+	    dpath_c[] = "/tmp/test-render-dc-XXXXXX";
+
+static void write_diff_side(char *p, uint32_t n_leaf, uint32_t n_tmpl, uint32_t n_top, bool user_part)
+{
+	char *argv[] = { "test-render", NULL };
+	int err = 0;
+	struct dp_writer *w = fixture_writer_tmp(p, 1, argv, NULL, &err);
+	CHECK(w != NULL);
+	struct dp_event ev = { .id = 0, .type = 1, .period = 1000, .freq = true, .name = "cpu-clock" };
+	CHECK(dp_write_event(w, &ev) == 0);
+	struct dp_domain d0 = { .id = 0, .kind = DP_DOMAIN_HOST, .name = "host", .address = "", .symsrc = "embedded" };
+	CHECK(dp_write_domain(w, &d0) == 0);
+	struct dp_symtab st = { .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms",
+				.data = (const uint8_t *)ksyms, .size = strlen(ksyms) };
+	CHECK(dp_write_symtab(w, 0, &st) == 0);
+	struct dp_task t = { .kind = DP_TASK_COMM, .pid = 300, .tid = 300, .comm = "prog" };
+	CHECK(dp_write_task(w, 0, &t) == 0);
+	uint64_t cl[] = { K(0x1010), K(0x3030) }, ct[] = { K(0x2100), K(0x3030) };
+	/* an active view's kernel stack: its user part under the kernel one
+	 * (perf's context marker, then a user return address) */
+	uint64_t cu[] = { K(0x1010), K(0x3030), (uint64_t)-512, 0x401000 };
+	for (uint32_t i = 0; i < n_leaf; i++)
+		sample(w, 0, 300, DP_MODE_KERNEL, K(0x1010), user_part ? cu : cl, user_part ? 4 : 2);
+	for (uint32_t i = 0; i < n_tmpl; i++)
+		sample(w, 0, 300, DP_MODE_KERNEL, K(0x2100), ct, 2);
+	for (uint32_t i = 0; i < n_top; i++)
+		sample(w, 0, 300, DP_MODE_KERNEL, K(0x3030), NULL, 0);
+	struct dp_stats sts = { .samples = n_leaf + n_tmpl + n_top };
+	CHECK(dp_write_stats(w, &sts) == 0);
+	CHECK(dp_writer_finish(w) == 0);
+}
+
+struct diff_arg { const struct profile *a; struct fg_diff_opts o; };
+static int r_diff(FILE *f, const struct profile *b, const void *arg)
+{
+	const struct diff_arg *d = arg;
+	return flamegraph_diff_data(f, d->a, b, &d->o);
+}
+
+static void test_diff_tree(void)
+{
+	write_diff_side(dpath_a, 6, 4, 0, false);
+	write_diff_side(dpath_b, 2, 0, 3, false);
+	char msg[200];
+	int err = 0;
+	struct profile_opts o = { .stacks = true };
+	struct profile *a = profile_load(dpath_a, NULL, &o, &err, msg, sizeof(msg));
+	struct profile *b = profile_load(dpath_b, NULL, &o, &err, msg, sizeof(msg));
+	CHECK(a && b);
+	if (!a || !b)
+		goto out;
+	struct diff_arg d = { a, { .name_a = "A<", .name_b = "B" } };
+	size_t len;
+	char *s = render(b, r_diff, &d, &len);
+	CHECK(json_ok(s, len));
+	CHECK(strstr(s, "\"totalA\":10,\"totalB\":5,\"absolute\":false") != NULL);
+	CHECK(strstr(s, "\"a\":\"A\\u003c\"") != NULL);          /* escaped for the page */
+	/* nodes: depth,name,kind,dom,width,A,B,selfA,selfB in pre-order */
+	CHECK(strstr(s, "\"nodes\":[0,0,0,0,7,10,5,0,0,1,1,1,0,7,10,5,0,0,2,2,2,0,7,10,5,0,0,") != NULL);
+	CHECK(strstr(s, ",3,3,4,0,7,10,5,0,3,") != NULL);   /* k_top: self 3 in B */
+	CHECK(strstr(s, ",4,4,4,0,2,6,2,6,2,") != NULL);    /* k_leaf: both */
+	CHECK(strstr(s, ",4,5,4,0,2,4,0,4,0]") != NULL);    /* tmpl: only in A, 4 * 5/10 */
+	free(s);
+	d.o.absolute = true;
+	s = render(b, r_diff, &d, &len);
+	CHECK(strstr(s, ",4,4,4,0,4,4,0,4,0,4,5,4,0,2,6,2,6,2]") != NULL);  /* raw A samples: now widest (named first) */
+	CHECK(strstr(s, "\"nodes\":[0,0,0,0,9,10,5,") != NULL);
+	free(s);
+	/* cross-domain: the domain frame is the label of both sides */
+	d.o = (struct fg_diff_opts){ .cross_domain = true, .domain_label = "host|vm9" };
+	s = render(b, r_diff, &d, &len);
+	CHECK(strstr(s, "[\"host|vm9\",-1]") != NULL && strstr(s, "[\"host\",-1]") == NULL);
+	free(s);
+	/* the control: B against itself changes nothing and draws no A-only frame */
+	d.a = b;
+	d.o = (struct fg_diff_opts){ 0 };
+	s = render(b, r_diff, &d, &len);
+	CHECK(strstr(s, "\"nodes\":[0,0,0,0,5,5,5,0,0,") != NULL);
+	CHECK(strstr(s, "tmpl") == NULL);
+	free(s);
+	s = NULL;
+	FILE *f = open_memstream(&s, &len);
+	CHECK(flamegraph_diff_svg(f, a, b, NULL) == 0);
+	fclose(f);
+	CHECK(strstr(s, "<title>tmpl&lt;int&gt;&amp; (A 4 samples 40.00%, B 0 samples 0.00%, change -40.00 points, only in A)</title>") != NULL);
+	free(s);
+	/* kernel_frames (diff -k): B's k_leaf samples now stand on a user
+	 * frame; left out, k_top meets A's (k_leaf A 6, B 2 as before); the
+	 * control: with the user frame kept, B's k_top is another path */
+	profile_free(b);
+	write_diff_side(dpath_c, 2, 0, 3, true);
+	b = profile_load(dpath_c, NULL, &o, &err, msg, sizeof(msg));
+	CHECK(b != NULL);
+	if (!b)
+		goto out;
+	d = (struct diff_arg){ a, { .kernel_frames = true } };
+	s = render(b, r_diff, &d, &len);
+	CHECK(strstr(s, ",4,4,4,0,2,6,2,6,2,") != NULL);
+	CHECK(strstr(s, "[unknown]") == NULL);
+	free(s);
+	d.o.kernel_frames = false;
+	s = render(b, r_diff, &d, &len);
+	CHECK(strstr(s, ",4,4,4,0,2,6,2,6,2,") == NULL);
+	CHECK(strstr(s, "[unknown]") != NULL);
+	free(s);
+out:
+	profile_free(a);
+	profile_free(b);
+	unlink(dpath_a);
+	unlink(dpath_b);
+	unlink(dpath_c);
 }
 
 static void test_json_outputs(const struct profile *p)
@@ -420,6 +680,8 @@ static void test_counters(void)
 int main(void)
 {
 	test_counters();
+	test_roots();
+	test_diff_tree();
 	write_file();
 	struct profile_opts o = { .callgraph = true, .stacks = true };
 	char msg[200];

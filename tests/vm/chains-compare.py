@@ -67,7 +67,7 @@ def load(path):
             stack, _, count = line.rpartition(" ")
             if not stack or not count.isdigit():
                 raise ValueError(f"{path}: not a folded line: {line[:80]}")
-            frames = stack.split(";")[2:]   # past DOMAIN;COMM-PID
+            frames = stack.split(";")[2:]   # past DOMAIN;COMM
             frames = [fr[:-4] if fr.endswith("_[k]") else "(user)" for fr in frames]
             if frames:
                 out.append((frames, int(count)))

@@ -6,7 +6,10 @@
  * (main and the loop overhead are negligible). The functions are
  * noinline and built with frame pointers, so -g shows main as caller.
  *
- * usage: threefuncs [ROUNDS]   (default 250: about 2-3 s on the test machine)
+ * usage: threefuncs [ROUNDS [A B C]]   (default 250: about 2-3 s on the test
+ * machine; A B C: the calls of func_a, func_b, func_c per round, default
+ * 5 3 2, so other known shares can be recorded: 2 6 0 gives 25% / 75% /
+ * none, for the differential flame graph test)
  * Prints "threefuncs: pid N done" at the end so tests can match pids.
  */
 #include <stdio.h>
@@ -36,12 +39,14 @@ __attribute__((noinline)) void func_c(unsigned long seed) { BODY }
 int main(int argc, char **argv)
 {
 	long rounds = argc > 1 ? atol(argv[1]) : 250;
+	int na = argc > 4 ? atoi(argv[2]) : 5, nb = argc > 4 ? atoi(argv[3]) : 3,
+	    nc = argc > 4 ? atoi(argv[4]) : 2;
 	for (long r = 0; r < rounds; r++) {
-		for (int k = 0; k < 5; k++)
+		for (int k = 0; k < na; k++)
 			func_a((unsigned long)r + (unsigned long)k);
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < nb; k++)
 			func_b((unsigned long)r + (unsigned long)k);
-		for (int k = 0; k < 2; k++)
+		for (int k = 0; k < nc; k++)
 			func_c((unsigned long)r + (unsigned long)k);
 	}
 	printf("threefuncs: pid %d done\n", (int)getpid());
