@@ -12,6 +12,7 @@
  */
 #include "format/format.h"
 #include "format/wire.h"
+#include "format/perfdata.h"
 #include "util/crc32c.h"
 #include "util/file.h"
 #include "util/xalloc.h"
@@ -87,6 +88,10 @@ struct dp_reader {
 	bool ended;             /* a pass reached the end of the file */
 	bool stats_seen;
 	uint32_t stats_flags;
+
+	/* a perf.data read in the place of a domprof file (perfdata.h) */
+	struct pd_reader *perf;
+	uint64_t mtime_ns;
 };
 
 static void damage(struct dp_reader *r, uint64_t off, uint64_t lost, const char *fmt, ...)
@@ -181,6 +186,15 @@ static int parse_header(struct dp_reader *r, int *err, char *msg, size_t msglen)
 
 static struct dp_reader *open_common(struct dp_reader *r, int *err, char *msg, size_t msglen)
 {
+	if (pd_is_perf(r->map, r->size)) {
+		r->perf = pd_open(r->map, r->size, r->mtime_ns, err, msg, msglen);
+		if (!r->perf) {
+			dp_reader_free(r);
+			return NULL;
+		}
+		r->hdr = *pd_header(r->perf);
+		return r;
+	}
 	if (parse_header(r, err, msg, msglen) < 0) {
 		dp_reader_free(r);
 		return NULL;
@@ -216,6 +230,9 @@ struct dp_reader *dp_reader_open(const char *path, int *err, char *msg, size_t m
 	} else {
 		r->map = (const uint8_t *)"";
 	}
+	struct stat st;
+	if (fstat(fd, &st) == 0)
+		r->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
 	close(fd);
 	return open_common(r, err, msg, msglen);
 }
@@ -236,6 +253,7 @@ void dp_reader_free(struct dp_reader *r)
 {
 	if (!r)
 		return;
+	pd_free(r->perf);
 	if (r->mapped)
 		munmap((void *)r->map, r->size);
 	free(r->owned);
@@ -254,18 +272,31 @@ void dp_reader_free(struct dp_reader *r)
 
 void dp_reader_set_flags(struct dp_reader *r, unsigned flags) { r->flags = flags; }
 const struct dp_header *dp_reader_header(const struct dp_reader *r) { return &r->hdr; }
-uint64_t dp_reader_pos(const struct dp_reader *r) { return r->pos; }
+uint64_t dp_reader_pos(const struct dp_reader *r) { return r->perf ? pd_pos(r->perf) : r->pos; }
+bool dp_reader_is_perf(const struct dp_reader *r) { return r->perf != NULL; }
+const char *dp_reader_note(const struct dp_reader *r) { return r->perf ? pd_note(r->perf) : NULL; }
+
+int dp_reader_perf_guest(struct dp_reader *r, const struct dp_perf_guest *g)
+{
+	return r->perf ? pd_set_guest(r->perf, g) : -EINVAL;
+}
 uint64_t dp_reader_size(const struct dp_reader *r) { return r->size; }
 uint64_t dp_reader_chunks(const struct dp_reader *r) { return r->chunks; }
 
 size_t dp_reader_damage(const struct dp_reader *r, const struct dp_damage **out)
 {
+	if (r->perf)
+		return pd_damage(r->perf, out);
 	*out = r->damage;
 	return r->ndamage;
 }
 
 void dp_reader_rewind(struct dp_reader *r)
 {
+	if (r->perf) {
+		pd_rewind(r->perf);
+		return;
+	}
 	if (r->pos > r->damage_until)
 		r->damage_until = r->pos;
 	if (r->at_end)
@@ -283,6 +314,8 @@ void dp_reader_rewind(struct dp_reader *r)
 
 const char *dp_reader_incomplete(const struct dp_reader *r)
 {
+	if (r->perf)
+		return pd_incomplete(r->perf);
 	if (!r->ended)
 		return NULL;
 	if (!r->stats_seen)
@@ -842,6 +875,8 @@ static bool decode(struct dp_reader *r, struct dp_record *rec, const uint8_t *p,
 
 int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
 {
+	if (r->perf)
+		return pd_next(r->perf, rec);
 	for (;;) {
 		if (!r->payload || r->ppos >= r->plen) {
 			if (!next_chunk(r))

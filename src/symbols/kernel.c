@@ -198,6 +198,9 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 		parse_ksyms_blob(s, d, sm, d->kaslr, &sink, what);
 	} else if (d->symtab_refused) {
 		/* said once for all domains by the refusal summary */
+	} else if (d->id == DP_HOST_DOMAIN && d->kind == DP_DOMAIN_HOST && d->no_live_kernel) {
+		sym_warn(s, "no kallsyms in the recording, which was made on another host: "
+		     "kernel samples are [unknown]");
 	} else if (d->id == DP_HOST_DOMAIN && d->kind == DP_DOMAIN_HOST) {
 		size_t len;
 		char *buf = read_file(s, "/proc/kallsyms", &len);
