@@ -98,6 +98,8 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 		p->header.release = profile_keep_str(pv, h->release);
 		p->header.cpu_desc = profile_keep_str(pv, h->cpu_desc);
 		p->header.cmdline = profile_keep_str(pv, h->cmdline);
+		if (h->source)
+			p->header.source = profile_keep_str(pv, h->source);
 	}
 	profile_domain_get(&L, DP_HOST_DOMAIN);
 
@@ -112,6 +114,8 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 	sym_unwinder_free(L.uw);   /* its libdwfl handles are not needed past reading */
 	L.uw = NULL;
 	keep_counters(p, pv);
+	for (size_t i = 0; i < p->nevents; i++)
+		p->events[i].samples = p->events[i].id < 256 ? L.ev_samples[p->events[i].id] : 0;
 	if (L.o.progress)
 		L.o.progress(L.o.progress_arg, size, size);
 
@@ -134,6 +138,12 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 	const char *inc = dp_reader_incomplete(r);
 	if (inc)
 		profile_add_warning(p, inc);
+	const char *note = dp_reader_note(r);  /* a perf.data's parts not understood */
+	if (note) {
+		char line[600];
+		snprintf(line, sizeof(line), "perf.data: %s", note);
+		profile_add_warning(p, line);
+	}
 	if (p->lost == UINT64_MAX)
 		profile_add_warning(p, "lost-sample counts in the file add up past 2^64: the lost total "
 			       "is at least 18446744073709551615 (a LOST record is not plausible)");

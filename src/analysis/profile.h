@@ -82,6 +82,8 @@ struct profile_event {
 	uint64_t period;        /* period, or frequency in Hz when freq */
 	bool freq;
 	const char *name;
+	uint64_t samples;       /* SAMPLE records of this event in the file
+				 * (before filters; ids < 256 only) */
 };
 
 struct profile_domain {

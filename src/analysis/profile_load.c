@@ -263,6 +263,8 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 {
 	struct profile *p = L->p;
 	p->total_samples++;
+	if (s->event < 256)
+		L->ev_samples[s->event]++;
 	if (L->dom_filter && (!L->dom_found || domain != L->dom_id))
 		return;
 	if (L->f && L->f->has_pid && s->pid != L->f->pid)

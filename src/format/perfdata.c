@@ -152,6 +152,8 @@ struct pd_reader {
 	uint64_t samples, lost, tmin, tmax;
 	bool tseen;
 	bool eof_early;         /* the data ended before the preamble */
+	bool header_done;       /* hdr's strings are set: no more changes */
+	uint64_t attr_seen_until; /* HEADER_ATTR records before this offset were read */
 
 	/* what was skipped, per kind of thing (for the note) */
 	uint64_t unknown_types, unknown_by[8];
@@ -232,6 +234,10 @@ static char *take_string(struct cur *c)
 
 static void set_hstr(struct pd_reader *p, int i, char *s)
 {
+	if (p->header_done) {
+		free(s);  /* dp_header points at the first ones */
+		return;
+	}
 	free(p->hstr[i]);
 	p->hstr[i] = s;
 }
@@ -598,6 +604,7 @@ static void finish_header(struct pd_reader *p)
 	for (int i = 0; i < 6; i++)
 		if (!p->hstr[i])
 			p->hstr[i] = xstrdup("");
+	p->header_done = true;
 	p->hdr.hostname = p->hstr[0];
 	p->hdr.release = p->hstr[1];
 	p->hdr.cpu_desc = p->hstr[2];
@@ -609,6 +616,29 @@ static void finish_header(struct pd_reader *p)
 	struct utsname u;
 	p->from_here = !uname(&u) && *p->hstr[0] && !strcmp(u.nodename, p->hstr[0]) &&
 		       !strcmp(u.release, p->hstr[1]);
+}
+
+static void user_record(struct pd_reader *p, const uint8_t *r, uint32_t len, uint64_t foff);
+static uint64_t trailing_payload(const uint8_t *r, uint32_t len);
+
+/* A pipe's header is in its first records (attributes, features, event
+ * names): read them before the data, up to the first kernel record. */
+static void pipe_preamble(struct pd_reader *p)
+{
+	uint64_t off = p->data_off;
+	while (off < p->size && p->size - off >= 8) {
+		const uint8_t *q = p->map + off;
+		uint16_t sz = get16(q + 6);
+		uint32_t type = get32(q);
+		if (sz < 8 || sz > p->size - off || type < PD_HEADER_ATTR || type == PD_COMPRESSED ||
+		    type == PD_FINISHED_ROUND)
+			break;
+		user_record(p, q, sz, off);
+		uint64_t extra = trailing_payload(q, sz);
+		if (extra > p->size - off - sz)
+			break;
+		off += sz + extra;
+	}
 }
 
 struct pd_reader *pd_open(const uint8_t *map, size_t size, uint64_t mtime_ns, int *err,
@@ -635,6 +665,7 @@ struct pd_reader *pd_open(const uint8_t *map, size_t size, uint64_t mtime_ns, in
 		p->pipe = true;
 		p->data_off = PD_PIPE_HDR_SIZE;
 		p->data_end = size;
+		pipe_preamble(p);
 	} else if (hsz == PD_HDR_SIZE) {
 		if (parse_file_header(p, err, msg, msglen) < 0) {
 			pd_free(p);
@@ -738,11 +769,6 @@ void pd_rewind(struct pd_reader *p)
 	p->pass++;
 	p->unknown_types = p->skipped_aux = p->no_attr = p->cut_chains = 0;
 	memset(p->unknown_by, 0, sizeof(p->unknown_by));
-	if (p->pipe) {
-		/* a pipe's attributes and build-ids are records: read again */
-		free_attrs(p);
-		free_buildids(p);
-	}
 }
 
 static struct pd_guest *pd_guest_get(struct pd_reader *p, uint32_t pid);
@@ -1036,6 +1062,16 @@ static void note_unknown(struct pd_reader *p, uint32_t type)
 static void user_record(struct pd_reader *p, const uint8_t *r, uint32_t len, uint64_t foff)
 {
 	uint32_t type = get32(r);
+	/* Attributes are read once over all passes (a pipe's first ones by
+	 * pipe_preamble, before the first pass); the others are the same
+	 * when read again (names, build-ids kept once, features whose
+	 * strings are already set), and several may share one offset (a
+	 * COMPRESSED record's). */
+	if (type == PD_HEADER_ATTR) {
+		if (foff < p->attr_seen_until)
+			return;
+		p->attr_seen_until = foff + 1;
+	}
 	switch (type) {
 	case PD_HEADER_ATTR: {
 		/* header, attr (its own size field), ids to the end */
