@@ -221,7 +221,8 @@ static const struct dp_sample *dwarf_chain(struct loader *L, uint32_t domain,
 	p->dwarf.unwound++;
 	if (complete)
 		p->dwarf.complete++;
-	memcpy(L->uw_chain, s->callchain, nk * sizeof(uint64_t));
+	if (nk)  /* a user-mode sample may have no recorded chain at all */
+		memcpy(L->uw_chain, s->callchain, nk * sizeof(uint64_t));
 	*tmp = *s;
 	tmp->callchain = L->uw_chain;
 	tmp->nr_callchain = nk + n;
