@@ -40,6 +40,7 @@ enum {
 	PD_THREAD_MAP = 73, PD_CPU_MAP = 74, PD_STAT_CONFIG = 75, PD_STAT = 76,
 	PD_STAT_ROUND = 77, PD_EVENT_UPDATE = 78, PD_TIME_CONV = 79,
 	PD_HEADER_FEATURE = 80, PD_COMPRESSED = 81, PD_FINISHED_INIT = 82,
+	PD_COMPRESSED2 = 83,    /* newer perf: u64 data size, then 8-aligned */
 };
 /* feature bits */
 enum {
@@ -144,6 +145,7 @@ struct pd_reader {
 	unsigned stage;         /* 0 events, 1 host domain, 2 records, 3 stats, 4 done */
 	size_t ev_next;
 	uint64_t *chain;
+	size_t chaincap;
 	uint64_t uregs[64];
 	char str[4200];
 	char comm[64];
@@ -561,11 +563,11 @@ bool pd_is_perf(const uint8_t *p, size_t n)
 static int parse_file_header(struct pd_reader *p, int *err, char *msg, size_t msglen)
 {
 	const uint8_t *h = p->map;
-	uint64_t asz = get64(h + 16), aoff = get64(h + 24), an = get64(h + 32);
-	uint64_t doff = get64(h + 40), dn = get64(h + 48);
 	if (p->size < PD_HDR_SIZE)
 		return fail(err, msg, msglen, DP_ERR_BAD_HEADER,
 			    "damaged perf.data header: file truncated inside it (%zu bytes)", p->size);
+	uint64_t asz = get64(h + 16), aoff = get64(h + 24), an = get64(h + 32);
+	uint64_t doff = get64(h + 40), dn = get64(h + 48);
 	if (asz < PD_ATTR_MIN + 16 || asz > PD_ATTR_MAX + 16 || asz % 8)
 		return fail(err, msg, msglen, DP_ERR_BAD_HEADER,
 			    "damaged perf.data header: attribute size %" PRIu64, asz);
@@ -679,9 +681,7 @@ struct pd_reader *pd_open(const uint8_t *map, size_t size, uint64_t mtime_ns, in
 		return NULL;
 	}
 	finish_header(p);
-	p->zs = ZSTD_createDStream();
-	ZSTD_initDStream(p->zs);
-	p->pos = p->data_off;
+	p->pos = p->data_off;  /* the zstd stream is made at the first COMPRESSED record */
 	return p;
 }
 
@@ -753,7 +753,8 @@ void pd_rewind(struct pd_reader *p)
 	if (p->stage >= 4)
 		p->damage_until = UINT64_MAX;
 	p->pos = p->data_off;
-	ZSTD_initDStream(p->zs);
+	if (p->zs)
+		ZSTD_initDStream(p->zs);
 	p->zlen = p->zpos = 0;
 	p->at_end = false;
 	p->nq = p->qhead = p->nrel = 0;
@@ -829,6 +830,10 @@ static void decompress(struct pd_reader *p, const uint8_t *b, size_t n, uint64_t
 		p->zpos = 0;
 	}
 	size_t start = p->zlen;
+	if (!p->zs) {
+		p->zs = ZSTD_createDStream();
+		ZSTD_initDStream(p->zs);
+	}
 	ZSTD_inBuffer in = { b, n, 0 };
 	for (;;) {
 		if (p->zlen - start >= PD_ZOUT_MAX) {
@@ -839,7 +844,7 @@ static void decompress(struct pd_reader *p, const uint8_t *b, size_t n, uint64_t
 			return;
 		}
 		if (p->zcap - p->zlen < (1u << 16)) {
-			p->zcap = p->zcap ? p->zcap * 2 : (1u << 20);
+			p->zcap = p->zcap ? p->zcap * 2 : (256u << 10);
 			p->zbuf = xrealloc(p->zbuf, p->zcap);
 		}
 		ZSTD_outBuffer out = { p->zbuf + p->zlen, p->zcap - p->zlen, 0 };
@@ -920,7 +925,17 @@ static int src_next(struct pd_reader *p, const uint8_t **r, uint32_t *len, uint6
 		}
 		p->pos = off + sz + extra;
 		if (get32(q) == PD_COMPRESSED) {
+			/* perf 6.1 pads nothing: the rest of the record is zstd */
 			decompress(p, q + 8, sz - 8u, off);
+			continue;
+		}
+		if (get32(q) == PD_COMPRESSED2) {
+			uint64_t dn = sz >= 16 ? get64(q + 8) : UINT64_MAX;
+			if (dn > sz - 16u)
+				damage(p, off, sz, "perf.data compressed record at offset %" PRIu64
+				       " has a bad data size; skipped", off);
+			else
+				decompress(p, q + 16, (size_t)dn, off);
 			continue;
 		}
 		*r = q;
@@ -976,7 +991,7 @@ static void release(struct pd_reader *p, uint64_t limit)
 static void enqueue(struct pd_reader *p, const uint8_t *r, uint32_t len, uint64_t t, uint64_t foff)
 {
 	if (p->acap - p->alen < len) {
-		p->acap = p->acap ? p->acap * 2 : (1u << 20);
+		p->acap = p->acap ? p->acap * 2 : (16u << 10);
 		while (p->acap - p->alen < len)
 			p->acap *= 2;
 		p->arena = xrealloc(p->arena, p->acap);
@@ -1181,8 +1196,11 @@ static bool dec_sample(struct pd_reader *p, const struct pd_attr *a, const uint8
 		if (nr > c.left / 8)
 			return false;
 		const uint8_t *ips = take(&c, 8 * nr);
-		if (!p->chain)
-			p->chain = xmalloc(DP_MAX_CALLCHAIN * sizeof(uint64_t));
+		size_t want = nr < DP_MAX_CALLCHAIN ? (size_t)nr : DP_MAX_CALLCHAIN;
+		if (want > p->chaincap) {
+			p->chaincap = want < 64 ? 64 : DP_MAX_CALLCHAIN;
+			p->chain = xrealloc(p->chain, p->chaincap * sizeof(uint64_t));
+		}
 		uint32_t n = 0;
 		for (uint64_t k = 0; k < nr; k++) {
 			uint64_t ip = get64(ips + 8 * k);
@@ -1515,12 +1533,15 @@ int pd_next(struct pd_reader *p, struct dp_record *rec)
 			uint8_t mode = cpumode(get16(r + 4));
 			struct pd_guest *g = NULL;
 			if (is_guest(mode) && get32(r) != PERF_RECORD_LOST) {
-				g = pd_guest_get(p, get32(r) == PERF_RECORD_SAMPLE ? 0 : get32(r + 8));
+				/* perf keys a guest machine by the pid: a sample's
+				 * is decoded first (a malformed one is damage below) */
 				if (get32(r) == PERF_RECORD_SAMPLE) {
-					/* the sample's pid: decode it first */
 					long a = sample_attr(p, r + 8, len - 8u);
 					struct dp_sample s;
-					g = a >= 0 && dec_sample(p, &p->attrs[a], r, len, &s) ? pd_guest_get(p, s.pid) : g;
+					if (a >= 0 && dec_sample(p, &p->attrs[a], r, len, &s))
+						g = pd_guest_get(p, s.pid);
+				} else if (len >= 12) {
+					g = pd_guest_get(p, get32(r + 8));
 				}
 				if (g && guest_preamble(p, g, rec)) {
 					p->held = r;
