@@ -41,12 +41,13 @@ const char usage_export[] =
 	"      --image NAME       only samples whose leaf is in this image\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
 	FILTER_WINDOW_HELP
+	PERF_GUEST_HELP
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
 	"An empty or filtered-to-nothing profile still gives a valid file, with a\n"
 	"warning on stderr. See docs/export.md.\n";
 
-enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_TIME, OPT_CPU, OPT_NO_DEBUGINFOD };
+enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_TIME, OPT_CPU, OPT_NO_DEBUGINFOD, OPT_GUEST };
 enum fmt { FMT_NONE, FMT_FOLDED, FMT_PPROF, FMT_SPEEDSCOPE, FMT_JSON };
 
 int cmd_export(int argc, char **argv)
@@ -63,12 +64,16 @@ int cmd_export(int argc, char **argv)
 		{ "time", required_argument, NULL, OPT_TIME },
 		{ "cpu", required_argument, NULL, OPT_CPU },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "guest-name", required_argument, NULL, OPT_GUEST },
+		{ "guest-kallsyms", required_argument, NULL, OPT_GUEST },
+		{ "guest-sysmap", required_argument, NULL, OPT_GUEST },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data", *out = NULL;
 	enum fmt fmt = FMT_NONE;
 	struct filter_args fa = { 0 };
 	char emsg[256];
+	struct perf_guest_args guests = { 0 };
 
 	opterr = 0;
 	optind = 1;
@@ -89,6 +94,10 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'i': path = optarg; break;
 		case 'o': out = optarg; break;
+		case OPT_GUEST:
+			if (perf_guest_args_set(&guests, longopts[li].name, optarg, emsg, sizeof(emsg)))
+				return usage_error("export", "%s", emsg);
+			break;
 		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_IMAGE: case OPT_MODE: case OPT_TIME: case OPT_CPU:
 			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
 				return usage_error("export", "%s", emsg);
@@ -110,7 +119,9 @@ int cmd_export(int argc, char **argv)
 	struct profile_opts o = { .stacks = true };
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
+	o.perf_guests = &guests;
 	struct profile *p = profile_load(path, &fa.flt, &o, &err, msg, sizeof(msg));
+	perf_guest_args_release(&guests);  /* the reader copied them */
 	if (!p) {
 		fprintf(stderr, "domprof export: %s\n",
 			profile_load_reason(why, sizeof(why), path, err, msg));

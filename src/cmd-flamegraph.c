@@ -40,11 +40,12 @@ const char usage_flamegraph[] =
 	"      --comm NAME        only samples of processes with this command name\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
 	FILTER_WINDOW_HELP
+	PERF_GUEST_HELP
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
 	"See docs/flamegraph.md.\n";
 
-enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_INV, OPT_TITLE, OPT_MINW, OPT_TIME, OPT_CPU, OPT_NO_DEBUGINFOD };
+enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_INV, OPT_TITLE, OPT_MINW, OPT_TIME, OPT_CPU, OPT_NO_DEBUGINFOD, OPT_GUEST };
 
 static bool ends_with(const char *s, const char *suf)
 {
@@ -67,12 +68,16 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "min-width", required_argument, NULL, OPT_MINW },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "guest-name", required_argument, NULL, OPT_GUEST },
+		{ "guest-kallsyms", required_argument, NULL, OPT_GUEST },
+		{ "guest-sysmap", required_argument, NULL, OPT_GUEST },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data", *out = "flamegraph.html", *title = NULL;
 	struct filter_args fa = { 0 };
 	struct fg_opts fo = { 0 };
 	char emsg[256];
+	struct perf_guest_args guests = { 0 };
 
 	opterr = 0;
 	optind = 1;
@@ -90,6 +95,10 @@ int cmd_flamegraph(int argc, char **argv)
 			fo.min_fraction = pct / 100.0;
 			break;
 		}
+		case OPT_GUEST:
+			if (perf_guest_args_set(&guests, longopts[li].name, optarg, emsg, sizeof(emsg)))
+				return usage_error("flamegraph", "%s", emsg);
+			break;
 		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_MODE: case OPT_TIME: case OPT_CPU:
 			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
 				return usage_error("flamegraph", "%s", emsg);
@@ -110,7 +119,9 @@ int cmd_flamegraph(int argc, char **argv)
 	struct profile_opts o = { .stacks = true };
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
+	o.perf_guests = &guests;
 	struct profile *p = profile_load(path, &fa.flt, &o, &err, msg, sizeof(msg));
+	perf_guest_args_release(&guests);  /* the reader copied them */
 	if (!p) {
 		fprintf(stderr, "domprof flamegraph: %s\n",
 			profile_load_reason(why, sizeof(why), path, err, msg));

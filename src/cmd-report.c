@@ -48,6 +48,7 @@ const char usage_report[] =
 	"      --image NAME       only samples in this image (short name or path)\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
 	FILTER_WINDOW_HELP
+	PERF_GUEST_HELP
 	"      --by-process       split rows per process (adds pid and command columns)\n"
 	"      --timeline[=S]     samples per time bucket (S seconds; default about\n"
 	"                         40 buckets over the run) per domain, counted from\n"
@@ -96,7 +97,7 @@ static void progress_cb(void *arg, uint64_t pos, uint64_t size)
 
 enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_FORMAT, OPT_BYPROC, OPT_TIME, OPT_CPU,
        OPT_TIMELINE, OPT_NO_DEBUGINFOD,
-       OPT_INLINE, OPT_NO_INLINE };
+       OPT_INLINE, OPT_NO_INLINE, OPT_GUEST };
 
 int cmd_report(int argc, char **argv)
 {
@@ -121,6 +122,9 @@ int cmd_report(int argc, char **argv)
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+		{ "guest-name", required_argument, NULL, OPT_GUEST },
+		{ "guest-kallsyms", required_argument, NULL, OPT_GUEST },
+		{ "guest-sysmap", required_argument, NULL, OPT_GUEST },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "domprof.data", *format = "text";
@@ -131,6 +135,7 @@ int cmd_report(int argc, char **argv)
 	uint64_t timeline_ns = 0;
 	bool no_inline = false;
 	char emsg[256];
+	struct perf_guest_args guests = { 0 };
 
 	opterr = 0;
 	optind = 1;
@@ -159,6 +164,10 @@ int cmd_report(int argc, char **argv)
 		case 't':
 			if (parse_percent(optarg, &v.threshold))
 				return usage_error("report", "threshold '%s' is not a percentage (0..100)", optarg);
+			break;
+		case OPT_GUEST:
+			if (perf_guest_args_set(&guests, longopts[li].name, optarg, emsg, sizeof(emsg)))
+				return usage_error("report", "%s", emsg);
 			break;
 		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_IMAGE: case OPT_MODE: case OPT_TIME: case OPT_CPU:
 			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
@@ -212,7 +221,9 @@ int cmd_report(int argc, char **argv)
 	};
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
+	o.perf_guests = &guests;
 	struct profile *p = profile_load(path, &fa.flt, &o, &err, msg, sizeof(msg));
+	perf_guest_args_release(&guests);  /* the reader copied them */
 	if (!p) {
 		fprintf(stderr, "domprof report: %s\n",
 			profile_load_reason(why, sizeof(why), path, err, msg));

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "analysis/profile_internal.h"
+#include "analysis/options.h"
 #include "util/sat.h"
 
 /* p->counters from the sums read: sorted, names borrowed from the sums
@@ -199,6 +200,8 @@ struct profile *profile_load(const char *path, const struct profile_filter *filt
 	}
 	/* embedded symbol tables stay compressed until the symbols need them */
 	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED);
+	if (opts)
+		perf_guest_args_apply(opts->perf_guests, r);
 	struct profile *p = load(&r, true, filter, opts, err, msg, msglen);
 	dp_reader_free(r);
 	return p;

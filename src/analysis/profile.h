@@ -73,6 +73,9 @@ struct profile_opts {
 	uint64_t timeline_ns;   /* the bucket; 0: chosen (about 40 over the span) */
 	profile_progress_fn progress;
 	void *progress_arg;
+	/* a perf.data's perf kvm guests: names and kernel tables
+	 * (analysis/options.h; NULL: none) */
+	const struct perf_guest_args *perf_guests;
 };
 
 struct profile_event {

@@ -122,6 +122,9 @@ struct pd_reader {
 	struct pd_guest *guests;
 	size_t nguests, guestcap;
 	struct hmap guestidx;   /* pid -> index + 1 */
+	uint32_t def_kind;      /* the table of every guest without its own */
+	uint8_t *def_syms;
+	size_t def_len;
 	uint64_t pass;
 
 	/* source */
@@ -718,6 +721,7 @@ void pd_free(struct pd_reader *p)
 		free(p->guests[i].syms);
 	}
 	free(p->guests);
+	free(p->def_syms);
 	hmap_release(&p->guestidx);
 	for (int i = 0; i < 6; i++)
 		free(p->hstr[i]);
@@ -774,12 +778,36 @@ void pd_rewind(struct pd_reader *p)
 
 static struct pd_guest *pd_guest_get(struct pd_reader *p, uint32_t pid);
 
+static void guest_take_default(struct pd_reader *p, struct pd_guest *g)
+{
+	if (!p->def_kind)
+		return;
+	g->symtab_kind = p->def_kind;
+	g->syms = xmalloc(p->def_len ? p->def_len : 1);
+	memcpy(g->syms, p->def_syms, p->def_len);
+	g->syms_len = p->def_len;
+}
+
 int pd_set_guest(struct pd_reader *p, const struct dp_perf_guest *g)
 {
 	if (!g || (g->symtab_kind && g->symtab_kind != DP_SYMTAB_KALLSYMS &&
 		   g->symtab_kind != DP_SYMTAB_SYSMAP) || (g->syms_len && !g->syms) ||
 	    g->syms_len > DP_SYMTAB_MAX_RAW)
 		return -EINVAL;
+	if (g->pid == UINT32_MAX) {
+		/* every guest machine's table (perf kvm --guestkallsyms) */
+		if (!g->symtab_kind)
+			return 0;
+		free(p->def_syms);
+		p->def_kind = g->symtab_kind;
+		p->def_syms = xmalloc(g->syms_len ? g->syms_len : 1);
+		memcpy(p->def_syms, g->syms, g->syms_len);
+		p->def_len = g->syms_len;
+		for (size_t i = 0; i < p->nguests; i++)
+			if (!p->guests[i].symtab_kind)
+				guest_take_default(p, &p->guests[i]);
+		return 0;
+	}
 	struct pd_guest *x = pd_guest_get(p, g->pid);
 	if (!x)
 		return -ENOSPC;
@@ -816,6 +844,7 @@ static struct pd_guest *pd_guest_get(struct pd_reader *p, uint32_t pid)
 	g->name = xstrdup(name);
 	g->pass = UINT64_MAX;
 	u64map_put(&p->guestidx, pid, (void *)(uintptr_t)p->nguests);
+	guest_take_default(p, g);
 	return g;
 }
 
