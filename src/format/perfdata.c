@@ -61,6 +61,7 @@ enum {
 /* queued (not yet released) record bytes; past this the queue is sorted
  * and released whole (a file without FINISHED_ROUND) */
 #define PD_QUEUE_MAX (64u << 20)
+#define PD_QUEUE_RECS (1u << 20)  /* and at most this many records (48 bytes each) */
 /* output of one COMPRESSED record (perf's are one ring's push, <= its
  * mmap size): past this the stream is damage */
 #define PD_ZOUT_MAX (64u << 20)
@@ -94,6 +95,7 @@ struct pd_guest {
 
 struct qent {
 	uint64_t time, seq;
+	const uint8_t *map;     /* the record in the file, or NULL: at arena + off */
 	size_t off;
 	uint32_t len;
 	uint64_t foff;          /* file offset of the record (or of its COMPRESSED) */
@@ -141,6 +143,7 @@ struct pd_reader {
 	size_t nq, qcap, qhead, nrel;  /* [0, nrel) released, qhead next to hand out */
 	uint8_t *arena;
 	size_t alen, acap;
+	uint64_t qbytes;        /* bytes of the queued records */
 	uint64_t seq, round_max, limit;
 	bool flushed_all;
 
@@ -763,6 +766,7 @@ void pd_rewind(struct pd_reader *p)
 	p->at_end = false;
 	p->nq = p->qhead = p->nrel = 0;
 	p->alen = 0;
+	p->qbytes = 0;
 	p->seq = p->round_max = p->limit = 0;
 	p->flushed_all = false;
 	p->stage = 0;
@@ -991,20 +995,30 @@ static void release(struct pd_reader *p, uint64_t limit)
 	if (p->nrel) {
 		/* compact: what stays moves to the front of the arena */
 		size_t keep = p->nq - p->nrel, w = 0;
+		bool moved = false;
+		for (size_t i = 0; i < keep && !moved; i++)
+			moved = !p->q[p->nrel + i].map;
 		if (keep) {
-			uint8_t *na = xmalloc(p->acap);
+			uint8_t *na = moved ? xmalloc(p->acap) : NULL;
 			for (size_t i = 0; i < keep; i++) {
 				struct qent *e = &p->q[p->nrel + i];
+				if (e->map)
+					continue;  /* in the file: nothing to move */
 				memcpy(na + w, p->arena + e->off, e->len);
 				e->off = w;
 				w += e->len;
 			}
 			memmove(p->q, p->q + p->nrel, keep * sizeof(*p->q));
-			free(p->arena);
-			p->arena = na;
+			if (moved) {
+				free(p->arena);
+				p->arena = na;
+			}
 		}
 		p->alen = w;
 		p->nq = keep;
+		p->qbytes = 0;
+		for (size_t i = 0; i < keep; i++)
+			p->qbytes += p->q[i].len;
 		p->nrel = p->qhead = 0;
 	}
 	if (!p->nq)
@@ -1019,6 +1033,15 @@ static void release(struct pd_reader *p, uint64_t limit)
 
 static void enqueue(struct pd_reader *p, const uint8_t *r, uint32_t len, uint64_t t, uint64_t foff)
 {
+	xgrow((void **)&p->q, &p->qcap, p->nq + 1, sizeof(*p->q));
+	if (t > p->round_max)
+		p->round_max = t;
+	if (r >= p->map && r < p->map + p->size) {
+		/* a record of the mapped file stays where it is */
+		p->q[p->nq++] = (struct qent){ t, p->seq++, r, 0, len, foff };
+		p->qbytes += len;
+		return;
+	}
 	if (p->acap - p->alen < len) {
 		p->acap = p->acap ? p->acap * 2 : (16u << 10);
 		while (p->acap - p->alen < len)
@@ -1026,11 +1049,9 @@ static void enqueue(struct pd_reader *p, const uint8_t *r, uint32_t len, uint64_
 		p->arena = xrealloc(p->arena, p->acap);
 	}
 	memcpy(p->arena + p->alen, r, len);
-	xgrow((void **)&p->q, &p->qcap, p->nq + 1, sizeof(*p->q));
-	p->q[p->nq++] = (struct qent){ t, p->seq++, p->alen, len, foff };
+	p->q[p->nq++] = (struct qent){ t, p->seq++, NULL, p->alen, len, foff };
 	p->alen += len;
-	if (t > p->round_max)
-		p->round_max = t;
+	p->qbytes += len;
 }
 
 static void user_record(struct pd_reader *p, const uint8_t *r, uint32_t len, uint64_t foff);
@@ -1041,7 +1062,7 @@ static int ord_next(struct pd_reader *p, const uint8_t **r, uint32_t *len)
 	for (;;) {
 		if (p->qhead < p->nrel) {
 			struct qent *e = &p->q[p->qhead++];
-			*r = p->arena + e->off;
+			*r = e->map ? e->map : p->arena + e->off;
 			*len = e->len;
 			p->cur_foff = e->foff;
 			return 1;
@@ -1082,7 +1103,7 @@ static int ord_next(struct pd_reader *p, const uint8_t **r, uint32_t *len)
 			t = tr.time;
 		}
 		enqueue(p, q, n, t, foff);
-		if (p->alen > PD_QUEUE_MAX) {
+		if (p->qbytes > PD_QUEUE_MAX || p->nq > PD_QUEUE_RECS) {
 			release(p, UINT64_MAX);
 			p->limit = p->round_max;
 		}
@@ -1309,7 +1330,10 @@ static const char *rec_str(struct pd_reader *p, const uint8_t *r, uint32_t len, 
 
 static void mmap_buildid(struct pd_reader *p, struct dp_mmap *m)
 {
-	const uint8_t *v = m->path ? strmap_get(&p->buildids, m->path) : NULL;
+	/* the kernel's map is "[kernel.kallsyms]_text", its table entry
+	 * "[kernel.kallsyms]" */
+	const char *key = m->path && !strncmp(m->path, "[kernel.kallsyms]", 17) ? "[kernel.kallsyms]" : m->path;
+	const uint8_t *v = key ? strmap_get(&p->buildids, key) : NULL;
 	if (v && !m->buildid_len) {
 		m->buildid_len = v[0];
 		memcpy(m->buildid, v + 1, v[0]);
