@@ -35,7 +35,8 @@ const char usage_info[] =
 	"stopped, depth bound, ip in no readable image). DOMPROF_DWARF_UNWIND=0\n"
 	"skips the unwinding.\n"
 	"\n"
-	"  -i, --input FILE   recording to read (default domprof.data)\n"
+	"  -i, --input FILE   recording to read (default domprof.data), or a perf.data\n"
+	"                     (docs/perfdata.md)\n"
 	"      --no-debuginfod  no debug files from debuginfod servers for that\n"
 	"                     unwinding (DEBUGINFOD_URLS)\n";
 
