@@ -72,6 +72,9 @@ static void on_domain(struct loader *L, const struct dp_domain *dd)
 	sym_set_domain(L->pv->sym, dd->id, dd->kind, d->name, dd->kaslr_offset);
 	if (dd->symsrc && !strcmp(dd->symsrc, DP_SYMSRC_PERF_FOREIGN))
 		sym_set_kernel_local(L->pv->sym, dd->id, false);
+	if (dd->symsrc && (!strcmp(dd->symsrc, DP_SYMSRC_PERF_FOREIGN) ||
+			   !strcmp(dd->symsrc, DP_SYMSRC_PERF_LOCAL)))
+		sym_set_perf_origin(L->pv->sym, dd->id);
 	if (L->dom_filter && !L->dom_found && streq(d->name, L->f->domain)) {
 		L->dom_found = true;
 		L->dom_id = dd->id;

@@ -169,7 +169,7 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
 		}
 	}
 	int r;
-	if (!img->blob && !img->is_vdso && !refused && d->kind == DP_DOMAIN_HOST &&
+	if (!img->blob && !img->is_vdso && !refused && d->kind == DP_DOMAIN_HOST && d->perf_cache &&
 	    buildid_cache_load(s, img))
 		return;
 	if (img->blob)

@@ -379,6 +379,7 @@ struct sym_domain {
 	uint64_t symtab_used;       /* bytes decompressed for its tables (admitted) */
 	bool symtab_refused;        /* a table of it was over the limits */
 	bool no_live_kernel;        /* this machine's kallsyms would lie (sym_set_kernel_local) */
+	bool perf_cache;            /* look in perf's build-id cache first (sym_set_perf_origin) */
 };
 
 struct proc {

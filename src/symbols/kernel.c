@@ -228,7 +228,7 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 		parse_ksyms_blob(s, d, sm, d->kaslr, &sink, what);
 	} else if (d->symtab_refused) {
 		/* said once for all domains by the refusal summary */
-	} else if (d->id == DP_HOST_DOMAIN && d->kind == DP_DOMAIN_HOST &&
+	} else if (d->id == DP_HOST_DOMAIN && d->kind == DP_DOMAIN_HOST && d->perf_cache &&
 		   (kcache = cached_kallsyms(s, d, &kclen, kpath, sizeof(kpath)))) {
 		sym_warn(s, "no kallsyms in the recording: kernel symbols from perf's build-id cache (%s)",
 			 kpath);
