@@ -35,7 +35,7 @@ CHECK="$TOP/tests/e2e/lib/perfdata_check.py"
 # perf's build-id cache for these recordings only: perf 6.1 aborts on
 # some entries of a shared ~/.debug, and domprof reads this one
 export PERF_BUILDID_DIR="$OUT/buildid"
-TF="$WL/threefuncs 20"
+TF="$WL/threefuncs 10"
 
 # perf_rec NAME PERF-RECORD-ARGS... -- CMD: $OUT/NAME.perf
 perf_rec() {
@@ -90,7 +90,7 @@ check z 0.99
 note "pipe: perf record -o - > file"
 "$PERF" record -q -g -o - -- $TF >"$OUT/pipe.perf" 2>"$OUT/pipe.perf-record.log" || fail "perf record -o - failed"
 check pipe 0.99
-perf_rec dwarf --call-graph dwarf,8192 -o "$OUT/dwarf.perf" -- $WL/threefuncs 8
+perf_rec dwarf --call-graph dwarf,8192 -o "$OUT/dwarf.perf" -- $WL/threefuncs 4
 check dwarf 0.95
 
 note "the flame graph of a perf.data against domprof's recording of the same workload"
