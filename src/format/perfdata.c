@@ -110,6 +110,7 @@ struct pd_reader {
 	char *hstr[6];          /* hostname, release, cpudesc, cmdline, version, arch */
 	char source[160];
 	bool from_here;         /* hostname and release are this machine's */
+	bool foreign_arch;      /* recorded on another architecture than x86-64 */
 	uint64_t first_sample, last_sample; /* SAMPLE_TIME feature */
 
 	struct pd_attr *attrs;
@@ -166,7 +167,7 @@ struct pd_reader {
 	/* what was skipped, per kind of thing (for the note) */
 	uint64_t unknown_types, unknown_by[8];
 	uint32_t unknown_id[8];
-	uint64_t skipped_aux, no_attr, cut_chains, features_unknown;
+	uint64_t skipped_aux, no_attr, cut_chains, features_unknown, uregs_foreign;
 	char note[512];
 
 	struct dp_damage *damage;
@@ -621,6 +622,8 @@ static void finish_header(struct pd_reader *p)
 		 *p->hstr[4] ? p->hstr[4] : "?", *p->hstr[5] ? p->hstr[5] : "?",
 		 p->pipe ? ", pipe mode" : "");
 	p->hdr.source = p->source;
+	/* DWARF unwinding reads x86-64 register numbers (format.h) */
+	p->foreign_arch = *p->hstr[5] && strcmp(p->hstr[5], "x86_64");
 	struct utsname u;
 	p->from_here = !uname(&u) && *p->hstr[0] && !strcmp(u.nodename, p->hstr[0]) &&
 		       !strcmp(u.release, p->hstr[1]);
@@ -776,7 +779,7 @@ void pd_rewind(struct pd_reader *p)
 	p->samples = p->lost = p->tmin = p->tmax = 0;
 	p->tseen = false;
 	p->pass++;
-	p->unknown_types = p->skipped_aux = p->no_attr = p->cut_chains = 0;
+	p->unknown_types = p->skipped_aux = p->no_attr = p->cut_chains = p->uregs_foreign = 0;
 	memset(p->unknown_by, 0, sizeof(p->unknown_by));
 }
 
@@ -1299,7 +1302,9 @@ static bool dec_sample(struct pd_reader *p, const struct pd_attr *a, const uint8
 		uint64_t dyn = size ? take64(&c) : 0;
 		if (dyn > size)
 			dyn = size;
-		if (s->uregs && size <= DP_MAX_USTACK && !c.bad) {
+		if (s->uregs && p->foreign_arch) {
+			p->uregs_foreign++;  /* register numbers of another architecture */
+		} else if (s->uregs && size <= DP_MAX_USTACK && !c.bad) {
 			s->has_uregs = true;
 			s->ustack_size = (uint32_t)size;
 			s->ustack_len = (uint32_t)dyn;
@@ -1534,6 +1539,9 @@ static void make_note(struct pd_reader *p)
 	if (p->no_attr && n < (int)cap)
 		n += snprintf(p->note + n, cap - (size_t)n, "%s%" PRIu64 " samples of no known event skipped",
 			      n ? "; " : "", p->no_attr);
+	if (p->uregs_foreign && n < (int)cap)
+		n += snprintf(p->note + n, cap - (size_t)n, "%s%" PRIu64 " user stacks of %s samples not "
+			      "unwound (x86-64 only)", n ? "; " : "", p->uregs_foreign, p->hstr[5]);
 	if (p->cut_chains && n < (int)cap)
 		snprintf(p->note + n, cap - (size_t)n, "%s%" PRIu64 " call chains cut at %u frames",
 			 n ? "; " : "", p->cut_chains, DP_MAX_CALLCHAIN);

@@ -18,7 +18,9 @@
 #    diff of the perf.data against domprof's recording of the same
 #    workload runs; a cut perf.data reads with a damage warning, and the
 #    unknown record type and newer feature of the synthetic file are
-#    said in one line.
+#    said in one line; a --call-graph dwarf file relabelled aarch64 keeps
+#    its user stacks un-unwound and says so (control: the x86-64 file does
+#    not).
 source "$(dirname "$0")/lib/report-common.bash"
 need_workload threefuncs
 D=$DOMPROF
@@ -85,5 +87,26 @@ grep -q 'damaged file:.*perf.data' "$OUT/cut.txt" || fail_later "cut perf.data: 
 "$D" report -q -i "$G" -l >"$OUT/kvm.txt" 2>"$OUT/kvm.txt.err"
 grep -q '^# WARNING: perf.data: 1 records of unknown types skipped (type 99 x1); 1 header features of a newer perf not read$' "$OUT/kvm.txt" ||
 	fail_later "report does not say what was skipped"
+note "another architecture: its user stacks are not unwound, one line says so"
+"$PERF" record -q --call-graph dwarf,4096 -c 1000000 -o "$OUT/dw.perf" -- "$WL/threefuncs" 3 >/dev/null 2>&1 ||
+	fail "perf record --call-graph dwarf"
+python3 - "$OUT/dw.perf" "$OUT/arm.perf" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+doff, dsz = struct.unpack_from('<QQ', b, 40)
+flags, at = int.from_bytes(b[72:104], 'little'), doff + dsz
+for bit in range(1, 256):
+    if flags >> bit & 1:
+        off, n = struct.unpack_from('<QQ', b, at)
+        at += 16
+        if bit == 6:  # HEADER_ARCH: a perf_header_string
+            b[off + 4:off + 12] = b'aarch64\0'
+open(sys.argv[2], 'wb').write(b)
+PY
+"$D" report -q -i "$OUT/arm.perf" -l >"$OUT/arm.txt" 2>/dev/null || fail_later "report of the relabelled file"
+grep -q '^# WARNING: perf.data: [0-9]* user stacks of aarch64 samples not unwound (x86-64 only)$' "$OUT/arm.txt" ||
+	fail_later "no line for another architecture's user stacks: $(grep WARN "$OUT/arm.txt")"
+"$D" report -q -i "$OUT/dw.perf" -l >"$OUT/dw.txt" 2>/dev/null
+grep -q 'not unwound' "$OUT/dw.txt" && fail_later "control: x86-64 user stacks said not unwound"
 [ "$FAILED" = 0 ] || exit 1
 echo "perfdata-commands: passed"
