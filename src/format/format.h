@@ -53,6 +53,17 @@ enum dp_mode {
 	DP_MODE_HYPERVISOR = 5,
 };
 
+/* The mode of a perf record from its header's misc field (perf's
+ * PERF_RECORD_MISC_CPUMODE_MASK values): the host source and the
+ * perf.data reader decode it the same way. */
+static inline uint8_t dp_mode_of_perf_misc(uint16_t misc)
+{
+	static const uint8_t m[8] = { DP_MODE_UNKNOWN, DP_MODE_KERNEL, DP_MODE_USER,
+				      DP_MODE_HYPERVISOR, DP_MODE_GUEST_KERNEL, DP_MODE_GUEST_USER,
+				      DP_MODE_UNKNOWN, DP_MODE_UNKNOWN };
+	return m[misc & 7];
+}
+
 enum dp_domain_kind {
 	DP_DOMAIN_HOST = 0,
 	DP_DOMAIN_PASSIVE = 1,

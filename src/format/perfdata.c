@@ -57,7 +57,6 @@ enum {
 #define PD_MAX_ATTRS 4096u
 #define PD_MAX_IDS (1u << 20)
 #define PD_MAX_GUESTS 1024u
-#define PD_MAX_DAMAGE 1000u
 /* queued (not yet released) record bytes; past this the queue is sorted
  * and released whole (a file without FINISHED_ROUND) */
 #define PD_QUEUE_MAX (64u << 20)
@@ -182,15 +181,9 @@ static void damage(struct pd_reader *p, uint64_t off, uint64_t lost, const char 
 
 static void damage(struct pd_reader *p, uint64_t off, uint64_t lost, const char *fmt, ...)
 {
-	if (off < p->damage_until || p->ndamage >= PD_MAX_DAMAGE)
-		return;
-	xgrow((void **)&p->damage, &p->damcap, p->ndamage + 1, sizeof(*p->damage));
-	struct dp_damage *d = &p->damage[p->ndamage++];
-	d->offset = off;
-	d->bytes_lost = lost;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(d->what, sizeof(d->what), fmt, ap);
+	dp_damage_vadd(&p->damage, &p->ndamage, &p->damcap, p->damage_until, off, lost, fmt, ap);
 	va_end(ap);
 }
 
@@ -546,22 +539,6 @@ static void parse_features(struct pd_reader *p, const uint8_t *flags)
 
 /* ---- header ---- */
 
-static int fail(int *err, char *msg, size_t msglen, int code, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static int fail(int *err, char *msg, size_t msglen, int code, const char *fmt, ...)
-{
-	if (err)
-		*err = code;
-	if (msg && msglen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(msg, msglen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 bool pd_is_perf(const uint8_t *p, size_t n)
 {
 	return n >= 8 && (!memcmp(p, "PERFILE2", 8) || !memcmp(p, "2ELIFREP", 8));
@@ -571,18 +548,18 @@ static int parse_file_header(struct pd_reader *p, int *err, char *msg, size_t ms
 {
 	const uint8_t *h = p->map;
 	if (p->size < PD_HDR_SIZE)
-		return fail(err, msg, msglen, DP_ERR_BAD_HEADER,
+		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER,
 			    "damaged perf.data header: file truncated inside it (%zu bytes)", p->size);
 	uint64_t asz = get64(h + 16), aoff = get64(h + 24), an = get64(h + 32);
 	uint64_t doff = get64(h + 40), dn = get64(h + 48);
 	if (asz < PD_ATTR_MIN + 16 || asz > PD_ATTR_MAX + 16 || asz % 8)
-		return fail(err, msg, msglen, DP_ERR_BAD_HEADER,
+		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER,
 			    "damaged perf.data header: attribute size %" PRIu64, asz);
 	if (aoff > p->size || an > p->size - aoff || an % asz || an / asz > PD_MAX_ATTRS)
-		return fail(err, msg, msglen, DP_ERR_BAD_HEADER,
+		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER,
 			    "damaged perf.data header: attribute section outside the file");
 	if (doff > p->size || doff < PD_HDR_SIZE)
-		return fail(err, msg, msglen, DP_ERR_BAD_HEADER,
+		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER,
 			    "damaged perf.data header: data section at %" PRIu64 " outside the file", doff);
 	p->data_off = doff;
 	if (dn > p->size - doff) {
@@ -656,12 +633,12 @@ struct pd_reader *pd_open(const uint8_t *map, size_t size, uint64_t mtime_ns, in
 			  char *msg, size_t msglen)
 {
 	if (size >= 8 && !memcmp(map, "2ELIFREP", 8)) {
-		fail(err, msg, msglen, DP_ERR_VERSION,
+		dp_open_fail(err, msg, msglen, DP_ERR_VERSION,
 		     "a perf.data of the other byte order (big-endian machine): not supported");
 		return NULL;
 	}
 	if (size < PD_PIPE_HDR_SIZE) {
-		fail(err, msg, msglen, DP_ERR_BAD_HEADER,
+		dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER,
 		     "damaged perf.data header: file truncated inside it (%zu bytes)", size);
 		return NULL;
 	}
@@ -683,7 +660,7 @@ struct pd_reader *pd_open(const uint8_t *map, size_t size, uint64_t mtime_ns, in
 			return NULL;
 		}
 	} else {
-		fail(err, msg, msglen, DP_ERR_BAD_HEADER,
+		dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER,
 		     "damaged perf.data header: header size %" PRIu64 " (perf writes 104, or 16 "
 		     "for a pipe)", hsz);
 		pd_free(p);
@@ -1188,18 +1165,6 @@ static void user_record(struct pd_reader *p, const uint8_t *r, uint32_t len, uin
 
 /* ---- translate ---- */
 
-static uint8_t cpumode(uint16_t misc)
-{
-	switch (misc & PERF_RECORD_MISC_CPUMODE_MASK) {
-	case PERF_RECORD_MISC_USER: return DP_MODE_USER;
-	case PERF_RECORD_MISC_KERNEL: return DP_MODE_KERNEL;
-	case PERF_RECORD_MISC_GUEST_KERNEL: return DP_MODE_GUEST_KERNEL;
-	case PERF_RECORD_MISC_GUEST_USER: return DP_MODE_GUEST_USER;
-	case PERF_RECORD_MISC_HYPERVISOR: return DP_MODE_HYPERVISOR;
-	default: return DP_MODE_UNKNOWN;
-	}
-}
-
 static bool is_guest(uint8_t mode)
 {
 	return mode == DP_MODE_GUEST_KERNEL || mode == DP_MODE_GUEST_USER;
@@ -1229,7 +1194,7 @@ static bool dec_sample(struct pd_reader *p, const struct pd_attr *a, const uint8
 	uint64_t st = a->sample_type;
 	memset(s, 0, sizeof(*s));
 	s->period = a->freq ? 1 : a->period;
-	s->mode = cpumode(get16(r + 4));
+	s->mode = dp_mode_of_perf_misc(get16(r + 4));
 	if (st & PERF_SAMPLE_IDENTIFIER) take64(&c);
 	if (st & PERF_SAMPLE_IP) s->ip = take64(&c);
 	if (st & PERF_SAMPLE_TID) {
@@ -1351,7 +1316,7 @@ static int translate(struct pd_reader *p, const uint8_t *r, uint32_t len, struct
 {
 	uint32_t type = get32(r);
 	uint16_t misc = get16(r + 4);
-	uint8_t mode = cpumode(misc);
+	uint8_t mode = dp_mode_of_perf_misc(misc);
 	struct trailer tr = type == PERF_RECORD_SAMPLE ? (struct trailer){ 0 } : get_trailer(p, r, len);
 	memset(&rec->u, 0, sizeof(rec->u));
 	rec->domain = DP_HOST_DOMAIN;
@@ -1591,7 +1556,7 @@ int pd_next(struct pd_reader *p, struct dp_record *rec)
 			if (!r)
 				continue;
 			rec->chunk_offset = p->cur_foff;
-			uint8_t mode = cpumode(get16(r + 4));
+			uint8_t mode = dp_mode_of_perf_misc(get16(r + 4));
 			struct pd_guest *g = NULL;
 			if (is_guest(mode) && get32(r) != PERF_RECORD_LOST) {
 				/* perf keys a guest machine by the pid: a sample's

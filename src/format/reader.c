@@ -28,7 +28,6 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#define MAX_DAMAGE 1000
 /* Runs of chunk sequence numbers kept for the sequence check: one in an
  * intact file, one more per gap or out-of-order chunk. A file disordered
  * past this is reported once and not checked further (bounded memory and
@@ -99,64 +98,41 @@ static void damage(struct dp_reader *r, uint64_t off, uint64_t lost, const char 
 
 static void damage(struct dp_reader *r, uint64_t off, uint64_t lost, const char *fmt, ...)
 {
-	/* On a second pass (rewind) the same damage is found again: keep one. */
-	if (off < r->damage_until || r->ndamage >= MAX_DAMAGE)
-		return;
-	xgrow((void **)&r->damage, &r->damage_cap, r->ndamage + 1, sizeof(*r->damage));
-	struct dp_damage *d = &r->damage[r->ndamage++];
-	d->offset = off;
-	d->bytes_lost = lost;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(d->what, sizeof(d->what), fmt, ap);
+	dp_damage_vadd(&r->damage, &r->ndamage, &r->damage_cap, r->damage_until, off, lost, fmt, ap);
 	va_end(ap);
-}
-
-static int fail(int *err, char *msg, size_t msglen, int code, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static int fail(int *err, char *msg, size_t msglen, int code, const char *fmt, ...)
-{
-	if (err)
-		*err = code;
-	if (msg && msglen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(msg, msglen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
 }
 
 static int parse_header(struct dp_reader *r, int *err, char *msg, size_t msglen)
 {
 	const uint8_t *p = r->map;
 	if (r->size < 8 || memcmp(p, DP_MAGIC, 8))
-		return fail(err, msg, msglen, DP_ERR_NOT_DOMPROF, "not a domprof file (bad magic)");
+		return dp_open_fail(err, msg, msglen, DP_ERR_NOT_DOMPROF, "not a domprof file (bad magic)");
 	if (r->size < DP_FILE_HDR_FIXED)
-		return fail(err, msg, msglen, DP_ERR_BAD_HEADER,
+		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER,
 			    "damaged header: file truncated inside the header (%zu bytes)", r->size);
 	r->hdr.major = get16(p + 8);
 	r->hdr.minor = get16(p + 10);
 	if (r->hdr.major > DP_VERSION_MAJOR)
-		return fail(err, msg, msglen, DP_ERR_VERSION,
+		return dp_open_fail(err, msg, msglen, DP_ERR_VERSION,
 			    "made by a newer domprof (format %u.%u; this build reads %u.x)",
 			    r->hdr.major, r->hdr.minor, DP_VERSION_MAJOR);
 	if (r->hdr.major < 1)
-		return fail(err, msg, msglen, DP_ERR_VERSION, "unsupported format version %u.%u",
+		return dp_open_fail(err, msg, msglen, DP_ERR_VERSION, "unsupported format version %u.%u",
 			    r->hdr.major, r->hdr.minor);
 	if (p[12] != 1)
-		return fail(err, msg, msglen, DP_ERR_BAD_HEADER,
+		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER,
 			    "unsupported byte order %u (only little-endian files exist)", p[12]);
 	uint32_t hlen = get32(p + 16);
 	if (hlen < DP_FILE_HDR_FIXED || hlen > DP_FILE_HDR_MAX)
-		return fail(err, msg, msglen, DP_ERR_BAD_HEADER, "damaged header: bad length %u", hlen);
+		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER, "damaged header: bad length %u", hlen);
 	if (hlen > r->size)
-		return fail(err, msg, msglen, DP_ERR_BAD_HEADER,
+		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER,
 			    "damaged header: file truncated inside the header (%zu of %u bytes)",
 			    r->size, hlen);
 	if (crc32c(0, p + 24, hlen - 24) != get32(p + 20))
-		return fail(err, msg, msglen, DP_ERR_BAD_HEADER, "damaged header: CRC mismatch");
+		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER, "damaged header: CRC mismatch");
 	r->hdr.created_ns = get64(p + 24);
 	r->hdr.ncpus = get32(p + 32);
 	uint32_t nfields = get32(p + 36);
@@ -209,7 +185,7 @@ struct dp_reader *dp_reader_open(const char *path, int *err, char *msg, size_t m
 	uint64_t fsize = 0;
 	int fd = file_open_regular(path, &fsize);
 	if (fd < 0) {
-		fail(err, msg, msglen, fd == FILE_ERR_NOT_REGULAR ? -EINVAL : fd, "cannot %s '%s': %s",
+		dp_open_fail(err, msg, msglen, fd == FILE_ERR_NOT_REGULAR ? -EINVAL : fd, "cannot %s '%s': %s",
 		     fd == FILE_ERR_NOT_REGULAR ? "read" : "open", path, file_strerror(fd));
 		return NULL;
 	}
@@ -221,7 +197,7 @@ struct dp_reader *dp_reader_open(const char *path, int *err, char *msg, size_t m
 			int e = errno;
 			close(fd);
 			free(r);
-			fail(err, msg, msglen, -e, "cannot map '%s': %s", path, strerror(e));
+			dp_open_fail(err, msg, msglen, -e, "cannot map '%s': %s", path, strerror(e));
 			return NULL;
 		}
 		madvise(m, r->size, MADV_SEQUENTIAL);
