@@ -19,3 +19,10 @@ fuzz: build/fuzz/fuzz-agent
 build/fuzz/fuzz-agent: tests/fuzz/fuzz-agent.c src/collect/agent_proto.c $(FORMAT_SRC) $(wildcard src/format/*.h src/util/*.h src/collect/agent_proto.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-agent.c src/collect/agent_proto.c $(FORMAT_SRC) -lzstd -lpthread
+
+# libFuzzer target for the perf.data reader (src/format/perfdata.c);
+# seeds from `test-tool gen-perfdata`, run by tests/e2e/fuzz-perfdata.sh.
+fuzz: build/fuzz/fuzz-perfdata
+build/fuzz/fuzz-perfdata: tests/fuzz/fuzz-perfdata.c $(FORMAT_SRC) $(wildcard src/format/*.h src/util/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-perfdata.c $(FORMAT_SRC) -lzstd -lpthread

@@ -38,7 +38,8 @@ const char usage_export[] =
 	"              (the tree's process level as chosen below)\n"
 	"\n"
 	"      --format FMT       one of the above (required)\n"
-	"  -i, --input FILE       recording to read (default: domprof.data)\n"
+	"  -i, --input FILE       recording to read (default: domprof.data), or a\n"
+	"                         perf.data (docs/perfdata.md)\n"
 	"  -o, --output OUT       output file (default: standard output)\n"
 	"      --domain NAME      only samples of this domain (host, or a VM's name)\n"
 	"      --pid PID          only samples of this process\n"
@@ -50,13 +51,14 @@ const char usage_export[] =
 	"                         cluster=eu; repeatable; docs/fleet.md)\n"
 	FG_ROOT_HELP
 	JOBS_HELP
+	PERF_GUEST_HELP
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
 	"An empty or filtered-to-nothing profile still gives a valid file, with a\n"
 	"warning on stderr. See docs/export.md.\n";
 
 enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_TIME, OPT_CPU, OPT_NO_DEBUGINFOD,
-       OPT_LABELS, OPT_ROOT };
+       OPT_LABELS, OPT_ROOT, OPT_GUEST };
 enum fmt { FMT_NONE, FMT_FOLDED, FMT_PPROF, FMT_SPEEDSCOPE, FMT_JSON };
 
 int cmd_export(int argc, char **argv)
@@ -79,6 +81,9 @@ int cmd_export(int argc, char **argv)
 		{ "by-pid", no_argument, NULL, OPT_ROOT },
 		{ "by-tid", no_argument, NULL, OPT_ROOT },
 		{ "no-comm", no_argument, NULL, OPT_ROOT },
+		{ "guest-name", required_argument, NULL, OPT_GUEST },
+		{ "guest-kallsyms", required_argument, NULL, OPT_GUEST },
+		{ "guest-sysmap", required_argument, NULL, OPT_GUEST },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *iargs[argc > 0 ? argc : 1];   /* -i values, expanded after the options */
@@ -87,6 +92,7 @@ int cmd_export(int argc, char **argv)
 	enum fmt fmt = FMT_NONE;
 	struct filter_args fa = { 0 };
 	char emsg[512];
+	struct perf_guest_args guests = { 0 };
 	const char *label_args[PPROF_LABELS_MAX];   /* --labels, parsed once options are read */
 	size_t nlabel_args = 0;
 	unsigned jobs = jobs_default();
@@ -115,6 +121,10 @@ int cmd_export(int argc, char **argv)
 		case 'j':
 			if (parse_jobs(optarg, &jobs))
 				return usage_error("export", JOBS_ERROR, optarg);
+			break;
+		case OPT_GUEST:
+			if (perf_guest_args_set(&guests, longopts[li].name, optarg, emsg, sizeof(emsg)))
+				return usage_error("export", "%s", emsg);
 			break;
 		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_IMAGE: case OPT_MODE: case OPT_TIME: case OPT_CPU:
 			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
@@ -159,8 +169,10 @@ int cmd_export(int argc, char **argv)
 		return 1;
 	}
 	path = inputs_desc(&in, desc, sizeof(desc));
+	o.perf_guests = &guests;
 	struct profile *p = profile_load_files((const char *const *)in.paths, in.n, &fa.flt, &o, &err, msg, sizeof(msg));
 	inputs_free(&in);
+	perf_guest_args_release(&guests);  /* the reader copied them */
 	if (!p) {
 		fprintf(stderr, "domprof export: %s\n",
 			profile_load_reason(why, sizeof(why), path, err, msg));

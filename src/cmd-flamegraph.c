@@ -34,7 +34,8 @@ const char usage_flamegraph[] =
 	"kernel frames are pale and italic; the legend names the colours.\n"
 	"Differential flame graph of two recordings: `domprof diff --flamegraph`.\n"
 	"\n"
-	"  -i, --input FILE       recording to read (default: domprof.data)\n"
+	"  -i, --input FILE       recording to read (default: domprof.data), or a\n"
+	"                         perf.data (docs/perfdata.md)\n"
 	"  -o, --output OUT       output file (default: flamegraph.html); .svg = SVG\n"
 	"      --inverted         icicle view: callees (leaf functions) first, root at top\n"
 	"      --title T          page title (default: \"Flame graph: FILE\")\n"
@@ -47,12 +48,13 @@ const char usage_flamegraph[] =
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
 	FILTER_WINDOW_HELP
 	JOBS_HELP
+	PERF_GUEST_HELP
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
 	"See docs/flamegraph.md.\n";
 
 enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_INV, OPT_TITLE, OPT_MINW, OPT_TIME, OPT_CPU,
-       OPT_NO_DEBUGINFOD, OPT_ROOT };
+       OPT_NO_DEBUGINFOD, OPT_ROOT, OPT_GUEST };
 
 static bool ends_with(const char *s, const char *suf)
 {
@@ -80,6 +82,9 @@ int cmd_flamegraph(int argc, char **argv)
 		{ "by-pid", no_argument, NULL, OPT_ROOT },
 		{ "by-tid", no_argument, NULL, OPT_ROOT },
 		{ "no-comm", no_argument, NULL, OPT_ROOT },
+		{ "guest-name", required_argument, NULL, OPT_GUEST },
+		{ "guest-kallsyms", required_argument, NULL, OPT_GUEST },
+		{ "guest-sysmap", required_argument, NULL, OPT_GUEST },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *iargs[argc > 0 ? argc : 1];   /* -i values, expanded after the options */
@@ -90,6 +95,7 @@ int cmd_flamegraph(int argc, char **argv)
 	unsigned jobs = jobs_default();
 	char emsg[256];
 	int nroot = 0;
+	struct perf_guest_args guests = { 0 };
 
 	opterr = 0;
 	optind = 1;
@@ -111,6 +117,10 @@ int cmd_flamegraph(int argc, char **argv)
 			fo.min_fraction = pct / 100.0;
 			break;
 		}
+		case OPT_GUEST:
+			if (perf_guest_args_set(&guests, longopts[li].name, optarg, emsg, sizeof(emsg)))
+				return usage_error("flamegraph", "%s", emsg);
+			break;
 		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_MODE: case OPT_TIME: case OPT_CPU:
 			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
 				return usage_error("flamegraph", "%s", emsg);
@@ -140,8 +150,10 @@ int cmd_flamegraph(int argc, char **argv)
 		return 1;
 	}
 	path = inputs_desc(&in, desc, sizeof(desc));
+	o.perf_guests = &guests;
 	struct profile *p = profile_load_files((const char *const *)in.paths, in.n, &fa.flt, &o, &err, msg, sizeof(msg));
 	inputs_free(&in);
+	perf_guest_args_release(&guests);  /* the reader copied them */
 	if (!p) {
 		fprintf(stderr, "domprof flamegraph: %s\n",
 			profile_load_reason(why, sizeof(why), path, err, msg));

@@ -37,9 +37,10 @@ const char usage_info[] =
 	"stopped, depth bound, ip in no readable image). DOMPROF_DWARF_UNWIND=0\n"
 	"skips the unwinding.\n"
 	"\n"
-	"  -i, --input FILE   recording to read (default domprof.data); with several\n"
-	"                     (-i, FILE arguments, a quoted glob, A,B) each is described\n"
-	"                     in turn, then a line of their totals\n"
+	"  -i, --input FILE   recording to read (default domprof.data) or a perf.data\n"
+	"                     (docs/perfdata.md); with several (-i, FILE arguments, a\n"
+	"                     quoted glob, A,B) each is described in turn, then a line\n"
+	"                     of their totals\n"
 	"      --no-debuginfod  no debug files from debuginfod servers for that\n"
 	"                     unwinding (DEBUGINFOD_URLS)\n";
 
@@ -156,7 +157,10 @@ static int info_one(const char *path, struct info_sum *sum)
 	time_t t = (time_t)(h->created_ns / 1000000000ull);
 	char tbuf[64];
 	strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M:%S UTC", gmtime(&t));
-	printf("file:        %s (%" PRIu64 " bytes, format %u.%u)\n", path, dp_reader_size(r), h->major, h->minor);
+	if (h->source)
+		printf("file:        %s (%" PRIu64 " bytes, %s)\n", path, dp_reader_size(r), h->source);
+	else
+		printf("file:        %s (%" PRIu64 " bytes, format %u.%u)\n", path, dp_reader_size(r), h->major, h->minor);
 	printf("created:     %s\n", tbuf);
 	printf("host:        %s, kernel %s\n", h->hostname, h->release);
 	printf("cpus:        %u x %s\n", h->ncpus, h->cpu_desc[0] ? h->cpu_desc : "(unknown)");
@@ -172,7 +176,10 @@ static int info_one(const char *path, struct info_sum *sum)
 	printf("events:\n%s", events[0] ? events : "  (none)\n");
 	print_domains(&m);
 	uint64_t total = m.samples, lost = m.lost;
-	printf("records:     %" PRIu64 " chunks\n", dp_reader_chunks(r));
+	if (h->source)  /* a perf.data: its records as they were translated */
+		printf("records:     translated from perf's\n");
+	else
+		printf("records:     %" PRIu64 " chunks\n", dp_reader_chunks(r));
 	/* tags up to STATS always; later ones (COUNTERS, 1.3) only when the
 	 * file holds them, so the listing of an older file stays as it was */
 	for (int i = 1; i <= DP_REC_MAX_KNOWN; i++)
@@ -216,6 +223,8 @@ static int info_one(const char *path, struct info_sum *sum)
 		for (size_t i = 0; i < nd; i++)
 			printf("  offset %" PRIu64 ": %s\n", d[i].offset, d[i].what);
 	}
+	if (dp_reader_note(r))
+		printf("skipped:     %s\n", dp_reader_note(r));
 	const char *inc = m.incomplete;
 	printf("complete:    %s%s\n", inc ? "no: " : "yes", inc ? inc : "");
 	sum->files++;

@@ -169,6 +169,12 @@ int cmd_merge(int argc, char **argv)
 					*msg ? msg : err > -1000 ? strerror(-err) : "not a domprof file");
 			goto done;
 		}
+		if (dp_reader_is_perf(in[i].r)) {
+			/* its records have no domprof bytes to copy */
+			fprintf(stderr, "domprof merge: %s is a perf.data: convert it first with "
+				"`domprof import %s -o FILE.data`\n", in[i].path, in[i].path);
+			goto done;
+		}
 		/* tables are copied as stored, never decompressed */
 		dp_reader_set_flags(in[i].r, DP_READ_SYMTAB_STORED);
 	}

@@ -33,8 +33,9 @@ const char usage_report[] =
 	"like opreport (each application, with the images its samples fell in\n"
 	"indented below it). With -l: one row per symbol with its domain and image.\n"
 	"\n"
-	"  -i, --input FILE       recording to read (default: domprof.data); several -i,\n"
-	"                         FILE arguments, a quoted glob or A,B: read as one\n"
+	"  -i, --input FILE       recording to read (default: domprof.data) or a\n"
+	"                         perf.data (docs/perfdata.md); several -i, FILE\n"
+	"                         arguments, a quoted glob or A,B: read as one\n"
 	"  -l, --symbols          symbol table: samples, %, domain, image, symbol\n"
 	"  -g, --call-graph       callers and callees of each symbol, with a [self]\n"
 	"                         line (needs a recording made with -g or\n"
@@ -55,6 +56,7 @@ const char usage_report[] =
 	"      --image NAME       only samples in this image (short name or path)\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
 	FILTER_WINDOW_HELP
+	PERF_GUEST_HELP
 	"      --by-process       split rows per process (adds pid and command columns)\n"
 	"      --timeline[=S]     samples per time bucket (S seconds; default about\n"
 	"                         40 buckets over the run) per domain, counted from\n"
@@ -114,7 +116,7 @@ static void progress_cb(void *arg, uint64_t pos, uint64_t size)
 
 enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_FORMAT, OPT_BYPROC, OPT_TIME, OPT_CPU,
        OPT_TIMELINE, OPT_NO_DEBUGINFOD,
-       OPT_INLINE, OPT_NO_INLINE, OPT_VMLINUX };
+       OPT_INLINE, OPT_NO_INLINE, OPT_VMLINUX, OPT_GUEST };
 
 int cmd_report(int argc, char **argv)
 {
@@ -142,6 +144,9 @@ int cmd_report(int argc, char **argv)
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ "vmlinux", required_argument, NULL, OPT_VMLINUX },
+		{ "guest-name", required_argument, NULL, OPT_GUEST },
+		{ "guest-kallsyms", required_argument, NULL, OPT_GUEST },
+		{ "guest-sysmap", required_argument, NULL, OPT_GUEST },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *format = "text", *out = NULL;
@@ -157,6 +162,7 @@ int cmd_report(int argc, char **argv)
 	bool no_inline = false;
 	unsigned jobs = jobs_default();
 	char emsg[256];
+	struct perf_guest_args guests = { 0 };
 
 	opterr = 0;
 	optind = 1;
@@ -190,6 +196,10 @@ int cmd_report(int argc, char **argv)
 		case 't':
 			if (parse_percent(optarg, &v.threshold))
 				return usage_error("report", "threshold '%s' is not a percentage (0..100)", optarg);
+			break;
+		case OPT_GUEST:
+			if (perf_guest_args_set(&guests, longopts[li].name, optarg, emsg, sizeof(emsg)))
+				return usage_error("report", "%s", emsg);
 			break;
 		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_IMAGE: case OPT_MODE: case OPT_TIME: case OPT_CPU:
 			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
@@ -262,8 +272,10 @@ int cmd_report(int argc, char **argv)
 	};
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
+	o.perf_guests = &guests;
 	struct profile *p = profile_load_files((const char *const *)in.paths, in.n, &fa.flt, &o, &err,
 					       msg, sizeof(msg));
+	perf_guest_args_release(&guests);  /* the reader copied them */
 	if (!p) {
 		fprintf(stderr, "domprof report: %s\n",
 			profile_load_reason(why, sizeof(why), inputs_desc(&in, desc, sizeof(desc)), err, msg));

@@ -20,11 +20,12 @@ int cmd_agent(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 /* Usage texts, one per command (defined beside each command). */
 extern const char usage_record[], usage_report[], usage_info[], usage_dump[],
 	usage_diff[], usage_merge[], usage_agent[], usage_flamegraph[],
-	usage_export[], usage_annotate[];
+	usage_export[], usage_annotate[], usage_import[];
 
 /* Print "domprof CMD: unknown option '-x'" + hint; returns 2. */
 int usage_error(const char *cmd, const char *fmt, ...)

@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{ "dump", cmd_dump, usage_dump, "print every record of a recording, one per line" },
 	{ "diff", cmd_diff, usage_diff, "compare two profiles symbol by symbol" },
 	{ "merge", cmd_merge, usage_merge, "join recordings made separately into one multi-domain file" },
+	{ "import", cmd_import, usage_import, "write a perf.data as a domprof recording (for merge)" },
 	{ "agent", cmd_agent, usage_agent, "run inside a guest and record on request of a host" },
 	{ "flamegraph", cmd_flamegraph, usage_flamegraph, "write an interactive flame graph (HTML or SVG)" },
 	{ "annotate", cmd_annotate, usage_annotate, "a function's instructions with their samples" },

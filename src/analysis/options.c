@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/options.h"
+#include "util/file.h"
 
 /* Append "KEY=VALUE" to the description, space-separated, truncating
  * (never overflowing) when someone passes very long names. */
@@ -144,4 +145,75 @@ const char *profile_load_reason(char *buf, size_t n, const char *path, int err,
 		snprintf(buf, n, "cannot read '%s': %s", path,
 			 err > -1000 ? strerror(-err) : "not a domprof file");
 	return buf;
+}
+
+/* ---- perf kvm guests ---- */
+
+static struct dp_perf_guest *guest_slot(struct perf_guest_args *ga, uint32_t pid)
+{
+	for (size_t i = 0; i < ga->n; i++)
+		if (ga->g[i].pid == pid)
+			return &ga->g[i];
+	if (ga->n >= PERF_GUEST_MAX)
+		return NULL;
+	struct dp_perf_guest *g = &ga->g[ga->n++];
+	memset(g, 0, sizeof(*g));
+	g->pid = pid;
+	return g;
+}
+
+int perf_guest_args_set(struct perf_guest_args *ga, const char *name, const char *arg,
+			char *err, size_t errlen)
+{
+	const char *eq = strchr(arg, '=');
+	bool is_name = !strcmp(name, "guest-name");
+	uint32_t pid = PERF_GUEST_ANY;
+	const char *val = arg;
+	if (eq || is_name) {
+		char *end;
+		unsigned long v = eq ? strtoul(arg, &end, 10) : 0;
+		if (!eq || end != eq || eq == arg || v >= UINT32_MAX || !eq[1]) {
+			snprintf(err, errlen, "--%s needs PID=%s, not '%s'", name,
+				 is_name ? "NAME" : "FILE", arg);
+			return -EINVAL;
+		}
+		pid = (uint32_t)v;
+		val = eq + 1;
+	}
+	struct dp_perf_guest *g = guest_slot(ga, pid);
+	if (!g) {
+		snprintf(err, errlen, "at most %u guest options", PERF_GUEST_MAX);
+		return -EINVAL;
+	}
+	if (is_name) {
+		g->name = val;
+		return 0;
+	}
+	char *buf;
+	size_t len;
+	int r = file_read_all(val, 256u << 20, &buf, &len);
+	if (r < 0) {
+		snprintf(err, errlen, "--%s: cannot read '%s': %s", name, val, file_strerror(r));
+		return -EINVAL;
+	}
+	ga->bufs[g - ga->g] = buf;
+	g->syms = (const uint8_t *)buf;
+	g->syms_len = len;
+	g->symtab_kind = !strcmp(name, "guest-sysmap") ? DP_SYMTAB_SYSMAP : DP_SYMTAB_KALLSYMS;
+	return 0;
+}
+
+void perf_guest_args_apply(const struct perf_guest_args *ga, struct dp_reader *r)
+{
+	if (!ga || !dp_reader_is_perf(r))
+		return;
+	for (size_t i = 0; i < ga->n; i++)
+		dp_reader_perf_guest(r, &ga->g[i]);
+}
+
+void perf_guest_args_release(struct perf_guest_args *ga)
+{
+	for (size_t i = 0; i < ga->n; i++)
+		free(ga->bufs[i]);
+	memset(ga, 0, sizeof(*ga));
 }

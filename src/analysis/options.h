@@ -13,6 +13,7 @@
 
 #include "analysis/profile.h"
 #include "analysis/window.h"
+#include "format/format.h"
 
 /*
  * The sample filter built from --domain, --pid, --comm, --image, --mode,
@@ -78,5 +79,34 @@ unsigned jobs_default(void);
  */
 const char *profile_load_reason(char *buf, size_t n, const char *path, int err,
 				const char *msg);
+
+/*
+ * perf kvm guests of a perf.data (docs/perfdata.md): --guest-name PID=NAME
+ * and --guest-kallsyms [PID=]FILE / --guest-sysmap [PID=]FILE (PID
+ * omitted: every guest machine the file names gets it, as perf kvm's
+ * --guestkallsyms). The table files are read here, at most 256 MiB each.
+ * Zero-initialise; release with perf_guest_args_release.
+ */
+#define PERF_GUEST_MAX 64u
+#define PERF_GUEST_ANY UINT32_MAX   /* a table for every guest */
+struct perf_guest_args {
+	struct dp_perf_guest g[PERF_GUEST_MAX];
+	char *bufs[PERF_GUEST_MAX];  /* owned: table texts */
+	size_t n;
+};
+/* name: "guest-name", "guest-kallsyms" or "guest-sysmap". 0, or -EINVAL
+ * with a message (a bad PID, an unreadable file). */
+int perf_guest_args_set(struct perf_guest_args *ga, const char *name, const char *arg,
+			char *err, size_t errlen);
+/* Give them to a perf.data reader (nothing for a domprof file). */
+void perf_guest_args_apply(const struct perf_guest_args *ga, struct dp_reader *r);
+void perf_guest_args_release(struct perf_guest_args *ga);
+
+#define PERF_GUEST_HELP \
+	"      --guest-name PID=NAME      perf.data of perf kvm: name the guest machine of\n" \
+	"                         QEMU pid PID (default perf's \"[guest/PID]\")\n" \
+	"      --guest-kallsyms [PID=]FILE  its kernel symbols from a copy of its\n" \
+	"                         /proc/kallsyms (--guest-sysmap: a System.map); without\n" \
+	"                         PID for every guest (perf kvm's --guestkallsyms)\n"
 
 #endif

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "analysis/profile_internal.h"
+#include "analysis/options.h"
 #include "util/sat.h"
 
 /* p->counters from the sums read: sorted, names borrowed from the sums
@@ -107,6 +108,8 @@ static void keep_header(struct loader *L, const struct dp_reader *r)
 	p->header.release = profile_keep_str(L->pv, h->release);
 	p->header.cpu_desc = profile_keep_str(L->pv, h->cpu_desc);
 	p->header.cmdline = profile_keep_str(L->pv, h->cmdline);
+	if (h->source)
+		p->header.source = profile_keep_str(L->pv, h->source);
 }
 
 /* Damage and the incomplete note of one file as warnings; `name` (when
@@ -136,6 +139,12 @@ static void file_warnings(struct profile *p, const struct dp_reader *r, const ch
 	if (inc) {
 		char line[600];
 		snprintf(line, sizeof(line), "%s%s", pre, inc);
+		profile_add_warning(p, line);
+	}
+	const char *note = dp_reader_note(r);  /* a perf.data's parts not understood */
+	if (note) {
+		char line[700];
+		snprintf(line, sizeof(line), "%sperf.data: %s", pre, note);
 		profile_add_warning(p, line);
 	}
 }
@@ -184,6 +193,8 @@ static struct profile *loader_end(struct loader *L, int *err, char *msg, size_t 
 	sym_unwinder_free(L->uw);   /* its libdwfl handles are not needed past reading */
 	L->uw = NULL;
 	keep_counters(p, L->pv);
+	for (size_t i = 0; i < p->nevents; i++)
+		p->events[i].samples = p->events[i].id < 256 ? L->ev_samples[p->events[i].id] : 0;
 	if (p->lost == UINT64_MAX)
 		profile_add_warning(p, "lost-sample counts in the file add up past 2^64: the lost total "
 			       "is at least 18446744073709551615 (a LOST record is not plausible)");
@@ -299,6 +310,8 @@ struct profile *profile_load_files(const char *const *paths, size_t n, const str
 			continue;
 		}
 		total += dp_reader_size(r);
+		if (opts)
+			perf_guest_args_apply(opts->perf_guests, r);
 		if (opts && opts->jobs > 1)
 			(void)dp_reader_set_threads(r, opts->jobs);
 		p->has_stats = false;
@@ -336,6 +349,8 @@ struct profile *profile_load(const char *path, const struct profile_filter *filt
 	}
 	/* embedded symbol tables stay compressed until the symbols need them */
 	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED);
+	if (opts)
+		perf_guest_args_apply(opts->perf_guests, r);
 	/* no worker started: the reader reads alone, the same profile */
 	if (opts && opts->jobs > 1)
 		(void)dp_reader_set_threads(r, opts->jobs);

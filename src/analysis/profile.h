@@ -83,6 +83,9 @@ struct profile_opts {
 	/* threads decoding the file's chunks (dp_reader_set_threads; the
 	 * profile is the same for every value); 0 or 1: one */
 	unsigned jobs;
+	/* a perf.data's perf kvm guests: names and kernel tables
+	 * (analysis/options.h; NULL: none) */
+	const struct perf_guest_args *perf_guests;
 };
 
 struct profile_event {
@@ -92,6 +95,8 @@ struct profile_event {
 	uint64_t period;        /* period, or frequency in Hz when freq */
 	bool freq;
 	const char *name;
+	uint64_t samples;       /* SAMPLE records of this event in the file
+				 * (before filters; ids < 256 only) */
 };
 
 struct profile_domain {

@@ -91,6 +91,7 @@ struct priv {
 };
 
 struct loader {
+	uint64_t ev_samples[256];  /* SAMPLE records per event id < 256 */
 	struct profile *p;
 	struct priv *pv;
 	const struct profile_filter *f;

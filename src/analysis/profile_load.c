@@ -70,6 +70,11 @@ static void on_domain(struct loader *L, const struct dp_domain *dd)
 	d->address = profile_keep_str(L->pv, dd->address);
 	d->symsrc = profile_keep_str(L->pv, dd->symsrc);
 	sym_set_domain(L->pv->sym, dd->id, dd->kind, d->name, dd->kaslr_offset);
+	if (dd->symsrc && !strcmp(dd->symsrc, DP_SYMSRC_PERF_FOREIGN))
+		sym_set_kernel_local(L->pv->sym, dd->id, false);
+	if (dd->symsrc && (!strcmp(dd->symsrc, DP_SYMSRC_PERF_FOREIGN) ||
+			   !strcmp(dd->symsrc, DP_SYMSRC_PERF_LOCAL)))
+		sym_set_perf_origin(L->pv->sym, dd->id);
 	if (L->dom_filter && !L->dom_found && streq(d->name, L->f->domain)) {
 		L->dom_found = true;
 		L->dom_id = dd->id;
@@ -223,7 +228,8 @@ static const struct dp_sample *dwarf_chain(struct loader *L, uint32_t domain,
 	p->dwarf.unwound++;
 	if (complete)
 		p->dwarf.complete++;
-	memcpy(L->uw_chain, s->callchain, nk * sizeof(uint64_t));
+	if (nk)  /* a user-mode sample may have no recorded chain at all */
+		memcpy(L->uw_chain, s->callchain, nk * sizeof(uint64_t));
 	*tmp = *s;
 	tmp->callchain = L->uw_chain;
 	tmp->nr_callchain = nk + n;
@@ -265,6 +271,8 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 {
 	struct profile *p = L->p;
 	p->total_samples++;
+	if (s->event < 256)
+		L->ev_samples[s->event]++;
 	if (L->dom_filter && (!L->dom_found || domain != L->dom_id))
 		return;
 	if (L->f && L->f->has_pid && s->pid != L->f->pid)

@@ -468,18 +468,6 @@ static int cmp_qent(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static uint8_t cpumode(uint16_t misc)
-{
-	switch (misc & PERF_RECORD_MISC_CPUMODE_MASK) {
-	case PERF_RECORD_MISC_USER: return DP_MODE_USER;
-	case PERF_RECORD_MISC_KERNEL: return DP_MODE_KERNEL;
-	case PERF_RECORD_MISC_GUEST_KERNEL: return DP_MODE_GUEST_KERNEL;
-	case PERF_RECORD_MISC_GUEST_USER: return DP_MODE_GUEST_USER;
-	case PERF_RECORD_MISC_HYPERVISOR: return DP_MODE_HYPERVISOR;
-	default: return DP_MODE_UNKNOWN;
-	}
-}
-
 static uint16_t event_of(const void *ctx, uint64_t id)
 {
 	const struct perf_source *ps = ctx;
@@ -565,7 +553,7 @@ static bool decode_sample(const uint8_t *p, size_t size, const struct perf_sampl
 	s->time = rd64(p + 32);
 	s->cpu = rd32(p + 40);
 	s->period = rd64(p + 48);
-	s->mode = cpumode(h.misc);
+	s->mode = dp_mode_of_perf_misc(h.misc);
 	if (size < 8 + 56)
 		return true;
 	uint64_t nr = rd64(p + 56);

@@ -53,6 +53,17 @@ enum dp_mode {
 	DP_MODE_HYPERVISOR = 5,
 };
 
+/* The mode of a perf record from its header's misc field (perf's
+ * PERF_RECORD_MISC_CPUMODE_MASK values): the host source and the
+ * perf.data reader decode it the same way. */
+static inline uint8_t dp_mode_of_perf_misc(uint16_t misc)
+{
+	static const uint8_t m[8] = { DP_MODE_UNKNOWN, DP_MODE_KERNEL, DP_MODE_USER,
+				      DP_MODE_HYPERVISOR, DP_MODE_GUEST_KERNEL, DP_MODE_GUEST_USER,
+				      DP_MODE_UNKNOWN, DP_MODE_UNKNOWN };
+	return m[misc & 7];
+}
+
 enum dp_domain_kind {
 	DP_DOMAIN_HOST = 0,
 	DP_DOMAIN_PASSIVE = 1,
@@ -282,6 +293,10 @@ struct dp_header {
 	const char *release;
 	const char *cpu_desc;
 	const char *cmdline;    /* arguments joined by single spaces */
+	/* NULL for a domprof file; for a perf.data read in its place
+	 * (docs/perfdata.md) a one-line description of it: "perf.data
+	 * (perf 6.1.187, x86_64)", with ", pipe mode" for `perf record -o -`. */
+	const char *source;
 };
 
 /* ---- Writer ------------------------------------------------------- */
@@ -478,6 +493,37 @@ const char *dp_rec_type_name(uint16_t type);
 const char *dp_mode_name(uint8_t mode);
 const char *dp_domain_kind_name(uint8_t kind);
 const char *dp_lost_source_name(uint32_t src);
+
+/*
+ * perf.data files (docs/perfdata.md). dp_reader_open and _open_mem read a
+ * file starting with perf's magic "PERFILE2" as well: records come out
+ * translated to domprof's (EVENT, DOMAIN, TASK, MMAP, SAMPLE, LOST,
+ * STATS; no raw bytes: raw is NULL and raw_len 0, so they are copied
+ * with the typed writers, never dp_write_raw), and the header has a
+ * `source`. A perf kvm recording's guest samples become one passive
+ * domain per guest machine (QEMU pid): dp_reader_perf_guest names one
+ * and gives its kernel symbols (a kallsyms or System.map text, copied),
+ * before the first read. -EINVAL for a domprof file or a bad kind.
+ */
+struct dp_perf_guest {
+	uint32_t pid;           /* perf's key of the guest machine (the QEMU pid) */
+	const char *name;       /* domain name, NULL for perf's "[guest/PID]" */
+	uint32_t symtab_kind;   /* DP_SYMTAB_KALLSYMS or DP_SYMTAB_SYSMAP; 0: none */
+	const uint8_t *syms;
+	size_t syms_len;
+};
+bool dp_reader_is_perf(const struct dp_reader *r);
+/* The host DOMAIN record of a perf.data says where its kernel symbols
+ * come from in its symsrc: this machine's /proc/kallsyms when the file's
+ * hostname and kernel release are this machine's, else none (a reader
+ * must not name another kernel's samples with this one's table). */
+#define DP_SYMSRC_PERF_LOCAL "live /proc/kallsyms (perf.data recorded on this host)"
+#define DP_SYMSRC_PERF_FOREIGN "none for the kernel (perf.data recorded on another host)"
+int dp_reader_perf_guest(struct dp_reader *r, const struct dp_perf_guest *g);
+/* After a full pass: NULL, or one line saying what of a perf.data was not
+ * understood and skipped (unknown record types, features of a newer
+ * perf, another byte order's parts), static until the reader is freed. */
+const char *dp_reader_note(const struct dp_reader *r);
 
 /* Fill a header with this machine's hostname, release, cpu, ncpus, time
  * and the given argv. Strings are static storage owned by the function

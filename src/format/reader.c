@@ -13,6 +13,7 @@
 #include "format/format.h"
 #include "format/prefetch.h"
 #include "format/wire.h"
+#include "format/perfdata.h"
 #include "util/crc32c.h"
 #include "util/file.h"
 #include "util/xalloc.h"
@@ -29,7 +30,6 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#define MAX_DAMAGE 1000
 /* Runs of chunk sequence numbers kept for the sequence check: one in an
  * intact file, one more per gap or out-of-order chunk. A file disordered
  * past this is reported once and not checked further (bounded memory and
@@ -94,6 +94,10 @@ struct dp_reader {
 	bool ended;             /* a pass reached the end of the file */
 	bool stats_seen;
 	uint32_t stats_flags;
+
+	/* a perf.data read in the place of a domprof file (perfdata.h) */
+	struct pd_reader *perf;
+	uint64_t mtime_ns;
 };
 
 static void damage(struct dp_reader *r, uint64_t off, uint64_t lost, const char *fmt, ...)
@@ -101,64 +105,41 @@ static void damage(struct dp_reader *r, uint64_t off, uint64_t lost, const char 
 
 static void damage(struct dp_reader *r, uint64_t off, uint64_t lost, const char *fmt, ...)
 {
-	/* On a second pass (rewind) the same damage is found again: keep one. */
-	if (off < r->damage_until || r->ndamage >= MAX_DAMAGE)
-		return;
-	xgrow((void **)&r->damage, &r->damage_cap, r->ndamage + 1, sizeof(*r->damage));
-	struct dp_damage *d = &r->damage[r->ndamage++];
-	d->offset = off;
-	d->bytes_lost = lost;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(d->what, sizeof(d->what), fmt, ap);
+	dp_damage_vadd(&r->damage, &r->ndamage, &r->damage_cap, r->damage_until, off, lost, fmt, ap);
 	va_end(ap);
-}
-
-static int fail(int *err, char *msg, size_t msglen, int code, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static int fail(int *err, char *msg, size_t msglen, int code, const char *fmt, ...)
-{
-	if (err)
-		*err = code;
-	if (msg && msglen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(msg, msglen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
 }
 
 static int parse_header(struct dp_reader *r, int *err, char *msg, size_t msglen)
 {
 	const uint8_t *p = r->map;
 	if (r->size < 8 || memcmp(p, DP_MAGIC, 8))
-		return fail(err, msg, msglen, DP_ERR_NOT_DOMPROF, "not a domprof file (bad magic)");
+		return dp_open_fail(err, msg, msglen, DP_ERR_NOT_DOMPROF, "not a domprof file (bad magic)");
 	if (r->size < DP_FILE_HDR_FIXED)
-		return fail(err, msg, msglen, DP_ERR_BAD_HEADER,
+		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER,
 			    "damaged header: file truncated inside the header (%zu bytes)", r->size);
 	r->hdr.major = get16(p + 8);
 	r->hdr.minor = get16(p + 10);
 	if (r->hdr.major > DP_VERSION_MAJOR)
-		return fail(err, msg, msglen, DP_ERR_VERSION,
+		return dp_open_fail(err, msg, msglen, DP_ERR_VERSION,
 			    "made by a newer domprof (format %u.%u; this build reads %u.x)",
 			    r->hdr.major, r->hdr.minor, DP_VERSION_MAJOR);
 	if (r->hdr.major < 1)
-		return fail(err, msg, msglen, DP_ERR_VERSION, "unsupported format version %u.%u",
+		return dp_open_fail(err, msg, msglen, DP_ERR_VERSION, "unsupported format version %u.%u",
 			    r->hdr.major, r->hdr.minor);
 	if (p[12] != 1)
-		return fail(err, msg, msglen, DP_ERR_BAD_HEADER,
+		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER,
 			    "unsupported byte order %u (only little-endian files exist)", p[12]);
 	uint32_t hlen = get32(p + 16);
 	if (hlen < DP_FILE_HDR_FIXED || hlen > DP_FILE_HDR_MAX)
-		return fail(err, msg, msglen, DP_ERR_BAD_HEADER, "damaged header: bad length %u", hlen);
+		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER, "damaged header: bad length %u", hlen);
 	if (hlen > r->size)
-		return fail(err, msg, msglen, DP_ERR_BAD_HEADER,
+		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER,
 			    "damaged header: file truncated inside the header (%zu of %u bytes)",
 			    r->size, hlen);
 	if (crc32c(0, p + 24, hlen - 24) != get32(p + 20))
-		return fail(err, msg, msglen, DP_ERR_BAD_HEADER, "damaged header: CRC mismatch");
+		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER, "damaged header: CRC mismatch");
 	r->hdr.created_ns = get64(p + 24);
 	r->hdr.ncpus = get32(p + 32);
 	uint32_t nfields = get32(p + 36);
@@ -188,6 +169,15 @@ static int parse_header(struct dp_reader *r, int *err, char *msg, size_t msglen)
 
 static struct dp_reader *open_common(struct dp_reader *r, int *err, char *msg, size_t msglen)
 {
+	if (pd_is_perf(r->map, r->size)) {
+		r->perf = pd_open(r->map, r->size, r->mtime_ns, err, msg, msglen);
+		if (!r->perf) {
+			dp_reader_free(r);
+			return NULL;
+		}
+		r->hdr = *pd_header(r->perf);
+		return r;
+	}
 	if (parse_header(r, err, msg, msglen) < 0) {
 		dp_reader_free(r);
 		return NULL;
@@ -202,7 +192,7 @@ struct dp_reader *dp_reader_open(const char *path, int *err, char *msg, size_t m
 	uint64_t fsize = 0;
 	int fd = file_open_regular(path, &fsize);
 	if (fd < 0) {
-		fail(err, msg, msglen, fd == FILE_ERR_NOT_REGULAR ? -EINVAL : fd, "cannot %s '%s': %s",
+		dp_open_fail(err, msg, msglen, fd == FILE_ERR_NOT_REGULAR ? -EINVAL : fd, "cannot %s '%s': %s",
 		     fd == FILE_ERR_NOT_REGULAR ? "read" : "open", path, file_strerror(fd));
 		return NULL;
 	}
@@ -214,7 +204,7 @@ struct dp_reader *dp_reader_open(const char *path, int *err, char *msg, size_t m
 			int e = errno;
 			close(fd);
 			free(r);
-			fail(err, msg, msglen, -e, "cannot map '%s': %s", path, strerror(e));
+			dp_open_fail(err, msg, msglen, -e, "cannot map '%s': %s", path, strerror(e));
 			return NULL;
 		}
 		madvise(m, r->size, MADV_SEQUENTIAL);
@@ -223,6 +213,9 @@ struct dp_reader *dp_reader_open(const char *path, int *err, char *msg, size_t m
 	} else {
 		r->map = (const uint8_t *)"";
 	}
+	struct stat st;
+	if (fstat(fd, &st) == 0)
+		r->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
 	close(fd);
 	return open_common(r, err, msg, msglen);
 }
@@ -244,6 +237,7 @@ void dp_reader_free(struct dp_reader *r)
 	if (!r)
 		return;
 	pf_free(r->pf);  /* its workers read the mapping */
+	pd_free(r->perf);
 	if (r->mapped)
 		munmap((void *)r->map, r->size);
 	free(r->owned);
@@ -264,6 +258,8 @@ void dp_reader_set_flags(struct dp_reader *r, unsigned flags) { r->flags = flags
 
 int dp_reader_set_threads(struct dp_reader *r, unsigned n)
 {
+	if (r->perf)
+		return 0;   /* a perf.data has no chunks: read by one thread */
 	if (n > DP_READ_THREADS_MAX)
 		n = DP_READ_THREADS_MAX;
 	if (r->pf && r->payload)
@@ -279,18 +275,31 @@ int dp_reader_set_threads(struct dp_reader *r, unsigned n)
 	return r->pf ? 0 : -EAGAIN;
 }
 const struct dp_header *dp_reader_header(const struct dp_reader *r) { return &r->hdr; }
-uint64_t dp_reader_pos(const struct dp_reader *r) { return r->pos; }
+uint64_t dp_reader_pos(const struct dp_reader *r) { return r->perf ? pd_pos(r->perf) : r->pos; }
+bool dp_reader_is_perf(const struct dp_reader *r) { return r->perf != NULL; }
+const char *dp_reader_note(const struct dp_reader *r) { return r->perf ? pd_note(r->perf) : NULL; }
+
+int dp_reader_perf_guest(struct dp_reader *r, const struct dp_perf_guest *g)
+{
+	return r->perf ? pd_set_guest(r->perf, g) : -EINVAL;
+}
 uint64_t dp_reader_size(const struct dp_reader *r) { return r->size; }
 uint64_t dp_reader_chunks(const struct dp_reader *r) { return r->chunks; }
 
 size_t dp_reader_damage(const struct dp_reader *r, const struct dp_damage **out)
 {
+	if (r->perf)
+		return pd_damage(r->perf, out);
 	*out = r->damage;
 	return r->ndamage;
 }
 
 void dp_reader_rewind(struct dp_reader *r)
 {
+	if (r->perf) {
+		pd_rewind(r->perf);
+		return;
+	}
 	if (r->pos > r->damage_until)
 		r->damage_until = r->pos;
 	if (r->at_end)
@@ -311,6 +320,8 @@ void dp_reader_rewind(struct dp_reader *r)
 
 const char *dp_reader_incomplete(const struct dp_reader *r)
 {
+	if (r->perf)
+		return pd_incomplete(r->perf);
 	if (!r->ended)
 		return NULL;
 	if (!r->stats_seen)
@@ -924,6 +935,8 @@ static bool decode(struct dp_reader *r, struct dp_record *rec, const uint8_t *p,
  * tags, damage. */
 static __attribute__((noinline)) int next_slow(struct dp_reader *r, struct dp_record *rec)
 {
+	if (r->perf)
+		return pd_next(r->perf, rec);
 	for (;;) {
 		if (!r->payload || r->ppos >= r->plen) {
 			if (!next_chunk(r))

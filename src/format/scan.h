@@ -141,6 +141,22 @@ struct dp_meta {
  */
 int dp_scan(struct dp_reader *r, const struct dp_visitor *v, void *ctx, struct dp_meta *meta);
 
+/*
+ * Write every record of r through w's typed writers (format/convert.c):
+ * `domprof import`, for a perf.data (whose records have no raw bytes).
+ * hooks->record, when set, sees each record first: > 0 means it wrote
+ * (or dropped) the record itself, < 0 an error that stops the copy.
+ * STATS is written last (when the input had one and is complete). meta
+ * as for dp_scan. Returns 0, a negative errno of the writer, or the
+ * hook's error.
+ */
+struct dp_convert_hooks {
+	int (*record)(void *ctx, struct dp_writer *w, const struct dp_record *rec);
+	void *ctx;
+};
+int dp_convert(struct dp_reader *r, struct dp_writer *w, const struct dp_convert_hooks *hooks,
+	       struct dp_meta *meta);
+
 /* Lookups by id: NULL when the file never named it. */
 const struct dp_meta_domain *dp_meta_domain(const struct dp_meta *meta, uint32_t id);
 const struct dp_meta_event *dp_meta_event(const struct dp_meta *meta, uint32_t id);

@@ -35,6 +35,17 @@ enum { DP_FIELD_HOSTNAME = 1, DP_FIELD_RELEASE = 2, DP_FIELD_CPU = 3, DP_FIELD_C
 
 static inline uint32_t align8(uint32_t n) { return (n + 7u) & ~7u; }
 
+/* damage.c: a reader's damage list (*v, *n, *cap), at most DP_MAX_DAMAGE
+ * entries; an offset before `until` was reported by an earlier pass.
+ * dp_open_fail sets *err and the one-line msg of a refused open and
+ * returns code. */
+#define DP_MAX_DAMAGE 1000u
+#include <stdarg.h>
+void dp_damage_vadd(struct dp_damage **v, size_t *n, size_t *cap, uint64_t until, uint64_t off,
+		    uint64_t lost, const char *fmt, va_list ap);
+int dp_open_fail(int *err, char *msg, size_t msglen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
 /* A counter name: 1..DP_MAX_COUNTER_NAME bytes of [a-z0-9._-] (what the
  * writer accepts and the reader decodes; the set keeps names printable
  * and safe in every output format without escaping). */

@@ -124,6 +124,8 @@ static void header(FILE *f, const struct report_view *v)
 	const struct profile *p = v->p;
 	if (v->path)
 		fprintf(f, "# file: %s\n", v->path);
+	if (p->header.source)  /* a perf.data read in place of a recording */
+		fprintf(f, "# format: %s\n", p->header.source);
 	if (p->header.hostname && *p->header.hostname)
 		fprintf(f, "# host: %s, Linux %s, %u CPUs, %s\n", p->header.hostname,
 			p->header.release ? p->header.release : "?", p->header.ncpus,
@@ -133,9 +135,13 @@ static void header(FILE *f, const struct report_view *v)
 	for (size_t i = 0; i < p->nevents; i++) {
 		const struct profile_event *e = &p->events[i];
 		if (e->freq)
-			fprintf(f, "# event: %s, sampled at %" PRIu64 " Hz\n", e->name, e->period);
+			fprintf(f, "# event: %s, sampled at %" PRIu64 " Hz", e->name, e->period);
 		else
-			fprintf(f, "# event: %s, sample period %" PRIu64 "\n", e->name, e->period);
+			fprintf(f, "# event: %s, sample period %" PRIu64, e->name, e->period);
+		/* a perf.data: its samples per event, as perf's "# Samples: N of event" */
+		if (p->header.source)
+			fprintf(f, ", %" PRIu64 " samples", e->samples);
+		fprintf(f, "\n");
 	}
 	if (!p->nevents)
 		fprintf(f, "# event: (none recorded)\n");

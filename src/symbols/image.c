@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/file.h"
 #include "util/xalloc.h"
@@ -87,6 +88,55 @@ static bool same_buildid(const struct sym_image *img, const struct elf_info *inf
 		!memcmp(img->buildid, info->buildid, img->buildid_len));
 }
 
+/*
+ * perf's build-id cache (what `perf record` and `perf buildid-cache`
+ * fill: $PERF_BUILDID_DIR, else ~/.debug): DIR/.build-id/xx/rest/elf is
+ * the file as it was when recorded. Looked at first, as perf does, for a
+ * host image whose recording names its build-id; the copy is used only
+ * when its own build-id is that one. Loads its layout and symbols.
+ */
+static bool buildid_cache_load(struct sym_session *s, struct sym_image *img)
+{
+	const char *dir = getenv("PERF_BUILDID_DIR");
+	const char *home = getenv("HOME");
+	char path[4200], hex[41];
+	if (!img->buildid_len || img->buildid_len > 20)
+		return false;
+	buildid_hex(img->buildid, img->buildid_len, hex);
+	if (dir && *dir)
+		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/elf", dir, hex, hex + 2);
+	else if (home && *home)
+		snprintf(path, sizeof(path), "%s/.debug/.build-id/%.2s/%s/elf", home, hex, hex + 2);
+	else
+		return false;
+	if (access(path, R_OK) != 0)
+		return false;
+	if (elf_load(path, NULL, 0, &img->info, &img->tab, 0) < 0 || !img->info.ok ||
+	    !img->info.buildid_len || !same_buildid(img, &img->info)) {
+		elf_info_release(&img->info);
+		symtab_release(&img->tab);
+		symtab_init(&img->tab);
+		return false;
+	}
+	img->tab_loaded = true;
+	img->info_usable = true;
+	img->src_path = pool_strdup(&s->pool, path);
+	if (!img->info.has_symtab) {
+		/* a stripped copy: its debug file (by build-id) names more */
+		struct sym_table dbg;
+		char *found = NULL;
+		symtab_init(&dbg);
+		if (elf_load_debug(s, img->path, &img->info, &dbg, &found) > (int)img->tab.n) {
+			symtab_release(&img->tab);
+			img->tab = dbg;
+		} else {
+			symtab_release(&dbg);
+		}
+		free(found);
+	}
+	return true;
+}
+
 /* Choose the image's ELF source and read its layout (not its symbols). */
 static void ensure_info(struct sym_session *s, struct sym_image *img)
 {
@@ -119,6 +169,9 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
 		}
 	}
 	int r;
+	if (!img->blob && !img->is_vdso && !refused && d->kind == DP_DOMAIN_HOST && d->perf_cache &&
+	    buildid_cache_load(s, img))
+		return;
 	if (img->blob)
 		r = elf_load(NULL, img->blob, img->blob_size, &img->info, NULL, 0);
 	else if (img->is_vdso || d->kind == DP_DOMAIN_PASSIVE || refused)

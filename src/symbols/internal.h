@@ -394,6 +394,8 @@ struct sym_domain {
 	struct hmap blobidx;        /* "kind|lowercase name" -> index+1 */
 	struct hmap perfmapidx;     /* perf map tables by pid -> index+1 */
 	bool kernel_done;
+	uint8_t kbuildid[20];       /* the kernel's build-id from its MMAP record */
+	uint8_t kbuildid_len;
 	struct sym_image *kimg;
 	struct sym_map *kmap;
 	struct kmod *mods;
@@ -405,6 +407,8 @@ struct sym_domain {
 	uint64_t last_asid;
 	uint64_t symtab_used;       /* bytes decompressed for its tables (admitted) */
 	bool symtab_refused;        /* a table of it was over the limits */
+	bool no_live_kernel;        /* this machine's kallsyms would lie (sym_set_kernel_local) */
+	bool perf_cache;            /* look in perf's build-id cache first (sym_set_perf_origin) */
 };
 
 struct proc {
@@ -522,8 +526,10 @@ void image_place(struct sym_session *s, struct sym_map *m);
 /* kernel.c */
 /* The kernel (or module) map of d holding a kernel-half ip. */
 const struct sym_map *kernel_map(struct sym_session *s, struct sym_domain *d, uint64_t ip);
-/* A kernel MMAP record (pid -1) of d: a module range the tables may lack. */
-void kernel_add_mmap(struct sym_session *s, struct sym_domain *d, const char *path,
-		     uint64_t start, uint64_t end);
+/* A kernel MMAP record (pid -1) of d: a module range the tables may
+ * lack; the kernel's own ("[kernel.kallsyms]...") may carry its build-id
+ * (a perf.data's build-id table), for perf's build-id cache. */
+void kernel_add_mmap(struct sym_session *s, struct sym_domain *d, const struct dp_mmap *mm,
+		     uint64_t end);
 
 #endif

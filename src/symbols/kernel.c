@@ -67,9 +67,15 @@ static struct kmod *get_kmod(struct sym_session *s, struct sym_domain *d, const 
 	return m;
 }
 
-void kernel_add_mmap(struct sym_session *s, struct sym_domain *d, const char *path,
-		     uint64_t start, uint64_t end)
+void kernel_add_mmap(struct sym_session *s, struct sym_domain *d, const struct dp_mmap *mm,
+		     uint64_t end)
 {
+	const char *path = mm->path ? mm->path : "";
+	uint64_t start = mm->start;
+	if (!strncmp(path, "[kernel.kallsyms]", 17) && mm->buildid_len && !d->kbuildid_len) {
+		d->kbuildid_len = mm->buildid_len > 20 ? 20 : mm->buildid_len;
+		memcpy(d->kbuildid, mm->buildid, d->kbuildid_len);
+	}
 	if (strncmp(path, "[kernel.kallsyms]", 17) && !d->kernel_done) {
 		const char *nm = module_name(s, path);
 		struct kmod *k = get_kmod(s, d, nm, strlen(nm));
@@ -154,6 +160,28 @@ static void parse_ksyms_blob(struct sym_session *s, struct sym_domain *d, struct
 	ktab_finish(d->kimg->kt, 4096);
 }
 
+/* perf's build-id cache copy of the kernel's kallsyms, taken when it
+ * recorded: $PERF_BUILDID_DIR (else ~/.debug)/[kernel.kallsyms]/BUILDID/
+ * kallsyms, for the host kernel whose build-id the recording names. NULL
+ * when there is none. */
+static char *cached_kallsyms(struct sym_session *s, const struct sym_domain *d, size_t *len,
+			     char *path, size_t pathlen)
+{
+	const char *dir = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+	char hex[41];
+	if (!d->kbuildid_len)
+		return NULL;
+	for (unsigned i = 0; i < d->kbuildid_len; i++)
+		sprintf(hex + 2 * i, "%02x", d->kbuildid[i]);
+	if (dir && *dir)
+		snprintf(path, pathlen, "%s/[kernel.kallsyms]/%s/kallsyms", dir, hex);
+	else if (home && *home)
+		snprintf(path, pathlen, "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home, hex);
+	else
+		return NULL;
+	return read_file(s, path, len);
+}
+
 static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 {
 	if (d->kernel_done)
@@ -181,6 +209,8 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	if (!ks && !vm && sm && !blob_admit(s, d, sm))
 		sm = NULL;
 	const char *what = "kallsyms";
+	char *kcache, kpath[4200];
+	size_t kclen;
 	if (ks) {
 		/* The recorder stores offset 0 for a kallsyms of the same boot
 		 * (already relocated) and a real offset only for a copy from
@@ -199,6 +229,15 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 		parse_ksyms_blob(s, d, sm, d->kaslr, &sink, what);
 	} else if (d->symtab_refused) {
 		/* said once for all domains by the refusal summary */
+	} else if (d->id == DP_HOST_DOMAIN && d->kind == DP_DOMAIN_HOST && d->perf_cache &&
+		   (kcache = cached_kallsyms(s, d, &kclen, kpath, sizeof(kpath)))) {
+		sym_warn(s, "no kallsyms in the recording: kernel symbols from perf's build-id cache (%s)",
+			 kpath);
+		ksyms_parse(kcache, kclen, 0, &sink);
+		free(kcache);
+	} else if (d->id == DP_HOST_DOMAIN && d->kind == DP_DOMAIN_HOST && d->no_live_kernel) {
+		sym_warn(s, "no kallsyms in the recording, which was made on another host: "
+		     "kernel samples are [unknown]");
 	} else if (d->id == DP_HOST_DOMAIN && d->kind == DP_DOMAIN_HOST) {
 		size_t len;
 		char *buf = read_file(s, "/proc/kallsyms", &len);

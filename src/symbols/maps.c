@@ -233,7 +233,7 @@ const struct sym_map *sym_add_mmap(struct sym_session *s, uint32_t domain, const
 		return NULL;
 	if (mm->pid == UINT32_MAX) {
 		/* kernel mappings: modules give ranges the tables may lack */
-		kernel_add_mmap(s, d, path, mm->start, end);
+		kernel_add_mmap(s, d, mm, end);
 		return NULL;
 	}
 	struct proc *p = sym_proc_get(s, domain, mm->pid, true);

@@ -185,6 +185,16 @@ void sym_set_domain(struct sym_session *s, uint32_t domain, uint8_t kind,
 	d->kaslr = kaslr_offset;
 }
 
+void sym_set_kernel_local(struct sym_session *s, uint32_t domain, bool local)
+{
+	sym_domain_get(s, domain)->no_live_kernel = !local;
+}
+
+void sym_set_perf_origin(struct sym_session *s, uint32_t domain)
+{
+	sym_domain_get(s, domain)->perf_cache = true;
+}
+
 struct sym_map *sym_map_new(struct sym_session *s, struct sym_image *img,
 			       uint64_t start, uint64_t end, uint64_t pgoff)
 {

@@ -52,6 +52,16 @@ void sym_set_kernel_debug(struct sym_session *s, const char *domain, const char 
 /* Domain metadata (from DOMAIN records). kind: enum dp_domain_kind. */
 void sym_set_domain(struct sym_session *s, uint32_t domain, uint8_t kind,
 		    const char *name, uint64_t kaslr_offset);
+/* Whether this machine's /proc/kallsyms may name the host domain's
+ * kernel when the recording has no table (default true; false for a
+ * perf.data recorded on another host: its kernel samples are then
+ * [unknown], with a warning). */
+void sym_set_kernel_local(struct sym_session *s, uint32_t domain, bool local);
+/* The domain was read from a perf.data: its images (and its kernel's
+ * kallsyms) are looked up in perf's build-id cache first, as perf does
+ * ($PERF_BUILDID_DIR, else ~/.debug; docs/perfdata.md). Not for domprof
+ * recordings, whose images resolve as docs/symbols.md says. */
+void sym_set_perf_origin(struct sym_session *s, uint32_t domain);
 /* An embedded SYMTAB record of `domain` (kallsyms, modules, System.map,
  * an ELF blob such as vmlinux or a guest binary keyed by build-id, a
  * perf map). Data is copied. */

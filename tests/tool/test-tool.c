@@ -28,6 +28,9 @@
  *   test-tool guest-tasks [OPTIONS] MEMSPEC KALLSYMS
  *       the guest's layout from its BTF, its processes and the current
  *       task of each vCPU (tests/vm/test-guest-tasks.sh)
+ *   test-tool gen-perfdata OUT [pipe] [compress] [guest]
+ *       a perf.data written from perf's documented format (perf kvm
+ *       files, fuzz seeds; tests/unit/perfgen.h)
  *   test-tool guest-orc [OPTIONS] MEMSPEC KALLSYMS
  *       the guest kernel's ORC tables read and checked, and with a live
  *       gdbstub its stacks unwound at a few stops (tests/e2e/guest-orc.sh)
@@ -56,6 +59,7 @@ static const struct {
 	{ "guest-tasks", cmd_guest_tasks, "[--shift=N [--shift-only=SYM]] [--pob=ADDR] [--samples=N] MEMSPEC KALLSYMS" },
 	{ "guest-orc", cmd_guest_orc, "[--layout=v1|v3] [--version=V] [--shift=N] [--stops=N] MEMSPEC KALLSYMS" },
 	{ "guest-read", cmd_guest_read, "MEMSPEC ADDR LEN OUT" },
+	{ "gen-perfdata", cmd_gen_perfdata, "OUT [pipe] [compress] [guest] [samples=N] | --kallsyms" },
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `domprof import PERF.DATA -o OUT`: a perf.data (file or pipe form,
+ * docs/perfdata.md) written as a domprof recording, so `merge` can join
+ * it with others and a report needs perf's file no more. The records
+ * are the ones every command reads from the perf.data (format/perfdata.c
+ * translates them); format/convert.c writes them through the writer.
+ * When the perf.data was recorded on this machine, its kernel symbols
+ * (this machine's /proc/kallsyms and /proc/modules, as `record` embeds
+ * them) are embedded too, so the output names kernel samples anywhere.
+ * The output follows util/outfile.h as `record -o` and `merge` do.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "analysis/options.h"
+#include "collect/sideband.h"
+#include "format/format.h"
+#include "format/scan.h"
+#include "util/outfile.h"
+#include "util/xalloc.h"
+
+const char usage_import[] =
+	"usage: domprof import [-f] [-q] PERF.DATA -o OUT [--guest-name PID=NAME]...\n"
+	"                      [--guest-kallsyms [PID=]FILE]...\n"
+	"\n"
+	"Write a perf.data (made by `perf record`, to a file or a pipe, or by\n"
+	"`perf kvm record`) as a domprof recording, for `merge` and for reports\n"
+	"where perf's file is not at hand. Every command reads a perf.data as it\n"
+	"is; import is needed only to merge it. A perf.data recorded on this\n"
+	"machine gets this machine's kernel symbols embedded. Damage and what was\n"
+	"not understood are reported; what could be read is written.\n"
+	"\n"
+	"  -o, --output OUT   file to write; an existing OUT is renamed OUT.old\n"
+	"  -f, --force        overwrite OUT instead of keeping OUT.old\n"
+	"  -q, --quiet        no summary line\n"
+	PERF_GUEST_HELP;
+
+struct imp {
+	struct sideband *sb;
+	bool embed;             /* the host's kernel tables go in */
+	size_t kbytes;
+};
+
+/* The host DOMAIN record of a perf.data of this machine: its kernel
+ * tables follow it, and it says they are embedded. */
+static int on_record(void *ctx, struct dp_writer *w, const struct dp_record *rec)
+{
+	struct imp *im = ctx;
+	if (rec->type != DP_REC_DOMAIN || rec->u.domain.id != DP_HOST_DOMAIN ||
+	    !rec->u.domain.symsrc || strcmp(rec->u.domain.symsrc, DP_SYMSRC_PERF_LOCAL))
+		return 0;
+	struct dp_domain d = rec->u.domain;
+	d.symsrc = "embedded (this host's /proc/kallsyms, at import)";
+	int r = dp_write_domain(w, &d);
+	if (!r && im->embed)
+		r = sideband_write_kernel(im->sb, w, 0, &im->kbytes);
+	return r < 0 ? r : 1;
+}
+
+int cmd_import(int argc, char **argv)
+{
+	enum { OPT_GUEST = 256 };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "guest-name", required_argument, NULL, OPT_GUEST },
+		{ "guest-kallsyms", required_argument, NULL, OPT_GUEST },
+		{ "guest-sysmap", required_argument, NULL, OPT_GUEST },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL, *in = NULL;
+	bool force = false, quiet = false;
+	struct perf_guest_args guests = { 0 };
+	char emsg[256];
+	opterr = 0;
+	optind = 1;
+	int c, li = 0, rc = 1;
+	while ((c = getopt_long(argc, argv, ":o:fq", longopts, &li)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'f': force = true; break;
+		case 'q': quiet = true; break;
+		case OPT_GUEST:
+			if (perf_guest_args_set(&guests, longopts[li].name, optarg, emsg, sizeof(emsg))) {
+				perf_guest_args_release(&guests);
+				return usage_error("import", "%s", emsg);
+			}
+			break;
+		case ':': perf_guest_args_release(&guests);
+			return usage_error("import", "option '%s' needs a value", argv[optind - 1]);
+		default: perf_guest_args_release(&guests);
+			return usage_error("import", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		in = argv[optind++];
+	if (!in || !out || optind < argc) {
+		perf_guest_args_release(&guests);
+		return usage_error("import", !in ? "needs a perf.data to read" : !out ?
+				   "needs an output file (-o OUT)" : "unexpected argument '%s'",
+				   argv[optind < argc ? optind : 0]);
+	}
+	char msg[PATH_MAX * 2 + 256] = "";
+	int err = 0;
+	struct dp_reader *r = dp_reader_open(in, &err, msg, sizeof(msg));
+	if (!r) {
+		fprintf(stderr, "domprof import: %s: %s\n", in, *msg ? msg : strerror(-err));
+		perf_guest_args_release(&guests);
+		return 1;
+	}
+	if (!dp_reader_is_perf(r)) {
+		fprintf(stderr, "domprof import: %s is already a domprof recording (import reads perf.data)\n", in);
+		goto done;
+	}
+	perf_guest_args_apply(&guests, r);
+	struct dp_header hdr = *dp_reader_header(r);
+	struct outfile of;
+	int oerr = outfile_open(&of, out, force ? OUTFILE_FORCE : 0);
+	if (oerr < 0) {
+		fprintf(stderr, "domprof import: %s\n", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
+		goto done;
+	}
+	int werr = 0, wfd = fcntl(of.fd, F_DUPFD_CLOEXEC, 3);
+	struct dp_writer_opts wo = { .zstd_level = 3 };
+	struct dp_writer *w = wfd < 0 ? NULL : dp_writer_new(wfd, &hdr, &wo, &werr);
+	if (!w) {
+		fprintf(stderr, "domprof import: cannot write '%s': %s\n", of.tmp,
+			strerror(wfd < 0 ? errno : -werr));
+		outfile_discard(&of);
+		goto done;
+	}
+	struct imp im = { .sb = sideband_new(), .embed = true };
+	struct dp_convert_hooks hooks = { on_record, &im };
+	struct dp_meta m = { 0 };
+	int ret = dp_convert(r, w, &hooks, &m);
+	int fret = dp_writer_finish(w);
+	sideband_free(im.sb);
+	if (!ret)
+		ret = fret;
+	if (ret || (oerr = outfile_commit(&of)) < 0) {
+		if (ret)
+			fprintf(stderr, "domprof import: writing '%s' failed: %s\n", of.tmp, strerror(-ret));
+		else
+			fprintf(stderr, "domprof import: %s\n", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
+		outfile_discard(&of);
+		dp_meta_release(&m);
+		goto done;
+	}
+	outfile_release(&of);
+	for (size_t i = 0; i < m.ndamage; i++)
+		fprintf(stderr, "domprof import: warning: %s: offset %" PRIu64 ": %s\n", in,
+			m.damage[i].offset, m.damage[i].what);
+	if (m.incomplete)
+		fprintf(stderr, "domprof import: warning: %s: %s\n", in, m.incomplete);
+	if (dp_reader_note(r))
+		fprintf(stderr, "domprof import: warning: %s: %s\n", in, dp_reader_note(r));
+	if (!quiet)
+		fprintf(stderr, "domprof import: wrote %s: %" PRIu64 " samples, %" PRIu64 " lost, %zu "
+			"domains, from %s%s\n", out, m.samples, m.lost, m.ndomains, hdr.source,
+			im.kbytes ? "; this host's kernel symbols embedded" : "");
+	dp_meta_release(&m);
+	rc = 0;  /* a damaged input is imported as far as it reads, with warnings */
+done:
+	dp_reader_free(r);
+	perf_guest_args_release(&guests);
+	return rc;
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# runs alone
+# domprof reads the perf.data files the perf installed here writes
+# (docs/perfdata.md), checked against perf's own reading of each file:
+# `perf record -g`, `-a -g`, `-e cpu-clock,task-clock`, `-c`, `-F`, `-z`,
+# pipe mode (`-o -`) and `--call-graph dwarf`, each of a short workload
+# with a known profile (threefuncs; kernelheavy for kernel time). For
+# each file (tests/e2e/lib/perfdata_check.py):
+#  - counts: domprof report's samples per event equal the totals of
+#    `perf report --stdio --no-children -g none --sort comm -n`, exactly;
+#  - shares: (image, symbol) shares of `domprof report -l` against
+#    `perf report --no-children -g none --sort dso,sym`: similarity >=
+#    0.99 (names normalised: perf's hex addresses and domprof's FDE names
+#    are [unknown], C++ parameter lists dropped, aliases at one address
+#    merged - the check prints the rows that differ);
+#  - fold: `domprof export --format folded` against `perf script --no-inline -F
+#    comm,ip,sym` folded by the check, count per stack: >= 0.99, except
+#    system-wide (>= 0.90: stacks of processes that exec'd or exited
+#    mid-round, and outermost frames in ld.so's start code, which domprof
+#    looks up at the call (return address - 1) and perf at the return
+#    address) and DWARF (>= 0.95: two unwinders, libdwfl and perf's).
+# Then the flame graph of the -g perf.data equals, as user-frame folded
+# stacks, that of `domprof record -g` of the same workload within
+# sampling noise (>= 0.90). Controls, each must fail: domprof's symbol
+# names moved one row; every stack's leaf dropped; func_a and func_c
+# swapped in the domprof recording's stacks. Runs alone: perf 6.1 cannot
+# read its own file while another process records with attr.build_id
+# (see perf-crosscheck.sh).
+source "$(dirname "$0")/lib/report-common.bash"
+need_workload threefuncs kernelheavy
+PERF=$(command -v perf || true)
+[ -n "$PERF" ] || skip "perf is not installed (Debian package linux-perf)"
+CHECK="$TOP/tests/e2e/lib/perfdata_check.py"
+# perf's build-id cache for these recordings only: perf 6.1 aborts on
+# some entries of a shared ~/.debug, and domprof reads this one
+export PERF_BUILDID_DIR="$OUT/buildid"
+TF="$WL/threefuncs 10"
+
+# perf_rec NAME PERF-RECORD-ARGS... -- CMD: $OUT/NAME.perf
+perf_rec() {
+	local name=$1; shift
+	if ! "$PERF" record -q "$@" >"$OUT/$name.perf-record.log" 2>&1; then
+		cat "$OUT/$name.perf-record.log"
+		grep -qi 'paranoid\|permission' "$OUT/$name.perf-record.log" && skip "perf cannot record here"
+		fail "perf record $* failed"
+	fi
+}
+
+# check NAME FOLD-MIN: the three checks on $OUT/NAME.perf
+check() {
+	local name=$1 min=$2 f="$OUT/$1.perf"
+	note "$name: $(basename "$f") ($(stat -c %s "$f") bytes)"
+	"$PERF" report -i "$f" --stdio --no-children -g none --sort comm -n >"$OUT/$name.comm" 2>"$OUT/$name.perr" ||
+		fail "$name: perf report failed: $(tail -n 2 "$OUT/$name.perr" | tr '\n' ' ')"
+	"$PERF" report -i "$f" --stdio --no-children -g none --sort dso,sym -n >"$OUT/$name.dsosym" 2>>"$OUT/$name.perr" ||
+		fail "$name: perf report --sort dso,sym failed"
+	"$PERF" script -i "$f" -F comm,pid,tid,ip,sym --no-inline >"$OUT/$name.script" 2>>"$OUT/$name.perr" ||
+		fail "$name: perf script failed"
+	"$DOMPROF" report -q -i "$f" >"$OUT/$name.report" 2>"$OUT/$name.derr" || fail "$name: domprof report failed"
+	"$DOMPROF" report -q -i "$f" -l --format csv >"$OUT/$name.csv" 2>>"$OUT/$name.derr" || fail "$name: domprof report -l failed"
+	"$DOMPROF" export -i "$f" --format folded >"$OUT/$name.folded" 2>>"$OUT/$name.derr" || fail "$name: domprof export failed"
+	grep -q '^# format: perf.data' "$OUT/$name.report" || fail_later "$name: report header does not name perf.data"
+	if grep -q 'damaged' "$OUT/$name.report" "$OUT/$name.derr"; then
+		fail_later "$name: domprof reports damage in perf's own file: $(grep -h damaged "$OUT/$name.derr" | head -n 2)"
+	fi
+	python3 "$CHECK" counts "$OUT/$name.comm" "$OUT/$name.report" || fail_later "$name: sample counts per event differ"
+	python3 "$CHECK" shares "$OUT/$name.dsosym" "$OUT/$name.csv" || fail_later "$name: symbol shares differ"
+	python3 "$CHECK" fold "$OUT/$name.script" "$OUT/$name.folded" "$min" || fail_later "$name: folded stacks differ"
+}
+
+perf_rec g -g -o "$OUT/g.perf" -- sh -c "$TF; $WL/kernelheavy 0.3"
+check g 0.99
+note "controls (each must fail)"
+python3 "$CHECK" shares "$OUT/g.dsosym" "$OUT/g.csv" --rotate || fail_later "control: rotated symbol names passed"
+python3 "$CHECK" fold "$OUT/g.script" "$OUT/g.folded" 0.99 --rotate || fail_later "control: stacks without leaves passed"
+
+perf_rec a -a -g -o "$OUT/a.perf" -- $TF
+check a 0.90
+perf_rec ev -e cpu-clock,task-clock -g -o "$OUT/ev.perf" -- $TF
+check ev 0.99
+perf_rec c -c 200000 -g -o "$OUT/c.perf" -- $TF
+check c 0.99
+perf_rec F -F 2000 -g -o "$OUT/F.perf" -- $TF
+check F 0.99
+perf_rec z -z -g -o "$OUT/z.perf" -- $TF
+grep -q 'COMPRESSED' <("$PERF" report -i "$OUT/z.perf" --header-only 2>/dev/null | grep -v missing) ||
+	note "(perf did not mark z.perf compressed)"
+check z 0.99
+note "pipe: perf record -o - > file"
+"$PERF" record -q -g -o - -- $TF >"$OUT/pipe.perf" 2>"$OUT/pipe.perf-record.log" || fail "perf record -o - failed"
+check pipe 0.99
+perf_rec dwarf --call-graph dwarf,8192 -o "$OUT/dwarf.perf" -- $WL/threefuncs 4
+check dwarf 0.95
+
+note "the flame graph of a perf.data against domprof's recording of the same workload"
+record dp -g -- $TF
+"$DOMPROF" export -i "$OUT/dp.data" --format folded >"$OUT/dp.folded" 2>/dev/null || fail "domprof export of dp.data"
+"$PERF" record -q -g -o "$OUT/g2.perf" -- $TF >/dev/null 2>&1 || fail "perf record"
+"$DOMPROF" export -i "$OUT/g2.perf" --format folded >"$OUT/g2.folded" 2>/dev/null || fail "domprof export of g2.perf"
+python3 "$CHECK" same "$OUT/g2.folded" "$OUT/dp.folded" 0.90 || fail_later "perf.data and domprof recording differ"
+python3 "$CHECK" same "$OUT/g2.folded" "$OUT/dp.folded" 0.90 --swap || fail_later "control: swapped functions passed"
+[ "$FAILED" = 0 ] || exit 1
+echo "perfdata-crosscheck: passed"
