@@ -142,7 +142,12 @@ cat "$OUT/mu.err"
 
 note "usage errors"
 "$DOMPROF" merge "$H" vm1="$G1" 2>/dev/null; [ $? = 2 ] || fail "no -o: exit"
-"$DOMPROF" merge -o "$OUT/mu.data" "$H" "$G1" 2>/dev/null; [ $? = 2 ] || fail "not NAME=FILE: exit"
+"$DOMPROF" merge -o "$OUT/mu.data" "$H" "vm1=" 2>/dev/null; [ $? = 2 ] || fail "not NAME=FILE: exit"
+# two plain files are one host series now (record --switch-output's
+# files; docs/merge-diff.md): the samples add up, no guest domain
+"$DOMPROF" merge -q -o "$OUT/ms.data" "$H" "$G1" 2>/dev/null || fail "host series: exit"
+n=$("$DOMPROF" info "$OUT/ms.data" | awk '$2 == "host" && $3 == "host" { print $4 }')
+[ "$n" = $(($(samples "$H") + $(samples "$G1"))) ] || fail "host series: $n samples"
 "$DOMPROF" merge -o "$OUT/mu.data" "$H" vm1="$G1" vm1="$G2" 2>/dev/null; [ $? = 2 ] || fail "duplicate name: exit"
 "$DOMPROF" merge -o "$OUT/mu.data" "$H" host="$G1" 2>/dev/null; [ $? = 2 ] || fail "name 'host': exit"
 "$DOMPROF" merge -o "$OUT/mu.data" "$H" 2>/dev/null; [ $? = 2 ] || fail "no guest: exit"
