@@ -74,6 +74,9 @@ build/workloads/%: tests/workloads/%.cc
 	g++ $(WL_FLAGS) -o $@ $<
 workloads: $(WORKLOADS) $(EXTRA_WORKLOADS)
 
+# The objects of a fuzz target's sources (mk/fuzz.mk: each compiled once
+# for all targets); defined before mk/*.mk, whose rules use it.
+fz = $(patsubst %.c,build/fuzzobj/%.o,$(1))
 -include mk/*.mk
 
 unit: $(UNIT_BIN)
@@ -83,13 +86,13 @@ deps:
 
 # The build runs on every CPU (it was a third of `make test` serially).
 test: deps
-	@$(MAKE) --no-print-directory -j$$(nproc) build/domprof build/san/domprof unit workloads fixtures fuzz vm-guest static
+	@$(MAKE) --no-print-directory -j$$(nproc) build/domprof build/san/domprof unit $(UNIT_VG) workloads fixtures fuzz vm-guest static
 	@./tests/run.sh
 
 check-valgrind: $(UNIT_VG)
 	@# two at a time (each test is single-threaded under valgrind's lock)
 	@printf '%s\n' $(UNIT_VG) | xargs -P 2 -I{} sh -c \
-	  'valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite {} >/dev/null || { echo "valgrind: {} FAILED"; exit 1; }' \
+	  'UNIT_VALGRIND=1 valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite {} >/dev/null || { echo "valgrind: {} FAILED"; exit 1; }' \
 	  && echo "valgrind: all unit tests clean"
 
 install: build/domprof

@@ -32,9 +32,9 @@ build/workloads/threefuncs-nocfi: tests/workloads/threefuncs.c
 # session and the reader's sources, built with the fuzzer's sanitizers.
 UNWIND_FUZZ_SRC := $(wildcard src/symbols/*.c) $(wildcard src/format/*.c) $(wildcard src/util/*.c)
 fuzz: build/fuzz/fuzz-unwind
-build/fuzz/fuzz-unwind: tests/fuzz/fuzz-unwind.c $(UNWIND_FUZZ_SRC) $(wildcard src/symbols/*.h src/format/*.h src/util/*.h)
+build/fuzz/fuzz-unwind: tests/fuzz/fuzz-unwind.c $(call fz,$(UNWIND_FUZZ_SRC)) $(wildcard src/symbols/*.h src/format/*.h src/util/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-unwind.c $(UNWIND_FUZZ_SRC) \
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-unwind.c $(call fz,$(UNWIND_FUZZ_SRC)) \
 		-ldw -lelf -lzstd -liberty -lz -lpthread
 
 # The known call graph across a program and a shared library
@@ -58,7 +58,7 @@ EXTRA_WORKLOADS += build/workloads/libdwknown.so
 # libFuzzer target for the guest code table (tests/fuzz/fuzz-code.c,
 # src/symbols/code.c), the same sources as the unwinder's.
 fuzz: build/fuzz/fuzz-code
-build/fuzz/fuzz-code: tests/fuzz/fuzz-code.c $(UNWIND_FUZZ_SRC) $(wildcard src/symbols/*.h src/format/*.h src/util/*.h)
+build/fuzz/fuzz-code: tests/fuzz/fuzz-code.c $(call fz,$(UNWIND_FUZZ_SRC)) $(wildcard src/symbols/*.h src/format/*.h src/util/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-code.c $(UNWIND_FUZZ_SRC) \
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-code.c $(call fz,$(UNWIND_FUZZ_SRC)) \
 		-ldw -lelf -lzstd -liberty -lz -lpthread

@@ -5,7 +5,7 @@
 # instrumented): its crashes still show, its out-of-bounds reads may not.
 fuzz: build/fuzz/fuzz-guest
 GUEST_FUZZ_SRC := src/guest/layout.c src/guest/tasks.c src/guest/mem.c src/util/hmap.c src/util/xalloc.c
-build/fuzz/fuzz-guest: tests/fuzz/fuzz-guest.c $(GUEST_FUZZ_SRC) $(wildcard src/guest/*.h src/util/*.h)
+build/fuzz/fuzz-guest: tests/fuzz/fuzz-guest.c $(call fz,$(GUEST_FUZZ_SRC)) $(wildcard src/guest/*.h src/util/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags libbpf) -o $@ tests/fuzz/fuzz-guest.c $(GUEST_FUZZ_SRC) \
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags libbpf) -o $@ tests/fuzz/fuzz-guest.c $(call fz,$(GUEST_FUZZ_SRC)) \
 		$(shell pkg-config --libs libbpf) -lelf -lz

@@ -9,7 +9,7 @@ GDB_FUZZ_HDR := src/collect/gdb_rsp.h src/collect/kaslr.h src/symbols/kallsyms.h
 
 fuzz: build/fuzz/fuzz-gdb
 
-build/fuzz/fuzz-gdb: tests/fuzz/fuzz-gdb.c $(GDB_FUZZ_SRC) $(GDB_FUZZ_HDR)
+build/fuzz/fuzz-gdb: tests/fuzz/fuzz-gdb.c $(call fz,$(GDB_FUZZ_SRC)) $(GDB_FUZZ_HDR)
 	@mkdir -p $(dir $@)
 	clang -std=gnu11 -g -O1 -Isrc -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-		-o $@ tests/fuzz/fuzz-gdb.c $(GDB_FUZZ_SRC) -lelf
+		-o $@ tests/fuzz/fuzz-gdb.c $(call fz,$(GDB_FUZZ_SRC)) -lelf

@@ -10,7 +10,7 @@ KSYMS_FUZZ_HDR := src/guest/ksyms.h src/guest/mem.h src/guest/cache.h src/symbol
 
 fuzz: build/fuzz/fuzz-ksyms
 
-build/fuzz/fuzz-ksyms: tests/fuzz/fuzz-ksyms.c $(KSYMS_FUZZ_SRC) $(KSYMS_FUZZ_HDR)
+build/fuzz/fuzz-ksyms: tests/fuzz/fuzz-ksyms.c $(call fz,$(KSYMS_FUZZ_SRC)) $(KSYMS_FUZZ_HDR)
 	@mkdir -p $(dir $@)
 	clang -std=gnu11 -g -O1 -Isrc -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-		-o $@ tests/fuzz/fuzz-ksyms.c $(KSYMS_FUZZ_SRC)
+		-o $@ tests/fuzz/fuzz-ksyms.c $(call fz,$(KSYMS_FUZZ_SRC))

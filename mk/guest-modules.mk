@@ -7,6 +7,6 @@ GM_FUZZ_HDR := src/guest/modules.h src/guest/layout.h src/guest/mem.h src/util/l
 
 fuzz: build/fuzz/fuzz-guest-modules
 
-build/fuzz/fuzz-guest-modules: tests/fuzz/fuzz-guest-modules.c $(GM_FUZZ_SRC) $(GM_FUZZ_HDR)
+build/fuzz/fuzz-guest-modules: tests/fuzz/fuzz-guest-modules.c $(call fz,$(GM_FUZZ_SRC)) $(GM_FUZZ_HDR)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-guest-modules.c $(GM_FUZZ_SRC)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-guest-modules.c $(call fz,$(GM_FUZZ_SRC))

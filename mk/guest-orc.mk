@@ -7,6 +7,6 @@ ORC_FUZZ_HDR := src/guest/orc.h src/guest/layout.h src/guest/mem.h src/util/le.h
 
 fuzz: build/fuzz/fuzz-orc
 
-build/fuzz/fuzz-orc: tests/fuzz/fuzz-orc.c $(ORC_FUZZ_SRC) $(ORC_FUZZ_HDR)
+build/fuzz/fuzz-orc: tests/fuzz/fuzz-orc.c $(call fz,$(ORC_FUZZ_SRC)) $(ORC_FUZZ_HDR)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-orc.c $(ORC_FUZZ_SRC)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-orc.c $(call fz,$(ORC_FUZZ_SRC))

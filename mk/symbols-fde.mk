@@ -23,9 +23,9 @@ build/san/tests/test-symbols-fde build/obj/tests/test-symbols-fde: build/workloa
 
 FDE_FUZZ_SRC := src/symbols/fde.c src/symbols/elfopen.c src/util/file.c src/util/xalloc.c
 fuzz: build/fuzz/fuzz-fde
-build/fuzz/fuzz-fde: tests/fuzz/fuzz-fde.c $(FDE_FUZZ_SRC) src/symbols/internal.h src/util/file.h src/util/xalloc.h
+build/fuzz/fuzz-fde: tests/fuzz/fuzz-fde.c $(call fz,$(FDE_FUZZ_SRC)) src/symbols/internal.h src/util/file.h src/util/xalloc.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-fde.c $(FDE_FUZZ_SRC) -lelf -lz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-fde.c $(call fz,$(FDE_FUZZ_SRC)) -lelf -lz
 
 # an unsized exported function followed by a static one (stripped)
 build/fixtures/libunsized.so: tests/fixtures/fix_unsized.c

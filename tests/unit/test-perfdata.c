@@ -191,7 +191,11 @@ static void cuts_and_flips(const struct pg_opts *o, const char *what, unsigned b
 	struct summary full, s;
 	read_file(b, n, &full, NULL);
 	size_t unreported = 0;
-	for (size_t cut = 0; cut < n; cut++) {
+	/* Under valgrind (make check-valgrind sets UNIT_VALGRIND) every 5th
+	 * offset: it looks for memory errors, which the sanitized run (every
+	 * offset) looks for as well; 35 s of valgrind-unit's 91 otherwise. */
+	const size_t step = getenv("UNIT_VALGRIND") ? 5 : 1;
+	for (size_t cut = 0; cut < n; cut += step) {
 		int r = read_file(b, cut, &s, NULL);
 		CHECK(s.samples <= full.samples && s.guest_samples <= full.guest_samples);
 		if (r >= 0 && !s.damage)
@@ -211,7 +215,7 @@ static void cuts_and_flips(const struct pg_opts *o, const char *what, unsigned b
 	if (bound < n)
 		bound = n;
 	uint8_t *c = malloc(n);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i += step)
 		for (int bit = 0; bit < 8; bit++) {
 			if (!(bits >> bit & 1))
 				continue;
