@@ -75,19 +75,21 @@ python3 - "$OUT/ann.txt" "$la" "$lb" <<'PY' || fail "annotate's source lines"
 import re, sys
 t = open(sys.argv[1]).read().splitlines()
 rows = {}
-hot_line = cur = None
+hot_lines, cur = [], None
 for l in t:
     m = re.match(r'^\s+(?:([\d.]+)\s+(\d+))?\s+lines\.c:(\d+)  (.*)$', l)
     if m:
         cur = int(m.group(3))
         rows[cur] = (int(m.group(2) or 0), m.group(4))
     elif l.startswith('==>'):
-        hot_line = cur
+        hot_lines.append(cur)   # several when the hottest count is tied
 a, b = rows[int(sys.argv[2])], rows[int(sys.argv[3])]
 share = 100.0 * a[0] / (a[0] + b[0])
-print(f"annotate: LINE_A {a[0]}, LINE_B {b[0]} ({share:.1f}%), hottest under line {hot_line}")
+print(f"annotate: LINE_A {a[0]}, LINE_B {b[0]} ({share:.1f}%), hottest under line(s) {hot_lines}")
 assert 'LINE_A' in a[1] and 'LINE_B' in b[1], (a, b)
-assert abs(share - 75) <= 5 and hot_line in (int(sys.argv[2]), int(sys.argv[3]))
+# a tie (a fresh-clone run: 32 samples on an imul of LINE_A and on the
+# loop's subl, line 34) marks both: one of them is under the two lines
+assert abs(share - 75) <= 5 and any(h in (int(sys.argv[2]), int(sys.argv[3])) for h in hot_lines)
 PY
 "$DOMPROF" annotate -i "$D" two_lines --source-prefix /nonexistent >"$OUT/ann-nosrc.txt" || fail "annotate --source-prefix"
 grep -q '^# source /nonexistent/.* not found' "$OUT/ann-nosrc.txt" && ! grep -q 'LINE_A' "$OUT/ann-nosrc.txt" ||
