@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The agent protocol's frame reader and payload decoders (what the host
 # and the agent accept from each other) under libFuzzer for a short time
-# (FUZZ_SECONDS, default 10) on seeds made here: plain and zstd frames of
+# (FUZZ_SECONDS, default 4) on seeds made here: plain and zstd frames of
 # every message (HELLO_OK with features, START with a DWARF stack size),
 # a record batch, garbage before a magic, a zstd bomb. Any
 # crash or sanitizer report fails the test.
@@ -39,6 +39,6 @@ seeds = {"hello": b"\x08" + hello, "session": b"\x0f" + ok + start + batch + sym
 for k, v in seeds.items():
     open("%s/%s" % (d, k), "wb").write(v)
 PY
-build/fuzz/fuzz-agent -max_total_time="${FUZZ_SECONDS:-6}" -max_len=60000 -timeout=10 \
+build/fuzz/fuzz-agent -max_total_time="${FUZZ_SECONDS:-4}" -max_len=60000 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5
 echo ok

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The guest code table annotate reads (SYMTAB kind 7, src/symbols/code.c)
-# under libFuzzer (tests/fuzz/fuzz-code.c) for FUZZ_SECONDS (default 6).
+# under libFuzzer (tests/fuzz/fuzz-code.c) for FUZZ_SECONDS (default 4).
 # Known answer first: a table of two pages, 0xaa at do_work's page,
 # returns 256 bytes starting 0xaa for do_work's first 256; control that
 # must fail: the same table with another magic returns nothing. Seeds:
@@ -30,6 +30,6 @@ FUZZ_CODE_VERBOSE=1 build/fuzz/fuzz-code "$OUT/known" >"$OUT/known.log" 2>&1 || 
 grep -q '^fuzz-code: 256 bytes, first aa$' "$OUT/known.log" || fail "known table: $(grep fuzz-code: "$OUT/known.log")"
 FUZZ_CODE_VERBOSE=1 build/fuzz/fuzz-code "$OUT/control" >"$OUT/control.log" 2>&1 || { cat "$OUT/control.log"; fail "control crashed"; }
 grep -q '^fuzz-code: -2 bytes' "$OUT/control.log" || fail "control: $(grep fuzz-code: "$OUT/control.log")"
-build/fuzz/fuzz-code -max_total_time="${FUZZ_SECONDS:-6}" -max_len=70000 -timeout=10 \
+build/fuzz/fuzz-code -max_total_time="${FUZZ_SECONDS:-4}" -max_len=70000 -timeout=10 \
 	-rss_limit_mb=1024 "$corpus" >"$OUT/fuzz.log" 2>&1 || { tail -40 "$OUT/fuzz.log"; fail "fuzzer found a bug"; }
 note "$(grep -E '^Done [0-9]+ runs' "$OUT/fuzz.log")"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The unwind-table reader (src/symbols/fde.c) under libFuzzer for a
-# short time (FUZZ_SECONDS, default 10). Seeds: whole ELF files
+# short time (FUZZ_SECONDS, default 4). Seeds: whole ELF files
 # (build/workloads/libfde.so, this machine's liblzma.so.5) and their raw
 # .eh_frame_hdr/.eh_frame sections in the fuzzer's section format
 # (tests/fuzz/fuzz-fde.c), with the header and without. Known answers
@@ -66,5 +66,5 @@ for s in "$OUT"/*.want; do
 	echo "  $name: $n ranges, first ${first:--} (want $wn, ${wfirst})"
 	[ "$n" = "$wn" ] && [ "${first:--}" = "$wfirst" ] || fail "$name: $n ranges from ${first:--}, want $wn from $wfirst"
 done
-build/fuzz/fuzz-fde -max_total_time="${FUZZ_SECONDS:-6}" -max_len=65536 -timeout=10 \
+build/fuzz/fuzz-fde -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5

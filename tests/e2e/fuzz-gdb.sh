@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The GDB remote-protocol parsers under libFuzzer for a short time
-# (FUZZ_SECONDS, default 20) on a seed corpus built here from real QEMU
+# (FUZZ_SECONDS, default 8) on a seed corpus built here from real QEMU
 # replies (tests/fixtures/gdb/) and hand-made packets; any crash or
 # sanitizer report fails the test.
 source "$(dirname "$0")/../lib/common.bash"
@@ -20,5 +20,5 @@ printf '\000$E14#aa$W00#b7$O414243#00' > "$corpus/errors"
 { printf '\001'; cat tests/fixtures/gdb/i386-64bit.xml; } > "$corpus/i386-64bit"
 # mode 2: symbol text
 printf '\002ffffffff81000000 T _text\nffffffff81e00000 T _etext\nffffffffc0001000 t f\t[mod]\nffffffff83400000 B _end\n' > "$corpus/sysmap"
-build/fuzz/fuzz-gdb -max_total_time="${FUZZ_SECONDS:-12}" -max_len=16384 -timeout=10 \
+build/fuzz/fuzz-gdb -max_total_time="${FUZZ_SECONDS:-8}" -max_len=16384 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # guest_modules_read (the guest's modules list and symbol tables, read
 # from guest memory) under libFuzzer for a short time (FUZZ_SECONDS,
-# default 10) on seeds made here: Debian 6.1's struct module layout with
+# default 4) on seeds made here: Debian 6.1's struct module layout with
 # two modules in a fake memory image, the same with small read chunks,
 # with a list that loops and with the core text fields left out. Any crash,
 # sanitizer report or inconsistent result fails the test.
@@ -49,6 +49,6 @@ seeds = {"two": hdr() + image(), "chunk7": hdr(chunk=7) + image(), "loop": hdr()
 for k, v in seeds.items():
     open("%s/%s" % (d, k), "wb").write(v)
 PY
-build/fuzz/fuzz-guest-modules -max_total_time="${FUZZ_SECONDS:-6}" -max_len=8192 -timeout=10 \
+build/fuzz/fuzz-guest-modules -max_total_time="${FUZZ_SECONDS:-4}" -max_len=8192 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5
 echo ok

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The guest's BTF layouts and task-list walk (what a passive domain reads
 # from guest memory to name processes) under libFuzzer for a short time
-# (FUZZ_SECONDS, default 10) on seeds made here: a small BTF with
+# (FUZZ_SECONDS, default 4) on seeds made here: a small BTF with
 # task_struct's fields inside an anonymous union, and a fake guest
 # memory holding a three-task list. Any crash or sanitizer report fails
 # the test.
@@ -54,6 +54,6 @@ struct.pack_into("<Q", mem, 384 + 8, B + 0x1234000)
 struct.pack_into("<Q", mem, 0x31, B + 128)   # the per-CPU slot
 open(d + "/tasks", "wb").write(lay + bytes(mem))
 PY
-build/fuzz/fuzz-guest -max_total_time="${FUZZ_SECONDS:-6}" -max_len=65536 -timeout=10 \
+build/fuzz/fuzz-guest -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5
 echo ok

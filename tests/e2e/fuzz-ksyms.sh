@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The guest kallsyms decoder (src/guest/ksyms.c) under libFuzzer for a
-# short time (FUZZ_SECONDS, default 10) on fake guest memories made here:
+# short time (FUZZ_SECONDS, default 4) on fake guest memories made here:
 # synthetic kallsyms tables in each layout the decoder knows (offsets
 # before num_syms with seqs_of_names, as Debian's 6.1; names first with
 # offsets after the token index, as 6.12; absolute kallsyms_addresses;
@@ -117,5 +117,5 @@ for s in "$corpus"/*.want; do
 	   grep -q "^fuzz-ksyms: build id $want_id$" "$OUT/$name.log" || fail "$name: build id not found: $(grep 'build id' "$OUT/$name.log")" ;;
 	esac
 done
-build/fuzz/fuzz-ksyms -max_total_time="${FUZZ_SECONDS:-6}" -max_len=65536 -timeout=10 \
+build/fuzz/fuzz-ksyms -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The guest ORC tables and unwinder (src/guest/orc.c) under libFuzzer for
-# a short time (FUZZ_SECONDS, default 10) on fake guests made here: a
+# a short time (FUZZ_SECONDS, default 4) on fake guests made here: a
 # small table in the v3 layout (and the same in v1) with a stack holding
 # CALL frames to an end-of-stack entry, a syscall's user-mode pt_regs, an
 # sp that does not move, a deep recursion. Known answers first: each seed
@@ -80,5 +80,5 @@ for s in "$corpus"/*.want; do
 	esac
 	[ "$name" != lookup ] || grep -q 'fast lookup table' "$OUT/$name.log" || fail "lookup: the orc_lookup table was not used"
 done
-build/fuzz/fuzz-orc -max_total_time="${FUZZ_SECONDS:-6}" -max_len=65536 -timeout=10 \
+build/fuzz/fuzz-orc -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The perf.data reader (src/format/perfdata.c) under libFuzzer
-# (tests/fuzz/fuzz-perfdata.c) for FUZZ_SECONDS (default 6). Known answer
+# (tests/fuzz/fuzz-perfdata.c) for FUZZ_SECONDS (default 4). Known answer
 # first: the perf kvm file of `test-tool gen-perfdata guest` holds 12
 # samples, 4 of them in the guest; control that must fail: the same file
 # with its magic changed reads none. Seeds: that file in the file, pipe,
@@ -27,5 +27,5 @@ cp "$OUT/known" "$corpus/guest"
 if command -v perf >/dev/null && [ -x "$WL/threefuncs" ]; then
 	PERF_BUILDID_DIR="$OUT/bid" perf record -q -g -c 2000000 -o "$corpus/real" -- "$WL/threefuncs" 1 >/dev/null 2>&1 || rm -f "$corpus/real"
 fi
-build/fuzz/fuzz-perfdata -max_total_time="${FUZZ_SECONDS:-6}" -max_len=16384 \
+build/fuzz/fuzz-perfdata -max_total_time="${FUZZ_SECONDS:-4}" -max_len=16384 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5
