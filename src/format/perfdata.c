@@ -1349,8 +1349,14 @@ static int translate(struct pd_reader *p, const uint8_t *r, uint32_t len, struct
 		m->len = get64(r + 24);
 		m->pgoff = get64(r + 32);
 		m->time = tr.time;
-		if (two && (misc & PD_MMAP_BUILD_ID)) {
-			m->buildid_len = r[40] > 20 ? 20 : r[40];
+		/* A size above 20 is no build-id: the kernel (5.12 to at least
+		 * 6.18, perf_event_mmap_output) sets the flag on the record it
+		 * shares between events for the first one that asked for
+		 * build-ids and leaves it set for the events after it, so a
+		 * perf recording made while another tool asked carries the flag
+		 * over its device and inode fields (perf 6.1 aborts on them). */
+		if (two && (misc & PD_MMAP_BUILD_ID) && r[40] <= 20) {
+			m->buildid_len = r[40];
 			memcpy(m->buildid, r + 44, m->buildid_len);
 		}
 		m->path = rec_str(p, r, len, at, tr.size);

@@ -31,8 +31,14 @@ static struct sym_image *image_elf_key(struct sym_session *s, struct sym_domain 
 {
 	char key[4300];
 	int o = snprintf(key, sizeof(key), "%" PRIu32 "|%.4000s|", d->id, path);
-	for (unsigned i = 0; i < bidlen && i < 20; i++)
-		o += snprintf(key + o, sizeof(key) - o, "%02x", bid[i]);
+	static const char hex[] = "0123456789abcdef";   /* per mapping: no snprintf per byte */
+	if (o < 0 || o > 4100)
+		o = 4100;
+	for (unsigned i = 0; i < bidlen && i < 20; i++) {
+		key[o++] = hex[bid[i] >> 4];
+		key[o++] = hex[bid[i] & 15];
+	}
+	key[o] = 0;
 	if (ident && ident->has_ident)
 		snprintf(key + o, sizeof(key) - o, "|%" PRIx64 ":%" PRIx64 ":%" PRIx64 ":%" PRIx64,
 			 ident->dev, ident->ino, ident->size, ident->mtime_ns);

@@ -7,8 +7,14 @@
  * search the symbol loader uses). One libdw handle per image, opened on
  * the first lookup and kept until the session ends; a lookup is one CU
  * search (.debug_aranges, or a bounded walk over the CUs) and one line
- * table search. Inlined code: the scopes at the address say which
- * inlined function the code belongs to and where it was inlined.
+ * table search. Inlined code: the deepest inlined instance whose ranges
+ * hold the address says which inlined function the code belongs to and
+ * where it was inlined. That is what dwarf_getscopes answers, but it
+ * walks the CU's DIE tree from its root for every address, which made
+ * `report -s srcline` of a 200k-sample recording of domprof itself
+ * (~20k distinct addresses, large CUs) spend 1.8 s in libdw; each CU's
+ * tree is walked once instead, into a sorted table of address segments
+ * and the inlined instance each is in (struct cu_inl).
  *
  * The DWARF is hostile input: libdw bounds its own reads; here every walk
  * (CUs, scopes) has a count bound, and names are copied into the
@@ -27,9 +33,30 @@
 #include "symbols/internal.h"
 #include "symbols/symbols.h"
 #include "util/file.h"
+#include "util/hmap.h"
+#include "util/xalloc.h"
 
 #define LINES_MAX_CUS 200000   /* CUs walked when .debug_aranges misses */
-#define LINES_MAX_SCOPES 64
+#define LINES_MAX_SCOPES 64    /* DIE nesting followed in a CU */
+#define INL_MAX_DIES (4u << 20)    /* DIEs visited per CU */
+#define INL_MAX_RANGES (1u << 20)  /* pc ranges kept per CU */
+#define INL_MAX_DIE_RANGES 4096    /* pc ranges read per DIE */
+#define INL_NONE UINT32_MAX
+
+/* One CU's inlined code: disjoint segments sorted by address, each with
+ * the deepest inlined instance (a DIE offset) holding it. Addresses in
+ * no segment are in no inlined code, or in a subprogram nested deeper
+ * than the last inlined instance around them. */
+struct inl_seg {
+	uint64_t lo, hi;
+	uint32_t die;            /* index into dies */
+};
+struct cu_inl {
+	struct inl_seg *seg;
+	size_t nseg;
+	Dwarf_Off *dies;
+	size_t ndies;
+};
 
 struct img_lines {
 	Elf *elf;
@@ -37,6 +64,15 @@ struct img_lines {
 	int fd;
 	bool aranges_ok;
 	uint64_t shift;          /* a kernel's: recorded address - file address */
+	struct hmap cus;         /* CU DIE offset + 1 -> struct cu_inl * */
+	struct cu_rng *rng;      /* every CU's pc ranges, sorted; built on */
+	size_t nrng;             /* the first miss in .debug_aranges */
+	bool rng_done;
+};
+
+struct cu_rng {
+	uint64_t lo, hi;
+	Dwarf_Off die;
 };
 
 static bool has_debug_line(Elf *e)
@@ -92,6 +128,16 @@ void lines_free(void *p)
 	struct img_lines *L = p;
 	if (!L)
 		return;
+	for (size_t i = 0; i < L->cus.cap; i++) {
+		struct cu_inl *ci = L->cus.v[i].val;
+		if (ci) {
+			free(ci->seg);
+			free(ci->dies);
+			free(ci);
+		}
+	}
+	hmap_release(&L->cus);
+	free(L->rng);
 	dwarf_end(L->dw);
 	elf_end(L->elf);
 	if (L->fd >= 0)
@@ -171,19 +217,58 @@ static struct img_lines *kernel_lines(struct sym_session *s, struct sym_image *i
 	return L;
 }
 
-static bool cu_of(struct img_lines *L, Dwarf_Addr a, Dwarf_Die *cu)
+static int rng_cmp(const void *a, const void *b)
 {
-	if (L->aranges_ok && dwarf_addrdie(L->dw, a, cu))
-		return true;
-	/* no .debug_aranges entry (clang, some LTO): walk the CUs, bounded */
+	const struct cu_rng *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Every CU's ranges, read once (bounded in CUs and ranges): addresses
+ * .debug_aranges does not cover (clang, some LTO, PLT and start-up code
+ * that no CU holds) used to cost a walk over all CUs each. */
+static void build_cu_ranges(struct img_lines *L)
+{
+	L->rng_done = true;
+	size_t cap = 0;
 	Dwarf_Off off = 0, next;
 	size_t hsize;
 	for (unsigned n = 0; n < LINES_MAX_CUS && dwarf_nextcu(L->dw, off, &next, &hsize, NULL, NULL, NULL) == 0;
 	     n++, off = next) {
-		if (dwarf_offdie(L->dw, off + hsize, cu) && dwarf_haspc(cu, a) == 1)
-			return true;
+		Dwarf_Die cu;
+		if (!dwarf_offdie(L->dw, off + hsize, &cu))
+			continue;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t o = 0;
+		for (unsigned k = 0; k < INL_MAX_DIE_RANGES && L->nrng < INL_MAX_RANGES &&
+				     (o = dwarf_ranges(&cu, o, &base, &lo, &hi)) > 0; k++) {
+			if (lo >= hi)
+				continue;
+			if (L->nrng == cap) {
+				cap = cap ? 2 * cap : 64;
+				L->rng = xrealloc(L->rng, cap * sizeof(*L->rng));
+			}
+			L->rng[L->nrng++] = (struct cu_rng){ lo, hi, off + hsize };
+		}
 	}
-	return false;
+	if (L->nrng)
+		qsort(L->rng, L->nrng, sizeof(*L->rng), rng_cmp);
+}
+
+static bool cu_of(struct img_lines *L, Dwarf_Addr a, Dwarf_Die *cu)
+{
+	if (L->aranges_ok && dwarf_addrdie(L->dw, a, cu))
+		return true;
+	if (!L->rng_done)
+		build_cu_ranges(L);
+	size_t lo = 0, hi = L->nrng;   /* the last range starting at or below a */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (L->rng[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && a < L->rng[lo - 1].hi && dwarf_offdie(L->dw, L->rng[lo - 1].die, cu);
 }
 
 static const char *base(const char *p)
@@ -199,6 +284,180 @@ static const char *die_name(Dwarf_Die *d)
 	if (dwarf_attr_integrate(d, DW_AT_name, &at))
 		n = dwarf_formstring(&at);
 	return n;
+}
+
+/* DIEs that may hold nested scopes, as dwarf_getscopes descends them */
+static bool scope_tag(int tag)
+{
+	switch (tag) {
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_lexical_block:
+	case DW_TAG_entry_point:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_with_stmt:
+		return true;
+	default:
+		return false;
+	}
+}
+
+struct inl_range {
+	uint64_t lo, hi;
+	uint32_t die;            /* index into dies, or INL_NONE: a subprogram */
+	uint32_t depth;
+};
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct inl_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The segments from the ranges: sweep the range boundaries in order,
+ * keeping the range open at each depth; a segment belongs to the
+ * deepest open one. Well-formed DWARF nests ranges, so one open range
+ * per depth is enough; a file where siblings overlap gets some answer,
+ * bounded, never a crash. */
+static void build_segments(struct cu_inl *ci, struct inl_range *r, size_t nr)
+{
+	if (!nr)
+		return;
+	qsort(r, nr, sizeof(*r), range_cmp);
+	uint64_t *b = xmalloc(2 * nr * sizeof(*b));
+	for (size_t i = 0; i < nr; i++) {
+		b[2 * i] = r[i].lo;
+		b[2 * i + 1] = r[i].hi;
+	}
+	qsort(b, 2 * nr, sizeof(*b), u64_cmp);
+	size_t nb = 0;
+	for (size_t i = 0; i < 2 * nr; i++)
+		if (!nb || b[i] != b[nb - 1])
+			b[nb++] = b[i];
+	uint64_t open_hi[LINES_MAX_SCOPES] = { 0 };
+	uint32_t open_die[LINES_MAX_SCOPES];
+	unsigned top = 0;        /* depths < top may be open */
+	size_t p = 0, cap = 0;
+	for (size_t i = 0; i + 1 < nb; i++) {
+		uint64_t x = b[i];
+		for (; p < nr && r[p].lo <= x; p++) {
+			if (r[p].hi > x) {
+				open_hi[r[p].depth] = r[p].hi;
+				open_die[r[p].depth] = r[p].die;
+				if (r[p].depth >= top)
+					top = r[p].depth + 1;
+			}
+		}
+		while (top && open_hi[top - 1] <= x)
+			top--;
+		int d = (int)top - 1;
+		while (d >= 0 && open_hi[d] <= x)
+			d--;
+		if (d < 0 || open_die[d] == INL_NONE)
+			continue;
+		struct inl_seg *last = ci->nseg ? &ci->seg[ci->nseg - 1] : NULL;
+		if (last && last->hi == x && last->die == open_die[d]) {
+			last->hi = b[i + 1];
+			continue;
+		}
+		if (ci->nseg == cap) {
+			cap = cap ? 2 * cap : 64;
+			ci->seg = xrealloc(ci->seg, cap * sizeof(*ci->seg));
+		}
+		ci->seg[ci->nseg++] = (struct inl_seg){ x, b[i + 1], open_die[d] };
+	}
+	free(b);
+}
+
+/* Walks the CU's tree of scopes once (bounded in DIEs, depth and
+ * ranges), as dwarf_getscopes would for every address: only into DIEs
+ * that can hold scopes and have a pc range. */
+static void build_cu_inl(struct cu_inl *ci, Dwarf_Die *cu)
+{
+	Dwarf_Die st[LINES_MAX_SCOPES];
+	struct inl_range *r = NULL;
+	size_t nr = 0, rcap = 0, dcap = 0;
+	if (dwarf_child(cu, &st[0]) != 0)
+		return;
+	int depth = 0;
+	for (unsigned visits = 0; visits < INL_MAX_DIES; visits++) {
+		Dwarf_Die *d = &st[depth];
+		int tag = dwarf_tag(d);
+		bool has = false;
+		if (scope_tag(tag)) {
+			bool keep = tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
+			uint32_t idx = tag == DW_TAG_inlined_subroutine ? (uint32_t)ci->ndies : INL_NONE;
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+			for (unsigned k = 0; k < INL_MAX_DIE_RANGES && (off = dwarf_ranges(d, off, &base, &lo, &hi)) > 0; k++) {
+				if (lo >= hi)
+					continue;
+				has = true;
+				if (!keep || nr >= INL_MAX_RANGES)
+					continue;
+				if (nr == rcap) {
+					rcap = rcap ? 2 * rcap : 64;
+					r = xrealloc(r, rcap * sizeof(*r));
+				}
+				r[nr++] = (struct inl_range){ lo, hi, idx, (uint32_t)depth };
+			}
+			if (has && idx != INL_NONE) {
+				if (ci->ndies == dcap) {
+					dcap = dcap ? 2 * dcap : 32;
+					ci->dies = xrealloc(ci->dies, dcap * sizeof(*ci->dies));
+				}
+				ci->dies[ci->ndies++] = dwarf_dieoffset(d);
+			}
+		}
+		if (has && depth + 1 < LINES_MAX_SCOPES && dwarf_child(d, &st[depth + 1]) == 0) {
+			depth++;
+			continue;
+		}
+		Dwarf_Die sib;
+		while (depth >= 0 && dwarf_siblingof(&st[depth], &sib) != 0)
+			depth--;
+		if (depth < 0)
+			break;
+		st[depth] = sib;
+	}
+	build_segments(ci, r, nr);
+	free(r);
+}
+
+static struct cu_inl *cu_inlines(struct img_lines *L, Dwarf_Die *cu)
+{
+	uint64_t key = dwarf_dieoffset(cu) + 1;
+	struct cu_inl *ci = u64map_get(&L->cus, key);
+	if (!ci) {
+		ci = xcalloc(1, sizeof(*ci));
+		build_cu_inl(ci, cu);
+		u64map_put(&L->cus, key, ci);
+	}
+	return ci;
+}
+
+/* The DIE offset of the inlined instance holding a, or false */
+static bool inl_find(const struct cu_inl *ci, uint64_t a, Dwarf_Off *die)
+{
+	size_t lo = 0, hi = ci->nseg;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ci->seg[mid].hi <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == ci->nseg || ci->seg[lo].lo > a)
+		return false;
+	*die = ci->dies[ci->seg[lo].die];
+	return true;
 }
 
 bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, struct sym_srcline *out)
@@ -233,43 +492,26 @@ bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, s
 	}
 	out->file = base(out->path);
 	out->line = (unsigned)line;
-	/* inlined code: the innermost inlined subroutine at a, and the call
-	 * site of the outermost one in the chain, the line of the function the
-	 * code was compiled into. (Past an inlined instance, dwarf_getscopes
-	 * continues through its abstract definition's scopes, not the
-	 * function it was inlined into: that one the caller names from the
-	 * symbol table.) */
-	Dwarf_Die *sc = NULL;
-	int ns = dwarf_getscopes(&cu, a, &sc);
-	if (ns > LINES_MAX_SCOPES)
-		ns = LINES_MAX_SCOPES;
-	int inner = -1, outer_inl = -1;
-	for (int i = 0; i < ns; i++) {
-		int tag = dwarf_tag(&sc[i]);
-		if (tag == DW_TAG_inlined_subroutine) {
-			if (inner < 0)
-				inner = i;
-			outer_inl = i;
-		} else if (tag == DW_TAG_subprogram) {
-			break;
-		}
-	}
-	if (inner >= 0) {
-		const char *n = die_name(&sc[inner]);
+	/* inlined code: the innermost inlined instance at a, and its call
+	 * site: a line of the function (or inlined instance) the code was
+	 * inlined into. The function around it the caller names from the
+	 * symbol table. */
+	Dwarf_Off inl_off;
+	Dwarf_Die inl;
+	if (inl_find(cu_inlines(L, &cu), a, &inl_off) && dwarf_offdie(L->dw, inl_off, &inl)) {
+		const char *n = die_name(&inl);
 		out->inlined = pool_strdup(&s->pool, n ? n : "?");
-		/* where the outermost inlined call sits in the real function */
 		Dwarf_Attribute at;
 		Dwarf_Word fidx = 0, cl = 0;
 		Dwarf_Files *files;
 		size_t nfiles;
-		if (dwarf_attr(&sc[outer_inl], DW_AT_call_line, &at) && dwarf_formudata(&at, &cl) == 0)
+		if (dwarf_attr(&inl, DW_AT_call_line, &at) && dwarf_formudata(&at, &cl) == 0)
 			out->call_line = (unsigned)cl;
-		if (dwarf_attr(&sc[outer_inl], DW_AT_call_file, &at) && dwarf_formudata(&at, &fidx) == 0 &&
+		if (dwarf_attr(&inl, DW_AT_call_file, &at) && dwarf_formudata(&at, &fidx) == 0 &&
 		    dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 && fidx < nfiles) {
 			const char *cf = dwarf_filesrc(files, fidx, NULL, NULL);
 			out->call_file = cf ? pool_strdup(&s->pool, base(cf)) : NULL;
 		}
 	}
-	free(sc);
 	return true;
 }

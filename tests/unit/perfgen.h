@@ -72,6 +72,8 @@ struct pg_opts {
 	int compress;       /* data records in PERF_RECORD_COMPRESSED (-z) */
 	int guest;          /* perf kvm: guest kernel samples of QEMU pid 4242 */
 	unsigned samples;   /* cpu-clock samples (default 6) */
+	int leaked_flag;    /* the exec MMAP2 has the build-id flag over device and
+			     * inode fields (major 254), as the kernel leaks it */
 };
 
 /* Known answers of pg_build, for the tests. */
@@ -177,6 +179,8 @@ static void pg_records(struct pg_buf *o, const struct pg_opts *op)
 	pg_u32(o, PG_PID); pg_u32(o, PG_PID);
 	pg_u64(o, 0x400000); pg_u64(o, 0x10000); pg_u64(o, 0);
 	uint8_t bid[24] = { 20, 0, 0, 0, 0xab, 0xcd, 0xef };
+	if (op->leaked_flag)
+		bid[0] = 254;   /* u32 major 254, minor 0xefcdab, inode ... */
 	pg_put(o, bid, 24);
 	pg_u32(o, 5); pg_u32(o, 2);    /* prot r-x, flags private */
 	pg_str(o, "/nonexistent/workload");

@@ -134,6 +134,23 @@ static void known_answers(const struct pg_opts *o, const char *what)
 	free(b);
 }
 
+/* An MMAP2 flagged as carrying a build-id whose size byte is a device
+ * number (the kernel's leaked flag, perfdata.c): no build-id, the map
+ * kept. Control: the same file with a real build-id has one. */
+static void leaked_buildid_flag(void)
+{
+	uint8_t *b;
+	struct summary s;
+	size_t n = pg_build(&(struct pg_opts){ .leaked_flag = 1 }, &b);
+	CHECK(read_file(b, n, &s, NULL) > 0);
+	CHECK(s.first_mmap_at >= 0 && s.mmap_bid_len == 0);
+	CHECK(s.mmaps == 3 && s.damage == 0);
+	free(b);
+	n = pg_build(&(struct pg_opts){ 0 }, &b);
+	CHECK(read_file(b, n, &s, NULL) > 0 && s.mmap_bid_len == 20);
+	free(b);
+}
+
 static void header_fields(void)
 {
 	struct pg_opts o = { 0 };
@@ -334,6 +351,7 @@ int main(void)
 	known_answers(&(struct pg_opts){ .compress = 1 }, "compressed");
 	known_answers(&(struct pg_opts){ .pipe = 1, .compress = 1 }, "pipe+compressed");
 	known_answers(&(struct pg_opts){ .guest = 1 }, "guest");
+	leaked_buildid_flag();
 	header_fields();
 	guests();
 	/* every bit of the file form; bits 0, 4 and 7 of every byte of the others */
