@@ -161,7 +161,7 @@ function legend() {
 }
 
 // ---- drawing ------------------------------------------------------------
-var zoomed = 0, matches = null, drawn = 0;
+var zoomed = 0, matches = null, drawn = 0, renderedW = 0;
 load(JSON.parse(document.getElementById('fgdata').textContent));
 function render() {
 	if (!N || !ALL) {
@@ -169,6 +169,7 @@ function render() {
 		return;
 	}
 	var W = fgEl.clientWidth || 1000;
+	renderedW = W;
 	var zx = x[zoomed], zw = total[zoomed], scale = W / zw;
 	var out = [], top = 0, items = [];
 	// ancestors of the zoomed frame: full width, dimmed
@@ -291,11 +292,17 @@ searchEl.addEventListener('keydown', function (e) {
 document.addEventListener('keydown', function (e) {
 	if (e.key === 'Escape') { zoom(0); }
 });
+// Drawn again when the graph's width changes: a window resize, and also
+// a scrollbar that appears once the page is taller than the window (no
+// resize event for that; the first drawing would stay wider than the box).
 var resizeTimer = 0;
-window.addEventListener('resize', function () {
+function resized() {
+	if (fgEl.clientWidth === renderedW) return;
 	clearTimeout(resizeTimer);
 	resizeTimer = setTimeout(render, 100);
-});
+}
+window.addEventListener('resize', resized);
+if (window.ResizeObserver) new ResizeObserver(resized).observe(fgEl);
 
 render();
 var stats = {

@@ -67,7 +67,8 @@ function parseTip(t) {
 		s = await fg.open(page, check);
 		const fgW = await s.evaluate(`document.getElementById('fg').getBoundingClientRect().width`);
 		const root = await s.box('#fg .f[data-id="0"]');
-		check(!!root && root.text === 'all' && Math.abs(root.width - fgW) < 2, 'root frame "all" spans the width');
+		check(!!root && root.text === 'all' && Math.abs(root.width - fgW) < 2,
+			`root frame "all" spans the width (${root ? `"${root.text}" ${root.width.toFixed(1)}` : 'none'} of ${fgW.toFixed(1)} px)`);
 		const legend = await s.evaluate(`document.getElementById('legend').textContent`);
 		check(/hotter/.test(legend) && /colder/.test(legend) && /unchanged/.test(legend) && /only in A/.test(legend) &&
 			/stripe: /.test(legend), 'legend names the colours: ' + legend.slice(0, 160));

@@ -28,6 +28,14 @@ async function open(file, check) {
 	page.watchdog = watchdog;
 	page.stats = await page.waitFor('window.fgStats && window.fgStats.paintedMs > 0 ? window.fgStats : null', 60000);
 	if (!page.stats) throw new Error('window.fgStats.paintedMs not set 60 s after load (page script did not run?)');
+	// A scrollbar that appears after the first drawing narrows the graph;
+	// the page draws again (ResizeObserver, 100 ms later). Give it 3 s to
+	// settle: the width checks then judge the settled page, and a page
+	// that never redraws still fails them.
+	await page.waitFor(`(function () {
+		var f = document.getElementById('fg'), r = document.querySelector('#fg .f[data-id="0"]');
+		return !f || !r || Math.abs(r.getBoundingClientRect().width - f.getBoundingClientRect().width) < 2;
+	})()`, 3000);
 	return page;
 }
 
