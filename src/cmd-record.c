@@ -96,6 +96,10 @@ const char usage_record[] =
 	"                      (100M, 1G; B, K, M, G; at least 1M)\n"
 	"  --switch-max-files N\n"
 	"                      with --switch-output, keep only the newest N files\n"
+	"  --no-buildid-mmap   read build-ids from the mapped files instead of asking the\n"
+	"                      kernel for them; use it when perf records at the same time\n"
+	"                      (since Linux 5.12 the kernel then marks perf's mappings as\n"
+	"                      carrying build-ids, and perf's report aborts on them)\n"
 	"\n"
 	"Ctrl-C, SIGTERM, SIGHUP or SIGPIPE stops recording and finishes the file (a\n"
 	"command still running gets SIGTERM). At the end one line reports samples\n"
@@ -127,7 +131,7 @@ static void on_chld(int sig)
 struct rec {
 	/* options */
 	const char *output;
-	bool force, all, callchain, allow_remote;
+	bool force, all, callchain, allow_remote, no_buildid_mmap;
 	uint32_t ustack_size;   /* --call-graph dwarf[,SIZE]; 0: frame pointers only */
 	const char *pidlist, *cpulist;
 	double duration;
@@ -362,7 +366,7 @@ static int check_domain_name(const struct rec *r, const char *spec)
 
 static int parse_args(struct rec *r, int argc, char **argv)
 {
-	enum { OPT_DOMAIN = 256, OPT_ALLOW_REMOTE, OPT_CALL_GRAPH, OPT_SWITCH, OPT_MAX_FILES };
+	enum { OPT_DOMAIN = 256, OPT_ALLOW_REMOTE, OPT_CALL_GRAPH, OPT_SWITCH, OPT_MAX_FILES, OPT_NO_BUILDID };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
@@ -379,6 +383,7 @@ static int parse_args(struct rec *r, int argc, char **argv)
 		{ "allow-remote-stub", no_argument, NULL, OPT_ALLOW_REMOTE },
 		{ "switch-output", optional_argument, NULL, OPT_SWITCH },
 		{ "switch-max-files", required_argument, NULL, OPT_MAX_FILES },
+		{ "no-buildid-mmap", no_argument, NULL, OPT_NO_BUILDID },
 		{ NULL, 0, NULL, 0 },
 	};
 	size_t dcap = 0;
@@ -402,6 +407,9 @@ static int parse_args(struct rec *r, int argc, char **argv)
 		case OPT_SWITCH:
 			if ((ret = parse_switch(r, optarg)))
 				return ret;
+			break;
+		case OPT_NO_BUILDID:
+			r->no_buildid_mmap = true;
 			break;
 		case OPT_MAX_FILES: {
 			uint64_t v;
@@ -632,7 +640,7 @@ static void fill_config(const struct rec *r, struct recorder_config *c)
 {
 	*c = (struct recorder_config){
 		.output = r->output, .force = r->force, .all = r->all, .callchain = r->callchain,
-		.ustack_size = r->ustack_size, .allow_remote = r->allow_remote, .ev = r->ev, .nev = r->nev, .hz = r->hz,
+		.ustack_size = r->ustack_size, .no_buildid_mmap = r->no_buildid_mmap, .allow_remote = r->allow_remote, .ev = r->ev, .nev = r->nev, .hz = r->hz,
 		.period = r->period, .ring_pages = r->ring_pages, .cpus = r->cpus, .ncpus = r->ncpus,
 		.pids = r->pids, .npids = r->npids, .domains = r->domains, .ndomains = r->ndomains,
 		.cmd = r->cmd, .duration = r->duration, .stop_flag = &g_stop_sig,

@@ -188,7 +188,7 @@ struct perf_source *perf_source_open(const struct perf_source_opts *o,
 		ps->lay = (struct perf_sample_layout){ PERF_UREGS_MASK_X86_64, true };
 	long pgsz = sysconf(_SC_PAGESIZE);
 	size_t data_bytes = o->ring_pages * (size_t)pgsz;
-	bool buildid = true;
+	bool buildid = !o->no_buildid;
 	ps->mmap_bytes = data_bytes + (size_t)pgsz;
 	ps->rings = xcalloc(o->ncpus, sizeof(*ps->rings));
 

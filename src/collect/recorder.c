@@ -151,7 +151,7 @@ int recorder_open_host(struct recorder *r, struct perf_source_error *pe)
 		.cpus = c->cpus, .ncpus = c->ncpus,
 		.pids = r->child ? &target : c->pids, .npids = r->child ? 1 : c->npids,
 		.all_threads = !r->child, .enable_on_exec = r->child > 0,
-		.ring_pages = c->ring_pages,
+		.ring_pages = c->ring_pages, .no_buildid = c->no_buildid_mmap,
 	};
 	r->ps = perf_source_open(&po, pe);
 	if (r->ps)

@@ -43,6 +43,7 @@ struct recorder_config {
 	bool all;                      /* -a */
 	bool callchain;                /* -g, --call-graph fp|dwarf */
 	uint32_t ustack_size;          /* --call-graph dwarf,SIZE: user stack bytes; 0: fp */
+	bool no_buildid_mmap;          /* --no-buildid-mmap (perf_source_opts.no_buildid) */
 	bool allow_remote;             /* --allow-remote-stub */
 	const struct ev_spec *ev;      /* nev >= 1 when the host is sampled */
 	size_t nev;
