@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/ksymidx.h"
 #include "util/file.h"
+#include "util/le.h"
 #include "util/xalloc.h"
 
 static bool is_vmlinux_name(const char *name)
@@ -160,6 +162,74 @@ static void parse_ksyms_blob(struct sym_session *s, struct sym_domain *d, struct
 	ktab_finish(d->kimg->kt, 4096);
 }
 
+/*
+ * The kernel symbol index (DP_SYMTAB_KSYMIDX): validated, its module
+ * symbols put in their modules' tables now (they are few, and module
+ * ranges follow them), the core kernel's left in the index, whose blocks
+ * lookups decode one at a time. Returns false when the index is refused
+ * (a one-line warning says why), true when the domain's core table is
+ * made.
+ */
+static bool load_ksymidx(struct sym_session *s, struct sym_domain *d, struct blob *b,
+			 struct kctx *kc)
+{
+	/* a plain index expands by its blocks' raw sizes: charged as that */
+	uint64_t expand = 0;
+	if (!b->z && b->data && b->size >= DP_KSYMIDX_HEAD && !memcmp(b->data, DP_KSYMIDX_MAGIC, 8))
+		expand = get64(b->data + 24);
+	if (b->z ? !blob_admit(s, d, b) : !blob_admit_n(s, d, b, expand))
+		return false;
+	const uint8_t *data = blob_data(s, d, b);
+	struct dp_ksymidx *ix;
+	char why[160];
+	if (!data || dp_ksymidx_open(data, b->size, &ix, why, sizeof(why)) < 0) {
+		sym_warn(s, "domain %s: embedded kernel symbol index refused (%s): kernel samples are [unknown]",
+			 d->name, data ? why : "empty");
+		return false;
+	}
+	/* modules in the order of the index's module table (the order the
+	 * text names them first), as the text table makes them */
+	size_t nm = dp_ksymidx_nmods(ix);
+	struct sym_table **mt = xcalloc(nm + 1, sizeof(*mt));
+	bool *has = xcalloc(nm + 1, sizeof(*has));
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < dp_ksymidx_nblocks(ix); i++) {
+			if (!(dp_ksymidx_index(ix, i)->flags & DP_KSYMIDX_F_MODULES))
+				continue;
+			const struct dp_ksymblk *k = dp_ksymidx_block(ix, i, why, sizeof(why));
+			if (!k) {
+				if (!pass)
+					sym_warn(s, "domain %s: embedded kernel symbol index damaged (%s): "
+						 "some kernel samples are [unknown]", d->name, why);
+				continue;
+			}
+			for (uint32_t e = 0; e < k->n; e++) {
+				char t = k->type[e];
+				uint16_t m = k->mod[e];
+				if (!m || !k->addr[e] || (t != 't' && t != 'T' && t != 'w' && t != 'W'))
+					continue;
+				if (!pass) {
+					has[m] = true;
+					continue;
+				}
+				unsigned prio = t == 'T' ? 3 : t == 'W' || t == 'w' ? 2 : 1;
+				symtab_add(mt[m], k->addr[e] + d->kaslr, 0, 0, k->names + k->name[e],
+					   k->namelen[e], prio);
+			}
+		}
+		for (size_t m = 1; !pass && m <= nm; m++)
+			if (has[m]) {
+				size_t len;
+				const char *name = dp_ksymidx_mod(ix, m - 1, &len);
+				mt[m] = kmod_table(kc, name, len);
+			}
+	}
+	free(mt);
+	free(has);
+	d->kimg->kt = ktab_new_index(ix, d->kaslr, 4096, s, d->name);
+	return true;
+}
+
 /* perf's build-id cache copy of the kernel's kallsyms, taken when it
  * recorded: $PERF_BUILDID_DIR (else ~/.debug)/[kernel.kallsyms]/BUILDID/
  * kallsyms, for the host kernel whose build-id the recording names. NULL
@@ -191,9 +261,16 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	d->kimg = sym_image_new(s, d, IMG_ABS, kname, kname);
 	struct kctx kc = { s, d };
 	struct ksym_sink sink = { .kernel = &d->kimg->tab, .ctx = &kc, .module = kmod_table };
+	/* DOMPROF_IGNORE_KSYMIDX=1: as a reader that knows no kind 8 (for the
+	 * tests comparing it with the text table written beside it) */
+	const char *ign = getenv("DOMPROF_IGNORE_KSYMIDX");
+	struct blob *xi = ign && *ign == '1' ? NULL : find_blob(d, DP_SYMTAB_KSYMIDX, NULL);
 	struct blob *ks = find_blob(d, DP_SYMTAB_KALLSYMS, NULL);
 	if (!ks)
 		ks = find_blob(d, DP_SYMTAB_KALLSYMS_DELTA, NULL);
+	bool xi_done = xi && load_ksymidx(s, d, xi, &kc);
+	if (xi_done || (xi && !ks))
+		ks = NULL;    /* a refused index is not replaced by this machine's kallsyms */
 	struct blob *sm = find_blob(d, DP_SYMTAB_SYSMAP, NULL);
 	struct blob *vm = NULL;
 	for (size_t i = 0; i < d->nblobs && !vm; i++)
@@ -204,6 +281,8 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	 * samples wrongly), its kernel samples are [unknown] */
 	if (ks && !blob_admit(s, d, ks))
 		ks = NULL;
+	if (xi)
+		vm = sm = NULL;
 	if (!ks && vm && !blob_admit(s, d, vm))
 		vm = NULL;
 	if (!ks && !vm && sm && !blob_admit(s, d, sm))
@@ -211,7 +290,11 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	const char *what = "kallsyms";
 	char *kcache, kpath[4200];
 	size_t kclen;
-	if (ks) {
+	if (xi_done) {
+		/* the core kernel's table is the index's */
+	} else if (xi && !ks) {
+		/* refused, said by load_ksymidx */
+	} else if (ks) {
 		/* The recorder stores offset 0 for a kallsyms of the same boot
 		 * (already relocated) and a real offset only for a copy from
 		 * another (nokaslr) boot, found by kaslr=auto or given. */

@@ -1,0 +1,533 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The kernel symbol index (ksymidx.h; docs/file-format.md, SYMTAB kind 8):
+ * its writer, the validation of its index, and the decoding of one block.
+ *
+ * Layout (little-endian): a 40-byte header, the module name table padded
+ * to 8, nblocks index entries of 48 bytes, then the blocks' zstd frames
+ * back to back. A block's raw bytes are columns: count ULEB128 address
+ * deltas (the first from the block's first_addr, so 0), count type
+ * bytes, count ULEB128 module numbers, count NUL-terminated names.
+ * Columns compress better than lines: the deltas and types repeat.
+ */
+#include "format/ksymidx.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "util/le.h"
+#include "util/xalloc.h"
+
+struct dec {
+	struct dp_ksymblk b;
+	uint8_t *raw;
+	bool bad;
+};
+
+struct dp_ksymidx {
+	const uint8_t *data;        /* the block area */
+	size_t nblocks, nsyms, nmods;
+	uint64_t total_raw, decoded;
+	struct dp_ksymidx_block *blk;
+	const uint8_t **modname;    /* into the payload */
+	uint8_t *modlen;
+	struct dec **dec;           /* decoded blocks, NULL until asked */
+	ZSTD_DCtx *dctx;
+};
+
+static void say(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *why, size_t len, const char *fmt, ...)
+{
+	if (!why || !len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- writing ---- */
+
+static uint8_t *put_uleb(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static bool storable(const struct dp_ksym *e, size_t nmods)
+{
+	return e->namelen && e->namelen <= DP_KSYMIDX_NAME_MAX && e->mod <= nmods &&
+	       !memchr(e->name, 0, e->namelen);
+}
+
+int dp_ksymidx_encode(const struct dp_ksym *v, size_t n, const char *const *mods,
+		      const uint32_t *modlens, size_t nmods, int level, uint8_t **out,
+		      size_t *outlen, size_t *dropped)
+{
+	size_t drop = 0;
+	if (n > DP_KSYMIDX_SYMS_MAX || nmods > DP_KSYMIDX_MODS_MAX)
+		return -EINVAL;
+	for (size_t i = 1; i < n; i++)
+		if (v[i].addr < v[i - 1].addr)
+			return -EINVAL;
+	size_t modtab = 0;
+	for (size_t i = 0; i < nmods; i++) {
+		if (!modlens[i] || modlens[i] > DP_KSYMIDX_MOD_NAME_MAX || memchr(mods[i], 0, modlens[i]))
+			return -EINVAL;
+		modtab += 1 + modlens[i];
+	}
+	/* the blocks: [bstart[b], bstart[b+1]) of v, an address never split */
+	size_t *bstart = xmalloc((n / DP_KSYMIDX_BLOCK + 2) * sizeof(*bstart) * 2);
+	size_t nb = 0;
+	for (size_t i = 0; i < n;) {
+		bstart[nb++] = i;
+		size_t j = i + (n - i < DP_KSYMIDX_BLOCK ? n - i : DP_KSYMIDX_BLOCK);
+		while (j < n && j - i < DP_KSYMIDX_BLOCK_MAX && v[j].addr == v[j - 1].addr)
+			j++;
+		while (j < n && v[j].addr == v[j - 1].addr)
+			j++;    /* past BLOCK_MAX at one address: dropped below */
+		i = j;
+	}
+	bstart[nb] = n;
+	size_t head = DP_KSYMIDX_HEAD + ((modtab + 7) & ~(size_t)7) + nb * DP_KSYMIDX_ENTRY;
+	size_t cap = head + 64;
+	uint8_t *o = xcalloc(1, cap);
+	uint8_t *scratch = NULL;
+	size_t scap = 0;
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	if (!cc) {
+		free(o);
+		free(bstart);
+		return -ENOMEM;
+	}
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, level);
+	size_t data = 0, total = 0, nsyms = 0, nblk = 0;
+	for (size_t b = 0; b < nb; b++) {
+		size_t i0 = bstart[b], i1 = bstart[b + 1];
+		/* the entries kept: storable, at most BLOCK_MAX */
+		size_t need = 0, cnt = 0;
+		for (size_t i = i0; i < i1 && cnt < DP_KSYMIDX_BLOCK_MAX; i++)
+			if (storable(&v[i], nmods)) {
+				need += DP_KSYMIDX_ENTRY_RAW_MAX;
+				cnt++;
+			}
+		drop += (i1 - i0) - cnt;
+		if (!cnt)
+			continue;
+		if (need > scap) {
+			free(scratch);
+			scratch = xmalloc(need);
+			scap = need;
+		}
+		/* columns */
+		uint8_t *p = scratch;
+		uint64_t prev = 0, tf = 0, tl = 0;
+		uint32_t flags = 0;
+		bool first = true;
+		size_t k = 0;
+		for (size_t i = i0; i < i1 && k < cnt; i++) {
+			if (!storable(&v[i], nmods))
+				continue;
+			if (first)
+				prev = v[i].addr;
+			p = put_uleb(p, v[i].addr - prev);
+			prev = v[i].addr;
+			first = false;
+			if (dp_ksym_core_text(v[i].type, v[i].mod, v[i].addr)) {
+				if (!tf)
+					tf = v[i].addr;
+				tl = v[i].addr;
+			}
+			if (v[i].mod)
+				flags |= DP_KSYMIDX_F_MODULES;
+			k++;
+		}
+		uint64_t first_addr = 0;
+		k = 0;
+		for (size_t i = i0; i < i1 && k < cnt; i++)
+			if (storable(&v[i], nmods)) {
+				if (!k)
+					first_addr = v[i].addr;
+				*p++ = (uint8_t)v[i].type;
+				k++;
+			}
+		k = 0;
+		for (size_t i = i0; i < i1 && k < cnt; i++)
+			if (storable(&v[i], nmods)) {
+				p = put_uleb(p, v[i].mod);
+				k++;
+			}
+		k = 0;
+		for (size_t i = i0; i < i1 && k < cnt; i++)
+			if (storable(&v[i], nmods)) {
+				memcpy(p, v[i].name, v[i].namelen);
+				p += v[i].namelen;
+				*p++ = 0;
+				k++;
+			}
+		size_t raw = (size_t)(p - scratch);
+		size_t bound = ZSTD_compressBound(raw);
+		if (head + data + bound > cap) {
+			size_t nc = (head + data + bound) * 2;
+			o = xrealloc(o, nc);
+			cap = nc;
+		}
+		size_t z = ZSTD_compress2(cc, o + head + data, bound, scratch, raw);
+		if (ZSTD_isError(z) || z > UINT32_MAX || data + z > UINT32_MAX) {
+			ZSTD_freeCCtx(cc);
+			free(scratch);
+			free(bstart);
+			free(o);
+			return -ENOMEM;
+		}
+		uint8_t *e = o + DP_KSYMIDX_HEAD + ((modtab + 7) & ~(size_t)7) + nblk * DP_KSYMIDX_ENTRY;
+		memset(e, 0, DP_KSYMIDX_ENTRY);
+		put64(e, first_addr);
+		put64(e + 8, tf);
+		put64(e + 16, tl);
+		put32(e + 24, (uint32_t)data);
+		put32(e + 28, (uint32_t)z);
+		put32(e + 32, (uint32_t)raw);
+		put32(e + 36, (uint32_t)cnt);
+		put32(e + 40, flags);
+		data += z;
+		total += raw;
+		nsyms += cnt;
+		nblk++;
+	}
+	ZSTD_freeCCtx(cc);
+	free(scratch);
+	free(bstart);
+	/* fewer blocks than planned (all of one dropped): close the gap
+	 * between the index and the data */
+	size_t realhead = DP_KSYMIDX_HEAD + ((modtab + 7) & ~(size_t)7) + nblk * DP_KSYMIDX_ENTRY;
+	if (realhead != head)
+		memmove(o + realhead, o + head, data);
+	memcpy(o, DP_KSYMIDX_MAGIC, 8);
+	put32(o + 8, (uint32_t)nsyms);
+	put32(o + 12, (uint32_t)nblk);
+	put32(o + 16, (uint32_t)nmods);
+	put32(o + 20, (uint32_t)modtab);
+	put64(o + 24, total);
+	put64(o + 32, data);
+	uint8_t *m = o + DP_KSYMIDX_HEAD;
+	for (size_t i = 0; i < nmods; i++) {
+		*m++ = (uint8_t)modlens[i];
+		memcpy(m, mods[i], modlens[i]);
+		m += modlens[i];
+	}
+	while ((size_t)(m - o - DP_KSYMIDX_HEAD) & 7)
+		*m++ = 0;
+	*out = o;
+	*outlen = realhead + data;
+	if (dropped)
+		*dropped = drop;
+	return 0;
+}
+
+/* ---- reading ---- */
+
+int dp_ksymidx_open(const uint8_t *p, size_t len, struct dp_ksymidx **out, char *why,
+		    size_t whylen)
+{
+	*out = NULL;
+	if (len < DP_KSYMIDX_HEAD || memcmp(p, DP_KSYMIDX_MAGIC, 8)) {
+		say(why, whylen, "no index header");
+		return -EINVAL;
+	}
+	uint32_t nsyms = get32(p + 8), nblocks = get32(p + 12), nmods = get32(p + 16);
+	uint32_t modtab = get32(p + 20);
+	uint64_t total = get64(p + 24), data = get64(p + 32);
+	if (nsyms > DP_KSYMIDX_SYMS_MAX || nblocks > nsyms || (!nblocks) != (!nsyms)) {
+		say(why, whylen, "%u symbols in %u blocks", nsyms, nblocks);
+		return -EINVAL;
+	}
+	if (nmods > DP_KSYMIDX_MODS_MAX || modtab > nmods * (1u + DP_KSYMIDX_MOD_NAME_MAX)) {
+		say(why, whylen, "module table of %u names in %u bytes", nmods, modtab);
+		return -EINVAL;
+	}
+	uint64_t idx_at = DP_KSYMIDX_HEAD + (((uint64_t)modtab + 7) & ~7ull);
+	uint64_t data_at = idx_at + (uint64_t)nblocks * DP_KSYMIDX_ENTRY;
+	if (data_at > len || data != len - data_at) {
+		say(why, whylen, "index or blocks past the end of the table");
+		return -EINVAL;
+	}
+	if (total > (1ull << 30)) {
+		say(why, whylen, "%llu bytes uncompressed", (unsigned long long)total);
+		return -EINVAL;
+	}
+	struct dp_ksymidx *ix = xcalloc(1, sizeof(*ix));
+	ix->nblocks = nblocks;
+	ix->nsyms = nsyms;
+	ix->nmods = nmods;
+	ix->total_raw = total;
+	ix->data = p + data_at;
+	ix->modname = xcalloc(nmods + 1, sizeof(*ix->modname));
+	ix->modlen = xcalloc(nmods + 1, 1);
+	const uint8_t *m = p + DP_KSYMIDX_HEAD, *me = m + modtab;
+	for (uint32_t i = 0; i < nmods; i++) {
+		if (m >= me || !*m || *m > me - m - 1 || memchr(m + 1, 0, *m)) {
+			say(why, whylen, "module name %u cut or empty", i);
+			goto bad;
+		}
+		ix->modlen[i] = *m;
+		ix->modname[i] = m + 1;
+		m += 1 + *m;
+	}
+	if (m != me) {
+		say(why, whylen, "module table size does not match its names");
+		goto bad;
+	}
+	ix->blk = xcalloc(nblocks + 1, sizeof(*ix->blk));
+	ix->dec = xcalloc(nblocks + 1, sizeof(*ix->dec));
+	uint64_t off = 0, sum = 0, syms = 0;
+	for (uint32_t i = 0; i < nblocks; i++) {
+		const uint8_t *e = p + idx_at + (uint64_t)i * DP_KSYMIDX_ENTRY;
+		struct dp_ksymidx_block *b = &ix->blk[i];
+		b->first_addr = get64(e);
+		b->text_first = get64(e + 8);
+		b->text_last = get64(e + 16);
+		b->offset = get32(e + 24);
+		b->stored = get32(e + 28);
+		b->raw = get32(e + 32);
+		b->count = get32(e + 36);
+		b->flags = get32(e + 40);
+		b->first_entry = (uint32_t)syms;
+		if (!b->count || b->count > DP_KSYMIDX_BLOCK_MAX) {
+			say(why, whylen, "block %u holds %u entries", i, b->count);
+			goto bad;
+		}
+		if (b->raw < (uint64_t)b->count * DP_KSYMIDX_ENTRY_RAW_MIN ||
+		    b->raw > (uint64_t)b->count * DP_KSYMIDX_ENTRY_RAW_MAX) {
+			say(why, whylen, "block %u: %u raw bytes for %u entries", i, b->raw, b->count);
+			goto bad;
+		}
+		if (b->offset != off || !b->stored || b->stored > data - off) {
+			say(why, whylen, "block %u offset or size past the end", i);
+			goto bad;
+		}
+		if (i && b->first_addr <= ix->blk[i - 1].first_addr) {
+			say(why, whylen, "blocks not sorted at block %u", i);
+			goto bad;
+		}
+		if ((!b->text_first) != (!b->text_last) ||
+		    (b->text_first && (b->text_first < b->first_addr || b->text_last < b->text_first))) {
+			say(why, whylen, "block %u text range out of the block", i);
+			goto bad;
+		}
+		if (i && ix->blk[i - 1].text_last && ix->blk[i - 1].text_last >= b->first_addr) {
+			say(why, whylen, "block %u text range out of the block", i - 1);
+			goto bad;
+		}
+		off += b->stored;
+		sum += b->raw;
+		syms += b->count;
+	}
+	if (off != data || sum != total || syms != nsyms) {
+		say(why, whylen, "block sizes or counts do not add up to the header's");
+		goto bad;
+	}
+	*out = ix;
+	return 0;
+bad:
+	dp_ksymidx_free(ix);
+	return -EINVAL;
+}
+
+void dp_ksymidx_free(struct dp_ksymidx *ix)
+{
+	if (!ix)
+		return;
+	for (size_t i = 0; ix->dec && i < ix->nblocks; i++)
+		if (ix->dec[i]) {
+			free((void *)ix->dec[i]->b.addr);
+			free(ix->dec[i]->raw);
+			free(ix->dec[i]);
+		}
+	free(ix->dec);
+	free(ix->blk);
+	free(ix->modname);
+	free(ix->modlen);
+	ZSTD_freeDCtx(ix->dctx);
+	free(ix);
+}
+
+size_t dp_ksymidx_nblocks(const struct dp_ksymidx *ix) { return ix->nblocks; }
+size_t dp_ksymidx_nsyms(const struct dp_ksymidx *ix) { return ix->nsyms; }
+uint64_t dp_ksymidx_total_raw(const struct dp_ksymidx *ix) { return ix->total_raw; }
+uint64_t dp_ksymidx_decoded(const struct dp_ksymidx *ix) { return ix->decoded; }
+size_t dp_ksymidx_nmods(const struct dp_ksymidx *ix) { return ix->nmods; }
+
+const struct dp_ksymidx_block *dp_ksymidx_index(const struct dp_ksymidx *ix, size_t i)
+{
+	return i < ix->nblocks ? &ix->blk[i] : NULL;
+}
+
+const char *dp_ksymidx_mod(const struct dp_ksymidx *ix, size_t i, size_t *len)
+{
+	if (i >= ix->nmods) {
+		*len = 0;
+		return NULL;
+	}
+	*len = ix->modlen[i];
+	return (const char *)ix->modname[i];
+}
+
+size_t dp_ksymidx_block_of(const struct dp_ksymidx *ix, size_t e)
+{
+	if (e >= ix->nsyms)
+		return SIZE_MAX;
+	size_t lo = 0, hi = ix->nblocks;    /* last block with first_entry <= e */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ix->blk[mid].first_entry <= e)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool get_uleb(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = 0;
+	for (unsigned sh = 0; p < end && sh < 64; sh += 7) {
+		uint8_t c = *p++;
+		if (sh == 63 && c > 1)
+			return false;
+		v |= (uint64_t)(c & 0x7f) << sh;
+		if (!(c & 0x80)) {
+			*pp = p;
+			*out = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Parse and check the raw bytes of block i into d. */
+static bool parse_block(const struct dp_ksymidx *ix, size_t i, struct dec *d, char *why,
+			size_t whylen)
+{
+	const struct dp_ksymidx_block *b = &ix->blk[i];
+	uint32_t n = b->count;
+	const uint8_t *p = d->raw, *end = d->raw + b->raw;
+	/* one allocation for the columns: 8+4+2+2 bytes an entry */
+	uint8_t *mem = xmalloc((size_t)n * 16);
+	uint64_t *addr = (uint64_t *)(void *)mem;
+	uint32_t *name = (uint32_t *)(void *)(mem + (size_t)n * 8);
+	uint16_t *mod = (uint16_t *)(void *)(mem + (size_t)n * 12);
+	uint16_t *nlen = (uint16_t *)(void *)(mem + (size_t)n * 14);
+	d->b.addr = addr;    /* freed with the block, also on failure */
+	uint64_t a = b->first_addr, tf = 0, tl = 0;
+	uint64_t limit = i + 1 < ix->nblocks ? ix->blk[i + 1].first_addr : UINT64_MAX;
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t dv;
+		if (!get_uleb(&p, end, &dv) || (k == 0 && dv) || dv > UINT64_MAX - a) {
+			say(why, whylen, "block %zu: bad address %u", i, k);
+			return false;
+		}
+		a += dv;
+		if (a >= limit && i + 1 < ix->nblocks) {
+			say(why, whylen, "block %zu: address past the next block's", i);
+			return false;
+		}
+		addr[k] = a;
+	}
+	if ((size_t)(end - p) < n) {
+		say(why, whylen, "block %zu: types cut", i);
+		return false;
+	}
+	const char *type = (const char *)p;
+	p += n;
+	uint32_t flags = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t m;
+		if (!get_uleb(&p, end, &m) || m > ix->nmods) {
+			say(why, whylen, "block %zu: bad module of entry %u", i, k);
+			return false;
+		}
+		mod[k] = (uint16_t)m;
+		if (m)
+			flags |= DP_KSYMIDX_F_MODULES;
+		if (dp_ksym_core_text(type[k], (uint32_t)m, addr[k])) {
+			if (!tf)
+				tf = addr[k];
+			tl = addr[k];
+		}
+	}
+	const char *names = (const char *)p;
+	for (uint32_t k = 0; k < n; k++) {
+		const uint8_t *z = memchr(p, 0, (size_t)(end - p));
+		size_t l = z ? (size_t)(z - p) : 0;
+		if (!z || !l || l > DP_KSYMIDX_NAME_MAX) {
+			say(why, whylen, "block %zu: name of entry %u cut, empty or too long", i, k);
+			return false;
+		}
+		name[k] = (uint32_t)((const char *)p - names);
+		nlen[k] = (uint16_t)l;
+		p = z + 1;
+	}
+	if (p != end) {
+		say(why, whylen, "block %zu: bytes after the last name", i);
+		return false;
+	}
+	if (tf != b->text_first || tl != b->text_last ||
+	    (flags & DP_KSYMIDX_F_MODULES) != (b->flags & DP_KSYMIDX_F_MODULES)) {
+		say(why, whylen, "block %zu does not match its index entry", i);
+		return false;
+	}
+	d->b.n = n;
+	d->b.type = type;
+	d->b.mod = mod;
+	d->b.name = name;
+	d->b.namelen = nlen;
+	d->b.names = names;
+	return true;
+}
+
+const struct dp_ksymblk *dp_ksymidx_block(struct dp_ksymidx *ix, size_t i, char *why,
+					  size_t whylen)
+{
+	if (i >= ix->nblocks)
+		return NULL;
+	struct dec *d = ix->dec[i];
+	if (d) {
+		if (d->bad)
+			say(why, whylen, "block %zu is damaged", i);
+		return d->bad ? NULL : &d->b;
+	}
+	d = ix->dec[i] = xcalloc(1, sizeof(*d));
+	const struct dp_ksymidx_block *b = &ix->blk[i];
+	const uint8_t *z = ix->data + b->offset;
+	d->raw = xmalloc(b->raw ? b->raw : 1);
+	if (!ix->dctx)
+		ix->dctx = ZSTD_createDCtx();
+	unsigned long long fs = ZSTD_getFrameContentSize(z, b->stored);
+	size_t got = fs == b->raw && ix->dctx ? ZSTD_decompressDCtx(ix->dctx, d->raw, b->raw, z, b->stored)
+					       : 0;
+	if (fs != b->raw || !ix->dctx || ZSTD_isError(got) || got != b->raw) {
+		say(why, whylen, "block %zu does not decompress to its size", i);
+		d->bad = true;
+	} else {
+		ix->decoded += b->raw;
+		d->bad = !parse_block(ix, i, d, why, whylen);
+	}
+	if (d->bad) {
+		free((void *)d->b.addr);
+		d->b.addr = NULL;
+		free(d->raw);
+		d->raw = NULL;
+		return NULL;
+	}
+	return &d->b;
+}
