@@ -25,6 +25,7 @@
 struct dec {
 	struct dp_ksymblk b;
 	uint8_t *raw;
+	char *names;                /* the names, references expanded */
 	bool bad;
 };
 
@@ -65,7 +66,7 @@ static uint8_t *put_uleb(uint8_t *p, uint64_t v)
 static bool storable(const struct dp_ksym *e, size_t nmods)
 {
 	return e->namelen && e->namelen <= DP_KSYMIDX_NAME_MAX && e->mod <= nmods &&
-	       !memchr(e->name, 0, e->namelen);
+	       e->name[0] != DP_KSYMIDX_REF && !memchr(e->name, 0, e->namelen);
 }
 
 int dp_ksymidx_encode(const struct dp_ksym *v, size_t n, const char *const *mods,
@@ -102,10 +103,14 @@ int dp_ksymidx_encode(const struct dp_ksym *v, size_t n, const char *const *mods
 	uint8_t *o = xcalloc(1, cap);
 	uint8_t *scratch = NULL;
 	size_t scap = 0;
+	const struct dp_ksym **pick = xmalloc(DP_KSYMIDX_BLOCK_MAX * sizeof(*pick));
+	bool *isref = xmalloc(DP_KSYMIDX_BLOCK_MAX * sizeof(*isref));
 	ZSTD_CCtx *cc = ZSTD_createCCtx();
 	if (!cc) {
 		free(o);
 		free(bstart);
+		free(pick);
+		free(isref);
 		return -ENOMEM;
 	}
 	ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, level);
@@ -165,14 +170,32 @@ int dp_ksymidx_encode(const struct dp_ksym *v, size_t n, const char *const *mods
 				p = put_uleb(p, v[i].mod);
 				k++;
 			}
+		/* names: "PREFIX + the next entry's name" as a reference
+		 * (\1PREFIX), decided from the last entry back so that a
+		 * reference's target is always a plain name: the kernel's
+		 * __pfx_NAME padding symbols, half of a kallsyms, come right
+		 * before their NAME */
 		k = 0;
 		for (size_t i = i0; i < i1 && k < cnt; i++)
-			if (storable(&v[i], nmods)) {
-				memcpy(p, v[i].name, v[i].namelen);
-				p += v[i].namelen;
-				*p++ = 0;
-				k++;
-			}
+			if (storable(&v[i], nmods))
+				pick[k++] = &v[i];
+		bool next_ref = true;
+		for (size_t q = cnt; q-- > 0;) {
+			const struct dp_ksym *e = pick[q], *nx = q + 1 < cnt ? pick[q + 1] : NULL;
+			isref[q] = nx && !next_ref && e->namelen > nx->namelen &&
+				   e->namelen - nx->namelen <= DP_KSYMIDX_REF_PREFIX_MAX &&
+				   !memcmp(e->name + (e->namelen - nx->namelen), nx->name, nx->namelen);
+			next_ref = isref[q];
+		}
+		for (k = 0; k < cnt; k++) {
+			const struct dp_ksym *e = pick[k];
+			size_t l = isref[k] ? e->namelen - pick[k + 1]->namelen : e->namelen;
+			if (isref[k])
+				*p++ = DP_KSYMIDX_REF;
+			memcpy(p, e->name, l);
+			p += l;
+			*p++ = 0;
+		}
 		size_t raw = (size_t)(p - scratch);
 		size_t bound = ZSTD_compressBound(raw);
 		if (head + data + bound > cap) {
@@ -183,6 +206,8 @@ int dp_ksymidx_encode(const struct dp_ksym *v, size_t n, const char *const *mods
 		size_t z = ZSTD_compress2(cc, o + head + data, bound, scratch, raw);
 		if (ZSTD_isError(z) || z > UINT32_MAX || data + z > UINT32_MAX) {
 			ZSTD_freeCCtx(cc);
+			free(pick);
+			free(isref);
 			free(scratch);
 			free(bstart);
 			free(o);
@@ -206,6 +231,8 @@ int dp_ksymidx_encode(const struct dp_ksym *v, size_t n, const char *const *mods
 	ZSTD_freeCCtx(cc);
 	free(scratch);
 	free(bstart);
+	free(pick);
+	free(isref);
 	/* fewer blocks than planned (all of one dropped): close the gap
 	 * between the index and the data */
 	size_t realhead = DP_KSYMIDX_HEAD + ((modtab + 7) & ~(size_t)7) + nblk * DP_KSYMIDX_ENTRY;
@@ -350,6 +377,7 @@ void dp_ksymidx_free(struct dp_ksymidx *ix)
 		if (ix->dec[i]) {
 			free((void *)ix->dec[i]->b.addr);
 			free(ix->dec[i]->raw);
+			free(ix->dec[i]->names);
 			free(ix->dec[i]);
 		}
 	free(ix->dec);
@@ -396,7 +424,8 @@ size_t dp_ksymidx_block_of(const struct dp_ksymidx *ix, size_t e)
 	return lo;
 }
 
-static bool get_uleb(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+static __attribute__((noinline)) bool get_uleb_slow(const uint8_t **pp, const uint8_t *end,
+						     uint64_t *out)
 {
 	const uint8_t *p = *pp;
 	uint64_t v = 0;
@@ -412,6 +441,16 @@ static bool get_uleb(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 		}
 	}
 	return false;
+}
+
+/* Most values are one byte: that case inline. */
+static inline bool get_uleb(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+	if (*pp < end && **pp < 0x80) {
+		*out = *(*pp)++;
+		return true;
+	}
+	return get_uleb_slow(pp, end, out);
 }
 
 /* Parse and check the raw bytes of block i into d. */
@@ -465,21 +504,58 @@ static bool parse_block(const struct dp_ksymidx *ix, size_t i, struct dec *d, ch
 			tl = addr[k];
 		}
 	}
-	const char *names = (const char *)p;
+	/* names: where each is in the raw bytes (name[] for now), then the
+	 * references expanded, from the last back, into one buffer */
+	const uint8_t *names0 = p;
+	size_t total = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		const uint8_t *z = memchr(p, 0, (size_t)(end - p));
 		size_t l = z ? (size_t)(z - p) : 0;
-		if (!z || !l || l > DP_KSYMIDX_NAME_MAX) {
+		bool ref = l && *p == DP_KSYMIDX_REF;
+		if (!z || !l || l > DP_KSYMIDX_NAME_MAX ||
+		    (ref && (l < 2 || l - 1 > DP_KSYMIDX_REF_PREFIX_MAX))) {
 			say(why, whylen, "block %zu: name of entry %u cut, empty or too long", i, k);
 			return false;
 		}
-		name[k] = (uint32_t)((const char *)p - names);
+		name[k] = (uint32_t)(p - names0);
 		nlen[k] = (uint16_t)l;
 		p = z + 1;
 	}
 	if (p != end) {
 		say(why, whylen, "block %zu: bytes after the last name", i);
 		return false;
+	}
+	for (uint32_t k = n; k-- > 0;) {
+		if (names0[name[k]] != DP_KSYMIDX_REF) {
+			total += nlen[k] + 1u;
+			continue;
+		}
+		if (k + 1 == n || names0[name[k + 1]] == DP_KSYMIDX_REF ||
+		    nlen[k] - 1u + nlen[k + 1] > DP_KSYMIDX_NAME_MAX) {
+			say(why, whylen, "block %zu: name of entry %u refers to no plain name", i, k);
+			return false;
+		}
+		total += nlen[k] - 1u + nlen[k + 1] + 1u;
+	}
+	char *names = d->names = xmalloc(total ? total : 1);
+	size_t o = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		const uint8_t *src = names0 + name[k];
+		size_t l = nlen[k];
+		name[k] = (uint32_t)o;
+		if (*src == DP_KSYMIDX_REF) {
+			/* the next entry is plain: its bytes are still in the raw */
+			const uint8_t *nx = src + l + 1;
+			size_t nl = strlen((const char *)nx);
+			memcpy(names + o, src + 1, l - 1);
+			memcpy(names + o + l - 1, nx, nl);
+			l = l - 1 + nl;
+		} else {
+			memcpy(names + o, src, l);
+		}
+		names[o + l] = 0;
+		nlen[k] = (uint16_t)l;
+		o += l + 1;
 	}
 	if (tf != b->text_first || tl != b->text_last ||
 	    (flags & DP_KSYMIDX_F_MODULES) != (b->flags & DP_KSYMIDX_F_MODULES)) {
@@ -527,6 +603,8 @@ const struct dp_ksymblk *dp_ksymidx_block(struct dp_ksymidx *ix, size_t i, char 
 		d->b.addr = NULL;
 		free(d->raw);
 		d->raw = NULL;
+		free(d->names);
+		d->names = NULL;
 		return NULL;
 	}
 	return &d->b;

@@ -28,7 +28,7 @@
 #define DP_KSYMIDX_MAGIC "DPKSYM1"       /* 8 bytes with its NUL */
 #define DP_KSYMIDX_HEAD 40u              /* header bytes */
 #define DP_KSYMIDX_ENTRY 48u             /* bytes of one block index entry */
-#define DP_KSYMIDX_BLOCK 1024u           /* entries the writer puts in a block */
+#define DP_KSYMIDX_BLOCK 256u           /* entries the writer puts in a block */
 #define DP_KSYMIDX_BLOCK_MAX 4096u       /* entries a block may hold */
 #define DP_KSYMIDX_NAME_MAX 1024u        /* bytes of a symbol name */
 #define DP_KSYMIDX_MOD_NAME_MAX 255u     /* bytes of a module name */
@@ -39,6 +39,9 @@
 #define DP_KSYMIDX_ENTRY_RAW_MAX (15u + DP_KSYMIDX_NAME_MAX)
 #define DP_KSYMIDX_ENTRY_RAW_MIN 4u
 #define DP_KSYMIDX_F_MODULES 1u          /* block flag: some entry has a module */
+/* A name "\1PREFIX" is PREFIX followed by the next entry's (plain) name. */
+#define DP_KSYMIDX_REF 1
+#define DP_KSYMIDX_REF_PREFIX_MAX 32u
 
 /* A kernel text symbol of the core kernel: the entries a report's kernel
  * table is made of (the block index's text_first/text_last are theirs). */
