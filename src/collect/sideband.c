@@ -352,13 +352,9 @@ static int cmp_ksym(const void *pa, const void *pb)
 	return a->name < b->name ? -1 : a->name > b->name;
 }
 
-/*
- * kallsyms as the binary index (DP_SYMTAB_KSYMIDX): every line with an
- * address, type and name, sorted by address (the core kernel comes
- * sorted; modules are listed per module), module names numbered in the
- * order they first appear. Returns a malloc'd payload, or NULL.
- */
-static uint8_t *kallsyms_index(const char *ks, size_t len, size_t *outlen)
+/* See sideband.h. The core kernel comes sorted, modules are listed per
+ * module: a sort only when needed. */
+uint8_t *sideband_kallsyms_index(const char *ks, size_t len, size_t *outlen)
 {
 	struct dp_ksym *v = NULL;
 	size_t n = 0, cap = 0;
@@ -437,7 +433,7 @@ int sideband_write_kernel(struct sideband *sb, struct dp_writer *w, uint64_t tim
 		bool index = !how || strcmp(how, "text");
 		uint8_t *ix = NULL;
 		size_t ixlen = 0;
-		if (index && !(ix = kallsyms_index(ks, len, &ixlen)))
+		if (index && !(ix = sideband_kallsyms_index(ks, len, &ixlen)))
 			text = true;    /* cannot happen with a real kallsyms: keep the text */
 		if (ix) {
 			struct dp_symtab st = { DP_SYMTAB_KSYMIDX, "kallsyms", ix, ixlen };

@@ -114,6 +114,8 @@ int dp_ksymidx_encode(const struct dp_ksym *v, size_t n, const char *const *mods
 		return -ENOMEM;
 	}
 	ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, level);
+	/* 4 bytes a block: damage shows as damage, not as other names */
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
 	size_t data = 0, total = 0, nsyms = 0, nblk = 0;
 	for (size_t b = 0; b < nb; b++) {
 		size_t i0 = bstart[b], i1 = bstart[b + 1];
