@@ -168,10 +168,10 @@ static void parse_ksyms_blob(struct sym_session *s, struct sym_domain *d, struct
  * ranges follow them), the core kernel's left in the index, whose blocks
  * lookups decode one at a time. Returns false when the index is refused
  * (a one-line warning says why), true when the domain's core table is
- * made.
+ * made. text_too: a kallsyms text of the domain replaces a refused index.
  */
 static bool load_ksymidx(struct sym_session *s, struct sym_domain *d, struct blob *b,
-			 struct kctx *kc)
+			 struct kctx *kc, bool text_too)
 {
 	/* a plain index expands by its blocks' raw sizes: charged as that */
 	uint64_t expand = 0;
@@ -183,8 +183,10 @@ static bool load_ksymidx(struct sym_session *s, struct sym_domain *d, struct blo
 	struct dp_ksymidx *ix;
 	char why[160];
 	if (!data || dp_ksymidx_open(data, b->size, &ix, why, sizeof(why)) < 0) {
-		sym_warn(s, "domain %s: embedded kernel symbol index refused (%s): kernel samples are [unknown]",
-			 d->name, data ? why : "empty");
+		sym_warn(s, "domain %s: embedded kernel symbol index refused (%s): %s", d->name,
+			 data ? why : "empty",
+			 text_too ? "kernel symbols from the kallsyms text beside it"
+				  : "kernel samples are [unknown]");
 		return false;
 	}
 	/* modules in the order of the index's module table (the order the
@@ -268,7 +270,7 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	struct blob *ks = find_blob(d, DP_SYMTAB_KALLSYMS, NULL);
 	if (!ks)
 		ks = find_blob(d, DP_SYMTAB_KALLSYMS_DELTA, NULL);
-	bool xi_done = xi && load_ksymidx(s, d, xi, &kc);
+	bool xi_done = xi && load_ksymidx(s, d, xi, &kc, ks != NULL);
 	if (xi_done || (xi && !ks))
 		ks = NULL;    /* a refused index is not replaced by this machine's kallsyms */
 	struct blob *sm = find_blob(d, DP_SYMTAB_SYSMAP, NULL);

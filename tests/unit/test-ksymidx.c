@@ -16,7 +16,8 @@
  *   not add up, a bad module table are refused by dp_ksymidx_open; a
  *   damaged block (zstd bytes, a reference at a block's end) by
  *   dp_ksymidx_block; in a session either becomes one warning and
- *   [unknown] kernel samples, never a crash.
+ *   [unknown] kernel samples (or, for a refused index with a kallsyms
+ *   text beside it, the text's names), never a crash.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,7 +52,7 @@ static char *make_text(size_t *len, int rename)
 		if (i % 2 == 0 && i)
 			L("%016llx t __pfx_%s%u\n", a - 16, i % 5 ? "fn_" : "f", i);
 		if (i % 97 == 0)
-			L("%016llx T __fn_%u\n", a, i);     /* more underscores: loses */
+			L("%016llx T __a%u\n", a, i);       /* as long as fn_N, more underscores: loses */
 		if (i % 194 == 0) {
 			L("%016llx T zn_%u\n", a, i);       /* same rank as fn_: alphabetical */
 			L("%016llx W s_%u\n", a, i);        /* shorter but weak: loses */
@@ -74,10 +75,8 @@ static char *make_text(size_t *len, int rename)
 	return t;
 }
 
-static struct sym_session *session_of(uint32_t kind, const void *data, size_t len)
+static void add_table(struct sym_session *s, uint32_t kind, const void *data, size_t len)
 {
-	struct sym_session *s = sym_session_new();
-	sym_set_domain(s, 0, DP_DOMAIN_HOST, "host", 0);
 	struct dp_record rec;
 	memset(&rec, 0, sizeof(rec));
 	rec.type = DP_REC_SYMTAB;
@@ -88,6 +87,13 @@ static struct sym_session *session_of(uint32_t kind, const void *data, size_t le
 	rec.symtab_stored = data;
 	rec.symtab_stored_size = len;
 	sym_add_symtab_rec(s, &rec);
+}
+
+static struct sym_session *session_of(uint32_t kind, const void *data, size_t len)
+{
+	struct sym_session *s = sym_session_new();
+	sym_set_domain(s, 0, DP_DOMAIN_HOST, "host", 0);
+	add_table(s, kind, data, len);
 	return s;
 }
 
@@ -295,6 +301,15 @@ static void test_hostile(void)
 	CHECK(!r.known);
 	CHECK(sym_warnings(s, &w) == 1);
 	CHECK(strstr(w[0], "index refused (blocks not sorted") != NULL);
+	sym_session_free(s);
+	/* with a kallsyms text beside it, that names the samples instead */
+	s = session_of(DP_SYMTAB_KSYMIDX, c, n);
+	add_table(s, DP_SYMTAB_KALLSYMS, text, len);
+	resolve(s, BASE + 0x40, &r);
+	CHECK(r.known);
+	CHECK_STR(r.symbol, "fn_1");
+	CHECK(sym_warnings(s, &w) == 1);
+	CHECK(strstr(w[0], "from the kallsyms text beside it") != NULL);
 	sym_session_free(s);
 	free(c);
 	free(ix);
