@@ -36,6 +36,7 @@ struct dp_ksymidx {
 	struct dp_ksymidx_block *blk;
 	const uint8_t **modname;    /* into the payload */
 	uint8_t *modlen;
+	const uint8_t *modrange;    /* nmods x (u64 lo, u64 hi), into the payload */
 	struct dec **dec;           /* decoded blocks, NULL until asked */
 	ZSTD_DCtx *dctx;
 };
@@ -98,7 +99,8 @@ int dp_ksymidx_encode(const struct dp_ksym *v, size_t n, const char *const *mods
 		i = j;
 	}
 	bstart[nb] = n;
-	size_t head = DP_KSYMIDX_HEAD + ((modtab + 7) & ~(size_t)7) + nb * DP_KSYMIDX_ENTRY;
+	size_t modpart = ((modtab + 7) & ~(size_t)7) + nmods * 16;
+	size_t head = DP_KSYMIDX_HEAD + modpart + nb * DP_KSYMIDX_ENTRY;
 	size_t cap = head + 64;
 	uint8_t *o = xcalloc(1, cap);
 	uint8_t *scratch = NULL;
@@ -215,7 +217,7 @@ int dp_ksymidx_encode(const struct dp_ksym *v, size_t n, const char *const *mods
 			free(o);
 			return -ENOMEM;
 		}
-		uint8_t *e = o + DP_KSYMIDX_HEAD + ((modtab + 7) & ~(size_t)7) + nblk * DP_KSYMIDX_ENTRY;
+		uint8_t *e = o + DP_KSYMIDX_HEAD + modpart + nblk * DP_KSYMIDX_ENTRY;
 		memset(e, 0, DP_KSYMIDX_ENTRY);
 		put64(e, first_addr);
 		put64(e + 8, tf);
@@ -237,7 +239,7 @@ int dp_ksymidx_encode(const struct dp_ksym *v, size_t n, const char *const *mods
 	free(isref);
 	/* fewer blocks than planned (all of one dropped): close the gap
 	 * between the index and the data */
-	size_t realhead = DP_KSYMIDX_HEAD + ((modtab + 7) & ~(size_t)7) + nblk * DP_KSYMIDX_ENTRY;
+	size_t realhead = DP_KSYMIDX_HEAD + modpart + nblk * DP_KSYMIDX_ENTRY;
 	if (realhead != head)
 		memmove(o + realhead, o + head, data);
 	memcpy(o, DP_KSYMIDX_MAGIC, 8);
@@ -255,6 +257,17 @@ int dp_ksymidx_encode(const struct dp_ksym *v, size_t n, const char *const *mods
 	}
 	while ((size_t)(m - o - DP_KSYMIDX_HEAD) & 7)
 		*m++ = 0;
+	/* each module's text range: what a report needs to place a module
+	 * without decoding its symbols */
+	for (size_t i = 0; i < n; i++)
+		if (v[i].mod && v[i].mod <= nmods && storable(&v[i], nmods) &&
+		    dp_ksym_text(v[i].type, v[i].addr)) {
+			uint8_t *r = m + 16 * (v[i].mod - 1);
+			if (!get64(r) || v[i].addr < get64(r))
+				put64(r, v[i].addr);
+			if (v[i].addr > get64(r + 8))
+				put64(r + 8, v[i].addr);
+		}
 	*out = o;
 	*outlen = realhead + data;
 	if (dropped)
@@ -283,7 +296,8 @@ int dp_ksymidx_open(const uint8_t *p, size_t len, struct dp_ksymidx **out, char 
 		say(why, whylen, "module table of %u names in %u bytes", nmods, modtab);
 		return -EINVAL;
 	}
-	uint64_t idx_at = DP_KSYMIDX_HEAD + (((uint64_t)modtab + 7) & ~7ull);
+	uint64_t range_at = DP_KSYMIDX_HEAD + (((uint64_t)modtab + 7) & ~7ull);
+	uint64_t idx_at = range_at + (uint64_t)nmods * 16;
 	uint64_t data_at = idx_at + (uint64_t)nblocks * DP_KSYMIDX_ENTRY;
 	if (data_at > len || data != len - data_at) {
 		say(why, whylen, "index or blocks past the end of the table");
@@ -314,6 +328,14 @@ int dp_ksymidx_open(const uint8_t *p, size_t len, struct dp_ksymidx **out, char 
 	if (m != me) {
 		say(why, whylen, "module table size does not match its names");
 		goto bad;
+	}
+	ix->modrange = p + range_at;
+	for (uint32_t i = 0; i < nmods; i++) {
+		uint64_t lo = get64(ix->modrange + 16 * i), hi = get64(ix->modrange + 16 * i + 8);
+		if ((!lo) != (!hi) || lo > hi) {
+			say(why, whylen, "module %u text range", i);
+			goto bad;
+		}
 	}
 	ix->blk = xcalloc(nblocks + 1, sizeof(*ix->blk));
 	ix->dec = xcalloc(nblocks + 1, sizeof(*ix->dec));
@@ -411,6 +433,15 @@ const char *dp_ksymidx_mod(const struct dp_ksymidx *ix, size_t i, size_t *len)
 	return (const char *)ix->modname[i];
 }
 
+bool dp_ksymidx_mod_range(const struct dp_ksymidx *ix, size_t i, uint64_t *lo, uint64_t *hi)
+{
+	if (i >= ix->nmods)
+		return false;
+	*lo = get64(ix->modrange + 16 * i);
+	*hi = get64(ix->modrange + 16 * i + 8);
+	return *lo != 0;
+}
+
 size_t dp_ksymidx_block_of(const struct dp_ksymidx *ix, size_t e)
 {
 	if (e >= ix->nsyms)
@@ -500,6 +531,12 @@ static bool parse_block(const struct dp_ksymidx *ix, size_t i, struct dec *d, ch
 		mod[k] = (uint16_t)m;
 		if (m)
 			flags |= DP_KSYMIDX_F_MODULES;
+		if (m && dp_ksym_text(type[k], addr[k]) &&
+		    (addr[k] < get64(ix->modrange + 16 * (m - 1)) ||
+		     addr[k] > get64(ix->modrange + 16 * (m - 1) + 8))) {
+			say(why, whylen, "block %zu: entry %u outside its module's range", i, k);
+			return false;
+		}
 		if (dp_ksym_core_text(type[k], (uint32_t)m, addr[k])) {
 			if (!tf)
 				tf = addr[k];

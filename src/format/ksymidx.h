@@ -27,6 +27,7 @@
 
 #define DP_KSYMIDX_MAGIC "DPKSYM1"       /* 8 bytes with its NUL */
 #define DP_KSYMIDX_HEAD 40u              /* header bytes */
+#define DP_KSYMIDX_MOD_RANGE 16u         /* bytes of a module's text range */
 #define DP_KSYMIDX_ENTRY 48u             /* bytes of one block index entry */
 #define DP_KSYMIDX_BLOCK 256u           /* entries the writer puts in a block */
 #define DP_KSYMIDX_BLOCK_MAX 4096u       /* entries a block may hold */
@@ -43,11 +44,17 @@
 #define DP_KSYMIDX_REF 1
 #define DP_KSYMIDX_REF_PREFIX_MAX 32u
 
-/* A kernel text symbol of the core kernel: the entries a report's kernel
- * table is made of (the block index's text_first/text_last are theirs). */
+/* A text symbol: what a report names code with (t T w W, address not 0). */
+static inline bool dp_ksym_text(char type, uint64_t addr)
+{
+	return addr && (type == 't' || type == 'T' || type == 'w' || type == 'W');
+}
+
+/* A text symbol of the core kernel: the entries a report's kernel table
+ * is made of (the block index's text_first/text_last are theirs). */
 static inline bool dp_ksym_core_text(char type, uint32_t mod, uint64_t addr)
 {
-	return !mod && addr && (type == 't' || type == 'T' || type == 'w' || type == 'W');
+	return !mod && dp_ksym_text(type, addr);
 }
 
 /* One symbol to encode. mod: 0 for the core kernel, else 1 + the index
@@ -112,6 +119,10 @@ const struct dp_ksymidx_block *dp_ksymidx_index(const struct dp_ksymidx *ix, siz
 size_t dp_ksymidx_nmods(const struct dp_ksymidx *ix);
 /* Module name i (not NUL-terminated), *len its length. */
 const char *dp_ksymidx_mod(const struct dp_ksymidx *ix, size_t i, size_t *len);
+/* The lowest and highest address of module i's text symbols (validated:
+ * lo <= hi; its blocks' entries are checked against them when decoded);
+ * false when it has none. */
+bool dp_ksymidx_mod_range(const struct dp_ksymidx *ix, size_t i, uint64_t *lo, uint64_t *hi);
 /* The block holding entry number e (binary search), or SIZE_MAX. */
 size_t dp_ksymidx_block_of(const struct dp_ksymidx *ix, size_t e);
 

@@ -299,6 +299,8 @@ bool ktab_find(const struct ktab *k, uint64_t addr, size_t *idx, uint64_t *start
  * a table's ktab_find decodes blocks: it is not thread-safe either.
  */
 struct dp_ksymidx;
+/* The index of a table made by ktab_new_index (owned by it), else NULL. */
+struct dp_ksymidx *ktab_index(const struct ktab *k);
 struct ktab *ktab_new_index(struct dp_ksymidx *ix, uint64_t bias, uint64_t last_size,
 			    struct sym_session *s, const char *dom);
 /* The caller will want the name of symbol idx: fetched with the next batch. */
@@ -359,6 +361,9 @@ struct sym_image {
 	size_t blob_size;
 	struct sym_table tab;
 	struct ktab *kt;            /* core kernel from kallsyms/System.map (tab unused) */
+	uint32_t kidx_mod;          /* a module whose symbols are in the domain's kernel
+				     * symbol index: 1 + its number there, loaded into
+				     * tab by image_load_symbols (kernel_load_module) */
 	struct fde_table fde;       /* unwind-table ranges, loaded on the first
 				     * address no symbol covers (image_fde) */
 	bool fde_done;
@@ -390,6 +395,8 @@ struct blob {
 struct kmod {
 	const char *name;
 	uint64_t start, end;        /* end == 0: not known yet */
+	uint64_t ix_lo, ix_end;     /* its text symbols' span in the kernel symbol
+				     * index (ix_end 0: none), for the range */
 	struct sym_image *img;
 	struct sym_map *map;
 };
@@ -540,6 +547,9 @@ const struct fde_range *image_fde(struct sym_session *s, struct sym_image *img, 
 void image_place(struct sym_session *s, struct sym_map *m);
 
 /* kernel.c */
+/* Load module image img's symbols from its domain's kernel symbol index
+ * into img->tab (not finished): the blocks holding them are decoded. */
+void kernel_load_module(struct sym_session *s, struct sym_image *img);
 /* The kernel (or module) map of d holding a kernel-half ip. */
 const struct sym_map *kernel_map(struct sym_session *s, struct sym_domain *d, uint64_t ip);
 /* A kernel MMAP record (pid -1) of d: a module range the tables may

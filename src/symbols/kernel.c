@@ -163,12 +163,15 @@ static void parse_ksyms_blob(struct sym_session *s, struct sym_domain *d, struct
 }
 
 /*
- * The kernel symbol index (DP_SYMTAB_KSYMIDX): validated, its module
- * symbols put in their modules' tables now (they are few, and module
- * ranges follow them), the core kernel's left in the index, whose blocks
- * lookups decode one at a time. Returns false when the index is refused
- * (a one-line warning says why), true when the domain's core table is
- * made. text_too: a kallsyms text of the domain replaces a refused index.
+ * The kernel symbol index (DP_SYMTAB_KSYMIDX): validated, and nothing of
+ * it decoded here: the core kernel's table is the index's, whose blocks
+ * lookups decode one at a time; a module gets its image now, with the
+ * span of its text symbols from the index's module table (so module
+ * ranges are what the text gives), and its symbols when a lookup first
+ * needs them (kernel_load_module). Returns false when the index is
+ * refused (a one-line warning says why), true when the domain's core
+ * table is made. text_too: a kallsyms text of the domain replaces a
+ * refused index.
  */
 static bool load_ksymidx(struct sym_session *s, struct sym_domain *d, struct blob *b,
 			 struct kctx *kc, bool text_too)
@@ -189,47 +192,61 @@ static bool load_ksymidx(struct sym_session *s, struct sym_domain *d, struct blo
 				  : "kernel samples are [unknown]");
 		return false;
 	}
-	/* modules in the order of the index's module table (the order the
-	 * text names them first), as the text table makes them */
-	size_t nm = dp_ksymidx_nmods(ix);
-	struct sym_table **mt = xcalloc(nm + 1, sizeof(*mt));
-	bool *has = xcalloc(nm + 1, sizeof(*has));
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < dp_ksymidx_nblocks(ix); i++) {
-			if (!(dp_ksymidx_index(ix, i)->flags & DP_KSYMIDX_F_MODULES))
-				continue;
-			const struct dp_ksymblk *k = dp_ksymidx_block(ix, i, why, sizeof(why));
-			if (!k) {
-				if (!pass)
-					sym_warn(s, "domain %s: embedded kernel symbol index damaged (%s): "
-						 "some kernel samples are [unknown]", d->name, why);
-				continue;
-			}
-			for (uint32_t e = 0; e < k->n; e++) {
-				char t = k->type[e];
-				uint16_t m = k->mod[e];
-				if (!m || !k->addr[e] || (t != 't' && t != 'T' && t != 'w' && t != 'W'))
-					continue;
-				if (!pass) {
-					has[m] = true;
-					continue;
-				}
-				unsigned prio = t == 'T' ? 3 : t == 'W' || t == 'w' ? 2 : 1;
-				symtab_add(mt[m], k->addr[e] + d->kaslr, 0, 0, k->names + k->name[e],
-					   k->namelen[e], prio);
-			}
-		}
-		for (size_t m = 1; !pass && m <= nm; m++)
-			if (has[m]) {
-				size_t len;
-				const char *name = dp_ksymidx_mod(ix, m - 1, &len);
-				mt[m] = kmod_table(kc, name, len);
-			}
+	/* in the order of the module table (the order the text names them
+	 * first), as the text table makes them */
+	for (size_t m = 0; m < dp_ksymidx_nmods(ix); m++) {
+		uint64_t lo, hi;
+		if (!dp_ksymidx_mod_range(ix, m, &lo, &hi))
+			continue;
+		size_t len;
+		const char *name = dp_ksymidx_mod(ix, m, &len);
+		struct kmod *km = get_kmod(kc->s, d, name, len);
+		km->img->kidx_mod = (uint32_t)m + 1;
+		/* as symtab_finish ends the last symbol: 4096 bytes on */
+		km->ix_lo = lo + d->kaslr;
+		km->ix_end = hi + d->kaslr + 4096 < hi + d->kaslr ? UINT64_MAX : hi + d->kaslr + 4096;
 	}
-	free(mt);
-	free(has);
 	d->kimg->kt = ktab_new_index(ix, d->kaslr, 4096, s, d->name);
 	return true;
+}
+
+void kernel_load_module(struct sym_session *s, struct sym_image *img)
+{
+	struct sym_domain *d = img->dom;
+	struct dp_ksymidx *ix = d->kimg ? ktab_index(d->kimg->kt) : NULL;
+	uint32_t m = img->kidx_mod;
+	uint64_t lo, hi;
+	if (!ix || !dp_ksymidx_mod_range(ix, m - 1, &lo, &hi))
+		return;
+	size_t nb = dp_ksymidx_nblocks(ix), b = 0, hi_b = nb;
+	while (b < hi_b) {    /* the first block starting above lo, then one back */
+		size_t mid = b + (hi_b - b) / 2;
+		if (dp_ksymidx_index(ix, mid)->first_addr <= lo)
+			b = mid + 1;
+		else
+			hi_b = mid;
+	}
+	if (b)
+		b--;
+	char why[160];
+	for (; b < nb && dp_ksymidx_index(ix, b)->first_addr <= hi; b++) {
+		if (!(dp_ksymidx_index(ix, b)->flags & DP_KSYMIDX_F_MODULES))
+			continue;
+		const struct dp_ksymblk *k = dp_ksymidx_block(ix, b, why, sizeof(why));
+		if (!k) {
+			sym_warn(s, "domain %s: embedded kernel symbol index damaged (%s): "
+				 "some kernel samples are [unknown]", d->name, why);
+			continue;
+		}
+		for (uint32_t e = 0; e < k->n; e++) {
+			char t = k->type[e];
+			if (k->mod[e] != m || !dp_ksym_text(t, k->addr[e]))
+				continue;
+			unsigned prio = t == 'T' ? 3 : t == 'W' || t == 'w' ? 2 : 1;
+			symtab_add(&img->tab, k->addr[e] + d->kaslr, 0, 0, k->names + k->name[e],
+				   k->namelen[e], prio);
+		}
+	}
 }
 
 /* perf's build-id cache copy of the kernel's kallsyms, taken when it
@@ -362,9 +379,19 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	for (size_t i = 0; i < d->nmods; i++) {
 		struct kmod *m = &d->mods[i];
 		struct sym_table *t = &m->img->tab;
-		symtab_finish(t, 4096);
-		if (t->n) {
-			uint64_t lo = t->v[0].start, hi = t->v[t->n - 1].end;
+		uint64_t lo = 0, hi = 0;
+		if (m->img->kidx_mod) {
+			/* symbols loaded on first use: the index says their span */
+			lo = m->ix_lo;
+			hi = m->ix_end;
+		} else {
+			symtab_finish(t, 4096);
+			if (t->n) {
+				lo = t->v[0].start;
+				hi = t->v[t->n - 1].end;
+			}
+		}
+		if (hi) {
 			if (!m->end || lo < m->start)
 				m->start = lo;
 			if (!m->end || hi > m->end)

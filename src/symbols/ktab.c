@@ -579,6 +579,11 @@ struct kix {
 	bool warned;
 };
 
+struct dp_ksymidx *ktab_index(const struct ktab *k)
+{
+	return k && k->x ? k->x->ix : NULL;
+}
+
 static void kix_free(struct kix *x)
 {
 	if (!x)

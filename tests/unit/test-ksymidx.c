@@ -185,6 +185,16 @@ static void test_same_as_text(void)
 	free(rix);
 	free(rtext);
 
+	/* a module's symbols load on its first lookup (kernel_load_module),
+	 * after core lookups */
+	b = session_of(DP_SYMTAB_KSYMIDX, ix, ixlen);
+	resolve(b, BASE + 0x40ull * 100, &r);
+	CHECK_STR(r.symbol, "f100");
+	resolve(b, MODB + 0x80ull * 2, &r);
+	CHECK_STR(r.symbol, "modb_2");
+	CHECK_STR(r.image, "[modb]");
+	sym_session_free(b);
+
 	/* one lookup decodes one block, not the table */
 	CHECK(dp_ksymidx_open(ix, ixlen, &x, why, sizeof(why)) == 0);
 	const struct dp_ksymblk *blk = dp_ksymidx_block(x, 3, why, sizeof(why));
@@ -199,9 +209,14 @@ static void test_same_as_text(void)
 
 /* ---- hostile indexes ---- */
 
-static size_t idx_at(const uint8_t *p)
+static size_t mods_at(const uint8_t *p)
 {
 	return DP_KSYMIDX_HEAD + ((get32(p + 20) + 7u) & ~7u);
+}
+
+static size_t idx_at(const uint8_t *p)
+{
+	return mods_at(p) + (size_t)get32(p + 16) * DP_KSYMIDX_MOD_RANGE;
 }
 
 static bool opens(const uint8_t *p, size_t len, const char *want)
@@ -225,6 +240,7 @@ static void test_hostile(void)
 	size_t ia = idx_at(ix);
 	uint32_t nb = get32(ix + 12);
 	CHECK(nb > 3);
+	struct sym_session *s0;
 #define FRESH() memcpy(c, ix, n)
 	/* cut: in the header, in the index, in the blocks */
 	CHECK(!opens(ix, 20, "no index header"));
@@ -259,6 +275,24 @@ static void test_hostile(void)
 	FRESH();
 	c[DP_KSYMIDX_HEAD] = 200;
 	CHECK(!opens(c, n, "module"));
+	/* a module's text range upside down; a module symbol outside it */
+	FRESH();
+	put64(c + mods_at(c), get64(c + mods_at(c) + 8) + 1);
+	CHECK(!opens(c, n, "module 0 text range"));
+	FRESH();
+	put64(c + mods_at(c) + 16, get64(c + mods_at(c) + 16) + 1);
+	CHECK(opens(c, n, ""));
+	s0 = session_of(DP_SYMTAB_KSYMIDX, c, n);
+	{
+		struct sym_result mr;
+		resolve(s0, MODB + 0x80ull * 5 + 1, &mr);
+		CHECK(!mr.known);
+		CHECK_STR(mr.image, "[modb]");
+		const char *const *mw;
+		CHECK(sym_warnings(s0, &mw) == 1);
+		CHECK(strstr(mw[0], "outside its module's range") != NULL);
+	}
+	sym_session_free(s0);
 	/* a text range outside its block */
 	FRESH();
 	put64(c + ia + 8, get64(c + ia) - 1);
