@@ -10,7 +10,8 @@
 # index are byte-identical to reports from the text
 # (DOMPROF_IGNORE_KSYMIDX=1, which really reads the text: without it, a
 # recording with only the index falls back to this machine's kallsyms
-# and says so).
+# and says so). A recording with only the kind-6 text (as older
+# recorders wrote) still names kernel code.
 source "$(dirname "$0")/lib/report-common.bash"
 need_workload kernelheavy
 
@@ -33,6 +34,12 @@ record idx -- "$WL/kernelheavy" 0.3
 grep -q 'no kallsyms in the recording' "$OUT/idx.err" && fail "the index was not used"
 DOMPROF_IGNORE_KSYMIDX=1 "$DOMPROF" report -l -i "$OUT/idx.data" >"$OUT/idx.err" 2>&1 || fail "report idx"
 grep -q 'no kallsyms in the recording' "$OUT/idx.err" || fail "DOMPROF_IGNORE_KSYMIDX=1 did not ignore the index"
+# a recording as older recorders made it (kind 6 only) still names kernel code
+DOMPROF_RECORD_KSYMS=text record old -- "$WL/kernelheavy" 0.3
+"$DOMPROF" dump -i "$OUT/old.data" --type SYMTAB | grep -q 'kind=8' && fail "kind 8 written with =text"
+"$DOMPROF" report -l -i "$OUT/old.data" >"$OUT/old.txt" 2>&1 || fail "report old"
+grep -q 'no kallsyms in the recording' "$OUT/old.txt" && fail "the kind-6 table was not used"
+grep -q '\[kernel.kallsyms\] *read_zero' "$OUT/old.txt" || fail "no kernel names from the kind-6 table"
 "$DOMPROF" report -i "$D" -l --comm kernelheavy >"$OUT/kh.txt" || fail "report"
 sed -n '/^samples/,+12p' "$OUT/kh.txt"
 "$DOMPROF" report -i "$D" -l --comm kernelheavy --format csv >"$OUT/kh.csv" || fail "csv"
