@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * The kernel image of a domain and its modules, built on the first
- * kernel lookup: the core table from the recording's kallsyms (or its
- * delta form), else an embedded vmlinux, else System.map (relocated by
- * the domain's KASLR offset), else for the host this machine's
+ * kernel lookup: the core table from the recording's kernel symbol index
+ * (kind 8, decoded a block at a time by lookups), else its kallsyms (or
+ * its delta form), else an embedded vmlinux, else System.map (relocated
+ * by the domain's KASLR offset), else for the host this machine's
  * /proc/kallsyms with a warning. Only the table used is charged to the
  * limits (blobs.c). Module ranges come from /proc/modules text or kernel
- * MMAP records and are widened to cover the module's symbols.
+ * MMAP records and are widened to cover the module's symbols (with an
+ * index, the span of them it records: their symbols load on the
+ * module's first lookup).
  */
 #include "symbols/symbols.h"
 #include "symbols/internal.h"
