@@ -58,6 +58,13 @@ int sideband_snapshot_tree(struct sideband *sb, struct dp_writer *w, pid_t root,
 int sideband_write_kernel(struct sideband *sb, struct dp_writer *w, uint64_t time,
 			  size_t *bytes);
 
+/* kallsyms text [ks, ks+len) as a kernel symbol index (SYMTAB kind
+ * DP_SYMTAB_KSYMIDX, format/ksymidx.h): every line with an address, type
+ * and name, sorted by address (equal addresses in the text's order),
+ * module names numbered in the order they first appear. Returns a
+ * malloc'd payload of *outlen bytes, or NULL. */
+uint8_t *sideband_kallsyms_index(const char *ks, size_t len, size_t *outlen);
+
 /* Number of files whose build-id was read (for tests and -v). */
 unsigned sideband_buildid_reads(const struct sideband *sb);
 

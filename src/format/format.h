@@ -100,6 +100,10 @@ enum dp_symtab_kind {
 				  * (docs/file-format.md: "DPCODE1\0", then
 				  * entries u64 address, u32 length, u32 0,
 				  * bytes), for annotate */
+	DP_SYMTAB_KSYMIDX = 8,   /* the host kallsyms as a binary index sorted by
+				  * address, in independently compressed blocks
+				  * (format/ksymidx.h); stored with compression 0,
+				  * the blocks being compressed already */
 };
 
 /* EVENT: what was sampled. */

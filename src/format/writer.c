@@ -498,7 +498,9 @@ int dp_write_symtab(struct dp_writer *w, uint32_t domain, const struct dp_symtab
 {
 	if (st->size > DP_SYMTAB_MAX_RAW)
 		return -EFBIG;
-	size_t bound = ZSTD_compressBound(st->size);
+	/* a kernel symbol index is compressed block by block already */
+	bool plain = st->kind == DP_SYMTAB_KSYMIDX;
+	size_t bound = plain ? 1 : ZSTD_compressBound(st->size);
 	uint8_t *z = xmalloc(bound);
 	/* A 128 KiB window instead of level 3's default 2 MiB: a report
 	 * streams the table with a decoder whose buffer follows the window,
@@ -509,11 +511,11 @@ int dp_write_symtab(struct dp_writer *w, uint32_t domain, const struct dp_symtab
 	 * for ~30 ms. ELF files (an agent may send tens of MB) stay at 3. */
 	ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, st->kind == DP_SYMTAB_ELF ? 3 : 6);
 	ZSTD_CCtx_setParameter(cc, ZSTD_c_windowLog, 17);
-	size_t zn = ZSTD_compress2(cc, z, bound, st->data, st->size);
+	size_t zn = plain ? 0 : ZSTD_compress2(cc, z, bound, st->data, st->size);
 	ZSTD_freeCCtx(cc);
 	uint32_t comp = 1;
 	const uint8_t *data = z;
-	if (ZSTD_isError(zn) || zn >= st->size) {
+	if (plain || ZSTD_isError(zn) || zn >= st->size) {
 		comp = 0;
 		data = st->data;
 		zn = st->size;

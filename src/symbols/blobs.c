@@ -112,7 +112,7 @@ static void index_blob(struct sym_session *s, struct sym_domain *d, size_t at)
 {
 	const struct blob *b = &d->blobs[at];
 	void *val = (void *)(uintptr_t)(at + 1);
-	if (b->kind < 8 && !d->first_kind[b->kind])
+	if (b->kind < 16 && !d->first_kind[b->kind])
 		d->first_kind[b->kind] = at + 1;
 	char *k = blob_key(b->kind, b->name);
 	if (!strmap_get(&d->blobidx, k))
@@ -210,13 +210,18 @@ static const char *size_str(uint64_t n, char *buf)
  */
 bool blob_admit(struct sym_session *s, struct sym_domain *d, struct blob *b)
 {
+	/* stored plain: already in memory, nothing to expand */
+	return blob_admit_n(s, d, b, b->z ? b->size : 0);
+}
+
+bool blob_admit_n(struct sym_session *s, struct sym_domain *d, struct blob *b, uint64_t n)
+{
 	if (b->admit)
 		return b->admit == 1;
-	if (!b->z) {
-		b->admit = 1;        /* stored plain: already in memory, nothing to expand */
+	if (!n) {
+		b->admit = 1;
 		return true;
 	}
-	uint64_t n = b->size;
 	if (n <= s->symtab_domain_max - d->symtab_used &&
 	    n <= s->symtab_file_max - s->symtab_used) {
 		d->symtab_used += n;
@@ -290,7 +295,7 @@ struct blob *find_blob(const struct sym_domain *d, uint32_t kind, const char *na
 {
 	uintptr_t at;
 	if (!name) {
-		at = kind < 8 ? d->first_kind[kind] : 0;
+		at = kind < 16 ? d->first_kind[kind] : 0;
 	} else {
 		char *k = blob_key(kind, name);
 		at = (uintptr_t)strmap_get(&d->blobidx, k);

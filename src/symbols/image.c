@@ -246,6 +246,8 @@ void image_load_symbols(struct sym_session *s, struct sym_image *img)
 		return;
 	}
 	if (img->kind != IMG_ELF) {
+		if (img->kidx_mod)
+			kernel_load_module(s, img);
 		symtab_finish(&img->tab, 4096);
 		return;
 	}

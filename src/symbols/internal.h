@@ -288,6 +288,21 @@ bool ktab_unsorted(const struct ktab *k);
 void ktab_restart_slow(struct ktab *k);
 /* The symbol holding addr: true and *idx, *start, *end; false if none. */
 bool ktab_find(const struct ktab *k, uint64_t addr, size_t *idx, uint64_t *start, uint64_t *end);
+/*
+ * A table over a kernel symbol index (SYMTAB kind DP_SYMTAB_KSYMIDX),
+ * which it owns from here on: the same entries, ranges and names as the
+ * text table of the same kallsyms, with bias added to every address and
+ * last_size after the last symbol, but nothing is parsed before a lookup,
+ * and a lookup decodes only the block it falls in (kept until
+ * ktab_free). A damaged block is said once to s as a warning for domain
+ * dom (a string that outlives the table); its symbols are not found. Such
+ * a table's ktab_find decodes blocks: it is not thread-safe either.
+ */
+struct dp_ksymidx;
+/* The index of a table made by ktab_new_index (owned by it), else NULL. */
+struct dp_ksymidx *ktab_index(const struct ktab *k);
+struct ktab *ktab_new_index(struct dp_ksymidx *ix, uint64_t bias, uint64_t last_size,
+			    struct sym_session *s, const char *dom);
 /* The caller will want the name of symbol idx: fetched with the next batch. */
 void ktab_want(struct ktab *k, size_t idx);
 /* Name of symbol idx (demangled), fetching the pending batch if needed.
@@ -346,6 +361,9 @@ struct sym_image {
 	size_t blob_size;
 	struct sym_table tab;
 	struct ktab *kt;            /* core kernel from kallsyms/System.map (tab unused) */
+	uint32_t kidx_mod;          /* a module whose symbols are in the domain's kernel
+				     * symbol index: 1 + its number there, loaded into
+				     * tab by image_load_symbols (kernel_load_module) */
 	struct fde_table fde;       /* unwind-table ranges, loaded on the first
 				     * address no symbol covers (image_fde) */
 	bool fde_done;
@@ -377,6 +395,8 @@ struct blob {
 struct kmod {
 	const char *name;
 	uint64_t start, end;        /* end == 0: not known yet */
+	uint64_t ix_lo, ix_end;     /* its text symbols' span in the kernel symbol
+				     * index (ix_end 0: none), for the range */
 	struct sym_image *img;
 	struct sym_map *map;
 };
@@ -390,7 +410,7 @@ struct sym_domain {
 	size_t nblobs, cblobs;
 	/* blob lookups, index+1 of the first blob of each: a file may carry
 	 * tens of thousands of tables and as many images to match */
-	size_t first_kind[8];       /* by kind (kinds < 8) */
+	size_t first_kind[16];      /* by kind (kinds < 16) */
 	struct hmap blobidx;        /* "kind|lowercase name" -> index+1 */
 	struct hmap perfmapidx;     /* perf map tables by pid -> index+1 */
 	bool kernel_done;
@@ -485,6 +505,9 @@ void blob_limits(struct sym_session *s);
 void blobs_release(struct sym_domain *d);
 /* May blob b be decompressed (charged to the limits once)? */
 bool blob_admit(struct sym_session *s, struct sym_domain *d, struct blob *b);
+/* The same, charging n bytes: what a table stored plain will expand to
+ * (a kernel symbol index's blocks). */
+bool blob_admit_n(struct sym_session *s, struct sym_domain *d, struct blob *b, uint64_t n);
 /* Its plain bytes (NUL-terminated), decompressed on first use; NULL if refused. */
 const uint8_t *blob_data(struct sym_session *s, struct sym_domain *d, struct blob *b);
 /* Where the text of a kallsyms/System.map blob is, for ktab.c. */
@@ -524,6 +547,9 @@ const struct fde_range *image_fde(struct sym_session *s, struct sym_image *img, 
 void image_place(struct sym_session *s, struct sym_map *m);
 
 /* kernel.c */
+/* Load module image img's symbols from its domain's kernel symbol index
+ * into img->tab (not finished): the blocks holding them are decoded. */
+void kernel_load_module(struct sym_session *s, struct sym_image *img);
 /* The kernel (or module) map of d holding a kernel-half ip. */
 const struct sym_map *kernel_map(struct sym_session *s, struct sym_domain *d, uint64_t ip);
 /* A kernel MMAP record (pid -1) of d: a module range the tables may

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * The kernel image of a domain and its modules, built on the first
- * kernel lookup: the core table from the recording's kallsyms (or its
- * delta form), else an embedded vmlinux, else System.map (relocated by
- * the domain's KASLR offset), else for the host this machine's
+ * kernel lookup: the core table from the recording's kernel symbol index
+ * (kind 8, decoded a block at a time by lookups), else its kallsyms (or
+ * its delta form), else an embedded vmlinux, else System.map (relocated
+ * by the domain's KASLR offset), else for the host this machine's
  * /proc/kallsyms with a warning. Only the table used is charged to the
  * limits (blobs.c). Module ranges come from /proc/modules text or kernel
- * MMAP records and are widened to cover the module's symbols.
+ * MMAP records and are widened to cover the module's symbols (with an
+ * index, the span of them it records: their symbols load on the
+ * module's first lookup).
  */
 #include "symbols/symbols.h"
 #include "symbols/internal.h"
@@ -16,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/ksymidx.h"
 #include "util/file.h"
+#include "util/le.h"
 #include "util/xalloc.h"
 
 static bool is_vmlinux_name(const char *name)
@@ -160,6 +165,93 @@ static void parse_ksyms_blob(struct sym_session *s, struct sym_domain *d, struct
 	ktab_finish(d->kimg->kt, 4096);
 }
 
+/*
+ * The kernel symbol index (DP_SYMTAB_KSYMIDX): validated, and nothing of
+ * it decoded here: the core kernel's table is the index's, whose blocks
+ * lookups decode one at a time; a module gets its image now, with the
+ * span of its text symbols from the index's module table (so module
+ * ranges are what the text gives), and its symbols when a lookup first
+ * needs them (kernel_load_module). Returns false when the index is
+ * refused (a one-line warning says why), true when the domain's core
+ * table is made. text_too: a kallsyms text of the domain replaces a
+ * refused index.
+ */
+static bool load_ksymidx(struct sym_session *s, struct sym_domain *d, struct blob *b,
+			 struct kctx *kc, bool text_too)
+{
+	/* a plain index expands by its blocks' raw sizes: charged as that */
+	uint64_t expand = 0;
+	if (!b->z && b->data && b->size >= DP_KSYMIDX_HEAD && !memcmp(b->data, DP_KSYMIDX_MAGIC, 8))
+		expand = get64(b->data + 24);
+	if (b->z ? !blob_admit(s, d, b) : !blob_admit_n(s, d, b, expand))
+		return false;
+	const uint8_t *data = blob_data(s, d, b);
+	struct dp_ksymidx *ix;
+	char why[160];
+	if (!data || dp_ksymidx_open(data, b->size, &ix, why, sizeof(why)) < 0) {
+		sym_warn(s, "domain %s: embedded kernel symbol index refused (%s): %s", d->name,
+			 data ? why : "empty",
+			 text_too ? "kernel symbols from the kallsyms text beside it"
+				  : "kernel samples are [unknown]");
+		return false;
+	}
+	/* in the order of the module table (the order the text names them
+	 * first), as the text table makes them */
+	for (size_t m = 0; m < dp_ksymidx_nmods(ix); m++) {
+		uint64_t lo, hi;
+		if (!dp_ksymidx_mod_range(ix, m, &lo, &hi))
+			continue;
+		size_t len;
+		const char *name = dp_ksymidx_mod(ix, m, &len);
+		struct kmod *km = get_kmod(kc->s, d, name, len);
+		km->img->kidx_mod = (uint32_t)m + 1;
+		/* as symtab_finish ends the last symbol: 4096 bytes on */
+		km->ix_lo = lo + d->kaslr;
+		km->ix_end = hi + d->kaslr + 4096 < hi + d->kaslr ? UINT64_MAX : hi + d->kaslr + 4096;
+	}
+	d->kimg->kt = ktab_new_index(ix, d->kaslr, 4096, s, d->name);
+	return true;
+}
+
+void kernel_load_module(struct sym_session *s, struct sym_image *img)
+{
+	struct sym_domain *d = img->dom;
+	struct dp_ksymidx *ix = d->kimg ? ktab_index(d->kimg->kt) : NULL;
+	uint32_t m = img->kidx_mod;
+	uint64_t lo, hi;
+	if (!ix || !dp_ksymidx_mod_range(ix, m - 1, &lo, &hi))
+		return;
+	size_t nb = dp_ksymidx_nblocks(ix), b = 0, hi_b = nb;
+	while (b < hi_b) {    /* the first block starting above lo, then one back */
+		size_t mid = b + (hi_b - b) / 2;
+		if (dp_ksymidx_index(ix, mid)->first_addr <= lo)
+			b = mid + 1;
+		else
+			hi_b = mid;
+	}
+	if (b)
+		b--;
+	char why[160];
+	for (; b < nb && dp_ksymidx_index(ix, b)->first_addr <= hi; b++) {
+		if (!(dp_ksymidx_index(ix, b)->flags & DP_KSYMIDX_F_MODULES))
+			continue;
+		const struct dp_ksymblk *k = dp_ksymidx_block(ix, b, why, sizeof(why));
+		if (!k) {
+			sym_warn(s, "domain %s: embedded kernel symbol index damaged (%s): "
+				 "some kernel samples are [unknown]", d->name, why);
+			continue;
+		}
+		for (uint32_t e = 0; e < k->n; e++) {
+			char t = k->type[e];
+			if (k->mod[e] != m || !dp_ksym_text(t, k->addr[e]))
+				continue;
+			unsigned prio = t == 'T' ? 3 : t == 'W' || t == 'w' ? 2 : 1;
+			symtab_add(&img->tab, k->addr[e] + d->kaslr, 0, 0, k->names + k->name[e],
+				   k->namelen[e], prio);
+		}
+	}
+}
+
 /* perf's build-id cache copy of the kernel's kallsyms, taken when it
  * recorded: $PERF_BUILDID_DIR (else ~/.debug)/[kernel.kallsyms]/BUILDID/
  * kallsyms, for the host kernel whose build-id the recording names. NULL
@@ -191,9 +283,16 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	d->kimg = sym_image_new(s, d, IMG_ABS, kname, kname);
 	struct kctx kc = { s, d };
 	struct ksym_sink sink = { .kernel = &d->kimg->tab, .ctx = &kc, .module = kmod_table };
+	/* DOMPROF_IGNORE_KSYMIDX=1: as a reader that knows no kind 8 (for the
+	 * tests comparing it with the text table written beside it) */
+	const char *ign = getenv("DOMPROF_IGNORE_KSYMIDX");
+	struct blob *xi = ign && *ign == '1' ? NULL : find_blob(d, DP_SYMTAB_KSYMIDX, NULL);
 	struct blob *ks = find_blob(d, DP_SYMTAB_KALLSYMS, NULL);
 	if (!ks)
 		ks = find_blob(d, DP_SYMTAB_KALLSYMS_DELTA, NULL);
+	bool xi_done = xi && load_ksymidx(s, d, xi, &kc, ks != NULL);
+	if (xi_done || (xi && !ks))
+		ks = NULL;    /* a refused index is not replaced by this machine's kallsyms */
 	struct blob *sm = find_blob(d, DP_SYMTAB_SYSMAP, NULL);
 	struct blob *vm = NULL;
 	for (size_t i = 0; i < d->nblobs && !vm; i++)
@@ -204,6 +303,8 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	 * samples wrongly), its kernel samples are [unknown] */
 	if (ks && !blob_admit(s, d, ks))
 		ks = NULL;
+	if (xi)
+		vm = sm = NULL;
 	if (!ks && vm && !blob_admit(s, d, vm))
 		vm = NULL;
 	if (!ks && !vm && sm && !blob_admit(s, d, sm))
@@ -211,7 +312,11 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	const char *what = "kallsyms";
 	char *kcache, kpath[4200];
 	size_t kclen;
-	if (ks) {
+	if (xi_done) {
+		/* the core kernel's table is the index's */
+	} else if (xi && !ks) {
+		/* refused, said by load_ksymidx */
+	} else if (ks) {
 		/* The recorder stores offset 0 for a kallsyms of the same boot
 		 * (already relocated) and a real offset only for a copy from
 		 * another (nokaslr) boot, found by kaslr=auto or given. */
@@ -277,9 +382,19 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	for (size_t i = 0; i < d->nmods; i++) {
 		struct kmod *m = &d->mods[i];
 		struct sym_table *t = &m->img->tab;
-		symtab_finish(t, 4096);
-		if (t->n) {
-			uint64_t lo = t->v[0].start, hi = t->v[t->n - 1].end;
+		uint64_t lo = 0, hi = 0;
+		if (m->img->kidx_mod) {
+			/* symbols loaded on first use: the index says their span */
+			lo = m->ix_lo;
+			hi = m->ix_end;
+		} else {
+			symtab_finish(t, 4096);
+			if (t->n) {
+				lo = t->v[0].start;
+				hi = t->v[t->n - 1].end;
+			}
+		}
+		if (hi) {
 			if (!m->end || lo < m->start)
 				m->start = lo;
 			if (!m->end || hi > m->end)

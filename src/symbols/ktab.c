@@ -23,6 +23,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "format/ksymidx.h"
 #include "util/xalloc.h"
 
 /* ref[i]: where symbol i's name is. */
@@ -39,7 +40,10 @@ struct kbuild {
 	uint32_t rank;               /* smaller is the better alias */
 };
 
+struct kix;
+
 struct ktab {
+	struct kix *x;               /* a table over a kernel symbol index, or NULL */
 	struct ktext src;
 	/* building, slow mode (input not sorted by address): everything is
 	 * collected, then sorted */
@@ -183,10 +187,13 @@ const struct ktext *ktab_text(const struct ktab *k)
 	return &k->src;
 }
 
+static void kix_free(struct kix *x);
+
 void ktab_free(struct ktab *k)
 {
 	if (!k)
 		return;
+	kix_free(k->x);
 	free(k->b);
 	free(k->grp);
 	free(k->start);
@@ -361,8 +368,14 @@ void ktab_finish(struct ktab *k, uint64_t last_size)
 	narrow(k);
 }
 
+static bool kix_first(const struct kix *x, uint64_t *start);
+static bool kix_find(struct ktab *k, uint64_t addr, size_t *idx, uint64_t *start, uint64_t *end);
+static const char *kix_name(struct ktab *k, size_t idx, struct sym_pool *pool);
+
 bool ktab_first(const struct ktab *k, uint64_t *start)
 {
+	if (k->x)
+		return kix_first(k->x, start);
 	if (!k->finished || !k->n)
 		return false;
 	*start = kstart(k, 0);
@@ -371,11 +384,15 @@ bool ktab_first(const struct ktab *k, uint64_t *start)
 
 size_t ktab_count(const struct ktab *k)
 {
+	if (k->x)
+		return k->n;
 	return k->finished || !k->slow ? k->n + k->ngrp : k->nb;
 }
 
 bool ktab_find(const struct ktab *k, uint64_t addr, size_t *idx, uint64_t *start, uint64_t *end)
 {
+	if (k->x)    /* decodes blocks: the table is the caller's (see internal.h) */
+		return kix_find((struct ktab *)k, addr, idx, start, end);
 	if (!k->finished || !k->n || addr < kstart(k, 0))
 		return false;
 	size_t lo = 0, hi = k->n;    /* last entry with start <= addr */
@@ -413,6 +430,8 @@ static void queue(struct ktab *k, size_t i)
 
 void ktab_want(struct ktab *k, size_t idx)
 {
+	if (k->x)
+		return;    /* names come with the block a lookup decoded */
 	if (!k->finished || idx >= k->n)
 		return;
 	uint64_t s0 = kstart(k, idx);
@@ -495,6 +514,8 @@ static void fetch_pending(struct ktab *k, struct sym_pool *pool)
 
 const char *ktab_name(struct ktab *k, size_t idx, struct sym_pool *pool)
 {
+	if (k->x)
+		return kix_name(k, idx, pool);
 	if (!k->finished || idx >= k->n)
 		return NULL;
 	if (!(k->ref[idx] & REF_NAMED)) {
@@ -522,4 +543,222 @@ const char *ktab_name(struct ktab *k, size_t idx, struct sym_pool *pool)
 			k->ref[i] = best;
 	}
 	return k->names[k->ref[idx] & ~REF_NAMED];
+}
+
+/* ---- a table over a kernel symbol index (DP_SYMTAB_KSYMIDX) ----
+ *
+ * Nothing is parsed up front: the block index (validated by
+ * dp_ksymidx_open) says which blocks hold core text symbols and their
+ * lowest and highest address, so a lookup finds its block by a binary
+ * search, decodes that one block (once) and searches it. The table's
+ * entries are the index's core text symbols (t T w W, address non-zero,
+ * no module): the same ones ksyms_parse gives the text table, with the
+ * same alias rules, so names and ranges are those of the text table.
+ * The writer never splits an address between blocks, so an alias group
+ * is whole in its block. An entry index (idx) is the entry's number in
+ * the index (dp_ksymidx_block's first_entry + its place).
+ */
+
+struct kixblk {
+	const struct dp_ksymblk *d;  /* owned by the index */
+	uint32_t *kpos;              /* places of its core text symbols */
+	uint32_t nk;
+	const char **nm;             /* per kpos: the alias group's name, once asked */
+	bool bad;
+};
+
+struct kix {
+	struct dp_ksymidx *ix;
+	uint64_t bias;
+	uint32_t *tb;                /* blocks holding core text symbols */
+	size_t ntb;
+	uint64_t last_end;           /* unbiased end of the last text symbol */
+	struct kixblk **blk;
+	struct sym_session *s;
+	const char *dom;
+	bool warned;
+};
+
+struct dp_ksymidx *ktab_index(const struct ktab *k)
+{
+	return k && k->x ? k->x->ix : NULL;
+}
+
+static void kix_free(struct kix *x)
+{
+	if (!x)
+		return;
+	for (size_t i = 0; i < dp_ksymidx_nblocks(x->ix); i++)
+		if (x->blk[i]) {
+			free(x->blk[i]->kpos);
+			free(x->blk[i]->nm);
+			free(x->blk[i]);
+		}
+	free(x->blk);
+	free(x->tb);
+	dp_ksymidx_free(x->ix);
+	free(x);
+}
+
+struct ktab *ktab_new_index(struct dp_ksymidx *ix, uint64_t bias, uint64_t last_size,
+			    struct sym_session *s, const char *dom)
+{
+	struct ktab *k = xcalloc(1, sizeof(*k));
+	struct kix *x = xcalloc(1, sizeof(*x));
+	size_t nb = dp_ksymidx_nblocks(ix);
+	k->x = x;
+	k->finished = true;
+	k->n = dp_ksymidx_nsyms(ix);
+	x->ix = ix;
+	x->bias = bias;
+	x->s = s;
+	x->dom = dom;
+	x->blk = xcalloc(nb + 1, sizeof(*x->blk));
+	x->tb = xmalloc((nb + 1) * sizeof(*x->tb));
+	for (size_t i = 0; i < nb; i++)
+		if (dp_ksymidx_index(ix, i)->text_first)
+			x->tb[x->ntb++] = (uint32_t)i;
+	if (x->ntb) {
+		uint64_t last = dp_ksymidx_index(ix, x->tb[x->ntb - 1])->text_last;
+		x->last_end = last + last_size < last ? UINT64_MAX : last + last_size;
+	}
+	return k;
+}
+
+/* Block b decoded, with the places of its text symbols; NULL when damaged
+ * (said once per table). */
+static struct kixblk *kix_block(struct kix *x, size_t b)
+{
+	if (x->blk[b])
+		return x->blk[b]->bad ? NULL : x->blk[b];
+	struct kixblk *kb = x->blk[b] = xcalloc(1, sizeof(*kb));
+	char why[160];
+	const struct dp_ksymblk *d = dp_ksymidx_block(x->ix, b, why, sizeof(why));
+	if (!d) {
+		kb->bad = true;
+		if (!x->warned && x->s)
+			sym_warn(x->s, "domain %s: embedded kernel symbol index damaged (%s): "
+				 "some kernel samples are [unknown]", x->dom, why);
+		x->warned = true;
+		return NULL;
+	}
+	kb->d = d;
+	kb->kpos = xmalloc((d->n ? d->n : 1) * sizeof(*kb->kpos));
+	for (uint32_t i = 0; i < d->n; i++)
+		if (dp_ksym_core_text(d->type[i], d->mod[i], d->addr[i]))
+			kb->kpos[kb->nk++] = i;
+	kb->nm = xcalloc(kb->nk ? kb->nk : 1, sizeof(*kb->nm));
+	return kb;
+}
+
+static bool kix_first(const struct kix *x, uint64_t *start)
+{
+	if (!x->ntb)
+		return false;
+	*start = dp_ksymidx_index(x->ix, x->tb[0])->text_first + x->bias;
+	return true;
+}
+
+static bool kix_find(struct ktab *k, uint64_t addr, size_t *idx, uint64_t *start, uint64_t *end)
+{
+	struct kix *x = k->x;
+	uint64_t key = addr - x->bias;
+	size_t lo = 0, hi = x->ntb;    /* first text block starting above key */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (dp_ksymidx_index(x->ix, x->tb[mid])->text_first <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return false;
+	size_t j = lo - 1, b = x->tb[j];
+	struct kixblk *kb = kix_block(x, b);
+	if (!kb)
+		return false;
+	const uint64_t *a = kb->d->addr;
+	lo = 0;
+	hi = kb->nk;                   /* first text symbol above key */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a[kb->kpos[mid]] <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return false;          /* not for a block that matches its index */
+	size_t q = lo - 1, p = q;
+	uint64_t s0 = a[kb->kpos[q]];
+	while (p > 0 && a[kb->kpos[p - 1]] == s0)
+		p--;                   /* first of an alias group */
+	uint64_t e = q + 1 < kb->nk ? a[kb->kpos[q + 1]]
+		     : j + 1 < x->ntb ? dp_ksymidx_index(x->ix, x->tb[j + 1])->text_first
+		     : x->last_end;
+	if (key >= e)
+		return false;
+	*idx = dp_ksymidx_index(x->ix, b)->first_entry + kb->kpos[p];
+	*start = s0 + x->bias;
+	*end = e + x->bias;
+	return true;
+}
+
+/* The rank of ktab_add: priority, leading underscores, length. */
+static uint32_t kix_rank(char type, const char *name, size_t nlen)
+{
+	unsigned prio = type == 'T' ? 3 : type == 'W' || type == 'w' ? 2 : 1;
+	unsigned us = 0;
+	while (us < nlen && name[us] == '_')
+		us++;
+	return (uint32_t)(15 - (prio & 15)) << 28 | (uint32_t)(us > 15 ? 15 : us) << 24 |
+	       (uint32_t)(nlen > 0xffffff ? 0xffffff : nlen);
+}
+
+static const char *kix_name(struct ktab *k, size_t idx, struct sym_pool *pool)
+{
+	struct kix *x = k->x;
+	size_t b = dp_ksymidx_block_of(x->ix, idx);
+	struct kixblk *kb = b == SIZE_MAX ? NULL : kix_block(x, b);
+	if (!kb)
+		return SYM_UNKNOWN;
+	uint32_t pos = (uint32_t)(idx - dp_ksymidx_index(x->ix, b)->first_entry);
+	size_t lo = 0, hi = kb->nk;    /* its place among the text symbols */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (kb->kpos[mid] < pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == kb->nk || kb->kpos[lo] != pos)
+		return SYM_UNKNOWN;
+	if (kb->nm[lo])
+		return kb->nm[lo];
+	const struct dp_ksymblk *d = kb->d;
+	size_t q = lo;
+	while (q + 1 < kb->nk && d->addr[kb->kpos[q + 1]] == d->addr[pos])
+		q++;
+	/* the best-ranked aliases, then the alphabetically first (demangled) */
+	uint32_t best = UINT32_MAX;
+	for (size_t i = lo; i <= q; i++) {
+		uint32_t e = kb->kpos[i];
+		uint32_t r = kix_rank(d->type[e], d->names + d->name[e], d->namelen[e]);
+		if (r < best)
+			best = r;
+	}
+	const char *win = NULL;
+	for (size_t i = lo; i <= q; i++) {
+		uint32_t e = kb->kpos[i];
+		const char *nm = d->names + d->name[e];
+		if (kix_rank(d->type[e], nm, d->namelen[e]) != best)
+			continue;
+		char *dm = sym_demangle(nm);
+		const char *s = dm ? dm : nm;
+		if (!win || strcmp(s, win) < 0)
+			win = pool_strdup(pool, s);
+		free(dm);
+	}
+	kb->nm[lo] = win;
+	return win;
 }

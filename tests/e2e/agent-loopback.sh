@@ -52,7 +52,7 @@ grep -q 'damage: *none' "$OUT/info.txt" || fail "damage reported"
 "$DOMPROF" dump "$OUT/h.data" >"$OUT/dump.txt" || fail "dump failed"
 bid=$(readelf -n "$WL/threefuncs" | sed -n 's/.*Build ID: *//p')
 grep -Eq "dom=1 +SYMTAB +kind=4 name=$bid " "$OUT/dump.txt" || fail "threefuncs ELF ($bid) not embedded in domain self"
-grep -Eq "dom=1 +SYMTAB +kind=(1|6) name=kallsyms" "$OUT/dump.txt" || fail "the agent's kallsyms is not embedded"
+grep -Eq "dom=1 +SYMTAB +kind=(1|6|8) name=kallsyms" "$OUT/dump.txt" || fail "the agent's kallsyms is not embedded"
 
 for d in host self; do
 	"$DOMPROF" report -q -i "$OUT/h.data" -l --domain $d --comm threefuncs --format csv >"$OUT/$d.csv" 2>"$OUT/$d.err" ||

@@ -5,11 +5,41 @@
 # (--comm kernelheavy), at least 60% are in [kernel.kallsyms], at least
 # 90% of those have a known symbol name, and the top row is a kernel
 # symbol. --mode kernel/user split the same samples without loss.
+# The recording carries the kernel symbol index (SYMTAB kind 8) and, by
+# DOMPROF_RECORD_KSYMS=both, the kind-6 text beside it: reports from the
+# index are byte-identical to reports from the text
+# (DOMPROF_IGNORE_KSYMIDX=1, which really reads the text: without it, a
+# recording with only the index falls back to this machine's kallsyms
+# and says so). A recording with only the kind-6 text (as older
+# recorders wrote) still names kernel code.
 source "$(dirname "$0")/lib/report-common.bash"
 need_workload kernelheavy
 
-record kh -F 1000 -- "$WL/kernelheavy" 2
+DOMPROF_RECORD_KSYMS=both record kh -F 1000 -- "$WL/kernelheavy" 2
 D="$OUT/kh.data"
+"$DOMPROF" dump -i "$D" --type SYMTAB >"$OUT/kh.symtab" || fail "dump"
+grep -q 'kind=8 name=kallsyms' "$OUT/kh.symtab" || fail "no kernel symbol index (kind 8)"
+grep -q 'kind=6 name=kallsyms' "$OUT/kh.symtab" || fail "no kind-6 text beside it"
+for args in "-l" "-l -g" "--format csv" "--sort symbol -g"; do
+	# shellcheck disable=SC2086
+	"$DOMPROF" report -i "$D" $args >"$OUT/kh.ix.txt" 2>&1 || fail "report $args"
+	# shellcheck disable=SC2086
+	DOMPROF_IGNORE_KSYMIDX=1 "$DOMPROF" report -i "$D" $args >"$OUT/kh.text.txt" 2>&1 ||
+		fail "report $args from the text"
+	cmp "$OUT/kh.ix.txt" "$OUT/kh.text.txt" || fail "report $args: index and text differ"
+done
+record idx -- "$WL/kernelheavy" 0.3
+"$DOMPROF" dump -i "$OUT/idx.data" --type SYMTAB | grep -q 'kind=6' && fail "kind 6 written by default"
+"$DOMPROF" report -l -i "$OUT/idx.data" >"$OUT/idx.err" 2>&1 || fail "report idx"
+grep -q 'no kallsyms in the recording' "$OUT/idx.err" && fail "the index was not used"
+DOMPROF_IGNORE_KSYMIDX=1 "$DOMPROF" report -l -i "$OUT/idx.data" >"$OUT/idx.err" 2>&1 || fail "report idx"
+grep -q 'no kallsyms in the recording' "$OUT/idx.err" || fail "DOMPROF_IGNORE_KSYMIDX=1 did not ignore the index"
+# a recording as older recorders made it (kind 6 only) still names kernel code
+DOMPROF_RECORD_KSYMS=text record old -- "$WL/kernelheavy" 0.3
+"$DOMPROF" dump -i "$OUT/old.data" --type SYMTAB | grep -q 'kind=8' && fail "kind 8 written with =text"
+"$DOMPROF" report -l -i "$OUT/old.data" >"$OUT/old.txt" 2>&1 || fail "report old"
+grep -q 'no kallsyms in the recording' "$OUT/old.txt" && fail "the kind-6 table was not used"
+grep -q '\[kernel.kallsyms\] *read_zero' "$OUT/old.txt" || fail "no kernel names from the kind-6 table"
 "$DOMPROF" report -i "$D" -l --comm kernelheavy >"$OUT/kh.txt" || fail "report"
 sed -n '/^samples/,+12p' "$OUT/kh.txt"
 "$DOMPROF" report -i "$D" -l --comm kernelheavy --format csv >"$OUT/kh.csv" || fail "csv"

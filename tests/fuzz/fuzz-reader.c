@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* libFuzzer target: the file reader must survive any bytes (also the
  * pointers it returns: chains, user registers and stacks, counter names,
- * table data are read), and a read on 2 threads (dp_reader_set_threads)
+ * table data are read; a kernel symbol index is opened and every block
+ * decoded), and a read on 2 threads (dp_reader_set_threads)
  * must return the same records and damage as the read on one: any
  * difference traps. */
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "format/format.h"
+#include "format/ksymidx.h"
 
 static uint64_t fold(uint64_t h, const void *p, size_t n)
 {
@@ -16,6 +18,42 @@ static uint64_t fold(uint64_t h, const void *p, size_t n)
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ b[i]) * 0x100000001b3ull;
 	return h;
+}
+
+/* A kernel symbol index (SYMTAB kind 8): validated, then every block
+ * decoded; what a valid block gives must keep its promises (addresses in
+ * order and inside the block, names NUL-terminated at their length,
+ * modules in the table), or the fuzzer traps. */
+static uint64_t ksymidx(const uint8_t *data, size_t size)
+{
+	struct dp_ksymidx *ix;
+	char why[160];
+	uint64_t sink = 0;
+	if (dp_ksymidx_open(data, size, &ix, why, sizeof(why)) < 0)
+		return why[0];
+	for (size_t i = 0; i < dp_ksymidx_nblocks(ix); i++) {
+		const struct dp_ksymidx_block *e = dp_ksymidx_index(ix, i);
+		const struct dp_ksymblk *b = dp_ksymidx_block(ix, i, why, sizeof(why));
+		if (!b || dp_ksymidx_block(ix, i, why, sizeof(why)) != b)
+			continue;
+		if (b->n != e->count || b->addr[0] != e->first_addr)
+			__builtin_trap();
+		for (uint32_t k = 0; k < b->n; k++) {
+			if ((k && b->addr[k] < b->addr[k - 1]) || b->mod[k] > dp_ksymidx_nmods(ix) ||
+			    !b->namelen[k] || b->names[b->name[k] + b->namelen[k]] ||
+			    strlen(b->names + b->name[k]) != b->namelen[k])
+				__builtin_trap();
+			sink += (uint8_t)b->type[k];
+		}
+		if (dp_ksymidx_block_of(ix, e->first_entry) != i)
+			__builtin_trap();
+	}
+	for (size_t m = 0; m < dp_ksymidx_nmods(ix); m++) {
+		size_t len;
+		sink += (uint8_t)dp_ksymidx_mod(ix, m, &len)[len - 1];
+	}
+	dp_ksymidx_free(ix);
+	return sink;
 }
 
 /* Records (type, domain, bytes) and damage of one pass on `threads`. */
@@ -73,6 +111,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						(uint8_t)rec.u.counters.c[i].name[strlen(rec.u.counters.c[i].name)];
 			if (rec.type == DP_REC_SYMTAB && rec.u.symtab.size)
 				sink += rec.u.symtab.data[rec.u.symtab.size - 1];
+			if (rec.type == DP_REC_SYMTAB && rec.u.symtab.kind == DP_SYMTAB_KSYMIDX && !pass)
+				sink += ksymidx(rec.u.symtab.data, rec.u.symtab.size);
 		}
 		dp_reader_rewind(r);
 	}

@@ -6,14 +6,19 @@
  * domains, across chunks, compressed. seed-4 holds samples with user
  * registers and stacks (format 1.4), some with asid and chain, one with
  * an empty stack, one filling its size, in two domains; small stacks, so
- * the file stays under the fuzzer's max_len.
+ * the file stays under the fuzzer's max_len. seed-5 holds a kernel
+ * symbol index (SYMTAB kind 8) of 600 symbols (three blocks), with
+ * __pfx_ references and a module.
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+
 #include "format/format.h"
+#include "format/ksymidx.h"
 #include "test-tool.h"
 
 int cmd_mkseed(int argc, char **argv)
@@ -22,7 +27,7 @@ int cmd_mkseed(int argc, char **argv)
 		fprintf(stderr, "usage: test-tool mkseed DIR\n");
 		return 2;
 	}
-	for (int v = 0; v < 5; v++) {
+	for (int v = 0; v < 6; v++) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/seed-%d.data", argv[1], v);
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -82,6 +87,27 @@ int cmd_mkseed(int argc, char **argv)
 			dp_write_counters(w, 1, &(struct dp_counters){ 6, c });
 			dp_write_counters(w, 0, &(struct dp_counters){ 1, hc });
 			dp_write_counters(w, 1, &(struct dp_counters){ 2, c });
+		}
+		if (v == 5) {
+			static char names[600][24];
+			static struct dp_ksym k[600];
+			static const char *mods[] = { "mymod" };
+			static const uint32_t modlens[] = { 5 };
+			for (unsigned i = 0; i < 600; i++) {
+				bool pfx = i % 2 == 0 && i < 590;
+				snprintf(names[i], sizeof(names[i]), pfx ? "__pfx_f%u" : "f%u", i | 1);
+				k[i] = (struct dp_ksym){ 0xffffffff81000000ull + 16ull * i, names[i],
+							 (uint32_t)strlen(names[i]), i >= 590,
+							 i % 3 ? 'T' : i % 7 ? 't' : 'D' };
+			}
+			uint8_t *ix;
+			size_t ixlen;
+			if (dp_ksymidx_encode(k, 600, mods, modlens, 1, 3, &ix, &ixlen, NULL) == 0) {
+				struct dp_symtab st = { .kind = DP_SYMTAB_KSYMIDX, .name = "kallsyms",
+							.data = ix, .size = ixlen };
+				dp_write_symtab(w, 0, &st);
+				free(ix);
+			}
 		}
 		struct dp_lost l = { .count = 2 };
 		dp_write_lost(w, &l);

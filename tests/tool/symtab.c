@@ -3,7 +3,8 @@
  * test-tool symtab get IN DOMAIN OUT
  *     Write the kallsyms table embedded for domain DOMAIN (by name) to OUT.
  * test-tool symtab set IN DOMAIN FILE OUT
- *     Copy recording IN to OUT with that table replaced by FILE's text:
+ *     Copy recording IN to OUT with that table (kallsyms text, its delta
+ *     form or the kernel symbol index) replaced by FILE's text:
  *     the same samples under another symbol table, so two views of one
  *     recording can be compared (tests/vm/test-guest-kernels.sh).
  */
@@ -34,7 +35,8 @@ static int domain_id(struct dp_reader *r, const char *name, uint32_t *id)
 static bool is_table(const struct dp_record *rec, uint32_t id)
 {
 	return rec->type == DP_REC_SYMTAB && rec->domain == id &&
-	       (rec->u.symtab.kind == DP_SYMTAB_KALLSYMS || rec->u.symtab.kind == DP_SYMTAB_KALLSYMS_DELTA);
+	       (rec->u.symtab.kind == DP_SYMTAB_KALLSYMS || rec->u.symtab.kind == DP_SYMTAB_KALLSYMS_DELTA ||
+		rec->u.symtab.kind == DP_SYMTAB_KSYMIDX);
 }
 
 int cmd_symtab(int argc, char **argv)
