@@ -77,6 +77,23 @@ static uint32_t sym_intern(struct loader *L, uint32_t domain, const struct sym_r
  * the function the code was compiled into. An image without line tables
  * is said once (a warning), its rows "[no line info]".
  */
+/* "file:line" kept in the profile's strings (no snprintf: once per
+ * distinct address) */
+static const char *keep_line(struct priv *pv, const char *file, unsigned line)
+{
+	char buf[600], dig[12];
+	size_t n = strnlen(file, 560), d = 0;
+	memcpy(buf, file, n);
+	buf[n++] = ':';
+	do
+		dig[d++] = (char)('0' + line % 10);
+	while ((line /= 10) && d < sizeof(dig));
+	while (d)
+		buf[n++] = dig[--d];
+	buf[n] = 0;
+	return profile_keep_str(pv, buf);
+}
+
 static const char *line_of(struct loader *L, const struct sym_map *map, uint64_t ip,
 			   struct sym_result *r, const char **inl)
 {
@@ -99,11 +116,9 @@ static const char *line_of(struct loader *L, const struct sym_map *map, uint64_t
 		*inl = r->symbol;   /* the function the code was compiled into */
 		r->symbol = sl.inlined;
 	} else if (sl.inlined && sl.call_file && sl.call_line) {
-		snprintf(buf, sizeof(buf), "%s:%u", sl.call_file, sl.call_line);
-		return profile_keep_str(pv, buf);
+		return keep_line(pv, sl.call_file, sl.call_line);
 	}
-	snprintf(buf, sizeof(buf), "%s:%u", sl.file, sl.line);
-	return profile_keep_str(pv, buf);
+	return keep_line(pv, sl.file, sl.line);
 }
 
 struct addr_want {

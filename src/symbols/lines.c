@@ -68,6 +68,7 @@ struct img_lines {
 	struct cu_rng *rng;      /* every CU's pc ranges, sorted; built on */
 	size_t nrng;             /* the first miss in .debug_aranges */
 	bool rng_done;
+	struct hmap paths;       /* line table's file name (libdw's, stable) -> pooled full path */
 };
 
 struct cu_rng {
@@ -138,6 +139,7 @@ void lines_free(void *p)
 	}
 	hmap_release(&L->cus);
 	free(L->rng);
+	hmap_release(&L->paths);
 	dwarf_end(L->dw);
 	elf_end(L->elf);
 	if (L->fd >= 0)
@@ -480,15 +482,21 @@ bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, s
 	const char *file = ln ? dwarf_linesrc(ln, NULL, NULL) : NULL;
 	if (!file || dwarf_lineno(ln, &line) != 0)
 		return false;
-	/* a relative name is relative to the CU's compilation directory */
-	Dwarf_Attribute cd;
-	const char *dir = file[0] != '/' && dwarf_attr(&cu, DW_AT_comp_dir, &cd) ? dwarf_formstring(&cd) : NULL;
-	if (dir && *dir) {
-		char full[4096];
-		snprintf(full, sizeof(full), "%s/%s", dir, file);
-		out->path = pool_strdup(&s->pool, full);
-	} else {
-		out->path = pool_strdup(&s->pool, file);
+	/* a relative name is relative to the CU's compilation directory;
+	 * joined once per file of a line table (the name's pointer is the
+	 * table's own, so it names one CU's file) */
+	out->path = u64map_get(&L->paths, (uint64_t)(uintptr_t)file);
+	if (!out->path) {
+		Dwarf_Attribute cd;
+		const char *dir = file[0] != '/' && dwarf_attr(&cu, DW_AT_comp_dir, &cd) ? dwarf_formstring(&cd) : NULL;
+		if (dir && *dir) {
+			char full[4096];
+			snprintf(full, sizeof(full), "%s/%s", dir, file);
+			out->path = pool_strdup(&s->pool, full);
+		} else {
+			out->path = pool_strdup(&s->pool, file);
+		}
+		u64map_put(&L->paths, (uint64_t)(uintptr_t)file, (void *)out->path);
 	}
 	out->file = base(out->path);
 	out->line = (unsigned)line;
