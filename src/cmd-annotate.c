@@ -182,7 +182,7 @@ int cmd_annotate(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("annotate", "unexpected argument '%s'", argv[optind]);
 
-	struct profile_opts o = { .hits = true, .vmlinux = vml, .nvmlinux = nvml };
+	struct profile_opts o = { .hits = true, .hits_symbol = name, .vmlinux = vml, .nvmlinux = nvml };
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
 	struct profile *p = profile_load(path, &fa.flt, &o, &err, msg, sizeof(msg));

@@ -41,7 +41,8 @@ static int cmp_raw(const void *a, const void *b)
 void hits_finish(struct loader *L)
 {
 	struct priv *pv = L->pv;
-	qsort(L->hit_raw, L->nhit_raw, sizeof(*L->hit_raw), cmp_raw);
+	if (L->nhit_raw)
+		qsort(L->hit_raw, L->nhit_raw, sizeof(*L->hit_raw), cmp_raw);
 	for (size_t i = 0; i < L->nhit_raw; i++) {
 		const struct hit_raw *h = &L->hit_raw[i];
 		bool new_sym = !pv->nhsyms || pv->hsyms[pv->nhsyms - 1].sym != h->sym;

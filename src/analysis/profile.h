@@ -66,6 +66,8 @@ struct profile_opts {
 	bool stacks;            /* keep the unique-stack list (flame graphs, exports) */
 	bool by_process;        /* split symbol rows by (pid, comm) */
 	bool hits;              /* self samples per address of each symbol (annotate) */
+	const char *hits_symbol; /* with hits: only symbols of this name (annotate NAME:
+				 * the addresses of the others are not sorted); NULL: all */
 	bool srcline;           /* rows per source line too (symbol.srcline) */
 	bool no_inline;         /* with srcline: code inlined into a function counts
 				 * as that function's, at the call's line */

@@ -523,7 +523,7 @@ void profile_build(struct loader *L)
 			continue;
 		uint64_t c = k->count;
 		p->matched += c;
-		if (L->o.hits)
+		if (L->o.hits && (!L->o.hits_symbol || !strcmp(p->syms[k->leaf_sym].symbol, L->o.hits_symbol)))
 			hits_add(L, k);
 		profile_domain_get(L, k->domain)->samples += c;
 
