@@ -108,9 +108,9 @@ struct dp_prefetch *pf_new(unsigned threads)
 	pthread_cond_init(&pf->done, NULL);
 	/* A chunk for each worker and the reader to decode at once, plus the
 	 * one the reader holds: enough to keep them all busy. More slots
-	 * only hold more decoded chunks (4 * (threads + 1) was 8 MiB of 1 MiB
-	 * chunks on 2 CPUs: a third of a small report's peak memory, for no
-	 * speed, docs/dwarf-notes.md "Report memory"). */
+	 * only hold more decoded chunks (4 * (threads + 1) held 8 MiB of
+	 * 1 MiB chunks on 2 CPUs: a third of a small report's peak memory,
+	 * for no speed; docs/dwarf-notes.md, "Report time and memory"). */
 	pf->nslots = threads + 2;
 	if (pf->nslots > PF_SLOTS_MAX)
 		pf->nslots = PF_SLOTS_MAX;
