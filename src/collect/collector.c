@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "collect/collector.h"
 #include "util/clock.h"
@@ -25,6 +27,7 @@ struct coll {
 	struct dp_writer *w;        /* the current file's (rotate changes it) */
 	bool *ds_ended;
 	bool *pid_gone;
+	int *pidfd;                 /* each -p target's pidfd, or -1: /proc is read */
 	/* the current file (--switch-output): when it began, each ring's
 	 * lost and throttled counts before it, and the lost samples and
 	 * samples of the files before it */
@@ -116,12 +119,35 @@ static int drain_domains(struct coll *k)
 	return 0;
 }
 
+/* A pidfd of pid (readable once its whole thread group has exited), or
+ * -1 where the kernel has none (before 5.3): then /proc is read. */
+static int pid_open(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	return -1;
+#endif
+}
+
+/* Is target i alive? Through its pidfd (one poll: reading /proc/PID/stat
+ * every 200 ms was 9% of the recorder's loop CPU in a 40 s recording of
+ * the gcc workload), else collector_pid_alive. */
+static bool target_alive(struct coll *k, size_t i)
+{
+	if (k->pidfd[i] < 0)
+		return collector_pid_alive(k->c->pids[i]);
+	struct pollfd p = { .fd = k->pidfd[i], .events = POLLIN };
+	return poll(&p, 1, 0) == 0;
+}
+
 /* True when every -p target is gone (each is reported once). */
 static bool pids_gone(struct coll *k)
 {
 	size_t gone = 0;
 	for (size_t i = 0; i < k->c->npids; i++) {
-		if (!k->pid_gone[i] && !collector_pid_alive(k->c->pids[i])) {
+		if (!k->pid_gone[i] && !target_alive(k, i)) {
 			char msg[64];
 			k->pid_gone[i] = true;
 			snprintf(msg, sizeof(msg), "pid %d exited during recording", (int)k->c->pids[i]);
@@ -297,10 +323,13 @@ int collector_run(const struct collector_config *c, struct collector_result *res
 		.c = c, .res = res, .w = c->w, .file_t0 = c->t_start,
 		.ds_ended = xcalloc(c->nds ? c->nds : 1, sizeof(bool)),
 		.pid_gone = xcalloc(c->npids ? c->npids : 1, sizeof(bool)),
+		.pidfd = xcalloc(c->npids ? c->npids : 1, sizeof(int)),
 		.ring_lost0 = xcalloc(nrings ? nrings : 1, sizeof(uint64_t)),
 		.ring_thr0 = xcalloc(nrings ? nrings : 1, sizeof(uint64_t)),
 	};
 	memset(res, 0, sizeof(*res));
+	for (size_t i = 0; i < c->npids; i++)
+		k.pidfd[i] = pid_open(c->pids[i]);
 	/* Every domain samples from here on, together: a source that took
 	 * long to start (an agent's guest) does not leave the others'
 	 * samples piling up undrained, nor covering another time window. */
@@ -313,6 +342,10 @@ int collector_run(const struct collector_config *c, struct collector_result *res
 	res->w = k.w;
 	free(k.ds_ended);
 	free(k.pid_gone);
+	for (size_t i = 0; i < c->npids; i++)
+		if (k.pidfd[i] >= 0)
+			close(k.pidfd[i]);
+	free(k.pidfd);
 	free(k.ring_lost0);
 	free(k.ring_thr0);
 	return werr < 0 ? werr : 0;

@@ -52,6 +52,9 @@ struct qent {
 	uint64_t seq;
 	uint32_t off, len;
 	uint32_t ring;
+	uint8_t arena;          /* which of the two arenas holds it */
+	uint32_t ustack_size;   /* a sample copied without its stack's unused
+				 * tail: the size the kernel stored; else 0 */
 };
 
 struct perf_source {
@@ -64,9 +67,11 @@ struct perf_source {
 	struct pollfd *pfd;
 	size_t *pfd_ring;
 	size_t mmap_bytes;
-	/* ordering queue: raw records copied out of the rings */
-	uint8_t *arena, *arena2;
-	size_t alen, acap, acap2;
+	/* ordering queue: raw records copied out of the rings, into arena[cur]
+	 * (see perf_source_drain on why two arenas, and no copying between) */
+	uint8_t *arena[2];
+	size_t alen[2], acap[2];
+	unsigned cur;
 	struct qent *q;
 	size_t nq, qcap;
 	uint64_t seq;
@@ -300,8 +305,8 @@ void perf_source_free(struct perf_source *ps)
 	free(ps->ids);
 	free(ps->pfd);
 	free(ps->pfd_ring);
-	free(ps->arena);
-	free(ps->arena2);
+	free(ps->arena[0]);
+	free(ps->arena[1]);
 	free(ps->q);
 	free(ps);
 }
@@ -366,15 +371,74 @@ void perf_ring_copy(const uint8_t *data, uint64_t mask, uint64_t pos, void *dst,
 		memcpy((uint8_t *)dst + first, data, len - first);
 }
 
-static void queue_add(struct perf_source *ps, uint32_t ring, uint64_t time,
-		      const struct ring *r, uint64_t pos, size_t len)
+size_t perf_ring_copy_sample(const uint8_t *data, uint64_t mask, uint64_t pos, size_t size,
+			     const struct perf_sample_layout *lay, uint8_t *dst, uint32_t *ustack_size)
 {
-	if (ps->alen + len > ps->acap)
-		xgrow((void **)&ps->arena, &ps->acap, ps->alen + len, 1);
-	perf_ring_copy(r->data, r->mask, pos, ps->arena + ps->alen, len);
+	*ustack_size = 0;
+	uint32_t nregs = lay ? dp_uregs_count(lay->regs_user) : 0;
+	uint8_t w[8];
+	/* the offsets decode_sample and decode_user read: where any of them
+	 * would not find the stack, the record is copied whole */
+	if (!lay || !lay->regs_user || !lay->stack_user || size < 64 + 8)
+		goto whole;
+	perf_ring_copy(data, mask, pos + 56, w, 8);
+	uint64_t nr = rd64(w);
+	if (nr > (size - 64) / 8)
+		goto whole;
+	size_t off = 64 + 8 * (size_t)nr;
+	if (size - off < 8)
+		goto whole;
+	perf_ring_copy(data, mask, pos + off, w, 8);
+	off += 8;
+	if (rd64(w) == PERF_SAMPLE_REGS_ABI_NONE || (size - off) / 8 < nregs + 1)
+		goto whole;
+	off += 8 * (size_t)nregs;
+	perf_ring_copy(data, mask, pos + off, w, 8);
+	uint64_t ssize = rd64(w);
+	off += 8;
+	if (!ssize || ssize % 8 || ssize > DP_MAX_USTACK || size - off < ssize + 8)
+		goto whole;
+	perf_ring_copy(data, mask, pos + off + ssize, w, 8);
+	uint64_t dyn = rd64(w);
+	if (dyn > ssize)
+		dyn = ssize;
+	uint64_t keep = (dyn + 7) & ~7ull;
+	if (keep == ssize)
+		goto whole;   /* nothing to leave out */
+	/* header .. registers, the stack size said to be `keep`, its first
+	 * keep bytes, dyn_size, and whatever followed the stack */
+	perf_ring_copy(data, mask, pos, dst, off);
+	memcpy(dst + off - 8, &keep, 8);
+	perf_ring_copy(data, mask, pos + off, dst + off, (size_t)keep);
+	size_t tail = size - off - (size_t)ssize;
+	perf_ring_copy(data, mask, pos + off + ssize, dst + off + keep, tail);
+	size_t n = off + (size_t)keep + tail;
+	uint16_t n16 = (uint16_t)n;   /* below size, which fit the header's u16 */
+	memcpy(dst + 6, &n16, 2);
+	*ustack_size = (uint32_t)ssize;
+	return n;
+whole:
+	perf_ring_copy(data, mask, pos, dst, size);
+	return size;
+}
+
+static void queue_add(struct perf_source *ps, uint32_t ring, uint64_t time,
+		      const struct ring *r, uint64_t pos, size_t len, bool sample)
+{
+	unsigned a = ps->cur;
+	if (ps->alen[a] + len > ps->acap[a])
+		xgrow((void **)&ps->arena[a], &ps->acap[a], ps->alen[a] + len, 1);
+	uint8_t *dst = ps->arena[a] + ps->alen[a];
+	uint32_t ustack_size = 0;
+	size_t n = len;
+	if (sample)
+		n = perf_ring_copy_sample(r->data, r->mask, pos, len, &ps->lay, dst, &ustack_size);
+	else
+		perf_ring_copy(r->data, r->mask, pos, dst, len);
 	xgrow((void **)&ps->q, &ps->qcap, ps->nq + 1, sizeof(*ps->q));
-	ps->q[ps->nq++] = (struct qent){ time, ps->seq++, (uint32_t)ps->alen, (uint32_t)len, ring };
-	ps->alen += len;
+	ps->q[ps->nq++] = (struct qent){ time, ps->seq++, (uint32_t)ps->alen[a], (uint32_t)n, ring,
+					 (uint8_t)a, ustack_size };
+	ps->alen[a] += n;
 }
 
 int perf_ring_next(const uint8_t *data, uint64_t mask, uint64_t tail, uint64_t head,
@@ -441,7 +505,7 @@ static uint64_t read_ring(struct perf_source *ps, uint32_t i)
 	while (tail < head && perf_ring_next(r->data, r->mask, tail, head, &rr) > 0) {
 		switch (rr.what) {
 		case PERF_RR_QUEUE:
-			queue_add(ps, i, rr.time, r, tail, rr.size);
+			queue_add(ps, i, rr.time, r, tail, rr.size, rr.type == PERF_RECORD_SAMPLE);
 			break;
 		case PERF_RR_LOST:
 			r->lost += rr.lost;
@@ -667,10 +731,12 @@ static int emit(struct perf_source *ps, const struct qent *qe, perf_item_fn fn, 
 {
 	struct perf_item it;
 	*was_sample = false;
-	if (perf_decode_record(ps->arena + qe->off, qe->len, qe->time, &ps->lay, event_of, ps,
-			       &ps->dbuf, &it) <= 0)
+	if (perf_decode_record(ps->arena[qe->arena] + qe->off, qe->len, qe->time, &ps->lay, event_of,
+			       ps, &ps->dbuf, &it) <= 0)
 		return 0;
 	*was_sample = it.kind == PERF_ITEM_SAMPLE;
+	if (*was_sample && it.u.sample.has_uregs && qe->ustack_size)
+		it.u.sample.ustack_size = qe->ustack_size;   /* copied without its tail */
 	return fn(ctx, &it);
 }
 
@@ -699,29 +765,32 @@ int perf_source_drain(struct perf_source *ps, bool final, perf_item_fn fn, void 
 	}
 	if (maxt > ps->limit)
 		ps->limit = maxt;
-	/* Keep the records not yet passed on, compacted into a fresh arena. */
-	size_t keep = ps->nq - i, alen2 = 0;
-	if (keep) {
-		size_t need = 0;
-		for (size_t k = i; k < ps->nq; k++)
-			need += ps->q[k].len;
-		if (need > ps->acap2)
-			xgrow((void **)&ps->arena2, &ps->acap2, need, 1);
-		for (size_t k = i; k < ps->nq; k++) {
-			memcpy(ps->arena2 + alen2, ps->arena + ps->q[k].off, ps->q[k].len);
-			ps->q[k].off = (uint32_t)alen2;
-			alen2 += ps->q[k].len;
-		}
-		memmove(ps->q, ps->q + i, keep * sizeof(*ps->q));
-		uint8_t *t = ps->arena;
-		size_t tc = ps->acap;
-		ps->arena = ps->arena2;
-		ps->acap = ps->acap2;
-		ps->arena2 = t;
-		ps->acap2 = tc;
+	/* Keep the records not yet passed on. Every record read by the
+	 * previous drain is older than the limit this drain used (the newest
+	 * time it saw), so normally all that is kept was read now, into
+	 * arena[cur]: the other arena is then free for the next drain's
+	 * reads, and nothing is copied. Only a drain stopped by fn's error
+	 * keeps older records: those move to arena[cur]. */
+	size_t keep = ps->nq - i;
+	unsigned cur = ps->cur, old = cur ^ 1u;
+	for (size_t k = i; k < ps->nq; k++) {
+		struct qent *qe = &ps->q[k];
+		if (qe->arena == cur)
+			continue;
+		if (ps->alen[cur] + qe->len > ps->acap[cur])
+			xgrow((void **)&ps->arena[cur], &ps->acap[cur], ps->alen[cur] + qe->len, 1);
+		memcpy(ps->arena[cur] + ps->alen[cur], ps->arena[old] + qe->off, qe->len);
+		qe->off = (uint32_t)ps->alen[cur];
+		qe->arena = (uint8_t)cur;
+		ps->alen[cur] += qe->len;
 	}
+	if (keep && i)
+		memmove(ps->q, ps->q + i, keep * sizeof(*ps->q));
 	ps->nq = keep;
-	ps->alen = alen2;
+	if (!keep)
+		ps->alen[cur] = 0;
+	ps->alen[old] = 0;
+	ps->cur = old;
 	return ret < 0 ? ret : 0;
 }
 

@@ -149,6 +149,22 @@ struct perf_sample_layout {
 	bool stack_user;            /* a STACK_USER part */
 };
 
+/*
+ * Copy the SAMPLE record of size bytes at ring position pos (as
+ * perf_ring_copy) to dst, which has room for size bytes, leaving out the
+ * part of its user stack the kernel did not fill (beyond dyn_size,
+ * rounded up to 8): in dwarf mode most of the ring's bytes, for stacks
+ * shallower than the size asked for. The copy is a record of the same
+ * layout whose stack size field says what was kept, so
+ * perf_decode_record gives the same sample except ustack_size, which the
+ * caller restores from *ustack_size (the size the kernel stored, set
+ * only when something was left out; else 0). Anything the decoder would
+ * not find a stack in (lay NULL or without a stack, a short or cut
+ * record, ABI NONE) is copied whole. Returns the bytes written.
+ */
+size_t perf_ring_copy_sample(const uint8_t *data, uint64_t mask, uint64_t pos, size_t size,
+			     const struct perf_sample_layout *lay, uint8_t *dst, uint32_t *ustack_size);
+
 /* Storage the pointers of a decoded item borrow (callchain, path, comm). */
 struct perf_decode_buf {
 	uint64_t chain[DP_MAX_CALLCHAIN];

@@ -106,8 +106,12 @@ struct dp_prefetch *pf_new(unsigned threads)
 	pthread_mutex_init(&pf->mu, NULL);
 	pthread_cond_init(&pf->work, NULL);
 	pthread_cond_init(&pf->done, NULL);
-	/* enough chunks ahead to keep every worker and the reader busy */
-	pf->nslots = 4 * (threads + 1);
+	/* A chunk for each worker and the reader to decode at once, plus the
+	 * one the reader holds: enough to keep them all busy. More slots
+	 * only hold more decoded chunks (4 * (threads + 1) held 8 MiB of
+	 * 1 MiB chunks on 2 CPUs: a third of a small report's peak memory,
+	 * for no speed; docs/dwarf-notes.md, "Report time and memory"). */
+	pf->nslots = threads + 2;
 	if (pf->nslots > PF_SLOTS_MAX)
 		pf->nslots = PF_SLOTS_MAX;
 	pf->dctx = ZSTD_createDCtx();

@@ -9,8 +9,10 @@
  * the image's own .eh_frame, the same table libdwfl reads first) and
  * kept for the whole load, shared by every process that maps the image.
  *
- * The walk gives up (UWQ_FALLBACK, and unwind.c unwinds the sample with
- * libdwfl as before) wherever libdwfl might do something else: a pc in
+ * One more form is followed: the CFA expression of GNU ld's lazy .plt
+ * entries (uwq_plt_cfa). The walk gives up (UWQ_FALLBACK, and unwind.c
+ * unwinds the sample with libdwfl as before) wherever libdwfl might do
+ * something else: a pc in
  * no readable ELF image (libdwfl then tries frame pointers), an image
  * without .eh_frame, a rule of another form (expressions, other CFA
  * registers, a signal frame), a saved register outside the stored stack.
@@ -44,6 +46,8 @@
 #define UWQ_MAX_RULES (1u << 20)
 
 enum { X86_BP = 6, X86_SP = 7, X86_RA = 16 };
+/* cfa_reg of the PLT form (below): not a DWARF register number */
+enum { CFA_PLT = 0xff };
 
 enum uwq_kind {
 	RULE_STEP,       /* the simple form: step with the fields below */
@@ -58,6 +62,7 @@ struct uwq_rule {
 	const struct sym_image *img;
 	uint64_t addr;               /* image address */
 	uint8_t kind, cfa_reg, bp_how;
+	uint8_t plt_k;               /* CFA_PLT: 8 more from (pc & 15) >= plt_k */
 	int32_t cfa_off, ra_off, bp_off;
 	/* the offsets from the CFA of every register saved in memory: libdwfl
 	 * reads them all at each step, and a failed read at the outermost
@@ -168,6 +173,32 @@ static bool uwq_cfa_plus(const Dwarf_Op *ops, size_t nops, int32_t *off, bool *v
 	return true;
 }
 
+/*
+ * The CFA expression GNU ld writes for the lazy-binding entries of an
+ * x86-64 .plt: "rsp + N, 8 more once the entry has pushed its index",
+ * DW_OP_breg7 N; DW_OP_breg16 0; DW_OP_lit15; DW_OP_and; DW_OP_litK;
+ * DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus, i.e. CFA = rsp + N +
+ * (((rip & 15) >= K) << 3), rip being the frame's pc (register 16, as
+ * libdwfl's state holds it). Every sample in a PLT stub went to libdwfl
+ * before (a Dwfl per process: gcc's 24 cc1 processes each built one for
+ * a few such samples). Exactly this sequence, nothing like it.
+ */
+static bool uwq_plt_cfa(const Dwarf_Op *ops, size_t nops, struct uwq_rule *r)
+{
+	if (nops != 9 || ops[0].atom != DW_OP_breg7 || ops[1].atom != DW_OP_breg16 ||
+	    ops[1].number != 0 || ops[2].atom != DW_OP_lit15 || ops[3].atom != DW_OP_and ||
+	    ops[4].atom < DW_OP_lit0 || ops[4].atom > DW_OP_lit31 || ops[5].atom != DW_OP_ge ||
+	    ops[6].atom != DW_OP_lit3 || ops[7].atom != DW_OP_shl || ops[8].atom != DW_OP_plus)
+		return false;
+	int64_t n = (int64_t)ops[0].number;
+	if (n < -(1 << 20) || n > (1 << 20))
+		return false;
+	r->cfa_reg = CFA_PLT;
+	r->cfa_off = (int32_t)n;
+	r->plt_k = (uint8_t)(ops[4].atom - DW_OP_lit0);
+	return true;
+}
+
 /* The rule of frame fr, as libdwfl's handle_cfi would read it: "undefined"
  * is nops 0 with ops pointing at ops_mem, "same value" nops 0 with ops
  * NULL (libdw.h, dwarf_frame_register). */
@@ -180,12 +211,18 @@ static void uwq_rule_of(Dwarf_Frame *fr, struct uwq_rule *r)
 		return;
 	Dwarf_Op *ops;
 	size_t nops;
-	if (dwarf_frame_cfa(fr, &ops, &nops) != 0 || nops != 1 || ops[0].atom != DW_OP_bregx ||
-	    (ops[0].number != X86_SP && ops[0].number != X86_BP) ||
-	    (int64_t)ops[0].number2 < -(1 << 20) || (int64_t)ops[0].number2 > (1 << 20))
+	if (dwarf_frame_cfa(fr, &ops, &nops) != 0)
 		return;
-	r->cfa_reg = (uint8_t)ops[0].number;
-	r->cfa_off = (int32_t)(int64_t)ops[0].number2;
+	if (uwq_plt_cfa(ops, nops, r)) {
+		/* the PLT form: cfa_reg, cfa_off and plt_k are set */
+	} else if (nops != 1 || ops[0].atom != DW_OP_bregx ||
+		   (ops[0].number != X86_SP && ops[0].number != X86_BP) ||
+		   (int64_t)ops[0].number2 < -(1 << 20) || (int64_t)ops[0].number2 > (1 << 20)) {
+		return;
+	} else {
+		r->cfa_reg = (uint8_t)ops[0].number;
+		r->cfa_off = (int32_t)(int64_t)ops[0].number2;
+	}
 	bool ra_undefined = false;
 	for (int reg = 0; reg <= X86_RA; reg++) {
 		Dwarf_Op mem[3];
@@ -321,7 +358,9 @@ enum uwq_end uwq_walk(struct uwq *q, uint32_t domain, uint32_t pid, const struct
 			*nofde_img = m->img;
 			return UWQ_NO_FDE;
 		}
-		uint64_t cfa = (r.cfa_reg == X86_SP ? sp : bp) + (uint64_t)(int64_t)r.cfa_off;
+		uint64_t cfa = (r.cfa_reg == X86_BP ? bp : sp) + (uint64_t)(int64_t)r.cfa_off;
+		if (r.cfa_reg == CFA_PLT && (pc & 15) >= r.plt_k)
+			cfa += 8;
 		if (r.kind == RULE_OUTERMOST)
 			return uwq_last_step(smp, sp0, &r, cfa);
 		/* a return address past the stored stack (a cut stack): libdwfl

@@ -9,7 +9,8 @@
  * EXIT, truncated and oversized records), and the user registers and
  * stack of --call-graph dwarf (REGS_USER | STACK_USER after the chain):
  * only dyn_size bytes kept, none for ABI NONE, none when a part does not
- * fit or the chain before them was cut.
+ * fit or the chain before them was cut; perf_ring_copy_sample, which
+ * leaves a stack's unused tail out of the queue's copy.
  */
 #include <linux/perf_event.h>
 #include <stdlib.h>
@@ -196,6 +197,101 @@ static void test_dwarf(void)
 	CHECK(!it.u.sample.has_uregs);
 }
 
+/* Decode the record of n bytes at p and compare it with what the original
+ * in buf decodes to (ustack_size restored from the copy's word). */
+static void same_sample(const uint8_t *p, size_t n, uint32_t ustack_size)
+{
+	static const struct perf_sample_layout lay = { PERF_UREGS_MASK_X86_64, true };
+	static struct perf_decode_buf b1, b2;
+	struct perf_item a, b;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	CHECK(perf_decode_record(buf, blen, 1, &lay, ev_of, NULL, &b1, &a) == 1);
+	CHECK(perf_decode_record(p, n, 1, &lay, ev_of, NULL, &b2, &b) == 1);
+	if (ustack_size && b.u.sample.has_uregs)
+		b.u.sample.ustack_size = ustack_size;
+	const struct dp_sample *x = &a.u.sample, *y = &b.u.sample;
+	CHECK(x->ip == y->ip && x->time == y->time && x->pid == y->pid && x->cpu == y->cpu);
+	CHECK(x->nr_callchain == y->nr_callchain &&
+	      !memcmp(x->callchain, y->callchain, 8 * (size_t)x->nr_callchain));
+	CHECK(x->has_uregs == y->has_uregs);
+	if (!x->has_uregs)
+		return;
+	CHECK(x->uregs_abi == y->uregs_abi && x->uregs_mask == y->uregs_mask &&
+	      !memcmp(x->uregs, y->uregs, 8 * (size_t)dp_uregs_count(x->uregs_mask)));
+	CHECK_EQ_U64(y->ustack_size, x->ustack_size);
+	CHECK_EQ_U64(y->ustack_len, x->ustack_len);
+	CHECK(!x->ustack_len || !memcmp(x->ustack, y->ustack, x->ustack_len));
+}
+
+/* perf_ring_copy_sample: the copy leaves out the stack's unused tail and
+ * decodes to the same sample, also when the record wraps the ring. */
+static void test_copy_sample(void)
+{
+	static const struct perf_sample_layout lay = { PERF_UREGS_MASK_X86_64, true };
+	static uint8_t ring[1024], out[4096];
+	uint32_t us;
+	/* 200 of 256 bytes filled: 56 - 8 (rounded up to 200) left out */
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_64, 256, 200);
+	size_t n = perf_ring_copy_sample(buf, 4095, 0, blen, &lay, out, &us);
+	CHECK_EQ_U64(n, blen - 56);
+	CHECK_EQ_U64(us, 256);
+	uint16_t hs;
+	memcpy(&hs, out + 6, 2);
+	CHECK_EQ_U64(hs, n);
+	same_sample(out, n, us);
+	/* the control: without restoring the size the copy says 200 */
+	struct perf_item it;
+	CHECK(perf_decode_record(out, n, 1, &lay, ev_of, NULL, &dbuf, &it) == 1);
+	CHECK_EQ_U64(it.u.sample.ustack_size, 200);
+	/* dyn 197: kept rounded up to 200, dyn_size still 197 */
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_64, 256, 197);
+	n = perf_ring_copy_sample(buf, 4095, 0, blen, &lay, out, &us);
+	CHECK_EQ_U64(n, blen - 56);
+	same_sample(out, n, us);
+	/* nothing filled: the stack's bytes all left out */
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_64, 256, 0);
+	n = perf_ring_copy_sample(buf, 4095, 0, blen, &lay, out, &us);
+	CHECK_EQ_U64(n, blen - 256);
+	same_sample(out, n, us);
+	/* wrapping the ring's end at every offset of the record */
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_64, 512, 104);
+	for (size_t at = 1024 - blen; at < 1024; at += 8) {
+		for (size_t k = 0; k < blen; k++)
+			ring[(at + k) & 1023] = buf[k];
+		memset(out, 0xee, sizeof(out));
+		n = perf_ring_copy_sample(ring, 1023, 1024 + at, blen, &lay, out, &us);
+		CHECK_EQ_U64(n, blen - 512 + 104);
+		same_sample(out, n, us);
+	}
+	/* copied whole: filled stack, ABI NONE, no stack, a stack part that
+	 * does not fit, a cut chain, no layout */
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_64, 256, 256);
+	CHECK_EQ_U64(perf_ring_copy_sample(buf, 4095, 0, blen, &lay, out, &us), blen);
+	CHECK(us == 0 && !memcmp(out, buf, blen));
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_NONE, 0, 0);
+	CHECK_EQ_U64(perf_ring_copy_sample(buf, 4095, 0, blen, &lay, out, &us), blen);
+	CHECK(us == 0);
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_64, 0, 0);
+	CHECK_EQ_U64(perf_ring_copy_sample(buf, 4095, 0, blen, &lay, out, &us), blen);
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_64, 256, 8);
+	blen -= 16;
+	CHECK_EQ_U64(perf_ring_copy_sample(buf, 4095, 0, blen, &lay, out, &us), blen);
+	CHECK(us == 0);
+	same_sample(out, blen, us);
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_64, 256, 8);
+	put64(56, 5000);
+	CHECK_EQ_U64(perf_ring_copy_sample(buf, 4095, 0, blen, &lay, out, &us), blen);
+	dwarf_sample(PERF_SAMPLE_REGS_ABI_64, 256, 8);
+	CHECK_EQ_U64(perf_ring_copy_sample(buf, 4095, 0, blen, NULL, out, &us), blen);
+	CHECK(us == 0);
+	/* an fp-mode sample (no layout parts) and a short one: whole */
+	sample(3, 64 + 24);
+	CHECK_EQ_U64(perf_ring_copy_sample(buf, 4095, 0, blen, &lay, out, &us), blen);
+	sample(0, 56);
+	CHECK_EQ_U64(perf_ring_copy_sample(buf, 4095, 0, blen, &lay, out, &us), blen);
+}
+
 static void test_mmap2(void)
 {
 	struct perf_item it;
@@ -371,6 +467,7 @@ int main(void)
 {
 	test_sample();
 	test_dwarf();
+	test_copy_sample();
 	test_mmap2();
 	test_tasks();
 	test_ring();
