@@ -809,6 +809,15 @@ uint64_t agent_source_lost(const struct agent_source *s)
 	return n;
 }
 
+void agent_source_request_stop(struct agent_source *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->want_stop = true;
+	pthread_mutex_unlock(&s->lock);
+}
+
 void agent_source_stop(struct agent_source *s)
 {
 	if (!s || s->stopped)

@@ -83,6 +83,11 @@ uint64_t agent_source_lost(const struct agent_source *s);
  * Records whose tag the host does not relay or whose body the reader
  * would not decode end the domain. Safe twice. */
 void agent_source_stop(struct agent_source *s);
+/* Ask for the stop without waiting: the receiver sends STOP at once. The
+ * recorder asks every agent first, then waits for each with
+ * agent_source_stop, so one guest's collection does not keep the next
+ * one recording. */
+void agent_source_request_stop(struct agent_source *s);
 void agent_source_free(struct agent_source *s);
 
 #define AGENT_COLLECT_TIMEOUT_MS 300000

@@ -72,10 +72,17 @@ void collector_stop_domains(struct domain_source **ds, size_t nds, volatile sig_
 	sig_atomic_t why = stop_flag ? *stop_flag : 0;
 	if (stop_flag)
 		*stop_flag = 0;
-	for (int pass = 0; pass < 2; pass++)
+	for (int pass = 0; pass < 2; pass++) {
+		/* every agent is asked before the first is waited for: each
+		 * guest's recording ends now, not after the collections of
+		 * the agents before it */
+		for (size_t i = 0; pass == 1 && i < nds; i++)
+			if (ds[i] && !domain_source_is_passive(ds[i]))
+				domain_source_request_stop(ds[i]);
 		for (size_t i = 0; i < nds; i++)
 			if (ds[i] && domain_source_is_passive(ds[i]) == (pass == 0))
 				domain_source_stop(ds[i]);
+	}
 	if (why && stop_flag)
 		*stop_flag = why;
 }

@@ -128,7 +128,8 @@ int collector_run(const struct collector_config *c, struct collector_result *res
 /*
  * Stop every domain source: passive samplers first (they return at
  * once), then agents (whose stop waits for the guest's recording), so
- * samplers do not keep sampling while an agent collection runs. An
+ * samplers do not keep sampling while an agent collection runs. Every
+ * agent is asked to stop before the first one is waited for. An
  * agent's wait gives up while *stop_flag is set: a signal that already
  * stopped the recording must not cancel the collection, only one during
  * the wait does, so the flag is cleared for the stop and restored after.

@@ -156,6 +156,12 @@ struct gdb_source *domain_source_gdb(struct domain_source *s)
 	return s && s->kind == DS_GDB ? s->gdb : NULL;
 }
 
+void domain_source_request_stop(struct domain_source *s)
+{
+	if (s && s->kind == DS_AGENT)
+		agent_source_request_stop(s->agent);
+}
+
 void domain_source_stop(struct domain_source *s)
 {
 	if (!s)

@@ -108,6 +108,9 @@ void domain_source_rate(const struct domain_source *s, struct domain_source_rate
 /* Stop sampling (resume the VM, close the connection), then a final drain
  * may still be done. Safe to call twice. */
 void domain_source_stop(struct domain_source *s);
+/* An agent: ask it to stop without waiting for its records (a later
+ * domain_source_stop waits). Others: no-op. */
+void domain_source_request_stop(struct domain_source *s);
 void domain_source_free(struct domain_source *s);
 
 /*
