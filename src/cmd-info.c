@@ -120,16 +120,22 @@ static const char *dom_label(const struct dp_meta *m, uint32_t id)
 }
 
 /* Every domain's counter totals, one line each, domains by id and names
- * in byte order; nothing at all for a file without COUNTERS records. */
+ * in byte order, but the rate counters (the rates section shows them);
+ * nothing at all for a file without other COUNTERS records. */
 static void print_counters(struct dp_meta *m)
 {
 	struct dp_counter_sums *s = &m->counters;
-	if (!s->n && !s->dropped)
+	size_t shown = 0;
+	for (size_t i = 0; i < s->n; i++)
+		shown += !rate_counter(s->v[i].name);
+	if (!shown && !s->dropped)
 		return;
 	dp_counter_sums_sort(s);
 	printf("counters:    (totals over the recording, per domain)\n");
 	for (size_t i = 0; i < s->n; i++) {
 		const struct dp_counter_sum *c = &s->v[i];
+		if (rate_counter(c->name))
+			continue;  /* in the rates section */
 		printf("  %-3u %-12s %-32s %20" PRIu64 "\n", c->domain, dom_label(m, c->domain), c->name,
 		       c->value);
 	}
@@ -159,7 +165,9 @@ static void print_rates(struct dp_meta *m)
 		if (!any)
 			printf("rates:       (per domain: the recorder's own counts)\n");
 		any = true;
-		printf("  %-3u %-12s %s\n", id, dom_label(m, id), line);
+		/* "NAME:" first: scripts that pick a domain's line out of
+		 * the domains section by its second word stay unaffected */
+		printf("  %s: %s\n", dom_label(m, id), line);
 	}
 }
 

@@ -11,6 +11,11 @@
 
 #include "analysis/rates.h"
 
+bool rate_counter(const char *name)
+{
+	return !strncmp(name, "rate.", 5) || !strncmp(name, "recorder.", 9) || !strncmp(name, "sampler.", 8);
+}
+
 bool rate_from_counters(const struct dp_meta *m, uint32_t domain, struct rate_sums *r)
 {
 	const struct dp_counter_sums *s = &m->counters;
@@ -38,7 +43,7 @@ void rate_format(const struct rate_sums *r, const char *unit, char *buf, size_t 
 	if (n > 0 && (size_t)n < len && r->requested)
 		n += snprintf(buf + n, len - (size_t)n, " (%.1f%%)", 100.0 * (double)r->samples / (double)r->requested);
 	if (n > 0 && (size_t)n < len)
-		snprintf(buf + n, len - (size_t)n, " x %.0f %s%s over %.2f s, %" PRIu64 " lost, "
-			 "recorder CPU %.3f s (%.2f%% of a CPU)", units, unit, units < 1.5 ? "" : "s", span,
-			 r->missed, (double)r->cpu_ns / 1e9, 100.0 * (double)r->cpu_ns / (double)r->span_ns);
+		snprintf(buf + n, len - (size_t)n, " x %.0f %s%s over %.2f s, %" PRIu64 " samples, %" PRIu64
+			 " lost, recorder CPU %.3f s (%.2f%% of a CPU)", units, unit, units < 1.5 ? "" : "s", span,
+			 r->samples, r->missed, (double)r->cpu_ns / 1e9, 100.0 * (double)r->cpu_ns / (double)r->span_ns);
 }

@@ -25,13 +25,18 @@ struct rate_sums {
 	uint64_t cpu_ns;        /* the recorder's CPU time for it */
 };
 
+/* True for the names rate_from_counters reads and the recorder's other
+ * rate counters (rate.*, recorder.*, sampler.*). */
+bool rate_counter(const char *name);
+
 /* Domain `domain`'s rate counters out of m's COUNTERS totals. False (and
  * *r zeroed) when the recording has none for it (older files, a domain
  * that never sampled). */
 bool rate_from_counters(const struct dp_meta *m, uint32_t domain, struct rate_sums *r);
 
 /* One line (no newline) into buf: "requested 1000 Hz, achieved 987.4 Hz
- * (98.7%) x 2 vCPUs, 13 lost, recorder CPU 0.412 s (0.69% of a CPU)".
+ * (98.7%) x 2 vCPUs over 60.00 s, 118488 samples, 13 lost, recorder
+ * CPU 0.412 s (0.69% of a CPU)".
  * unit names the units ("CPU", "vCPU"). Rates per unit; a span of 0
  * prints "no span". */
 void rate_format(const struct rate_sums *r, const char *unit, char *buf, size_t len);

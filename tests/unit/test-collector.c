@@ -361,7 +361,7 @@ static void test_rates(void)
 	char line[300];
 	rs.cpu_ns = 30000000ull;  /* a known value for the line */
 	rate_format(&rs, "vCPU", line, sizeof(line));
-	CHECK_STR(line, "requested 500 Hz, achieved 400.0 Hz (80.0%) x 2 vCPUs over 3.00 s, 600 lost, "
+	CHECK_STR(line, "requested 500 Hz, achieved 400.0 Hz (80.0%) x 2 vCPUs over 3.00 s, 2400 samples, 600 lost, "
 		  "recorder CPU 0.030 s (1.00% of a CPU)");
 	CHECK(!rate_from_counters(&m, 2, &rs));   /* control: vm2 reports no rate */
 	dp_meta_release(&m);

@@ -20,13 +20,12 @@ vm_report_csv "$VM_OUT/all.csv" -l -i "$F"
 # requested rate is record's default 1000 Hz per vCPU. Control: the
 # committed golden recording (made before these counters) has none.
 vm_domprof info.txt info "$F"
-rates_ok() { # rates_ok INFO DOMAIN: info's rates line and counters agree with the file
+rates_ok() { # rates_ok INFO DOMAIN: info's rates line agrees with the file
 	local n c
 	n=$(awk -v d="$2" '/^domains:/ { on = 1; next } on && /^[a-z]/ { on = 0 }
 		on && $2 == d { print $4 }' "$1")
-	c=$(awk -v d="$2" '$2 == d && $3 == "rate.samples" { print $4 }' "$1")
-	grep -Eq "^  [0-9]+ +$2 +requested 1000 Hz, achieved [0-9.]+ Hz \([0-9.]+%\) x 1 vCPU over [0-9.]+ s, [0-9]+ lost, recorder CPU [0-9.]+ s" "$1" &&
-		[ -n "$n" ] && [ "$n" = "$c" ]
+	c=$(sed -n "s/^  $2: requested 1000 Hz, achieved [0-9.]* Hz ([0-9.]*%) x 1 vCPU over [0-9.]* s, \([0-9]*\) samples, [0-9]* lost, recorder CPU [0-9.]* s .*/\1/p" "$1")
+	[ -n "$n" ] && [ "$n" = "$c" ]
 }
 for d in vm1 vm2; do
 	grep -q "^domprof record: rate $d: requested 1000 Hz, achieved " "$VM_OUT/record.log" ||
