@@ -100,7 +100,9 @@ const char usage_record[] =
 	"\n"
 	"Ctrl-C, SIGTERM, SIGHUP or SIGPIPE stops recording and finishes the file (a\n"
 	"command still running gets SIGTERM). At the end one line reports samples\n"
-	"written, samples lost, bytes and duration.\n";
+	"written, samples lost, bytes and duration; with --domain, then one line per\n"
+	"source: requested and achieved samples a second per CPU or vCPU, samples,\n"
+	"lost, and the recorder's CPU time for it (also in `domprof info`).\n";
 
 #define MAX_EVENTS 16
 #define MAX_CPUS 4096
