@@ -161,7 +161,7 @@ static void print_rates(struct dp_meta *m)
 			continue;
 		const struct dp_meta_domain *d = dp_meta_domain(m, id);
 		bool passive = d && d->has_record && d->d.kind == DP_DOMAIN_PASSIVE;
-		char line[300];
+		char line[400];
 		rate_format(&rs, passive ? "vCPU" : "CPU", line, sizeof(line));
 		if (!any)
 			printf("rates:       (per domain: the recorder's own counts)\n");

@@ -639,8 +639,9 @@ static void print_summary(const struct recorder *r, const struct collector_resul
 			.requested = (uint64_t)((double)c->hz * (double)unit_ns / 1e9 + 0.5),
 			.samples = c->samples, .missed = c->missed, .span_ns = c->span_ns,
 			.unit_ns = unit_ns, .cpu_ns = c->cpu_ns,
+			.ticks = c->ticks, .held_ns = c->held_ns, .wakes = c->wakes, .late_ns = c->late_ns,
 		};
-		char line[300];
+		char line[400];
 		rate_format(&rs, c->unit, line, sizeof(line));
 		fprintf(stderr, "domprof record: rate %s: %s\n", c->name, line);
 	}

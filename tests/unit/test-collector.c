@@ -358,10 +358,14 @@ static void test_rates(void)
 	CHECK_EQ_U64(rs.cpu_ns, cpu);
 	CHECK_EQ_U64(dp_counter_sums_get(&m.counters, 1, "sampler.ticks"), 1500);
 	CHECK_EQ_U64(dp_counter_sums_get(&m.counters, 1, "sampler.wake_late_ns"), 50000000ull);
-	char line[300];
+	char line[400];
 	rs.cpu_ns = 30000000ull;  /* a known value for the line */
 	rate_format(&rs, "vCPU", line, sizeof(line));
 	CHECK_STR(line, "requested 500 Hz, achieved 400.0 Hz (80.0%) x 2 vCPUs over 3.00 s, 2400 samples, 600 lost, "
+		  "recorder CPU 0.030 s (1.00% of a CPU); held 0.300 ms a tick, woke 0.050 ms late (1000 of 1500 ticks slept for)");
+	rs.ticks = 0;  /* not a passive sampler: no such tail */
+	rate_format(&rs, "CPU", line, sizeof(line));
+	CHECK_STR(line, "requested 500 Hz, achieved 400.0 Hz (80.0%) x 2 CPUs over 3.00 s, 2400 samples, 600 lost, "
 		  "recorder CPU 0.030 s (1.00% of a CPU)");
 	CHECK(!rate_from_counters(&m, 2, &rs));   /* control: vm2 reports no rate */
 	dp_meta_release(&m);
