@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "format/format.h"
 #include "format/scan.h"
+#include "analysis/rates.h"
 #include "output/report.h"
 #include "symbols/debuginfod.h"
 #include "util/xalloc.h"
@@ -30,7 +31,10 @@ const char usage_info[] =
 	"totals that differ) with file offsets, and whether the recording is\n"
 	"complete (a recorder killed by SIGKILL never wrote its STATS record).\n"
 	"Domains with COUNTERS records (format 1.3) get one line per counter,\n"
-	"summed over the recording. Samples with user registers and stacks (record\n"
+	"summed over the recording. The recorder's rate counters give a rates\n"
+	"line per domain instead (requested and achieved samples a second per CPU\n"
+	"or vCPU, samples, lost, the recorder's CPU time for that source).\n"
+	"Samples with user registers and stacks (record\n"
 	"--call-graph dwarf) are counted with their stack bytes, and unwound as\n"
 	"report -g unwinds them: the line says how many were unwound, how many\n"
 	"kept the frame-pointer chain, and where the walks ended (no FDE for a pc,\n"
@@ -117,22 +121,55 @@ static const char *dom_label(const struct dp_meta *m, uint32_t id)
 }
 
 /* Every domain's counter totals, one line each, domains by id and names
- * in byte order; nothing at all for a file without COUNTERS records. */
+ * in byte order, but the rate counters (the rates section shows them);
+ * nothing at all for a file without other COUNTERS records. */
 static void print_counters(struct dp_meta *m)
 {
 	struct dp_counter_sums *s = &m->counters;
-	if (!s->n && !s->dropped)
+	size_t shown = 0;
+	for (size_t i = 0; i < s->n; i++)
+		shown += !rate_counter(s->v[i].name);
+	if (!shown && !s->dropped)
 		return;
 	dp_counter_sums_sort(s);
 	printf("counters:    (totals over the recording, per domain)\n");
 	for (size_t i = 0; i < s->n; i++) {
 		const struct dp_counter_sum *c = &s->v[i];
+		if (rate_counter(c->name))
+			continue;  /* in the rates section */
 		printf("  %-3u %-12s %-32s %20" PRIu64 "\n", c->domain, dom_label(m, c->domain), c->name,
 		       c->value);
 	}
 	if (s->dropped)
 		printf("  %" PRIu64 " more counter values not kept (over %u distinct names)\n", s->dropped,
 		       DP_COUNTER_SUMS_MAX);
+}
+
+/* One line per domain whose recorder wrote rate COUNTERS: requested
+ * against achieved rate, lost, the recorder's CPU for it. */
+static void print_rates(struct dp_meta *m)
+{
+	struct dp_counter_sums *s = &m->counters;
+	bool any = false;
+	dp_counter_sums_sort(s);
+	for (size_t i = 0; i < s->n; i++) {
+		uint32_t id = s->v[i].domain;
+		if (i && s->v[i - 1].domain == id)
+			continue;  /* sorted by domain: each once */
+		struct rate_sums rs;
+		if (!rate_from_counters(m, id, &rs))
+			continue;
+		const struct dp_meta_domain *d = dp_meta_domain(m, id);
+		bool passive = d && d->has_record && d->d.kind == DP_DOMAIN_PASSIVE;
+		char line[400];
+		rate_format(&rs, passive ? "vCPU" : "CPU", line, sizeof(line));
+		if (!any)
+			printf("rates:       (per domain: the recorder's own counts)\n");
+		any = true;
+		/* "NAME:" first: scripts that pick a domain's line out of
+		 * the domains section by its second word stay unaffected */
+		printf("  %s: %s\n", dom_label(m, id), line);
+	}
 }
 
 /* Several files: what they hold together. */
@@ -203,6 +240,7 @@ static int info_one(const char *path, struct info_sum *sum)
 	printf("\n");
 	if (lost == UINT64_MAX) /* saturated: the share above means nothing */
 		printf("             the LOST counts add up past 2^64: not plausible\n");
+	print_rates(&m);
 	print_counters(&m);
 	if (m.has_stats) {
 		const struct dp_stats stats = m.stats;

@@ -34,6 +34,7 @@
 #include "collect/perf_source.h"
 #include "collect/recorder.h"
 #include "collect/target.h"
+#include "analysis/rates.h"
 #include "commands.h"
 #include "format/format.h"
 #include "util/xalloc.h"
@@ -103,7 +104,9 @@ const char usage_record[] =
 	"\n"
 	"Ctrl-C, SIGTERM, SIGHUP or SIGPIPE stops recording and finishes the file (a\n"
 	"command still running gets SIGTERM). At the end one line reports samples\n"
-	"written, samples lost, bytes and duration.\n";
+	"written, samples lost, bytes and duration; with --domain, then one line per\n"
+	"source: requested and achieved samples a second per CPU or vCPU, samples,\n"
+	"lost, and the recorder's CPU time for it (also in `domprof info`).\n";
 
 #define MAX_EVENTS 16
 #define MAX_CPUS 4096
@@ -633,6 +636,23 @@ static void print_summary(const struct recorder *r, const struct collector_resul
 		fprintf(stderr, " (%s)", sig == SIGINT ? "interrupted" : sig == SIGHUP ? "hangup"
 			: sig == SIGPIPE ? "broken pipe" : "terminated");
 	fputc('\n', stderr);
+	/* With guests, one line per source: requested against achieved
+	 * rate, lost, and what it cost the recorder (also in `info`). */
+	for (size_t i = 0; r->cfg->ndomains && i < res->nrates; i++) {
+		const struct collector_rate *c = &res->rates[i];
+		uint64_t unit_ns;
+		if (__builtin_mul_overflow(c->span_ns, (uint64_t)c->units, &unit_ns))
+			unit_ns = UINT64_MAX;
+		struct rate_sums rs = {
+			.requested = (uint64_t)((double)c->hz * (double)unit_ns / 1e9 + 0.5),
+			.samples = c->samples, .missed = c->missed, .span_ns = c->span_ns,
+			.unit_ns = unit_ns, .cpu_ns = c->cpu_ns,
+			.ticks = c->ticks, .held_ns = c->held_ns, .wakes = c->wakes, .late_ns = c->late_ns,
+		};
+		char line[400];
+		rate_format(&rs, c->unit, line, sizeof(line));
+		fprintf(stderr, "domprof record: rate %s: %s\n", c->name, line);
+	}
 }
 
 /* What the recorder needs of the options (borrowed from r). */
@@ -709,6 +729,7 @@ int cmd_record(int argc, char **argv)
 			ret = recorder_run(&rc, t_start, &res, &bytes);
 			if (!ret)
 				print_summary(&rc, &res, t_start, bytes);
+			collector_result_release(&res);
 		}
 	}
 	recorder_free(&rc);

@@ -75,6 +75,9 @@ struct agent_source {
 	uint64_t refused_sym, refused_sym_bytes;
 	uint64_t lost_claimed;      /* the agent's LOST frames, summed saturating */
 	int64_t started_ms;         /* STARTED arrived (host clock) */
+	/* under lock: when sampling ended (STOP sent, or the domain ended
+	 * by itself first), and the receiver thread's CPU time at its end */
+	uint64_t end_ns, cpu_ns;
 	unsigned hz;
 	/* recorder thread only */
 	uint64_t samples_written;
@@ -445,6 +448,9 @@ static void *receiver(void *arg)
 		if (ws && !sent_stop) {
 			sent_stop = true;
 			stop_at = mono_ms();
+			pthread_mutex_lock(&s->lock);
+			s->end_ns = mono_ns();
+			pthread_mutex_unlock(&s->lock);
 			if (ap_send(s->fd, AP_STOP, 0, NULL, 0) < 0) {
 				finish(s, true, "%s: agent connection lost before stop", s->spec.name);
 				break;
@@ -531,6 +537,9 @@ static void *receiver(void *arg)
 	pthread_mutex_lock(&s->lock);
 	close(s->fd);
 	s->fd = -1;
+	if (!s->end_ns)
+		s->end_ns = mono_ns();
+	s->cpu_ns = thread_cpu_ns();
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
 }
@@ -777,12 +786,36 @@ uint64_t agent_source_samples(const struct agent_source *s)
 	return s->samples_written;
 }
 
+void agent_source_rate(const struct agent_source *s, struct domain_source_rate *r)
+{
+	pthread_mutex_lock((pthread_mutex_t *)&s->lock);
+	r->domain = s->domain_id;
+	r->hz = s->hz;
+	r->units = s->hello.ncpus < NCPUS_CAP ? s->hello.ncpus : NCPUS_CAP;
+	/* the guest's recording runs from its STARTED to our STOP */
+	r->begin_ns = s->started_ms > 0 ? (uint64_t)s->started_ms * 1000000u : 0;
+	r->end_ns = s->end_ns;
+	r->missed = s->lost_total;
+	r->cpu_ns = s->cpu_ns;
+	pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
+	r->samples = s->samples_written;
+}
+
 uint64_t agent_source_lost(const struct agent_source *s)
 {
 	pthread_mutex_lock((pthread_mutex_t *)&s->lock);
 	uint64_t n = s->lost_total;
 	pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
 	return n;
+}
+
+void agent_source_request_stop(struct agent_source *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->want_stop = true;
+	pthread_mutex_unlock(&s->lock);
 }
 
 void agent_source_stop(struct agent_source *s)

@@ -70,6 +70,10 @@ const char *agent_source_message(const struct agent_source *s);
 const char *agent_source_info(const struct agent_source *s);
 const char *agent_source_name(const struct agent_source *s);
 uint64_t agent_source_samples(const struct agent_source *s);
+/* The sampling rate and cost (domain_source.h's struct, filled): the
+ * guest's CPUs at the requested rate from STARTED to STOP; cpu_ns is the
+ * host side's receiver thread (the agent's own CPU is the guest's). */
+void agent_source_rate(const struct agent_source *s, struct domain_source_rate *r);
 uint64_t agent_source_lost(const struct agent_source *s);
 /* Ask the agent to stop and send its records; waits until they arrived
  * (or the agent failed, or AGENT_COLLECT_TIMEOUT_MS passed; the
@@ -79,6 +83,11 @@ uint64_t agent_source_lost(const struct agent_source *s);
  * Records whose tag the host does not relay or whose body the reader
  * would not decode end the domain. Safe twice. */
 void agent_source_stop(struct agent_source *s);
+/* Ask for the stop without waiting: the receiver sends STOP at once. The
+ * recorder asks every agent first, then waits for each with
+ * agent_source_stop, so one guest's collection does not keep the next
+ * one recording. */
+void agent_source_request_stop(struct agent_source *s);
 void agent_source_free(struct agent_source *s);
 
 #define AGENT_COLLECT_TIMEOUT_MS 300000

@@ -19,6 +19,7 @@
 
 #include "collect/collector.h"
 #include "util/clock.h"
+#include "util/sat.h"
 #include "util/xalloc.h"
 
 struct coll {
@@ -33,6 +34,11 @@ struct coll {
 	 * samples of the files before it */
 	uint64_t file_t0, lost_prev, samples_prev;
 	uint64_t *ring_lost0, *ring_thr0;
+	/* the collector thread's CPU time: at the start, and spent in each
+	 * domain's drains (clock read once between two drains) */
+	uint64_t cpu0;
+	uint64_t *drain_cpu;
+	uint64_t host_end;          /* mono_ns() when the host's events were disabled */
 };
 
 static void notice(const struct coll *k, const char *msg)
@@ -69,10 +75,17 @@ void collector_stop_domains(struct domain_source **ds, size_t nds, volatile sig_
 	sig_atomic_t why = stop_flag ? *stop_flag : 0;
 	if (stop_flag)
 		*stop_flag = 0;
-	for (int pass = 0; pass < 2; pass++)
+	for (int pass = 0; pass < 2; pass++) {
+		/* every agent is asked before the first is waited for: each
+		 * guest's recording ends now, not after the collections of
+		 * the agents before it */
+		for (size_t i = 0; pass == 1 && i < nds; i++)
+			if (ds[i] && !domain_source_is_passive(ds[i]))
+				domain_source_request_stop(ds[i]);
 		for (size_t i = 0; i < nds; i++)
 			if (ds[i] && domain_source_is_passive(ds[i]) == (pass == 0))
 				domain_source_stop(ds[i]);
+	}
 	if (why && stop_flag)
 		*stop_flag = why;
 }
@@ -105,9 +118,13 @@ static int on_item(void *ctx, const struct perf_item *it)
 /* Drain every domain source once; report those that ended. */
 static int drain_domains(struct coll *k)
 {
+	uint64_t t = k->c->nds ? thread_cpu_ns() : 0;
 	for (size_t i = 0; i < k->c->nds; i++) {
 		struct domain_source *s = k->c->ds[i];
 		int ret = domain_source_drain(s, k->w);
+		uint64_t t2 = thread_cpu_ns();
+		k->drain_cpu[i] += t2 > t ? t2 - t : 0;
+		t = t2;
 		if (ret < 0)
 			return ret;
 		if (!k->ds_ended[i] && domain_source_ended(s)) {
@@ -274,6 +291,91 @@ static int loop(struct coll *k)
 	return werr;
 }
 
+void collector_result_release(struct collector_result *res)
+{
+	free(res->rates);
+	res->rates = NULL;
+	res->nrates = 0;
+}
+
+/* One source's rate as its domain's COUNTERS (docs/file-format.md). */
+static int write_rate(struct dp_writer *w, const struct collector_rate *r)
+{
+	uint64_t unit_ns;
+	if (__builtin_mul_overflow(r->span_ns, (uint64_t)r->units, &unit_ns))
+		unit_ns = UINT64_MAX;
+	struct dp_counter v[] = {
+		{ .name = "rate.requested", .value = (uint64_t)((double)r->hz * (double)unit_ns / 1e9 + 0.5) },
+		{ .name = "rate.samples", .value = r->samples },
+		{ .name = "rate.missed", .value = r->missed },
+		{ .name = "rate.span_ns", .value = r->span_ns },
+		{ .name = "rate.unit_ns", .value = unit_ns },
+		{ .name = "recorder.cpu_ns", .value = r->cpu_ns },
+	};
+	struct dp_counters cs = { .n = sizeof(v) / sizeof(v[0]), .c = v };
+	int werr = dp_write_counters(w, r->domain, &cs);
+	if (werr < 0 || !r->ticks)
+		return werr;
+	struct dp_counter t[] = {
+		{ .name = "sampler.ticks", .value = r->ticks },
+		{ .name = "sampler.held_ns", .value = r->held_ns },
+		{ .name = "sampler.wakes", .value = r->wakes },
+		{ .name = "sampler.wake_late_ns", .value = r->late_ns },
+	};
+	cs = (struct dp_counters){ .n = sizeof(t) / sizeof(t[0]), .c = t };
+	return dp_write_counters(w, r->domain, &cs);
+}
+
+/* Every source's rate into res->rates, each also written as COUNTERS.
+ * After the domains stopped and drained for the last time. */
+static int write_rates(struct coll *k)
+{
+	const struct collector_config *c = k->c;
+	struct collector_result *res = k->res;
+	uint64_t drains = 0, cpu = thread_cpu_ns();
+	res->cpu_ns = cpu > k->cpu0 ? cpu - k->cpu0 : 0;
+	struct domain_source_rate *dr = xcalloc(c->nds ? c->nds : 1, sizeof(*dr));
+	size_t want = c->ps && c->host_hz;
+	for (size_t i = 0; i < c->nds; i++) {
+		drains += k->drain_cpu[i];
+		domain_source_rate(c->ds[i], &dr[i]);
+		want += dr[i].hz != 0;
+	}
+	res->nrates = 0;
+	res->rates = want ? xcalloc(want, sizeof(*res->rates)) : NULL;
+	if (c->ps && c->host_hz) {
+		struct collector_rate *h = &res->rates[res->nrates++];
+		*h = (struct collector_rate){
+			.name = "host", .domain = DP_HOST_DOMAIN, .hz = c->host_hz, .units = c->host_units, .unit = "CPU",
+			.span_ns = k->host_end - c->t_start, .samples = res->host_samples,
+			.missed = sat_add64(perf_source_lost(c->ps, -1), perf_source_throttled(c->ps, -1)),
+			.cpu_ns = res->cpu_ns > drains ? res->cpu_ns - drains : 0,
+		};
+	}
+	for (size_t i = 0; i < c->nds; i++) {
+		const struct domain_source_rate *r = &dr[i];
+		if (!r->hz)
+			continue;
+		struct collector_rate *d = &res->rates[res->nrates++];
+		*d = (struct collector_rate){
+			.name = domain_source_name(c->ds[i]), .domain = r->domain,
+			.hz = r->hz, .units = r->units,
+			.unit = domain_source_is_passive(c->ds[i]) ? "vCPU" : "CPU",
+			.span_ns = r->begin_ns && r->end_ns > r->begin_ns ? r->end_ns - r->begin_ns : 0,
+			.samples = r->samples, .missed = r->missed,
+			.cpu_ns = sat_add64(r->cpu_ns, k->drain_cpu[i]),
+			.ticks = r->ticks, .held_ns = r->held_ns, .wakes = r->wakes, .late_ns = r->late_ns,
+		};
+	}
+	free(dr);
+	for (size_t i = 0; i < res->nrates; i++) {
+		int werr = write_rate(k->w, &res->rates[i]);
+		if (werr < 0)
+			return werr;
+	}
+	return 0;
+}
+
 /* Finish: the rest of the rings, the guests, the totals. */
 static int finish(struct coll *k)
 {
@@ -282,6 +384,7 @@ static int finish(struct coll *k)
 	int werr;
 	if (c->ps)
 		perf_source_disable(c->ps);
+	k->host_end = mono_ns();
 	reap_child(k);
 	if (c->ps && (werr = perf_source_drain(c->ps, true, on_item, k)) < 0)
 		return werr;
@@ -294,6 +397,8 @@ static int finish(struct coll *k)
 		return werr;
 	for (size_t i = 0; i < c->nds; i++)
 		dsamples += domain_source_samples(c->ds[i]);
+	if ((werr = write_rates(k)) < 0)
+		return werr;
 	/* Every LOST record went through the writers: the host's rings and
 	 * throttling above, and each domain's missed ticks from its drain. */
 	uint64_t file_lost = dp_writer_lost(k->w);
@@ -326,6 +431,8 @@ int collector_run(const struct collector_config *c, struct collector_result *res
 		.pidfd = xcalloc(c->npids ? c->npids : 1, sizeof(int)),
 		.ring_lost0 = xcalloc(nrings ? nrings : 1, sizeof(uint64_t)),
 		.ring_thr0 = xcalloc(nrings ? nrings : 1, sizeof(uint64_t)),
+		.drain_cpu = xcalloc(c->nds ? c->nds : 1, sizeof(uint64_t)),
+		.cpu0 = thread_cpu_ns(),
 	};
 	memset(res, 0, sizeof(*res));
 	for (size_t i = 0; i < c->npids; i++)
@@ -348,5 +455,6 @@ int collector_run(const struct collector_config *c, struct collector_result *res
 	free(k.pidfd);
 	free(k.ring_lost0);
 	free(k.ring_thr0);
+	free(k.drain_cpu);
 	return werr < 0 ? werr : 0;
 }

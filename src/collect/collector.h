@@ -9,6 +9,10 @@
  * (-d), the command's exit, every -p pid gone. At the end it drains what
  * is left, stops the domains, writes the LOST counts of each host ring
  * and the STATS record, and returns the counts for the summary line.
+ * Each source's rate (requested, achieved, lost, the recorder's CPU time
+ * for it: its own threads plus the collector's time draining it; the
+ * host's is the rest of the collector's time) goes into the last file
+ * as that domain's rate COUNTERS and into the result.
  *
  * It never prints: what the recorder reports while running (a domain
  * that ended, a -p pid that exited) goes through the notice callback,
@@ -64,6 +68,29 @@ struct collector_config {
 	void *rotate_ctx;
 	uint64_t switch_ns, switch_bytes;
 	volatile sig_atomic_t *switch_flag;
+	/* -a -F HZ: the host's requested rate, per CPU and event, and the
+	 * number of such rings (CPUs x events); 0: the host's rate is not
+	 * reported (a period, or a command or -p's threads only) */
+	unsigned host_hz;
+	uint32_t host_units;
+};
+
+/*
+ * How one source sampled over the recording: requested against
+ * achieved, lost, and what it cost the recorder. Written at the end as
+ * the domain's rate.* and recorder.cpu_ns COUNTERS (docs/file-format.md)
+ * and returned for the summary.
+ */
+struct collector_rate {
+	const char *name;              /* "host" or the domain's (borrowed from the source) */
+	uint32_t domain;               /* its domain id in the file */
+	unsigned hz;                   /* requested, per unit */
+	uint32_t units;                /* CPUs x events (host), vCPUs or guest CPUs */
+	const char *unit;              /* "CPU" or "vCPU" (a passive domain's) */
+	uint64_t span_ns;              /* how long it sampled */
+	uint64_t samples, missed;      /* written; lost or missed (counted in LOST records) */
+	uint64_t cpu_ns;               /* the recorder's CPU time for it */
+	uint64_t ticks, held_ns, wakes, late_ns;  /* a passive sampler's (domain_source_rate) */
 };
 
 struct collector_result {
@@ -76,7 +103,15 @@ struct collector_result {
 	int stop_sig;                  /* the stop flag's value that ended the loop, else 0 */
 	bool child_done;               /* the command was reaped: child_status is valid */
 	int child_status;              /* waitpid() status */
+	/* host first (when host_hz), then each domain that knows its rate,
+	 * in order; owned: collector_result_release frees it */
+	struct collector_rate *rates;
+	size_t nrates;
+	uint64_t cpu_ns;               /* the collector thread's CPU time in the run */
 };
+
+/* Free what *res owns (the rates); safe on a zeroed result. */
+void collector_result_release(struct collector_result *res);
 
 /*
  * Run until a stop condition, then finish as described above. Returns 0
@@ -93,7 +128,8 @@ int collector_run(const struct collector_config *c, struct collector_result *res
 /*
  * Stop every domain source: passive samplers first (they return at
  * once), then agents (whose stop waits for the guest's recording), so
- * samplers do not keep sampling while an agent collection runs. An
+ * samplers do not keep sampling while an agent collection runs. Every
+ * agent is asked to stop before the first one is waited for. An
  * agent's wait gives up while *stop_flag is set: a signal that already
  * stopped the recording must not cancel the collection, only one during
  * the wait does, so the flag is cleared for the stop and restored after.

@@ -135,6 +135,17 @@ uint64_t domain_source_lost(const struct domain_source *s)
 	return DISPATCH3(s, lost, gdb_lost(s->gdb), agent_source_lost(s->agent), 0);
 }
 
+void domain_source_rate(const struct domain_source *s, struct domain_source_rate *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (s && s->kind == DS_GDB)
+		gdb_source_rate(s->gdb, r);
+	else if (s && s->kind == DS_AGENT)
+		agent_source_rate(s->agent, r);
+	else if (s && s->kind == DS_CUSTOM && s->ops->rate)
+		s->ops->rate(s->impl, r);
+}
+
 bool domain_source_is_passive(const struct domain_source *s)
 {
 	return s && s->kind == DS_GDB;
@@ -143,6 +154,12 @@ bool domain_source_is_passive(const struct domain_source *s)
 struct gdb_source *domain_source_gdb(struct domain_source *s)
 {
 	return s && s->kind == DS_GDB ? s->gdb : NULL;
+}
+
+void domain_source_request_stop(struct domain_source *s)
+{
+	if (s && s->kind == DS_AGENT)
+		agent_source_request_stop(s->agent);
 }
 
 void domain_source_stop(struct domain_source *s)

@@ -82,16 +82,42 @@ uint64_t domain_source_samples(const struct domain_source *s);
  * lost samples); also written as LOST records by drain. */
 uint64_t domain_source_lost(const struct domain_source *s);
 
+/*
+ * How a source sampled, for the per-domain rate report (requested
+ * against achieved) and its COUNTERS (docs/file-format.md, rate.*).
+ * hz 0: the source does not know (a custom source): nothing reported.
+ */
+struct domain_source_rate {
+	uint32_t domain;        /* the source's domain id */
+	unsigned hz;            /* requested samples a second per unit */
+	uint32_t units;         /* vCPUs (passive) or guest CPUs (agent) */
+	uint64_t begin_ns;      /* mono_ns() when sampling began */
+	uint64_t end_ns;        /* when it ended (stop, or the VM's end); 0: not yet */
+	uint64_t samples;       /* samples written (as domain_source_samples) */
+	uint64_t missed;        /* samples lost or missed (as domain_source_lost) */
+	uint64_t cpu_ns;        /* the source's own threads' CPU time on this host */
+	/* a passive sampler's ticks (VM stops), the time it held the VM
+	 * stopped, the ticks its thread slept for and how late it woke for
+	 * them, summed; 0 for an agent */
+	uint64_t ticks, held_ns, wakes, late_ns;
+};
+/* Fill *r (zeroed first). Exact after stop; while running, end_ns and
+ * cpu_ns are 0. */
+void domain_source_rate(const struct domain_source *s, struct domain_source_rate *r);
+
 /* Stop sampling (resume the VM, close the connection), then a final drain
  * may still be done. Safe to call twice. */
 void domain_source_stop(struct domain_source *s);
+/* An agent: ask it to stop without waiting for its records (a later
+ * domain_source_stop waits). Others: no-op. */
+void domain_source_request_stop(struct domain_source *s);
 void domain_source_free(struct domain_source *s);
 
 /*
  * A source of another kind, given as functions mirroring the ones above
  * on `impl` (the collector's unit test drives the loop with such fakes).
  * The source owns impl: free() is called on it by domain_source_free.
- * Every function must be set. It counts as active (not passive).
+ * Every function must be set but rate. It counts as active (not passive).
  */
 struct domain_source_ops {
 	int (*drain)(void *impl, struct dp_writer *w);
@@ -102,6 +128,8 @@ struct domain_source_ops {
 	uint64_t (*lost)(const void *impl);
 	void (*stop)(void *impl);
 	void (*free)(void *impl);
+	/* may be NULL (then the source reports no rate) */
+	void (*rate)(const void *impl, struct domain_source_rate *r);
 };
 struct domain_source *domain_source_custom(const struct domain_source_ops *ops, void *impl);
 

@@ -121,6 +121,14 @@ struct gdb_source {
 	atomic_uint_fast64_t stop_ns;   /* total time the VM was held stopped */
 	atomic_uint_fast64_t intr_ns;   /* of which: 0x03 until the stop reply */
 	atomic_uint_fast64_t lost_total;
+	/* The sampler's span and cost (domain_source_rate): mono_ns() at
+	 * its first tick's start and when it ended, its thread's CPU time
+	 * at the end (set once, before it returns). */
+	atomic_uint_fast64_t t_begin, t_end, cpu_ns;
+	/* the ticks the sampler thread slept for, and how late it woke for
+	 * them, summed: its own starvation, apart from the stub's latency
+	 * (held time) and catch-up ticks */
+	atomic_uint_fast64_t wakes, late_ns;
 };
 
 /* gdb_source.c */

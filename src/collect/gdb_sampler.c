@@ -516,19 +516,31 @@ void *gdb_sampler_main(void *arg)
 		pthread_cond_wait(&s->cond, &s->lock);
 	pthread_mutex_unlock(&s->lock);
 	next = mono_ns() + period;
+	atomic_store(&s->t_begin, next - period);
 	for (;;) {
 		pthread_mutex_lock(&s->lock);
+		bool slept = false;
 		while (!s->stop_req) {
 			uint64_t n = mono_ns();
-			if (n >= next)
+			if (n >= next) {
+				/* a tick it slept for: how late the thread got
+				 * the CPU (catch-up ticks are late by design) */
+				if (slept) {
+					atomic_fetch_add(&s->late_ns, n - next);
+					atomic_fetch_add(&s->wakes, 1);
+				}
 				break;
+			}
+			slept = true;
 			struct timespec ts = { .tv_sec = next / 1000000000ull, .tv_nsec = next % 1000000000ull };
 			pthread_cond_timedwait(&s->cond, &s->lock, &ts);
 		}
 		bool stop = s->stop_req;
 		pthread_mutex_unlock(&s->lock);
-		if (stop)
+		if (stop) {
+			atomic_store(&s->t_end, mono_ns());   /* sampling ends here, not after the final reads */
 			break;
+		}
 
 		uint64_t t0 = mono_ns();
 		if ((r = gdb_interrupt_vm(s, s->pipeline)) < 0)
@@ -587,9 +599,16 @@ void *gdb_sampler_main(void *arg)
 	end_on_stop(s);
 	goto close;
 out:
+	atomic_store(&s->t_end, mono_ns());
 	end_on_error(s, r, held);
 close:
 	free(v);
 	rsp_close(s->conn);
+	/* a sampler that never began (stopped first) sampled nothing */
+	if (!atomic_load(&s->t_begin))
+		atomic_store(&s->t_begin, mono_ns());
+	if (!atomic_load(&s->t_end))
+		atomic_store(&s->t_end, mono_ns());
+	atomic_store(&s->cpu_ns, thread_cpu_ns());
 	return NULL;
 }

@@ -339,6 +339,22 @@ uint64_t gdb_source_samples(const struct gdb_source *s)
 	return atomic_load(&s->samples);
 }
 
+void gdb_source_rate(const struct gdb_source *s, struct domain_source_rate *r)
+{
+	r->domain = s->domain_id;
+	r->hz = s->hz;
+	r->units = (uint32_t)s->nvcpu;
+	r->begin_ns = atomic_load(&s->t_begin);
+	r->end_ns = atomic_load(&s->t_end);
+	r->samples = atomic_load(&s->samples);
+	r->missed = atomic_load(&s->lost_total);
+	r->cpu_ns = atomic_load(&s->cpu_ns);
+	r->ticks = atomic_load(&s->ticks);
+	r->held_ns = atomic_load(&s->stop_ns);
+	r->late_ns = atomic_load(&s->late_ns);
+	r->wakes = atomic_load(&s->wakes);
+}
+
 void gdb_source_get_stats(const struct gdb_source *s, struct gdb_source_stats *st)
 {
 	st->samples = atomic_load(&s->samples);

@@ -68,6 +68,8 @@ const char *gdb_source_message(const struct gdb_source *s);
 const char *gdb_source_info(const struct gdb_source *s);
 const char *gdb_source_name(const struct gdb_source *s);
 uint64_t gdb_source_samples(const struct gdb_source *s);
+/* The sampling rate and cost (domain_source.h's struct, filled). */
+void gdb_source_rate(const struct gdb_source *s, struct domain_source_rate *r);
 void gdb_source_stop(struct gdb_source *s);
 
 /* Counters for tests and benchmarks (consistent enough while running). */

@@ -415,6 +415,8 @@ int recorder_run(struct recorder *r, uint64_t t_start, struct collector_result *
 		.rotate = c->switching ? rotate : NULL, .rotate_ctx = r,
 		.switch_ns = c->switch_ns, .switch_bytes = c->switch_bytes,
 		.switch_flag = c->switch_flag,
+		.host_hz = c->all && c->hz ? (unsigned)c->hz : 0,
+		.host_units = r->ps ? (uint32_t)(perf_source_ncpus(r->ps) * c->nev) : 0,
 	};
 	int werr = collector_run(&cc, res);
 	r->w = res->w;

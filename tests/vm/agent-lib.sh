@@ -109,7 +109,7 @@ agent_boot() {
 	local net=()
 	[ "$agent" = 1 ] && net=(-netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$port-10.0.2.15:7000"
 				 -device e1000,netdev=n0)
-	qemu-system-x86_64 -accel tcg -m 512 -smp 1 -display none -no-reboot \
+	qemu-system-x86_64 -accel tcg -m "$VM_MEM" -smp 1 -display none -no-reboot \
 		-nodefaults -no-user-config \
 		-kernel "$VM_KERNEL" -initrd "$AGENT_INITRD" -append "$append" \
 		-serial "file:$d/console.log" "${net[@]}" \

@@ -29,6 +29,8 @@
 #                         here); fail also prints every guest's console
 #                         (fail_hook), note prints "vm: MSG" unless NOTE_QUIET
 #
+# VM_MEM: each guest's memory in MiB (default 512; agent-lib.sh's guests too).
+#
 # Cache: ${DOMPROF_VM_CACHE:-/var/cache/domprof-vm}/<package>_<version>/
 # holds vmlinuz, config and kallsyms-nokaslr.txt; a lock file serializes
 # concurrent runs that fill it.
@@ -42,6 +44,8 @@ VM_QEMU=${DOMPROF_VM_QEMU:-qemu-system-x86_64}
 # instead of hanging `make test`.
 VM_CMD_TIMEOUT=${VM_CMD_TIMEOUT:-90}
 VM_INITRD=$DOMPROF_TOP/build/vm/initramfs.gz
+# Guest memory in MiB (bench/many-vms boots ten guests with 256).
+VM_MEM=${VM_MEM:-512}
 declare -A VM_PIDS=()
 
 # common.bash's fail calls this after its "FAIL: MSG" line.
@@ -247,7 +251,7 @@ vm_boot() {
 	local serial2=/dev/null
 	[ "$kallsyms" = 1 ] && serial2=$d/kallsyms.txt
 	echo "$append" >"$d/cmdline"
-	"$VM_QEMU" -accel tcg -m 512 -smp "$smp" -display none -no-reboot \
+	"$VM_QEMU" -accel tcg -m "$VM_MEM" -smp "$smp" -display none -no-reboot \
 		-nodefaults -no-user-config \
 		-kernel "$VM_KERNEL" -initrd "$VM_INITRD" -append "$append" \
 		-serial "file:$d/console.log" -serial "file:$serial2" \
