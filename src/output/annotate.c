@@ -186,6 +186,8 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 				    : "no file for this image (a passive guest's user space, or not on this machine)"
 		: end <= start ? "the symbol's size is not known"
 		: "its code could not be read";
+	/* the disassembler before the header, so the header says why not */
+	const struct disasm_api *api = why ? NULL : disasm_api(&why);
 	if (json) {
 		fputs("{\"symbol\":", f);
 		jstr(f, y->symbol);
@@ -213,7 +215,6 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 	csh cs;
 	cs_insn *ins = NULL;
 	size_t ni = 0;
-	const struct disasm_api *api = why ? NULL : disasm_api(&why);
 	if (api && api->open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK) {
 		api->option(cs, CS_OPT_DETAIL, CS_OPT_ON);
 		api->option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
