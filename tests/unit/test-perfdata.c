@@ -146,13 +146,13 @@ static void read_mapped(const uint8_t *b, size_t n, struct summary *p1, struct s
 static void mapped_file(void)
 {
 	uint8_t *b;
-	size_t n = pg_build(&(struct pg_opts){ .samples = 40000 }, &b);
+	size_t n = pg_build(&(struct pg_opts){ .samples = 8000 }, &b);
 	struct summary mem, p1, p2, c1, c2;
 	read_file(b, n, &mem, NULL);
 	read_mapped(b, n, &p1, &p2);
 	fprintf(stderr, "mapped file: %zu bytes, %zu samples (memory), %zu and %zu (mapped, two passes)\n",
 		n, mem.samples, p1.samples, p2.samples);
-	CHECK(mem.samples == 40000 + 1 + 1 && mem.damage == 0);
+	CHECK(mem.samples == 8000 + 1 + 1 && mem.damage == 0);
 	CHECK(same_summary(&p1, &mem));
 	CHECK(same_summary(&p2, &mem));
 	memset(b + n / 2, 0, n - n / 2 - 4096);  /* the feature sections at the end stay */
