@@ -11,7 +11,9 @@ PKGS    := libelf libdw libzstd libbpf capstone
 VERSION := 0.1.0
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# capstone's header only: the library is dlopen'ed by annotate
+# (src/output/disasm.c), linked it cost every command ~3 MB resident.
+PKG_LIBS   := $(shell pkg-config --libs $(filter-out capstone,$(PKGS)) 2>/dev/null)
 
 WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2
 CFLAGS  ?= -O2 -g

@@ -10,12 +10,13 @@
 # plus libiberty (demangling). Debian: libelf-dev libdw-dev libzstd-dev
 # zlib1g-dev liblzma-dev libbz2-dev libiberty-dev ship the .a files.
 # Debug info is stripped to keep the initramfs small; symbols stay.
+# capstone is not linked (annotate dlopens it, src/output/disasm.h).
 
 STATIC_PKG_LIBS := $(shell pkg-config --static --libs libbpf libdw libelf libzstd 2>/dev/null)
 ifeq ($(strip $(STATIC_PKG_LIBS)),)
 STATIC_PKG_LIBS := -ldw -lelf -lbz2 -llzma -lzstd -lz
 endif
-STATIC_LIBS := $(STATIC_PKG_LIBS) -lcapstone -liberty -lz -lpthread -lm
+STATIC_LIBS := $(STATIC_PKG_LIBS) -liberty -lz -lpthread -lm
 
 .PHONY: static static-check
 

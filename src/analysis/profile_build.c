@@ -471,6 +471,8 @@ void profile_build(struct loader *L)
 	struct priv *pv = L->pv;
 	const struct profile_filter *f = L->f;
 
+	/* The keys' index was for reading: gone before the symbols load. */
+	hidx_release(&L->keytab);
 	hidx_init(&L->addrtab, 1024);
 	hidx_init(&L->symtab, 1024);
 
@@ -567,6 +569,21 @@ void profile_build(struct loader *L)
 	}
 	free(fr);
 	free(stamp);
+	/* Every address is resolved: the raw chains and the address and
+	 * symbol indexes go before the results are sorted (what is left, the
+	 * keys, the timeline reads) */
+	free(L->chain);
+	free(L->chain_map);
+	free(L->chain_mode);
+	L->chain = NULL;
+	L->chain_map = NULL;
+	L->chain_mode = NULL;
+	L->capchain = L->capchain_map = L->capchain_mode = 0;
+	free(L->addrs);
+	L->addrs = NULL;
+	L->capaddrs = 0;
+	hidx_release(&L->addrtab);
+	hidx_release(&L->symtab);
 
 	p->unique_keys = L->nkeys;
 	p->unique_addrs = L->naddrs;

@@ -93,7 +93,7 @@ struct pd_guest {
 };
 
 struct qent {
-	uint64_t time, seq;
+	uint64_t time;          /* ties keep the order read (the sort is stable) */
 	const uint8_t *map;     /* the record in the file, or NULL: at arena + off */
 	size_t off;
 	uint32_t len;
@@ -141,11 +141,15 @@ struct pd_reader {
 	/* order */
 	struct qent *q;
 	size_t nq, qcap, qhead, nrel;  /* [0, nrel) released, qhead next to hand out */
+	struct qent *qtmp;      /* the merge sort's other half */
+	size_t qtmpcap;
 	uint8_t *arena;
 	size_t alen, acap;
 	uint64_t qbytes;        /* bytes of the queued records */
-	uint64_t seq, round_max, limit;
+	uint64_t round_max, limit;
 	bool flushed_all;
+	bool mapped;            /* map is a file mapping (pd_set_mapped) */
+	uint64_t dropped;       /* pages of map below this were dropped */
 
 	/* translate / out */
 	unsigned stage;         /* 0 events, 1 host domain, 2 records, 3 stats, 4 done */
@@ -711,6 +715,7 @@ void pd_free(struct pd_reader *p)
 	ZSTD_freeDStream(p->zs);
 	free(p->zbuf);
 	free(p->q);
+	free(p->qtmp);
 	free(p->arena);
 	free(p->chain);
 	free(p->damage);
@@ -747,8 +752,9 @@ void pd_rewind(struct pd_reader *p)
 	p->nq = p->qhead = p->nrel = 0;
 	p->alen = 0;
 	p->qbytes = 0;
-	p->seq = p->round_max = p->limit = 0;
+	p->round_max = p->limit = 0;
 	p->flushed_all = false;
+	p->dropped = 0;   /* the pages fault back in as this pass reads them */
 	p->stage = 0;
 	p->ev_next = 0;
 	p->held = NULL;
@@ -960,12 +966,74 @@ static int src_next(struct pd_reader *p, const uint8_t **r, uint32_t *len, uint6
 
 /* ---- order ---- */
 
-static int cmp_qent(const void *a, const void *b)
+/* End of the ascending run of q[] that starts at i. */
+static size_t run_end(const struct qent *q, size_t i, size_t n)
 {
-	const struct qent *x = a, *y = b;
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	while (++i < n && q[i - 1].time <= q[i].time)
+		;
+	return i;
+}
+
+/*
+ * Sort the queue by time, keeping the order read among equal times. The
+ * queue is a few ascending runs (each CPU's ring is written in time
+ * order, and what a release kept is sorted): a natural merge sort takes
+ * O(n log runs), one pass when it is sorted already, where qsort's
+ * general sort of 40-byte entries was most of the reader's time. Passes
+ * are bounded by log2(n) + 1: each halves the number of runs.
+ */
+static void sort_queue(struct pd_reader *p)
+{
+	size_t n = p->nq;
+	if (run_end(p->q, 0, n) == n)
+		return;
+	xgrow((void **)&p->qtmp, &p->qtmpcap, n, sizeof(*p->qtmp));
+	for (;;) {
+		struct qent *a = p->q, *o = p->qtmp;
+		size_t i = 0, runs = 0;
+		while (i < n) {
+			size_t m = run_end(a, i, n), e = m < n ? run_end(a, m, n) : n;
+			size_t x = i, y = m, w = i;
+			while (x < m && y < e)
+				o[w++] = a[y].time < a[x].time ? a[y++] : a[x++];
+			if (x < m)
+				memcpy(o + w, a + x, (m - x) * sizeof(*o)), w += m - x;
+			if (y < e)
+				memcpy(o + w, a + y, (e - y) * sizeof(*o));
+			i = e;
+			runs++;
+		}
+		/* the merged copy becomes the queue */
+		struct qent *t = p->q;
+		size_t tc = p->qcap;
+		p->q = p->qtmp;
+		p->qcap = p->qtmpcap;
+		p->qtmp = t;
+		p->qtmpcap = tc;
+		if (runs <= 1)
+			return;
+	}
+}
+
+void pd_set_mapped(struct pd_reader *p) { p->mapped = true; }
+
+/* Let the kernel take back the mapped pages no queued record and no
+ * later read needs (they fault back in from the file if read again, as
+ * on a rewind): a report's resident memory then holds a round or two of
+ * records, not the file. Called when the queue is released. */
+static void drop_pages(struct pd_reader *p)
+{
+	if (!p->mapped)
+		return;
+	uint64_t keep = p->pos;
+	for (size_t i = 0; i < p->nq; i++)
+		if (p->q[i].map && (uint64_t)(p->q[i].map - p->map) < keep)
+			keep = (uint64_t)(p->q[i].map - p->map);
+	keep &= ~(uint64_t)4095;
+	if (keep > p->dropped + (256u << 10)) {
+		madvise((void *)(p->map + p->dropped), keep - p->dropped, MADV_DONTNEED);
+		p->dropped = keep;
+	}
 }
 
 /* Drop the records already handed out, then release (sorted) those at
@@ -1001,9 +1069,10 @@ static void release(struct pd_reader *p, uint64_t limit)
 			p->qbytes += p->q[i].len;
 		p->nrel = p->qhead = 0;
 	}
+	drop_pages(p);
 	if (!p->nq)
 		return;
-	qsort(p->q, p->nq, sizeof(*p->q), cmp_qent);
+	sort_queue(p);
 	size_t k = 0;
 	while (k < p->nq && p->q[k].time <= limit)
 		k++;
@@ -1018,7 +1087,7 @@ static void enqueue(struct pd_reader *p, const uint8_t *r, uint32_t len, uint64_
 		p->round_max = t;
 	if (r >= p->map && r < p->map + p->size) {
 		/* a record of the mapped file stays where it is */
-		p->q[p->nq++] = (struct qent){ t, p->seq++, r, 0, len, foff };
+		p->q[p->nq++] = (struct qent){ t, r, 0, len, foff };
 		p->qbytes += len;
 		return;
 	}
@@ -1029,7 +1098,7 @@ static void enqueue(struct pd_reader *p, const uint8_t *r, uint32_t len, uint64_
 		p->arena = xrealloc(p->arena, p->acap);
 	}
 	memcpy(p->arena + p->alen, r, len);
-	p->q[p->nq++] = (struct qent){ t, p->seq++, NULL, p->alen, len, foff };
+	p->q[p->nq++] = (struct qent){ t, NULL, p->alen, len, foff };
 	p->alen += len;
 	p->qbytes += len;
 }

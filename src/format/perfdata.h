@@ -41,6 +41,12 @@ bool pd_is_perf(const uint8_t *p, size_t n);
 struct pd_reader *pd_open(const uint8_t *map, size_t size, uint64_t mtime_ns, int *err,
 			  char *msg, size_t msglen);
 void pd_free(struct pd_reader *p);
+/* map is a read-only mapping of the file (not memory of the caller's):
+ * the reader may drop its pages once read (madvise MADV_DONTNEED; they
+ * fault back in from the file if read again), so the resident memory of
+ * a pass does not grow with the file. Never for a buffer in memory,
+ * whose bytes MADV_DONTNEED would zero. */
+void pd_set_mapped(struct pd_reader *p);
 const struct dp_header *pd_header(const struct pd_reader *p);
 
 /* As dp_reader_next / dp_reader_rewind. */

@@ -175,6 +175,8 @@ static struct dp_reader *open_common(struct dp_reader *r, int *err, char *msg, s
 			dp_reader_free(r);
 			return NULL;
 		}
+		if (r->mapped)
+			pd_set_mapped(r->perf);
 		r->hdr = *pd_header(r->perf);
 		return r;
 	}

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "output/annotate.h"
+#include "output/disasm.h"
 #include "output/escape.h"
 #include "util/xalloc.h"
 
@@ -185,6 +186,8 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 				    : "no file for this image (a passive guest's user space, or not on this machine)"
 		: end <= start ? "the symbol's size is not known"
 		: "its code could not be read";
+	/* the disassembler before the header, so the header says why not */
+	const struct disasm_api *api = why ? NULL : disasm_api(&why);
 	if (json) {
 		fputs("{\"symbol\":", f);
 		jstr(f, y->symbol);
@@ -212,10 +215,10 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 	csh cs;
 	cs_insn *ins = NULL;
 	size_t ni = 0;
-	if (!why && cs_open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK) {
-		cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
-		cs_option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
-		ni = cs_disasm(cs, code, (size_t)nc, start, 0, &ins);
+	if (api && api->open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK) {
+		api->option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+		api->option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
+		ni = api->disasm(cs, code, (size_t)nc, start, 0, &ins);
 	} else
 		why = why ? why : "the disassembler did not start";
 	if (why || !ni) {
@@ -226,7 +229,7 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 			fputs("],\"unplaced\":0}", f);
 		free(code);
 		if (!why)
-			cs_close(&cs);
+			api->close(&cs);
 		return ferror(f) ? -EIO : 0;
 	}
 	/* lines that are targets of a jump inside the function */
@@ -330,8 +333,8 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 	free(icount);
 	free(ltot);
 	free(target);
-	cs_free(ins, ni);
-	cs_close(&cs);
+	api->free(ins, ni);
+	api->close(&cs);
 	free(code);
 	return ferror(f) ? -EIO : 0;
 }

@@ -32,12 +32,51 @@
 #include "util/hmap.h"
 #include "util/xalloc.h"
 
-static void frame(FILE *f, const char *s)
+/* Append s made safe for the line format to the buffer. */
+static void put_safe(char **buf, size_t *len, size_t *cap, const char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		fputc(c == ';' ? ':' : c < 0x20 ? ' ' : c, f);
+	size_t n = strlen(s);
+	xgrow((void **)buf, cap, *len + n + 1, 1);
+	char *o = *buf + *len;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		o[i] = (char)(c == ';' ? ':' : c < 0x20 ? ' ' : c);
 	}
+	*len += n;
+}
+
+static void put(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+	xgrow((void **)buf, cap, *len + n + 1, 1);
+	memcpy(*buf + *len, s, n);
+	*len += n;
+}
+
+/* Each symbol's frame text (";" label, "_[k]" for kernel code), made
+ * once per symbol the output names: lines repeat their frames many
+ * times over, and writing them character by character (with a printf
+ * for each [unknown] frame) was most of the output's time. */
+struct labels {
+	size_t *off;              /* per symbol: offset in text + 1, 0 not made yet */
+	size_t *len;
+	char *text;
+	size_t n, cap;
+};
+
+static const char *label(struct labels *L, const struct profile *p, uint32_t sym, size_t *n)
+{
+	if (!L->off[sym]) {
+		char buf[512];
+		size_t at = L->n;
+		put(&L->text, &L->n, &L->cap, ";", 1);
+		put_safe(&L->text, &L->n, &L->cap, fg_symbol_label(p, sym, buf, sizeof(buf)));
+		if (p->syms[sym].kernel)
+			put(&L->text, &L->n, &L->cap, "_[k]", 4);
+		L->off[sym] = at + 1;
+		L->len[sym] = L->n - at;
+	}
+	*n = L->len[sym];
+	return L->text + L->off[sym] - 1;
 }
 
 struct line { uint32_t first, level; uint64_t count; };
@@ -115,23 +154,31 @@ int export_folded(FILE *f, const struct profile *p, enum fg_root root)
 	}
 	if (m.n)
 		qsort(m.v, m.n, sizeof(*m.v), cmp_line);
-	char buf[512];
-	for (size_t k = 0; k < m.n; k++) {
+	struct labels L = { xcalloc(p->nsyms ? p->nsyms : 1, sizeof(*L.off)),
+			    xcalloc(p->nsyms ? p->nsyms : 1, sizeof(*L.len)), NULL, 0, 0 };
+	char buf[512], *line = NULL;
+	size_t cap = 0;
+	for (size_t k = 0; k < m.n && !ferror(f); k++) {
 		const struct profile_stack *st = &p->stacks[m.v[k].first];
-		frame(f, st->domain_name ? st->domain_name : "host");
+		size_t len = 0;
+		put_safe(&line, &len, &cap, st->domain_name ? st->domain_name : "host");
 		if (root != FG_ROOT_NONE) {
-			fputc(';', f);
-			frame(f, fg_root_label(st, root, buf, sizeof(buf)));
+			put(&line, &len, &cap, ";", 1);
+			put_safe(&line, &len, &cap, fg_root_label(st, root, buf, sizeof(buf)));
 		}
 		for (uint32_t j = 0; j < st->nframes; j++) {
-			uint32_t sym = st->frames[j];
-			fputc(';', f);
-			frame(f, fg_symbol_label(p, sym, buf, sizeof(buf)));
-			if (p->syms[sym].kernel)
-				fputs("_[k]", f);
+			size_t n;
+			const char *t = label(&L, p, st->frames[j], &n);
+			put(&line, &len, &cap, t, n);
 		}
-		fprintf(f, " %" PRIu64 "\n", m.v[k].count);
+		int w = snprintf(buf, sizeof(buf), " %" PRIu64 "\n", m.v[k].count);
+		put(&line, &len, &cap, buf, (size_t)w);
+		fwrite(line, 1, len, f);
 	}
+	free(line);
+	free(L.off);
+	free(L.len);
+	free(L.text);
 	free(m.v);
 	hidx_release(&m.t);
 	hmap_release(&m.levels);

@@ -364,6 +364,7 @@ struct sym_image {
 	uint32_t kidx_mod;          /* a module whose symbols are in the domain's kernel
 				     * symbol index: 1 + its number there, loaded into
 				     * tab by image_load_symbols (kernel_load_module) */
+	char *ktext;                /* the text kt reads when it was read from a file (owned) */
 	struct fde_table fde;       /* unwind-table ranges, loaded on the first
 				     * address no symbol covers (image_fde) */
 	bool fde_done;

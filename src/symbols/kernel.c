@@ -252,6 +252,30 @@ void kernel_load_module(struct sym_session *s, struct sym_image *img)
 	}
 }
 
+/* A kallsyms read from a file (perf's build-id cache, this machine's
+ * /proc/kallsyms; text is taken over by the image, which keeps it for the
+ * names): core symbols into the compact table as an embedded kallsyms's,
+ * modules into their tables. A sym_table of its ~120k symbols took ~9 MB
+ * and a sort, most of a perf.data export's memory and a third of its
+ * instructions. */
+static void parse_ksyms_file(struct sym_domain *d, char *text, size_t len, struct ksym_sink *sink)
+{
+	struct ktext t = { .plain = text, .raw = len };
+	d->kimg->ktext = text;
+	d->kimg->kt = ktab_new(&t);
+	sink->core = d->kimg->kt;
+	sink->base = 0;
+	ksyms_parse(text, len, 0, sink);
+	if (ktab_unsorted(d->kimg->kt)) {
+		/* as parse_ksyms_blob: once more, the core symbols only */
+		ktab_restart_slow(d->kimg->kt);
+		struct ksym_sink again = { .core = d->kimg->kt };
+		ksyms_parse(text, len, 0, &again);
+	}
+	sink->core = NULL;
+	ktab_finish(d->kimg->kt, 4096);
+}
+
 /* perf's build-id cache copy of the kernel's kallsyms, taken when it
  * recorded: $PERF_BUILDID_DIR (else ~/.debug)/[kernel.kallsyms]/BUILDID/
  * kallsyms, for the host kernel whose build-id the recording names. NULL
@@ -338,8 +362,7 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 		   (kcache = cached_kallsyms(s, d, &kclen, kpath, sizeof(kpath)))) {
 		sym_warn(s, "no kallsyms in the recording: kernel symbols from perf's build-id cache (%s)",
 			 kpath);
-		ksyms_parse(kcache, kclen, 0, &sink);
-		free(kcache);
+		parse_ksyms_file(d, kcache, kclen, &sink);
 	} else if (d->id == DP_HOST_DOMAIN && d->kind == DP_DOMAIN_HOST && d->no_live_kernel) {
 		sym_warn(s, "no kallsyms in the recording, which was made on another host: "
 		     "kernel samples are [unknown]");
@@ -349,8 +372,7 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 		if (buf) {
 			sym_warn(s, "no kallsyms in the recording: using this machine's /proc/kallsyms "
 			     "(wrong if the kernel was rebooted since)");
-			ksyms_parse(buf, len, 0, &sink);
-			free(buf);
+			parse_ksyms_file(d, buf, len, &sink);
 			if (!find_blob(d, DP_SYMTAB_MODULES, NULL) && (buf = read_file(s, "/proc/modules", &len))) {
 				kmodules_parse(buf, len, kmod_range, &kc);
 				free(buf);

@@ -142,6 +142,7 @@ void sym_session_free(struct sym_session *s)
 		fde_release(&img->fde);
 		lines_free(img->lines);
 		ktab_free(img->kt);
+		free(img->ktext);
 		free(img);
 	}
 	free(s->images.v);
