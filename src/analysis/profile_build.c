@@ -491,7 +491,14 @@ void profile_build(struct loader *L)
 	hidx_init(&L->symtab, 1024);
 
 	/* The comm filter, and every address that will be resolved announced
-	 * first, so the kernel table fetches its names in one pass. */
+	 * first, so the kernel table fetches its names in one pass. An
+	 * address announced twice is announced once (sym_want is a set), and
+	 * kernel frames repeat across a call graph's keys: a small
+	 * direct-mapped memo skips most repeats, each a search of the kernel
+	 * table (a sixth of a real `report -g` before it). */
+	enum { WANT_MEMO = 4096 };
+	struct want_memo { const struct sym_map *m; uint64_t ip; } *memo =
+		xcalloc(WANT_MEMO, sizeof(*memo));
 	for (size_t i = 0; i < L->nkeys; i++) {
 		struct key *k = &L->keys[i];
 		k->keep = !(f && f->comm && strcmp(sym_comm(pv->sym, k->domain, k->pid), f->comm));
@@ -501,10 +508,19 @@ void profile_build(struct loader *L)
 		const uint64_t *ch = L->chain + k->chain_off;
 		for (uint32_t j = 0; j < k->nchain; j++) {
 			const struct sym_map *m = L->chain_map[k->chain_off + j];
-			if (m)
-				sym_want(pv->sym, m, ch[j] ? ch[j] - 1 : 0);
+			if (!m)
+				continue;
+			uint64_t ip = ch[j] ? ch[j] - 1 : 0;
+			struct want_memo *w =
+				&memo[hash_fold64((uint64_t)(uintptr_t)m, ip) & (WANT_MEMO - 1)];
+			if (w->m == m && w->ip == ip)
+				continue;
+			w->m = m;
+			w->ip = ip;
+			sym_want(pv->sym, m, ip);
 		}
 	}
+	free(memo);
 
 	/* Leaf resolution and the post-read image filter. */
 	for (size_t i = 0; i < L->nkeys; i++) {
