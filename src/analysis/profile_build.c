@@ -557,7 +557,9 @@ void profile_build(struct loader *L)
 		p->matched += c;
 		if (L->o.hits)
 			hits_add(L, k);
-		profile_domain_get(L, k->domain)->samples += c;
+		/* by index: p->domains may move when a domain is added */
+		size_t dom = (size_t)(profile_domain_get(L, k->domain) - p->domains);
+		p->domains[dom].samples += c;
 
 		/* frames, leaf first */
 		xgrow((void **)&fr, &capfr, k->nchain + 1, sizeof(*fr));
@@ -591,7 +593,7 @@ void profile_build(struct loader *L)
 		const struct profile_symbol *leaf = &p->syms[fr[0]];
 		/* A passive domain has no process names: its samples form one
 		 * application, "[guest]", under the domain's name. */
-		const char *app = profile_domain_get(L, k->domain)->kind == DP_DOMAIN_PASSIVE
+		const char *app = p->domains[dom].kind == DP_DOMAIN_PASSIVE
 					  ? "[guest]" : sym_comm(pv->sym, k->domain, k->pid);
 		image_add(&I, k->domain, leaf->domain_name, app, leaf->image, c);
 		if (L->o.stacks)
