@@ -322,26 +322,6 @@ static int edge_order(uint32_t xkey, uint32_t ykey, uint64_t xcount, uint64_t yc
 	return xother < yother ? -1 : xother > yother;
 }
 
-static int cmp_edge_caller(const void *a, const void *b)
-{
-	const struct profile_edge *x = *(const struct profile_edge *const *)a;
-	const struct profile_edge *y = *(const struct profile_edge *const *)b;
-	return edge_order(x->caller, y->caller, x->count, y->count, x->callee, y->callee);
-}
-
-static int cmp_edge_callee(const void *a, const void *b)
-{
-	const struct profile_edge *x = *(const struct profile_edge *const *)a;
-	const struct profile_edge *y = *(const struct profile_edge *const *)b;
-	return edge_order(x->callee, y->callee, x->count, y->count, x->caller, y->caller);
-}
-
-static int cmp_edge(const void *a, const void *b)
-{
-	const struct profile_edge *x = a, *y = b;
-	return edge_order(x->caller, y->caller, x->count, y->count, x->callee, y->callee);
-}
-
 static int cmp_stack(const void *a, const void *b)
 {
 	const struct profile_stack *x = a, *y = b;
@@ -403,34 +383,85 @@ static void sort_images(struct profile *p)
 	free(r);
 }
 
-/* The call graph's edges: a sorted array plus per-symbol in/out views
- * (pv->in_ptrs/out_ptrs, indexed by in_off/out_off). Takes E's edges. */
+/* Within one group of edges (same caller, or same callee): heaviest
+ * first, then by the other end. */
+static int cmp_in_group(const void *a, const void *b)
+{
+	const struct profile_edge *x = *(const struct profile_edge *const *)a;
+	const struct profile_edge *y = *(const struct profile_edge *const *)b;
+	return edge_order(0, 0, x->count, y->count, x->caller, y->caller);
+}
+
+static int cmp_out_group(const void *a, const void *b)
+{
+	const struct profile_edge *x = *(const struct profile_edge *const *)a;
+	const struct profile_edge *y = *(const struct profile_edge *const *)b;
+	return edge_order(0, 0, x->count, y->count, x->callee, y->callee);
+}
+
+/* v[off[g]..off[g+1]) for every group g sorted with cmp: insertion sort
+ * for the small groups most symbols have, qsort for the rest */
+static void sort_groups(const struct profile_edge **v, const uint32_t *off, size_t ngroups,
+			int (*cmp)(const void *, const void *))
+{
+	for (size_t g = 0; g < ngroups; g++) {
+		size_t lo = off[g], n = off[g + 1] - lo;
+		if (n > 16) {
+			qsort(v + lo, n, sizeof(*v), cmp);
+			continue;
+		}
+		for (size_t i = lo + 1; i < lo + n; i++) {
+			const struct profile_edge *x = v[i];
+			size_t j = i;
+			for (; j > lo && cmp(&v[j - 1], &x) > 0; j--)
+				v[j] = v[j - 1];
+			v[j] = x;
+		}
+	}
+}
+
+/*
+ * The call graph's edges: a sorted array plus per-symbol in/out views
+ * (pv->in_ptrs/out_ptrs, indexed by in_off/out_off). Takes E's edges.
+ * Each order is a total one (an edge is unique per caller and callee),
+ * so the edges are placed by their group's symbol (a counting sort) and
+ * only each group is sorted: three qsorts of every edge were a sixth of
+ * a large `report -g`.
+ */
 static void finish_edges(struct profile *p, struct priv *pv, struct edge_tab *E)
 {
-	p->edges = E->e;
-	p->nedges = E->n;
-	E->e = NULL;
-	if (p->nedges)
-		qsort(p->edges, p->nedges, sizeof(*p->edges), cmp_edge);
-	size_t ns = p->nsyms, ne = p->nedges;
+	size_t ns = p->nsyms, ne = E->n;
 	pv->in_ptrs = xmalloc((ne ? ne : 1) * sizeof(*pv->in_ptrs));
 	pv->out_ptrs = xmalloc((ne ? ne : 1) * sizeof(*pv->out_ptrs));
 	pv->in_off = xcalloc(ns + 1, sizeof(*pv->in_off));
 	pv->out_off = xcalloc(ns + 1, sizeof(*pv->out_off));
 	for (size_t j = 0; j < ne; j++) {
-		pv->in_ptrs[j] = &p->edges[j];
-		pv->out_ptrs[j] = &p->edges[j];
-		pv->in_off[p->edges[j].callee + 1]++;
-		pv->out_off[p->edges[j].caller + 1]++;
+		pv->in_off[E->e[j].callee + 1]++;
+		pv->out_off[E->e[j].caller + 1]++;
 	}
 	for (size_t j = 0; j < ns; j++) {
 		pv->in_off[j + 1] += pv->in_off[j];
 		pv->out_off[j + 1] += pv->out_off[j];
 	}
-	if (ne) {
-		qsort(pv->in_ptrs, ne, sizeof(*pv->in_ptrs), cmp_edge_callee);
-		qsort(pv->out_ptrs, ne, sizeof(*pv->out_ptrs), cmp_edge_caller);
-	}
+	/* p->edges in (caller, -count, callee) order: the out view's */
+	uint32_t *fill = xmalloc((ns ? ns : 1) * sizeof(*fill));
+	memcpy(fill, pv->out_off, ns * sizeof(*fill));
+	for (size_t j = 0; j < ne; j++)
+		pv->out_ptrs[fill[E->e[j].caller]++] = &E->e[j];
+	sort_groups(pv->out_ptrs, pv->out_off, ns, cmp_out_group);
+	p->edges = xmalloc((ne ? ne : 1) * sizeof(*p->edges));
+	p->nedges = ne;
+	for (size_t j = 0; j < ne; j++)
+		p->edges[j] = *pv->out_ptrs[j];
+	free(E->e);
+	E->e = NULL;
+	for (size_t j = 0; j < ne; j++)
+		pv->out_ptrs[j] = &p->edges[j];
+	memcpy(fill, pv->in_off, ns * sizeof(*fill));
+	for (size_t j = 0; j < ne; j++)
+		pv->in_ptrs[fill[p->edges[j].callee]++] = &p->edges[j];
+	sort_groups(pv->in_ptrs, pv->in_off, ns, cmp_in_group);
+	free(fill);
 	hidx_release(&E->t);
 	free(E->stamp);
 }
@@ -477,7 +508,14 @@ void profile_build(struct loader *L)
 	hidx_init(&L->symtab, 1024);
 
 	/* The comm filter, and every address that will be resolved announced
-	 * first, so the kernel table fetches its names in one pass. */
+	 * first, so the kernel table fetches its names in one pass. An
+	 * address announced twice is announced once (sym_want is a set), and
+	 * kernel frames repeat across a call graph's keys: a small
+	 * direct-mapped memo skips most repeats, each a search of the kernel
+	 * table (a sixth of a real `report -g` before it). */
+	enum { WANT_MEMO = 4096 };
+	struct want_memo { const struct sym_map *m; uint64_t ip; } *memo =
+		xcalloc(WANT_MEMO, sizeof(*memo));
 	for (size_t i = 0; i < L->nkeys; i++) {
 		struct key *k = &L->keys[i];
 		k->keep = !(f && f->comm && strcmp(sym_comm(pv->sym, k->domain, k->pid), f->comm));
@@ -487,10 +525,19 @@ void profile_build(struct loader *L)
 		const uint64_t *ch = L->chain + k->chain_off;
 		for (uint32_t j = 0; j < k->nchain; j++) {
 			const struct sym_map *m = L->chain_map[k->chain_off + j];
-			if (m)
-				sym_want(pv->sym, m, ch[j] ? ch[j] - 1 : 0);
+			if (!m)
+				continue;
+			uint64_t ip = ch[j] ? ch[j] - 1 : 0;
+			struct want_memo *w =
+				&memo[hash_fold64((uint64_t)(uintptr_t)m, ip) & (WANT_MEMO - 1)];
+			if (w->m == m && w->ip == ip)
+				continue;
+			w->m = m;
+			w->ip = ip;
+			sym_want(pv->sym, m, ip);
 		}
 	}
+	free(memo);
 
 	/* Leaf resolution and the post-read image filter. */
 	for (size_t i = 0; i < L->nkeys; i++) {
@@ -527,7 +574,9 @@ void profile_build(struct loader *L)
 		p->matched += c;
 		if (L->o.hits && (!L->o.hits_symbol || !strcmp(p->syms[k->leaf_sym].symbol, L->o.hits_symbol)))
 			hits_add(L, k);
-		profile_domain_get(L, k->domain)->samples += c;
+		/* by index: p->domains may move when a domain is added */
+		size_t dom = (size_t)(profile_domain_get(L, k->domain) - p->domains);
+		p->domains[dom].samples += c;
 
 		/* frames, leaf first */
 		xgrow((void **)&fr, &capfr, k->nchain + 1, sizeof(*fr));
@@ -561,7 +610,7 @@ void profile_build(struct loader *L)
 		const struct profile_symbol *leaf = &p->syms[fr[0]];
 		/* A passive domain has no process names: its samples form one
 		 * application, "[guest]", under the domain's name. */
-		const char *app = profile_domain_get(L, k->domain)->kind == DP_DOMAIN_PASSIVE
+		const char *app = p->domains[dom].kind == DP_DOMAIN_PASSIVE
 					  ? "[guest]" : sym_comm(pv->sym, k->domain, k->pid);
 		image_add(&I, k->domain, leaf->domain_name, app, leaf->image, c);
 		if (L->o.stacks)

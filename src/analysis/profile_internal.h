@@ -29,7 +29,7 @@
 /* A string folded into h; NULL hashes as "". */
 static inline uint64_t hash_str(uint64_t h, const char *s)
 {
-	return hash_fold64(h, hash_str64(s ? s : ""));
+	return s ? hash_fold64(h, hash_bytes64(s, strlen(s))) : hash_fold64(h, hash_bytes64("", 0));
 }
 
 static inline bool streq(const char *a, const char *b)

@@ -441,6 +441,10 @@ struct proc {
 	const char *comm;
 	uint8_t perfmap_state;      /* 0 unchecked, 1 none, 2 present */
 	struct sym_map *perfmap;
+	struct sym_map *last;       /* the map of maps[] the last lookup found
+				     * (NULL when none or after a change of
+				     * maps[]): consecutive samples of a process
+				     * mostly fall in one mapping */
 };
 
 struct sym_session {

@@ -91,6 +91,7 @@ void proc_drop_maps(struct proc *p)
 	p->maps = NULL;
 	p->n = p->cap = 0;
 	p->shared = NULL;
+	p->last = NULL;
 }
 
 /* Before changing p's list: a list shared with forks is copied first,
@@ -219,6 +220,7 @@ static bool proc_insert(struct sym_session *s, struct proc *p, struct sym_map *m
 	if (right)
 		p->maps[w++] = right;
 	p->n = newn;
+	p->last = NULL;   /* it may have been replaced or trimmed */
 	return true;
 }
 
@@ -308,7 +310,13 @@ struct sym_map *proc_find_map(struct sym_session *s, struct sym_domain *d,
 {
 	if (!p->n)
 		return NULL;
-	struct sym_map *m = proc_lookup(p, ip);
+	/* p->last is in maps[], whose entries do not overlap: when it holds
+	 * ip it is what the search would find */
+	struct sym_map *m = p->last;
+	if (!m || ip < m->start || ip >= m->end) {
+		m = proc_lookup(p, ip);
+		p->last = m;
+	}
 	if (m) {
 		if (m->anon) {
 			struct sym_map *j = perfmap_map(s, d, p, pid);

@@ -87,37 +87,31 @@ void hidx_init(struct hidx *t, size_t cap)
 	t->cap = cap;
 	t->n = 0;
 	t->slot = xcalloc(cap, sizeof(*t->slot));
-	t->hash = xmalloc(cap * sizeof(*t->hash));
 }
 
 void hidx_release(struct hidx *t)
 {
 	free(t->slot);
-	free(t->hash);
 	memset(t, 0, sizeof(*t));
-}
-
-static void hidx_insert_slot(struct hidx *t, uint64_t h, uint32_t idx)
-{
-	size_t i = hidx_start(t, h);
-	while (t->slot[i])
-		i = hidx_step(t, i);
-	t->slot[i] = idx + 1;
-	t->hash[i] = h;
-	t->n++;
 }
 
 void hidx_fill(struct hidx *t, size_t i, uint64_t h, uint32_t idx)
 {
-	t->slot[i] = idx + 1;
-	t->hash[i] = h;
+	t->slot[i] = (uint64_t)(uint32_t)h << 32 | ((uint64_t)idx + 1);
 	t->n++;
 	if ((t->n + 1) * 10 < t->cap * 7)
 		return;
 	struct hidx old = *t;
 	hidx_init(t, old.cap * 2);
-	for (size_t j = 0; j < old.cap; j++)
-		if (old.slot[j])
-			hidx_insert_slot(t, old.hash[j], old.slot[j] - 1);
+	for (size_t j = 0; j < old.cap; j++) {
+		uint64_t sl = old.slot[j];
+		if (!sl)
+			continue;
+		size_t k = hidx_start(t, sl >> 32);
+		while (t->slot[k])
+			k = hidx_step(t, k);
+		t->slot[k] = sl;
+		t->n++;
+	}
 	hidx_release(&old);
 }

@@ -16,6 +16,7 @@
 
 #include "unit.h"
 #include "util/file.h"
+#include "util/fmt.h"
 #include "util/hmap.h"
 
 static void test_file(void)
@@ -88,13 +89,25 @@ static void test_hmap(void)
 }
 
 /* Find-or-add of v in entries ent[] through t, the way profile*.c
- * probes: the caller's compare on a hash match. */
+ * probes: hidx_find with the caller's compare on a hash match. */
+struct hidx_ctx {
+	const uint64_t *ent;
+	uint64_t v;
+};
+
+static bool hidx_ent_eq(const void *ctx, uint32_t e)
+{
+	const struct hidx_ctx *c = ctx;
+	return c->ent[e] == c->v;
+}
+
 static uint32_t hidx_intern(struct hidx *t, uint64_t *ent, uint32_t *n, uint64_t v, uint64_t h)
 {
 	size_t i;
-	for (i = hidx_start(t, h); t->slot[i]; i = hidx_step(t, i))
-		if (t->hash[i] == h && ent[t->slot[i] - 1] == v)
-			return t->slot[i] - 1;
+	struct hidx_ctx c = { ent, v };
+	uint32_t e = hidx_find(t, h, hidx_ent_eq, &c, &i);
+	if (e != HIDX_NONE)
+		return e;
 	ent[*n] = v;
 	hidx_fill(t, i, h, *n);
 	return (*n)++;
@@ -117,10 +130,55 @@ static void test_hidx(void)
 	CHECK(hidx_intern(&t, ent, &n, 123456, 7) == 10000 && n == 10001);
 	hidx_release(&t);
 	CHECK(t.cap == 0 && t.slot == NULL);
+	/* hashes alike in their low 32 bits (the bits a slot keeps): they
+	 * share a probe and stay apart by the compare, across growth */
+	hidx_init(&t, 16);
+	n = 0;
+	for (uint64_t v = 0; v < 2000; v++)
+		ok &= hidx_intern(&t, ent, &n, v, v << 32 | 5) == v;
+	for (uint64_t v = 0; v < 2000; v++)
+		ok &= hidx_intern(&t, ent, &n, v, v << 32 | 5) == v;
+	CHECK(ok && n == 2000 && t.n == 2000);
+	hidx_release(&t);
+}
+
+/* util/fmt.h: the bytes snprintf gives, ties rounded to even as glibc
+ * does; known answers first (the control: a tie that rounds up would be
+ * "0.7813"), then a sweep of the report's percentages against snprintf. */
+static void test_fmt(void)
+{
+	char b[FMT_NUM_MAX + 1], c[FMT_NUM_MAX];
+	b[fmt_fixed(b, 100.0 / 128, 4)] = 0;   /* 0.78125 exactly: a tie */
+	CHECK_STR(b, "0.7812");
+	b[fmt_fixed(b, 100.0 * 3 / 128, 4)] = 0;   /* 2.34375: a tie, odd */
+	CHECK_STR(b, "2.3438");
+	b[fmt_fixed(b, 0.0, 4)] = 0;
+	CHECK_STR(b, "0.0000");
+	b[fmt_fixed(b, 100.0, 2)] = 0;
+	CHECK_STR(b, "100.00");
+	b[fmt_fixed(b, 99.999951, 4)] = 0;
+	CHECK_STR(b, "100.0000");
+	b[fmt_fixed(b, -0.0, 4)] = 0;      /* outside the exact path: snprintf's */
+	CHECK_STR(b, "-0.0000");
+	b[fmt_u64(b, UINT64_MAX)] = 0;
+	CHECK_STR(b, "18446744073709551615");
+	b[fmt_u64(b, 0)] = 0;
+	CHECK_STR(b, "0");
+	int bad = 0;
+	for (uint64_t t = 1; t < 700; t++)
+		for (uint64_t n = 0; n <= t; n++)
+			for (int d = 2; d <= 4; d += 2) {
+				double v = 100.0 * (double)n / (double)t;
+				b[fmt_fixed(b, v, d)] = 0;
+				snprintf(c, sizeof(c), "%.*f", d, v);
+				bad += strcmp(b, c) != 0;
+			}
+	CHECK(bad == 0);
 }
 
 int main(void)
 {
+	test_fmt();
 	test_file();
 	test_hmap();
 	test_hidx();
