@@ -160,22 +160,12 @@ int cmd_export(int argc, char **argv)
 		}
 
 	struct profile_opts o = { .stacks = true, .jobs = jobs, .by_tid = root == FG_ROOT_TID };
-	int err = 0;
-	char msg[256] = "", why[PATH_MAX + 256];
-	struct inputs in = { 0 };
-	char inerr[PATH_MAX + 64], desc[PATH_MAX + 64];
-	if (inputs_collect(&in, iargs, ni, argv + optind, (size_t)(argc - optind), inerr, sizeof(inerr))) {
-		fprintf(stderr, "domprof export: %s\n", inerr);
-		return 1;
-	}
-	path = inputs_desc(&in, desc, sizeof(desc));
-	o.perf_guests = &guests;
-	struct profile *p = profile_load_files((const char *const *)in.paths, in.n, &fa.flt, &o, &err, msg, sizeof(msg));
-	inputs_free(&in);
-	perf_guest_args_release(&guests);  /* the reader copied them */
+	char why[PATH_MAX + 256], desc[PATH_MAX + 64];
+	struct profile *p = profile_load_inputs(iargs, ni, argv + optind, (size_t)(argc - optind), &fa.flt, &o,
+						&guests, desc, sizeof(desc), why, sizeof(why));
+	path = desc;
 	if (!p) {
-		fprintf(stderr, "domprof export: %s\n",
-			profile_load_reason(why, sizeof(why), path, err, msg));
+		fprintf(stderr, "domprof export: %s\n", why);
 		pprof_labels_free(&labels);
 		return 1;
 	}

@@ -141,22 +141,12 @@ int cmd_flamegraph(int argc, char **argv)
 	bool svg = ends_with(out, ".svg");
 
 	struct profile_opts o = { .stacks = true, .jobs = jobs, .by_tid = fo.root == FG_ROOT_TID };
-	int err = 0;
-	char msg[256] = "", why[PATH_MAX + 256];
-	struct inputs in = { 0 };
-	char inerr[PATH_MAX + 64], desc[PATH_MAX + 64];
-	if (inputs_collect(&in, iargs, ni, argv + optind, (size_t)(argc - optind), inerr, sizeof(inerr))) {
-		fprintf(stderr, "domprof flamegraph: %s\n", inerr);
-		return 1;
-	}
-	path = inputs_desc(&in, desc, sizeof(desc));
-	o.perf_guests = &guests;
-	struct profile *p = profile_load_files((const char *const *)in.paths, in.n, &fa.flt, &o, &err, msg, sizeof(msg));
-	inputs_free(&in);
-	perf_guest_args_release(&guests);  /* the reader copied them */
+	char why[PATH_MAX + 256], desc[PATH_MAX + 64];
+	struct profile *p = profile_load_inputs(iargs, ni, argv + optind, (size_t)(argc - optind), &fa.flt, &o,
+						&guests, desc, sizeof(desc), why, sizeof(why));
+	path = desc;
 	if (!p) {
-		fprintf(stderr, "domprof flamegraph: %s\n",
-			profile_load_reason(why, sizeof(why), path, err, msg));
+		fprintf(stderr, "domprof flamegraph: %s\n", why);
 		return 1;
 	}
 	for (size_t i = 0; i < p->nwarnings; i++)
@@ -169,7 +159,7 @@ int cmd_flamegraph(int argc, char **argv)
 
 	char tbuf[512], sub[640];
 	if (!title) {
-		snprintf(tbuf, sizeof(tbuf), "Flame graph: %s", path);
+		snprintf(tbuf, sizeof(tbuf), "Flame graph: %.480s", path);   /* a long path is cut */
 		title = tbuf;
 	}
 	snprintf(sub, sizeof(sub), "%s%s%s", p->header.hostname ? p->header.hostname : "",

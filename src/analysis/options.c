@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/inputs.h"
 #include "analysis/options.h"
 #include "util/file.h"
 
@@ -216,4 +217,28 @@ void perf_guest_args_release(struct perf_guest_args *ga)
 	for (size_t i = 0; i < ga->n; i++)
 		free(ga->bufs[i]);
 	memset(ga, 0, sizeof(*ga));
+}
+
+struct profile *profile_load_inputs(const char *const *iargs, size_t ni, char *const *operands,
+				    size_t nops, const struct profile_filter *flt,
+				    struct profile_opts *o, struct perf_guest_args *guests,
+				    char *desc, size_t desclen, char *why, size_t whylen)
+{
+	struct inputs in = { 0 };
+	desc[0] = 0;
+	if (inputs_collect(&in, iargs, ni, operands, nops, why, whylen)) {
+		perf_guest_args_release(guests);
+		return NULL;
+	}
+	inputs_desc(&in, desc, desclen);
+	o->perf_guests = guests;
+	int err = 0;
+	char msg[256] = "";
+	struct profile *p = profile_load_files((const char *const *)in.paths, in.n, flt, o, &err, msg, sizeof(msg));
+	inputs_free(&in);
+	perf_guest_args_release(guests);
+	o->perf_guests = NULL;
+	if (!p)
+		profile_load_reason(why, whylen, desc, err, msg);
+	return p;
 }

@@ -102,6 +102,19 @@ int perf_guest_args_set(struct perf_guest_args *ga, const char *name, const char
 void perf_guest_args_apply(const struct perf_guest_args *ga, struct dp_reader *r);
 void perf_guest_args_release(struct perf_guest_args *ga);
 
+/*
+ * The profile of a command's inputs, as export and flamegraph load it:
+ * the -i files (iargs) and operands (inputs_collect: globs, several
+ * files), read with the perf.data guest options, which it releases (the
+ * reader copied them). desc receives the inputs' description (one path,
+ * or "PATH (and N more)") for titles and messages. NULL with a one-line
+ * reason in why, without the "domprof CMD: " prefix.
+ */
+struct profile *profile_load_inputs(const char *const *iargs, size_t ni, char *const *operands,
+				    size_t nops, const struct profile_filter *flt,
+				    struct profile_opts *o, struct perf_guest_args *guests,
+				    char *desc, size_t desclen, char *why, size_t whylen);
+
 #define PERF_GUEST_HELP \
 	"      --guest-name PID=NAME      perf.data of perf kvm: name the guest machine of\n" \
 	"                         QEMU pid PID (default perf's \"[guest/PID]\")\n" \
