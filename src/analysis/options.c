@@ -126,6 +126,13 @@ int parse_jobs(const char *s, unsigned *jobs)
 
 unsigned jobs_default(void)
 {
+	return 0;
+}
+
+unsigned jobs_for_size(uint64_t bytes)
+{
+	if (bytes < JOBS_AUTO_BYTES)
+		return 1;
 	/* the CPUs this process may run on (taskset, cgroup cpusets), not
 	 * every CPU of the machine */
 	cpu_set_t set;

@@ -62,14 +62,23 @@ int parse_vmlinux(char *arg, struct profile_vmlinux *v, size_t *n, char *err, si
 /*
  * -j/--jobs N: threads that decode the recording (profile_opts.jobs),
  * 1..DP_READ_THREADS_MAX. Returns 0, or -EINVAL when s is not such a
- * number. jobs_default(): the number of CPUs this process may run on
- * (its affinity mask), the value without -j.
+ * number. jobs_default(): 0, the value without -j: profile_load then
+ * takes jobs_for_size() of each file. jobs_for_size(): one thread for a
+ * file below JOBS_AUTO_BYTES, else the CPUs this process may run on (its
+ * affinity mask). Why the bound: starting and feeding the workers cost
+ * 3-4 ms, a fifth of a report of a 1-2 MB file (bench/report-dwarf:
+ * python 19.6 -> 15.3 ms with -j 1), while decoding is a few percent of
+ * a large report's time, so threads gain little below it either
+ * (docs/report.md, "-j").
  */
+#define JOBS_AUTO_BYTES (64ull << 20)
 int parse_jobs(const char *s, unsigned *jobs);
 unsigned jobs_default(void);
+unsigned jobs_for_size(uint64_t bytes);
 #define JOBS_HELP \
-	"  -j, --jobs N           decode the recording on N threads (default: the\n" \
-	"                         CPUs this process may use; the output is the same)\n"
+	"  -j, --jobs N           decode the recording on N threads (default: one below\n" \
+	"                         64 MiB of file, else the CPUs this process may use;\n" \
+	"                         the output is the same)\n"
 #define JOBS_ERROR "jobs '%s' is not a number of threads (1..64)"
 
 /*

@@ -265,6 +265,14 @@ static struct dp_reader *open_input(const char *path, int *err, char *msg, size_
 	return r;
 }
 
+/* opts->jobs decoding threads, or as many as the file's size is worth */
+static void set_jobs(struct dp_reader *r, const struct profile_opts *opts)
+{
+	unsigned j = !opts ? 1 : opts->jobs ? opts->jobs : jobs_for_size(dp_reader_size(r));
+	if (j > 1)
+		(void)dp_reader_set_threads(r, j);
+}
+
 struct profile *profile_load_files(const char *const *paths, size_t n, const struct profile_filter *filter,
 				   const struct profile_opts *opts, int *err, char *msg, size_t msglen)
 {
@@ -312,8 +320,7 @@ struct profile *profile_load_files(const char *const *paths, size_t n, const str
 		total += dp_reader_size(r);
 		if (opts)
 			perf_guest_args_apply(opts->perf_guests, r);
-		if (opts && opts->jobs > 1)
-			(void)dp_reader_set_threads(r, opts->jobs);
+		set_jobs(r, opts);
 		p->has_stats = false;
 		dp_scan(r, &profile_load_visitor, &L, NULL);
 		if (p->has_stats)
@@ -352,8 +359,7 @@ struct profile *profile_load(const char *path, const struct profile_filter *filt
 	if (opts)
 		perf_guest_args_apply(opts->perf_guests, r);
 	/* no worker started: the reader reads alone, the same profile */
-	if (opts && opts->jobs > 1)
-		(void)dp_reader_set_threads(r, opts->jobs);
+	set_jobs(r, opts);
 	struct profile *p = load(&r, true, filter, opts, err, msg, msglen);
 	dp_reader_free(r);
 	return p;

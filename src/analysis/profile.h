@@ -83,7 +83,8 @@ struct profile_opts {
 	profile_progress_fn progress;
 	void *progress_arg;
 	/* threads decoding the file's chunks (dp_reader_set_threads; the
-	 * profile is the same for every value); 0 or 1: one */
+	 * profile is the same for every value); 0: chosen by each file's
+	 * size (jobs_for_size in analysis/options.h) */
 	unsigned jobs;
 	/* a perf.data's perf kvm guests: names and kernel tables
 	 * (analysis/options.h; NULL: none) */
