@@ -76,6 +76,13 @@ struct cu_rng {
 	Dwarf_Off die;
 };
 
+/* by the leading u64: addresses, and the ranges' lo (their first field) */
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 static bool has_debug_line(Elf *e)
 {
 	size_t shstrndx;
@@ -219,12 +226,6 @@ static struct img_lines *kernel_lines(struct sym_session *s, struct sym_image *i
 	return L;
 }
 
-static int rng_cmp(const void *a, const void *b)
-{
-	const struct cu_rng *x = a, *y = b;
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
 /* Every CU's ranges, read once (bounded in CUs and ranges): addresses
  * .debug_aranges does not cover (clang, some LTO, PLT and start-up code
  * that no CU holds) used to cost a walk over all CUs each. */
@@ -253,7 +254,7 @@ static void build_cu_ranges(struct img_lines *L)
 		}
 	}
 	if (L->nrng)
-		qsort(L->rng, L->nrng, sizeof(*L->rng), rng_cmp);
+		qsort(L->rng, L->nrng, sizeof(*L->rng), u64_cmp);
 }
 
 static bool cu_of(struct img_lines *L, Dwarf_Addr a, Dwarf_Die *cu)
@@ -311,18 +312,6 @@ struct inl_range {
 	uint32_t depth;
 };
 
-static int range_cmp(const void *a, const void *b)
-{
-	const struct inl_range *x = a, *y = b;
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* The segments from the ranges: sweep the range boundaries in order,
  * keeping the range open at each depth; a segment belongs to the
  * deepest open one. Well-formed DWARF nests ranges, so one open range
@@ -332,7 +321,7 @@ static void build_segments(struct cu_inl *ci, struct inl_range *r, size_t nr)
 {
 	if (!nr)
 		return;
-	qsort(r, nr, sizeof(*r), range_cmp);
+	qsort(r, nr, sizeof(*r), u64_cmp);
 	uint64_t *b = xmalloc(2 * nr * sizeof(*b));
 	for (size_t i = 0; i < nr; i++) {
 		b[2 * i] = r[i].lo;
