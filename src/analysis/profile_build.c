@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "analysis/profile_internal.h"
+#include "util/fmt.h"
 
 /* ---- resolution ---- */
 
@@ -81,15 +82,11 @@ static uint32_t sym_intern(struct loader *L, uint32_t domain, const struct sym_r
  * distinct address) */
 static const char *keep_line(struct priv *pv, const char *file, unsigned line)
 {
-	char buf[600], dig[12];
-	size_t n = strnlen(file, 560), d = 0;
+	char buf[600];
+	size_t n = strnlen(file, 560);
 	memcpy(buf, file, n);
 	buf[n++] = ':';
-	do
-		dig[d++] = (char)('0' + line % 10);
-	while ((line /= 10) && d < sizeof(dig));
-	while (d)
-		buf[n++] = dig[--d];
+	n += fmt_u64(buf + n, line);
 	buf[n] = 0;
 	return profile_keep_str(pv, buf);
 }
