@@ -234,7 +234,7 @@ int cmd_diff(int argc, char **argv)
 	const char *format = "text";
 	struct diff_view v = { 0 };
 	struct diff_opts o = { 0 };
-	unsigned jobs = jobs_default();
+	unsigned jobs = 0;   /* -j; 0: chosen per file (jobs_for_size) */
 	struct fg_diff_opts fo = { 0 };
 	const char *flame = NULL;
 	int nroot = 0;

@@ -95,7 +95,7 @@ int cmd_export(int argc, char **argv)
 	struct perf_guest_args guests = { 0 };
 	const char *label_args[PPROF_LABELS_MAX];   /* --labels, parsed once options are read */
 	size_t nlabel_args = 0;
-	unsigned jobs = jobs_default();
+	unsigned jobs = 0;   /* -j; 0: chosen per file (jobs_for_size) */
 	enum fg_root root = FG_ROOT_COMM;
 	int nroot = 0;
 

@@ -92,7 +92,7 @@ int cmd_flamegraph(int argc, char **argv)
 	const char *path = NULL, *out = "flamegraph.html", *title = NULL;
 	struct filter_args fa = { 0 };
 	struct fg_opts fo = { 0 };
-	unsigned jobs = jobs_default();
+	unsigned jobs = 0;   /* -j; 0: chosen per file (jobs_for_size) */
 	char emsg[256];
 	int nroot = 0;
 	struct perf_guest_args guests = { 0 };

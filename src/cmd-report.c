@@ -160,7 +160,7 @@ int cmd_report(int argc, char **argv)
 	bool quiet = false;
 	uint64_t timeline_ns = 0;
 	bool no_inline = false;
-	unsigned jobs = jobs_default();
+	unsigned jobs = 0;   /* -j; 0: chosen per file (jobs_for_size) */
 	char emsg[256];
 	struct perf_guest_args guests = { 0 };
 

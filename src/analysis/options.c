@@ -124,11 +124,6 @@ int parse_jobs(const char *s, unsigned *jobs)
 	return 0;
 }
 
-unsigned jobs_default(void)
-{
-	return 0;
-}
-
 unsigned jobs_for_size(uint64_t bytes)
 {
 	if (bytes < JOBS_AUTO_BYTES)

@@ -62,8 +62,8 @@ int parse_vmlinux(char *arg, struct profile_vmlinux *v, size_t *n, char *err, si
 /*
  * -j/--jobs N: threads that decode the recording (profile_opts.jobs),
  * 1..DP_READ_THREADS_MAX. Returns 0, or -EINVAL when s is not such a
- * number. jobs_default(): 0, the value without -j: profile_load then
- * takes jobs_for_size() of each file. jobs_for_size(): one thread for a
+ * number. Without -j, profile_opts.jobs is 0 and profile_load takes
+ * jobs_for_size() of each file. jobs_for_size(): one thread for a
  * file below JOBS_AUTO_BYTES, else the CPUs this process may run on (its
  * affinity mask). Why the bound: starting and feeding the workers cost
  * 3-4 ms, a fifth of a report of a 1-2 MB file (bench/report-dwarf:
@@ -73,7 +73,6 @@ int parse_vmlinux(char *arg, struct profile_vmlinux *v, size_t *n, char *err, si
  */
 #define JOBS_AUTO_BYTES (64ull << 20)
 int parse_jobs(const char *s, unsigned *jobs);
-unsigned jobs_default(void);
 unsigned jobs_for_size(uint64_t bytes);
 #define JOBS_HELP \
 	"  -j, --jobs N           decode the recording on N threads (default: one below\n" \

@@ -707,13 +707,8 @@ int perf_decode_record(const uint8_t *p, size_t size, uint64_t time,
 		m->len = rd64(p + 24);
 		m->pgoff = rd64(p + 32);
 		m->time = time;
-		/* a size above 20: device and inode fields under a flag the
-		 * kernel leaked from another event (perfdata.c says how); the
-		 * sideband then reads the build-id from the file */
-		if ((h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && p[40] <= 20) {
-			m->buildid_len = p[40];
-			memcpy(m->buildid, p + 44, m->buildid_len);
-		}
+		/* none: the sideband then reads the build-id from the file */
+		m->buildid_len = dp_perf_mmap2_buildid(p, h->misc, m->buildid);
 		m->path = str_field(p + 72, size - 72 - TRAILER, buf->path, sizeof(buf->path));
 		break;
 	}

@@ -50,10 +50,9 @@ struct perf_source_opts {
 	bool enable_on_exec;           /* start counting at the pid's exec */
 	size_t ring_pages;             /* data pages per ring, power of two */
 	/* Do not ask the kernel for build-ids in MMAP2 records (the sideband
-	 * reads them from the files instead). Kernels since 5.12 leak the
-	 * build-id flag of the first event that asked onto the MMAP2 records
-	 * of every event after it, so other tools' recordings (perf's)
-	 * made meanwhile get the flag over their device and inode fields. */
+	 * reads them from the files instead), so that other tools' records
+	 * made meanwhile do not get the flag the kernel leaks
+	 * (dp_perf_mmap2_buildid in format/format.h says how). */
 	bool no_buildid;
 };
 

@@ -64,6 +64,25 @@ static inline uint8_t dp_mode_of_perf_misc(uint16_t misc)
 	return m[misc & 7];
 }
 
+/* The build-id of a perf MMAP2 record r (the kernel's layout: the
+ * build-id form at offset 40, a size byte and 3 reserved, then 20
+ * bytes) whose header misc is misc, into id; its length, 0 for none.
+ * A size above 20 is no build-id: the kernel (5.12 to at least 6.18,
+ * perf_event_mmap_output) sets PERF_RECORD_MISC_MMAP_BUILD_ID on the
+ * record it shares between events for the first one that asked and
+ * leaves it set for the events after it, so other tools' records carry
+ * the flag over their device and inode fields (perf 6.1 aborts on
+ * them). The host source and the perf.data reader both decode it here;
+ * r holds at least 64 bytes (their callers check). */
+static inline uint8_t dp_perf_mmap2_buildid(const uint8_t *r, uint16_t misc, uint8_t id[20])
+{
+	if (!(misc & (1u << 14)) || r[40] > 20)
+		return 0;
+	for (unsigned i = 0; i < r[40]; i++)
+		id[i] = r[44 + i];
+	return r[40];
+}
+
 enum dp_domain_kind {
 	DP_DOMAIN_HOST = 0,
 	DP_DOMAIN_PASSIVE = 1,

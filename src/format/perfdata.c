@@ -65,7 +65,6 @@ enum {
  * mmap size): past this the stream is damage */
 #define PD_ZOUT_MAX (64u << 20)
 #define PD_CTX_MAX ((uint64_t)-4095)
-#define PD_MMAP_BUILD_ID (1u << 14)   /* PERF_RECORD_MISC_MMAP_BUILD_ID */
 #define PD_MISC_BUILD_ID_SIZE (1u << 15)
 
 struct pd_attr {
@@ -1418,16 +1417,8 @@ static int translate(struct pd_reader *p, const uint8_t *r, uint32_t len, struct
 		m->len = get64(r + 24);
 		m->pgoff = get64(r + 32);
 		m->time = tr.time;
-		/* A size above 20 is no build-id: the kernel (5.12 to at least
-		 * 6.18, perf_event_mmap_output) sets the flag on the record it
-		 * shares between events for the first one that asked for
-		 * build-ids and leaves it set for the events after it, so a
-		 * perf recording made while another tool asked carries the flag
-		 * over its device and inode fields (perf 6.1 aborts on them). */
-		if (two && (misc & PD_MMAP_BUILD_ID) && r[40] <= 20) {
-			m->buildid_len = r[40];
-			memcpy(m->buildid, r + 44, m->buildid_len);
-		}
+		if (two)
+			m->buildid_len = dp_perf_mmap2_buildid(r, misc, m->buildid);
 		m->path = rec_str(p, r, len, at, tr.size);
 		if (mode == DP_MODE_KERNEL || mode == DP_MODE_GUEST_KERNEL)
 			m->pid = UINT32_MAX;
