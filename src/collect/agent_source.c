@@ -74,7 +74,9 @@ struct agent_source {
 	unsigned nsym;
 	uint64_t refused_sym, refused_sym_bytes;
 	uint64_t lost_claimed;      /* the agent's LOST frames, summed saturating */
-	int64_t started_ms;         /* STARTED arrived (host clock) */
+	int64_t started_ms;         /* STARTED arrived (host clock), under lock */
+	struct ap_start start;      /* what START asks, sent by the receiver at begin */
+	bool begun;                 /* under lock: agent_source_begin was called */
 	/* under lock: when sampling ended (STOP sent, or the domain ended
 	 * by itself first), and the receiver thread's CPU time at its end */
 	uint64_t end_ns, cpu_ns;
@@ -426,6 +428,44 @@ static bool take_symtab(struct agent_source *s, const uint8_t *buf, size_t len)
 	return true;
 }
 
+/* The receiver's first step: wait for agent_source_begin (the collector
+ * begins every domain at once, so an agent records the same window as the
+ * host and the passive guests, not from its own connect), send START and
+ * wait for STARTED. False: the source finished (refused, stopped or
+ * interrupted before it began). A START refused now ends this domain
+ * alone, like any other failure during the recording. */
+static bool start_recording(struct agent_source *s, uint8_t **buf, size_t *cap, size_t *len)
+{
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		bool begun = s->begun, ws = s->want_stop, ab = s->aborted;
+		pthread_mutex_unlock(&s->lock);
+		if (ab || (ws && !begun)) {
+			finish(s, ab, "%s: the recording stopped before the agent was started", s->spec.name);
+			return false;
+		}
+		if (begun)
+			break;
+		usleep(5000);
+	}
+	uint8_t p[AP_START_MAX];
+	size_t plen = ap_start_encode(&s->start, p);
+	char err[400] = "";
+	if (ap_send(s->fd, AP_START, 0, p, plen) < 0) {
+		finish(s, true, "%s: cannot talk to the agent: %s; domain ended", s->spec.name, strerror(errno));
+		return false;
+	}
+	/* a TCG guest starting its recorder takes a few seconds */
+	if (expect(s, AP_STARTED, buf, cap, len, 60000, "START", err, sizeof(err)) < 0) {
+		finish(s, true, "%s; domain ended", err);
+		return false;
+	}
+	pthread_mutex_lock(&s->lock);
+	s->started_ms = mono_ms();
+	pthread_mutex_unlock(&s->lock);
+	return true;
+}
+
 static void *receiver(void *arg)
 {
 	struct agent_source *s = arg;
@@ -435,6 +475,10 @@ static void *receiver(void *arg)
 	int64_t stop_at = 0;
 	char tb[16];
 
+	if (!start_recording(s, &buf, &cap, &len)) {
+		free(buf);
+		return NULL;
+	}
 	for (;;) {
 		pthread_mutex_lock(&s->lock);
 		bool ws = s->want_stop, ab = s->aborted;
@@ -658,22 +702,14 @@ struct agent_source *agent_source_start(const char *spec, uint32_t domain_id,
 		chains = " with frame-pointer call chains only (this agent records no DWARF stacks: "
 			 "it is older than this domprof, or not x86-64)";
 	}
-	uint8_t p[AP_START_MAX];
-	size_t plen = ap_start_encode(&st, p);
-	if (ap_send(s->fd, AP_START, 0, p, plen) < 0) {
-		snprintf(err, errlen, "%s: cannot talk to the agent: %s", s->spec.name, strerror(errno));
-		goto fail;
-	}
-	/* a TCG guest starting its recorder takes a few seconds */
-	if (expect(s, AP_STARTED, &buf, &cap, &len, 60000, "START", err, errlen) < 0)
-		goto fail;
-	s->started_ms = mono_ms();
+	s->start = st;
 	s->hz = st.hz;
 	free(buf);
 	buf = NULL;
 	snprintf(s->info, sizeof(s->info), "%s: agent on '%s' (Linux %s, %u CPU%s) recording at %u Hz%s",
 		 s->spec.name, s->hello.hostname, s->hello.release, s->hello.ncpus,
 		 s->hello.ncpus == 1 ? "" : "s", st.hz, chains);
+	/* START waits for agent_source_begin: the receiver sends it */
 	if (pthread_create(&s->th, NULL, receiver, s)) {
 		snprintf(err, errlen, "%s: cannot start a thread", s->spec.name);
 		goto fail;
@@ -807,6 +843,15 @@ uint64_t agent_source_lost(const struct agent_source *s)
 	uint64_t n = s->lost_total;
 	pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
 	return n;
+}
+
+void agent_source_begin(struct agent_source *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->begun = true;
+	pthread_mutex_unlock(&s->lock);
 }
 
 void agent_source_request_stop(struct agent_source *s)

@@ -77,6 +77,8 @@ void domain_source_begin(struct domain_source *s)
 {
 	if (s && s->gdb)
 		gdb_source_begin(s->gdb);
+	else if (s && s->agent)
+		agent_source_begin(s->agent);
 }
 
 int domain_source_write_meta(struct domain_source *s, struct dp_writer *w)

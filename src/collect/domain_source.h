@@ -56,8 +56,7 @@ int domain_source_write_next_meta(struct domain_source *s, struct dp_writer *w);
 
 /* Start sampling (the collector calls it for every source at once when
  * its loop starts). A passive source keeps the VM running but takes no
- * sample before it; an agent's recording already runs (no-op). Safe to
- * call twice. */
+ * sample before it; an agent is sent its START now. Safe to call twice. */
 void domain_source_begin(struct domain_source *s);
 /* Write everything queued so far (samples, lost counts). Never blocks on
  * the VM. Returns records written, or a negative errno from the writer. */

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,6 +190,28 @@ static int write_meta(struct recorder *r)
 	return ret;
 }
 
+/* One domain's connect and set-up, on its own thread. */
+struct domain_start {
+	const char *spec;
+	uint32_t id;
+	const struct domain_source_opts *o;
+	struct domain_source *ds;
+	char err[512];
+};
+
+static void *start_one(void *arg)
+{
+	struct domain_start *j = arg;
+	j->ds = domain_source_start(j->spec, j->id, j->o, j->err, sizeof(j->err));
+	return NULL;
+}
+
+/* Domains connect at the same time: each start is mostly waiting on its
+ * VM (a passive guest's symbols and ORC tables read through the stub, an
+ * agent's HELLO), and ten guests one after another took 143 s. At most
+ * this many threads at once; a thread that cannot be made runs here. */
+#define START_THREADS 16
+
 static int start_domains(struct recorder *r)
 {
 	const struct recorder_config *c = r->cfg;
@@ -197,23 +220,43 @@ static int start_domains(struct recorder *r)
 		.hz = c->hz ? (unsigned)c->hz : 1000, .allow_remote = c->allow_remote,
 		.callchains = c->callchain, .ustack_size = c->ustack_size, .interrupt = c->stop_flag,
 	};
-	for (size_t i = 0; i < c->ndomains; i++) {
-		char err[512] = "";
-		r->ds[i] = domain_source_start(c->domains[i], (uint32_t)(i + 1), &o, err, sizeof(err));
-		if (!r->ds[i]) {
-			say(r, "%s", err[0] ? err : c->domains[i]);
-			return 1;
+	struct domain_start *j = xcalloc(c->ndomains ? c->ndomains : 1, sizeof(*j));
+	pthread_t th[START_THREADS];
+	bool made[START_THREADS];
+	for (size_t b = 0; b < c->ndomains; b += START_THREADS) {
+		size_t n = c->ndomains - b < START_THREADS ? c->ndomains - b : START_THREADS;
+		for (size_t i = 0; i < n; i++) {
+			j[b + i] = (struct domain_start){ .spec = c->domains[b + i], .id = (uint32_t)(b + i + 1), .o = &o };
+			made[i] = n > 1 && !pthread_create(&th[i], NULL, start_one, &j[b + i]);
+			if (!made[i])
+				start_one(&j[b + i]);
 		}
+		for (size_t i = 0; i < n; i++)
+			if (made[i])
+				pthread_join(th[i], NULL);
+	}
+	/* every failure said, in the order given; the sources that did start
+	 * are freed with the recorder */
+	int ret = 0;
+	for (size_t i = 0; i < c->ndomains; i++) {
+		r->ds[i] = j[i].ds;
+		if (!r->ds[i]) {
+			say(r, "%s", j[i].err[0] ? j[i].err : c->domains[i]);
+			ret = 1;
+		}
+	}
+	free(j);
+	for (size_t i = 0; !ret && i < c->ndomains; i++) {
 		const char *info = domain_source_info(r->ds[i]);
 		if (info)
 			say(r, "%s", info);
-		int ret = domain_source_write_meta(r->ds[i], r->w);
-		if (ret < 0) {
-			say(r, "writing '%s': %s", recorder_file_name(r), strerror(-ret));
-			return 1;
+		int werr = domain_source_write_meta(r->ds[i], r->w);
+		if (werr < 0) {
+			say(r, "writing '%s': %s", recorder_file_name(r), strerror(-werr));
+			ret = 1;
 		}
 	}
-	return 0;
+	return ret;
 }
 
 /* The writer on the output, with the header naming this command line. */

@@ -141,6 +141,9 @@ static char spec_opts[256];         /* appended to the host's agent spec */
 static uint32_t host_ustack;
 static uint32_t agent_features;
 static struct ap_start seen_start;
+/* when START arrived at the fake, and when the host called begin
+ * (now_ms); start_at stays 0 when no START came */
+static volatile int64_t start_at, begin_at;
 static volatile sig_atomic_t interrupt_flag;
 static int interrupt_after_ms = -1; /* raise interrupt_flag this long into stop */
 
@@ -206,6 +209,7 @@ static bool a_handshake(struct conn *c)
 	if (a_recv(c, 10000) < 0 || c->type != AP_START)
 		return false;
 	struct ap_start st;
+	start_at = now_ms();
 	AGENT_EXPECT(ap_start_decode(c->buf, c->len, &st) == 0);
 	AGENT_EXPECT(st.hz == 100 && (st.flags & AP_START_CALLCHAIN));
 	seen_start = st;
@@ -461,6 +465,8 @@ static bool one_line(const char *s)
 	return s && s[0] && !strchr(s, '\n');
 }
 
+static bool stop_before_begin; /* run() stops the source without begin */
+
 static void run(enum play p, const struct blob *bad, struct outcome *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -476,6 +482,7 @@ static void run(enum play p, const struct blob *bad, struct outcome *o)
 	struct domain_source_opts opts = { .hz = 100, .callchains = true, .ustack_size = host_ustack,
 					   .interrupt = &interrupt_flag };
 	memset(&seen_start, 0, sizeof(seen_start));
+	start_at = begin_at = 0;
 	struct agent_source *s = agent_source_start(spec, DOM, &opts, o->err, sizeof(o->err));
 	o->started = s != NULL;
 	if (!s) {
@@ -495,6 +502,11 @@ static void run(enum play p, const struct blob *bad, struct outcome *o)
 	struct dp_writer *w = dp_writer_new(fd, &h, NULL, &err);
 	CHECK(w != NULL);
 	CHECK(agent_source_write_meta(s, w) == 0);
+	/* START only at begin: the agent records the collector's window */
+	usleep(50000);
+	begin_at = now_ms();
+	if (!stop_before_begin)
+		agent_source_begin(s);
 	/* the "recording": a few drains, as the collector's loop does */
 	for (int i = 0; i < 10 && !agent_source_ended(s); i++) {
 		CHECK(agent_source_drain(s, w) >= 0);
@@ -745,8 +757,16 @@ int main(void)
 	check_refused("huge HELLO_OK", &o, "bad reply to HELLO");
 	run(P_CUT_HELLO, NULL, &o);
 	check_refused("cut HELLO_OK", &o, "connection closed");
+	/* START is sent at begin, not at start: refused, it ends the domain */
 	run(P_REFUSE_START, NULL, &o);
-	check_refused("START refused", &o, "Permission denied");
+	check_file("START refused", &o, 0);
+	CHECK(o.ended && strstr(o.msg, "refused START: perf_event_open: Permission denied; domain ended"));
+	/* stopped before begin: no START reaches the agent */
+	stop_before_begin = true;
+	run(P_GOOD, NULL, &o);
+	stop_before_begin = false;
+	check_file("stopped before begin", &o, 0);
+	CHECK(start_at == 0 && strstr(o.msg, "stopped before the agent was started"));
 
 	/* during the recording and the collection */
 	run(P_CLOSE_RECORDING, NULL, &o);
@@ -782,10 +802,12 @@ int main(void)
 	check_file("END mismatch", &o, valid_samples);
 	CHECK(o.ended && strstr(o.msg, "does not match"));
 
-	/* 9: a well-behaved agent */
+	/* 9: a well-behaved agent, its START sent after begin (control: a
+	 * START sent at connect arrives 50 ms before begin_at) */
 	run(P_GOOD, NULL, &o);
 	check_file("good agent", &o, valid_samples);
 	CHECK(!o.ended);
+	CHECK(start_at >= begin_at && begin_at > 0);
 	CHECK(strstr(o.msg, "3 samples from the agent") != NULL);
 	CHECK(o.symtabs == 2 && o.elf_symtabs == 1);
 	CHECK_EQ_U64(o.lost, 7);
