@@ -83,6 +83,7 @@ struct agent_source {
 	unsigned hz;
 	/* recorder thread only */
 	uint64_t samples_written;
+	uint64_t t_first, t_last;   /* the written samples' times (guest clock) */
 	bool stopped;
 	int collect_timeout_ms;     /* AGENT_COLLECT_TIMEOUT_MS, or shorter for tests */
 	const volatile sig_atomic_t *interrupt;
@@ -773,8 +774,13 @@ int agent_source_drain(struct agent_source *s, struct dp_writer *w)
 			uint32_t n;
 			for (size_t o = 0, at = 0; !r && dp_raw_next(it.data, it.len, &o, &t, &n) == 1; at = o) {
 				r = dp_write_raw(w, s->domain_id, it.data + at, n);
-				if (!r && t == DP_REC_SAMPLE)
-					s->samples_written++;
+				uint64_t ts;
+				if (!r && t == DP_REC_SAMPLE && dp_raw_sample_time(it.data + at, n, &ts)) {
+					if (!s->samples_written++ || ts < s->t_first)
+						s->t_first = ts;
+					if (ts > s->t_last)
+						s->t_last = ts;
+				}
 				written++;
 			}
 		} else {
@@ -828,9 +834,13 @@ void agent_source_rate(const struct agent_source *s, struct domain_source_rate *
 	r->domain = s->domain_id;
 	r->hz = s->hz;
 	r->units = s->hello.ncpus < NCPUS_CAP ? s->hello.ncpus : NCPUS_CAP;
-	/* the guest's recording runs from its STARTED to our STOP */
+	/* the guest's recording runs from about its STARTED to our STOP; its
+	 * recorder starts sampling before it answers (seconds before, in a
+	 * TCG guest), so the samples' own times give the span when they can */
 	r->begin_ns = s->started_ms > 0 ? (uint64_t)s->started_ms * 1000000u : 0;
 	r->end_ns = s->end_ns;
+	if (s->samples_written > 1 && s->t_last > s->t_first && s->hz)
+		r->span_ns = s->t_last - s->t_first + 1000000000u / s->hz;
 	r->missed = s->lost_total;
 	r->cpu_ns = s->cpu_ns;
 	pthread_mutex_unlock((pthread_mutex_t *)&s->lock);

@@ -361,7 +361,8 @@ static int write_rates(struct coll *k)
 			.name = domain_source_name(c->ds[i]), .domain = r->domain,
 			.hz = r->hz, .units = r->units,
 			.unit = domain_source_is_passive(c->ds[i]) ? "vCPU" : "CPU",
-			.span_ns = r->begin_ns && r->end_ns > r->begin_ns ? r->end_ns - r->begin_ns : 0,
+			.span_ns = r->span_ns ? r->span_ns :
+				   r->begin_ns && r->end_ns > r->begin_ns ? r->end_ns - r->begin_ns : 0,
 			.samples = r->samples, .missed = r->missed,
 			.cpu_ns = sat_add64(r->cpu_ns, k->drain_cpu[i]),
 			.ticks = r->ticks, .held_ns = r->held_ns, .wakes = r->wakes, .late_ns = r->late_ns,

@@ -92,6 +92,10 @@ struct domain_source_rate {
 	uint32_t units;         /* vCPUs (passive) or guest CPUs (agent) */
 	uint64_t begin_ns;      /* mono_ns() when sampling began */
 	uint64_t end_ns;        /* when it ended (stop, or the VM's end); 0: not yet */
+	uint64_t span_ns;       /* non-zero: the span the samples' own times
+	                         * cover (an agent's guest clock, whose start
+	                         * the host does not see), used instead of
+	                         * end_ns - begin_ns */
 	uint64_t samples;       /* samples written (as domain_source_samples) */
 	uint64_t missed;        /* samples lost or missed (as domain_source_lost) */
 	uint64_t cpu_ns;        /* the source's own threads' CPU time on this host */

@@ -24,3 +24,12 @@ int dp_raw_next(const uint8_t *buf, size_t len, size_t *off, uint16_t *type, uin
 	*off = o + n;
 	return 1;
 }
+
+bool dp_raw_sample_time(const uint8_t *rec, size_t len, uint64_t *time)
+{
+	/* SAMPLE: the header, then u64 time first (docs/file-format.md) */
+	if (len < DP_REC_HDR + 8 || get16(rec) != DP_REC_SAMPLE)
+		return false;
+	*time = get64(rec + DP_REC_HDR);
+	return true;
+}

@@ -8,6 +8,7 @@
 #ifndef DOMPROF_FORMAT_RAW_H
 #define DOMPROF_FORMAT_RAW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,5 +26,10 @@
  * checks a record's body.
  */
 int dp_raw_next(const uint8_t *buf, size_t len, size_t *off, uint16_t *type, uint32_t *rlen);
+
+/* The time field of the SAMPLE record at rec[0..len) (header included):
+ * true with *time set, false when the record is not a SAMPLE long enough
+ * to hold one. */
+bool dp_raw_sample_time(const uint8_t *rec, size_t len, uint64_t *time);
 
 #endif

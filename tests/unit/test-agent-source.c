@@ -91,7 +91,7 @@ static void make_records(void)
 	CHECK(dp_write_mmap(w, 0, &m) == 0);
 	uint64_t chain[3] = { 0x401000, 0x401100, 0x401200 };
 	for (int i = 0; i < 3; i++) {
-		struct dp_sample s = { .time = 1000 + i, .ip = 0x401000 + i, .period = 1, .pid = 42,
+		struct dp_sample s = { .time = 1000000000ull * (uint64_t)i, .ip = 0x401000 + i, .period = 1, .pid = 42,
 				       .tid = 42, .mode = DP_MODE_USER, .nr_callchain = 3, .callchain = chain };
 		CHECK(dp_write_sample(w, 0, &s) == 0);
 	}
@@ -445,6 +445,7 @@ struct outcome {
 	char err[512], msg[512], info[512];
 	int64_t stop_ms, total_ms;
 	uint64_t api_samples, api_lost;
+	uint64_t span_ns;       /* the rate's span: from the samples' times */
 	/* the file, read back */
 	unsigned domains, samples, tasks, mmaps, symtabs, elf_symtabs, others, foreign, bad_switch;
 	uint64_t lost;
@@ -527,6 +528,10 @@ static void run(enum play p, const struct blob *bad, struct outcome *o)
 	snprintf(o->msg, sizeof(o->msg), "%s", m ? m : "");
 	o->api_samples = agent_source_samples(s);
 	o->api_lost = agent_source_lost(s);
+	struct domain_source_rate rt;
+	memset(&rt, 0, sizeof(rt));
+	agent_source_rate(s, &rt);
+	o->span_ns = rt.span_ns;
 	agent_source_free(s);
 	CHECK(dp_writer_finish(w) == 0);
 	CHECK(pthread_join(f->th, NULL) == 0);
@@ -808,6 +813,9 @@ int main(void)
 	check_file("good agent", &o, valid_samples);
 	CHECK(!o.ended);
 	CHECK(start_at >= begin_at && begin_at > 0);
+	/* the span is the samples' own: 0, 1 and 2 s, plus one tick at
+	 * 100 Hz (the host's STARTED-to-STOP here is a fraction of that) */
+	CHECK_EQ_U64(o.span_ns, 2010000000ull);
 	CHECK(strstr(o.msg, "3 samples from the agent") != NULL);
 	CHECK(o.symtabs == 2 && o.elf_symtabs == 1);
 	CHECK_EQ_U64(o.lost, 7);
