@@ -475,12 +475,11 @@ static void fetch_block(void *ctx, const char *block, size_t len, uint64_t base)
 	}
 }
 
-static struct ktab *cmp_pend_tab;   /* qsort has no context argument */
-
-static int cmp_pend(const void *pa, const void *pb)
+static int cmp_pend(const void *pa, const void *pb, void *arg)
 {
-	uint32_t a = cmp_pend_tab->ref[*(const uint32_t *)pa] & REF_OFF;
-	uint32_t b = cmp_pend_tab->ref[*(const uint32_t *)pb] & REF_OFF;
+	const struct ktab *k = arg;
+	uint32_t a = k->ref[*(const uint32_t *)pa] & REF_OFF;
+	uint32_t b = k->ref[*(const uint32_t *)pb] & REF_OFF;
 	return a < b ? -1 : a > b;
 }
 
@@ -497,9 +496,9 @@ static void fetch_pending(struct ktab *k, struct sym_pool *pool)
 			set_name(k, pool, i, p, kallsyms_name_len(p, end));
 		}
 	} else {
-		cmp_pend_tab = k;
-		qsort(k->pend, k->npend, sizeof(*k->pend), cmp_pend);
-		cmp_pend_tab = NULL;
+		/* qsort_r: tables of different domains may resolve on
+		 * different threads, so no global comparator context */
+		qsort_r(k->pend, k->npend, sizeof(*k->pend), cmp_pend, k);
 		struct fetch f = { k, pool, 0 };
 		ktext_stream(&k->src, fetch_block, &f);
 		k->passes++;
