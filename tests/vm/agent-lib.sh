@@ -103,7 +103,7 @@ agent_boot() {
 	port=$(agent_free_port)
 	AGENT_PORTS[$id]=$port
 	rm -rf "$d"; mkdir -p "$d"; rm -f "$sock"
-	local append="console=ttyS0 quiet panic=-1 domprof.run=$run domprof.agent=$agent"
+	local append="console=ttyS0 quiet panic=-1 no_timer_check domprof.run=$run domprof.agent=$agent" # no_timer_check: see lib.sh
 	[ "$kaslr" = 1 ] || append+=" nokaslr"
 	echo "$append" >"$d/cmdline"
 	local net=()
