@@ -433,8 +433,8 @@ static bool take_symtab(struct agent_source *s, const uint8_t *buf, size_t len)
  * begins every domain at once, so an agent records the same window as the
  * host and the passive guests, not from its own connect), send START and
  * wait for STARTED. False: the source finished (refused, stopped or
- * interrupted before it began). A START refused now ends this domain
- * alone, like any other failure during the recording. */
+ * interrupted before it began; the recorder then fails, as for a failed
+ * connect: it begins the host only when every agent has started). */
 static bool start_recording(struct agent_source *s, uint8_t **buf, size_t *cap, size_t *len)
 {
 	for (;;) {
@@ -453,12 +453,12 @@ static bool start_recording(struct agent_source *s, uint8_t **buf, size_t *cap, 
 	size_t plen = ap_start_encode(&s->start, p);
 	char err[400] = "";
 	if (ap_send(s->fd, AP_START, 0, p, plen) < 0) {
-		finish(s, true, "%s: cannot talk to the agent: %s; domain ended", s->spec.name, strerror(errno));
+		finish(s, true, "%s: cannot talk to the agent: %s", s->spec.name, strerror(errno));
 		return false;
 	}
 	/* a TCG guest starting its recorder takes a few seconds */
 	if (expect(s, AP_STARTED, buf, cap, len, 60000, "START", err, sizeof(err)) < 0) {
-		finish(s, true, "%s; domain ended", err);
+		finish(s, true, "%s", err);
 		return false;
 	}
 	pthread_mutex_lock(&s->lock);
@@ -862,6 +862,14 @@ void agent_source_begin(struct agent_source *s)
 	pthread_mutex_lock(&s->lock);
 	s->begun = true;
 	pthread_mutex_unlock(&s->lock);
+}
+
+bool agent_source_started(const struct agent_source *s)
+{
+	pthread_mutex_lock((pthread_mutex_t *)&s->lock);
+	bool r = s->started_ms > 0 || s->done;
+	pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
+	return r;
 }
 
 void agent_source_request_stop(struct agent_source *s)

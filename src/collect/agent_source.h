@@ -65,11 +65,13 @@ struct agent_source *agent_source_start(const char *spec, uint32_t domain_id,
 					char *err, size_t errlen);
 int agent_source_write_meta(struct agent_source *s, struct dp_writer *w);
 /* Start the guest's recording: start connects and says HELLO only, and
- * START is sent (by the receiver thread) once this is called, so every
- * domain records from the collector's begin. Until then a stop ends the
- * source without a recording. A START the agent refuses, or no STARTED
- * within 60 s, ends this domain alone (ended(), with the reason). */
+ * START is sent (by the receiver thread) once this is called, so the
+ * guest records the recording's window, not from its connect. Until then
+ * a stop ends the source without a recording. A START the agent refuses,
+ * or no STARTED within 60 s, ends the source (ended(), with the reason). */
 void agent_source_begin(struct agent_source *s);
+/* True once STARTED arrived after begin, or the source finished. */
+bool agent_source_started(const struct agent_source *s);
 int agent_source_drain(struct agent_source *s, struct dp_writer *w);
 bool agent_source_ended(const struct agent_source *s);
 const char *agent_source_message(const struct agent_source *s);

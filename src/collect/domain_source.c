@@ -81,6 +81,11 @@ void domain_source_begin(struct domain_source *s)
 		agent_source_begin(s->agent);
 }
 
+bool domain_source_started(const struct domain_source *s)
+{
+	return !s || !s->agent || agent_source_started(s->agent);
+}
+
 int domain_source_write_meta(struct domain_source *s, struct dp_writer *w)
 {
 	return DISPATCH(s, gdb_source_write_meta(s->gdb, w), agent_source_write_meta(s->agent, w), -EINVAL);

@@ -56,8 +56,14 @@ int domain_source_write_next_meta(struct domain_source *s, struct dp_writer *w);
 
 /* Start sampling (the collector calls it for every source at once when
  * its loop starts). A passive source keeps the VM running but takes no
- * sample before it; an agent is sent its START now. Safe to call twice. */
+ * sample before it; an agent is sent its START at the first call. Safe
+ * to call twice. An agent's guest takes seconds to start its recorder,
+ * so the recorder begins agents first and waits for started() before
+ * the host and the passive domains begin. */
 void domain_source_begin(struct domain_source *s);
+/* True once the source samples after begin or has ended: a passive or
+ * custom source at once, an agent when its STARTED arrived. */
+bool domain_source_started(const struct domain_source *s);
 /* Write everything queued so far (samples, lost counts). Never blocks on
  * the VM. Returns records written, or a negative errno from the writer. */
 int domain_source_drain(struct domain_source *s, struct dp_writer *w);

@@ -206,6 +206,42 @@ static void *start_one(void *arg)
 	return NULL;
 }
 
+/* The agents' recordings start first, all at once, and the host and the
+ * passive domains begin when every agent said STARTED: a guest's recorder
+ * takes seconds to start (more while a passive sampler stops the same
+ * guest), and every domain should cover one window. An agent that
+ * refuses START, or says nothing in its 60 s, fails the recording as a
+ * connect failure does: nothing has been recorded yet. */
+static int start_agents(struct recorder *r)
+{
+	const struct recorder_config *c = r->cfg;
+	for (size_t i = 0; i < c->ndomains; i++)
+		if (!domain_source_is_passive(r->ds[i]))
+			domain_source_begin(r->ds[i]);
+	/* each agent's wait is bounded (60 s, then it ends), this one too */
+	for (int t = 0; t < 7000; t++) {
+		bool all = true;
+		for (size_t i = 0; all && i < c->ndomains; i++)
+			all = domain_source_started(r->ds[i]);
+		if (all || (c->stop_flag && *c->stop_flag))
+			break;
+		usleep(10000);
+	}
+	int ret = 0;
+	for (size_t i = 0; i < c->ndomains; i++) {
+		const char *m = domain_source_message(r->ds[i]);
+		if (domain_source_ended(r->ds[i]))
+			say(r, "%s", m ? m : domain_source_name(r->ds[i]));
+		else if (!domain_source_started(r->ds[i]))
+			say(r, "%s: the agent had not started its recording when the recording was stopped",
+			    domain_source_name(r->ds[i]));
+		else
+			continue;
+		ret = 1;
+	}
+	return ret;
+}
+
 /* Domains connect at the same time: each start is mostly waiting on its
  * VM (a passive guest's symbols and ORC tables read through the stub, an
  * agent's HELLO), and ten guests one after another took 143 s. At most
@@ -256,7 +292,7 @@ static int start_domains(struct recorder *r)
 			ret = 1;
 		}
 	}
-	return ret;
+	return ret ? ret : start_agents(r);
 }
 
 /* The writer on the output, with the header naming this command line. */
