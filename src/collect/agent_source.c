@@ -456,7 +456,28 @@ static bool start_recording(struct agent_source *s, uint8_t **buf, size_t *cap, 
 		finish(s, true, "%s: cannot talk to the agent: %s", s->spec.name, strerror(errno));
 		return false;
 	}
-	/* a TCG guest starting its recorder takes a few seconds */
+	/* A TCG guest starting its recorder takes a few seconds, on a
+	 * loaded host over a minute (a tenth guest at load average 16):
+	 * wait up to AGENT_START_TIMEOUT_MS, and give up at once on a stop
+	 * (closing the connection makes the agent discard its recording). */
+	int64_t t0 = mono_ms();
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		bool ws = s->want_stop, ab = s->aborted;
+		pthread_mutex_unlock(&s->lock);
+		if (ws || ab) {
+			finish(s, ab, "%s: the recording stopped before the agent had started its own", s->spec.name);
+			return false;
+		}
+		if (mono_ms() - t0 > AGENT_START_TIMEOUT_MS) {
+			finish(s, true, "%s: agent at %s: no STARTED within %d s; domain ended", s->spec.name,
+			       s->spec.address + 6, AGENT_START_TIMEOUT_MS / 1000);
+			return false;
+		}
+		struct pollfd pf = { .fd = s->fd, .events = POLLIN };
+		if (poll(&pf, 1, 50) > 0)
+			break;
+	}
 	if (expect(s, AP_STARTED, buf, cap, len, 60000, "START", err, sizeof(err)) < 0) {
 		finish(s, true, "%s", err);
 		return false;

@@ -67,8 +67,9 @@ int agent_source_write_meta(struct agent_source *s, struct dp_writer *w);
 /* Start the guest's recording: start connects and says HELLO only, and
  * START is sent (by the receiver thread) once this is called, so the
  * guest records the recording's window, not from its connect. Until then
- * a stop ends the source without a recording. A START the agent refuses,
- * or no STARTED within 60 s, ends the source (ended(), with the reason). */
+ * a stop ends the source without a recording, and so does a stop before
+ * STARTED arrived. A START the agent refuses, or no STARTED within
+ * AGENT_START_TIMEOUT_MS, ends the source (ended(), with the reason). */
 void agent_source_begin(struct agent_source *s);
 /* True once STARTED arrived after begin, or the source finished. */
 bool agent_source_started(const struct agent_source *s);
@@ -99,6 +100,9 @@ void agent_source_request_stop(struct agent_source *s);
 void agent_source_free(struct agent_source *s);
 
 #define AGENT_COLLECT_TIMEOUT_MS 300000
+/* How long an agent may take from START to STARTED before its domain
+ * ends (the recorder waits DOMAIN_START_WAIT_MS of it, domain_source.h) */
+#define AGENT_START_TIMEOUT_MS 300000
 /* Per agent domain. Real guests send one kallsyms (a few MB, inside a
  * RECORD) and the ELF files samples hit (the agent skips any over 256 MiB);
  * these limits are far beyond that and only stop a hostile agent. */

@@ -64,6 +64,9 @@ void domain_source_begin(struct domain_source *s);
 /* True once the source samples after begin or has ended: a passive or
  * custom source at once, an agent when its STARTED arrived. */
 bool domain_source_started(const struct domain_source *s);
+/* How long the recorder waits for started() before it begins the others
+ * without the sources still starting (they join when they start). */
+#define DOMAIN_START_WAIT_MS 60000
 /* Write everything queued so far (samples, lost counts). Never blocks on
  * the VM. Returns records written, or a negative errno from the writer. */
 int domain_source_drain(struct domain_source *s, struct dp_writer *w);

@@ -129,7 +129,7 @@ static void make_records(void)
 
 enum play {
 	P_GARBAGE, P_GARBAGE_SHORT, P_VERSION, P_HELLO_SHORT, P_HUGE_HELLO, P_CUT_HELLO,
-	P_REFUSE_START, P_CLOSE_RECORDING, P_RECORD_EARLY, P_HUGE_COLLECT, P_CUT_COLLECT,
+	P_REFUSE_START, P_SLOW_START, P_CLOSE_RECORDING, P_RECORD_EARLY, P_HUGE_COLLECT, P_CUT_COLLECT,
 	P_BAD_RECORDS, P_ZSTD_GARBAGE, P_ZSTD_CORRUPT, P_SILENT_STOP, P_END_MISMATCH, P_GOOD,
 	P_LOST_FORGED, P_SYMTAB_MANY, P_MAX_BYTES, P_COLLECT_SILENT, P_AUTH_GOOD, P_AUTH_REFLECT,
 };
@@ -295,6 +295,12 @@ static void play(struct fake *f, struct conn *c)
 		a_hdr(c, AP_HELLO_OK, 0, 40);
 		a_write(c, "\1\0\0\0\2\0\0\0\5\0", 10);
 		return;
+	case P_SLOW_START: /* takes START, never says STARTED */
+		if (a_recv(c, 10000) < 0)
+			return;
+		a_hello_ok(c, AP_VERSION);
+		a_recv(c, 10000);
+		return;
 	case P_REFUSE_START:
 		if (a_recv(c, 10000) < 0)
 			return;
@@ -410,7 +416,7 @@ static void *fake_main(void *arg)
 			/* a graceful end: everything sent is read by the host
 			 * before it sees end of stream; then wait for it to hang
 			 * up, so no unread request turns our close into a reset */
-			if (f->play != P_SILENT_STOP && f->play != P_COLLECT_SILENT)
+			if (f->play != P_SILENT_STOP && f->play != P_COLLECT_SILENT && f->play != P_SLOW_START)
 				shutdown(c.fd, SHUT_WR);
 			int64_t until = now_ms() + 15000;
 			char b[4096];
@@ -767,6 +773,10 @@ int main(void)
 	run(P_REFUSE_START, NULL, &o);
 	check_file("START refused", &o, 0);
 	CHECK(o.ended && strstr(o.msg, "refused START: perf_event_open: Permission denied"));
+	/* stopped while the agent starts: the source does not wait for it */
+	run(P_SLOW_START, NULL, &o);
+	check_file("stopped while starting", &o, 0);
+	CHECK(!o.ended && strstr(o.msg, "stopped before the agent had started its own"));
 	/* stopped before begin: no START reaches the agent */
 	stop_before_begin = true;
 	run(P_GOOD, NULL, &o);
