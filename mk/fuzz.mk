@@ -36,3 +36,11 @@ fuzz: build/fuzz/fuzz-perfdata
 build/fuzz/fuzz-perfdata: tests/fuzz/fuzz-perfdata.c $(call fz,$(FORMAT_SRC)) $(wildcard src/format/*.h src/util/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-perfdata.c $(call fz,$(FORMAT_SRC)) -lzstd -lpthread
+
+# libFuzzer target for the kernel symbol cache file (src/symbols/kcache.c);
+# seeds from `test-tool kcache`, run by tests/e2e/fuzz-kcache.sh.
+KCACHE_FUZZ_SRC := src/symbols/kcache.c src/symbols/kallsyms.c $(FORMAT_SRC)
+fuzz: build/fuzz/fuzz-kcache
+build/fuzz/fuzz-kcache: tests/fuzz/fuzz-kcache.c $(call fz,$(KCACHE_FUZZ_SRC)) $(wildcard src/format/*.h src/util/*.h src/symbols/kcache.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-kcache.c $(call fz,$(KCACHE_FUZZ_SRC)) -lzstd -lpthread

@@ -17,6 +17,7 @@
 #include "symbols/buildid.h"
 #include "format/ksymidx.h"
 #include "symbols/kallsyms.h"
+#include "symbols/kcache.h"
 #include "util/file.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"
@@ -343,73 +344,11 @@ static char *kallsyms_delta(const char *ks, size_t len, size_t *outlen)
  * the same CPU (measured on a 122k-symbol kallsyms; docs/file-format.md). */
 #define KSYMIDX_LEVEL 6
 
-static int cmp_ksym(const void *pa, const void *pb)
-{
-	const struct dp_ksym *a = pa, *b = pb;
-	if (a->addr != b->addr)
-		return a->addr < b->addr ? -1 : 1;
-	/* equal addresses keep the text's order: names point into it */
-	return a->name < b->name ? -1 : a->name > b->name;
-}
-
-/* See sideband.h. The core kernel comes sorted, modules are listed per
- * module: a sort only when needed. */
+/* See sideband.h: the symbols module's builder (kcache.h), which the
+ * kernel symbol cache shares. */
 uint8_t *sideband_kallsyms_index(const char *ks, size_t len, size_t *outlen)
 {
-	struct dp_ksym *v = NULL;
-	size_t n = 0, cap = 0;
-	const char **mods = NULL;
-	uint32_t *modlens = NULL;
-	size_t nmods = 0, cmods = 0, cml = 0;
-	uint32_t last_mod = 0;
-	const char *p = ks, *end = ks + len;
-	struct kallsyms_line l;
-	int r;
-	bool sorted = true;
-	while ((r = kallsyms_next(&p, end, 0, &l)) != KALLSYMS_END) {
-		if (r != KALLSYMS_LINE)
-			continue;
-		uint32_t mod = 0;
-		if (l.mod) {
-			/* a module's lines are together: the last one first */
-			if (!(last_mod && modlens[last_mod - 1] == l.modlen &&
-			      !memcmp(mods[last_mod - 1], l.mod, l.modlen))) {
-				last_mod = 0;
-				for (size_t i = 0; i < nmods && !last_mod; i++)
-					if (modlens[i] == l.modlen && !memcmp(mods[i], l.mod, l.modlen))
-						last_mod = (uint32_t)i + 1;
-				if (!last_mod && nmods < DP_KSYMIDX_MODS_MAX &&
-				    l.modlen <= DP_KSYMIDX_MOD_NAME_MAX) {
-					if (nmods == cmods)
-						xgrow((void **)&mods, &cmods, nmods + 1, sizeof(*mods));
-					if (nmods == cml)
-						xgrow((void **)&modlens, &cml, nmods + 1, sizeof(*modlens));
-					mods[nmods] = l.mod;
-					modlens[nmods] = (uint32_t)l.modlen;
-					last_mod = (uint32_t)++nmods;
-				}
-			}
-			if (!last_mod)
-				continue;    /* more modules than the index holds */
-			mod = last_mod;
-		}
-		if (n == cap)
-			xgrow((void **)&v, &cap, n + 1, sizeof(*v));
-		if (n && l.addr < v[n - 1].addr)
-			sorted = false;
-		v[n++] = (struct dp_ksym){ l.addr, l.name,
-					   l.namelen > UINT32_MAX ? UINT32_MAX : (uint32_t)l.namelen, mod,
-					   l.type };
-	}
-	if (!sorted)
-		qsort(v, n, sizeof(*v), cmp_ksym);
-	uint8_t *out = NULL;
-	if (dp_ksymidx_encode(v, n, mods, modlens, nmods, KSYMIDX_LEVEL, &out, outlen, NULL) < 0)
-		out = NULL;
-	free(v);
-	free(mods);
-	free(modlens);
-	return out;
+	return ksyms_index_build(ks, len, KSYMIDX_LEVEL, outlen, NULL);
 }
 
 int sideband_write_kernel(struct sideband *sb, struct dp_writer *w, uint64_t time,

@@ -15,11 +15,13 @@
 #include "symbols/internal.h"
 #include "util/hmap.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "format/ksymidx.h"
+#include "symbols/kcache.h"
 #include "util/file.h"
 #include "util/le.h"
 #include "util/xalloc.h"
@@ -165,15 +167,36 @@ static void parse_ksyms_blob(struct sym_session *s, struct sym_domain *d, struct
 	ktab_finish(d->kimg->kt, 4096);
 }
 
+/* A kernel symbol index opened as the domain's core table: a module gets
+ * its image now, with the span of its text symbols from the index's module
+ * table (so module ranges are what the text gives), and its symbols when a
+ * lookup first needs them (kernel_load_module). */
+static void use_ksymidx(struct sym_session *s, struct sym_domain *d, struct dp_ksymidx *ix,
+			struct kctx *kc)
+{
+	/* in the order of the module table (the order the text names them
+	 * first), as the text table makes them */
+	for (size_t m = 0; m < dp_ksymidx_nmods(ix); m++) {
+		uint64_t lo, hi;
+		if (!dp_ksymidx_mod_range(ix, m, &lo, &hi))
+			continue;
+		size_t len;
+		const char *name = dp_ksymidx_mod(ix, m, &len);
+		struct kmod *km = get_kmod(kc->s, d, name, len);
+		km->img->kidx_mod = (uint32_t)m + 1;
+		/* as symtab_finish ends the last symbol: 4096 bytes on */
+		km->ix_lo = lo + d->kaslr;
+		km->ix_end = hi + d->kaslr + 4096 < hi + d->kaslr ? UINT64_MAX : hi + d->kaslr + 4096;
+	}
+	d->kimg->kt = ktab_new_index(ix, d->kaslr, 4096, s, d->name);
+}
+
 /*
  * The kernel symbol index (DP_SYMTAB_KSYMIDX): validated, and nothing of
  * it decoded here: the core kernel's table is the index's, whose blocks
- * lookups decode one at a time; a module gets its image now, with the
- * span of its text symbols from the index's module table (so module
- * ranges are what the text gives), and its symbols when a lookup first
- * needs them (kernel_load_module). Returns false when the index is
- * refused (a one-line warning says why), true when the domain's core
- * table is made. text_too: a kallsyms text of the domain replaces a
+ * lookups decode one at a time (use_ksymidx). Returns false when the
+ * index is refused (a one-line warning says why), true when the domain's
+ * core table is made. text_too: a kallsyms text of the domain replaces a
  * refused index.
  */
 static bool load_ksymidx(struct sym_session *s, struct sym_domain *d, struct blob *b,
@@ -195,21 +218,7 @@ static bool load_ksymidx(struct sym_session *s, struct sym_domain *d, struct blo
 				  : "kernel samples are [unknown]");
 		return false;
 	}
-	/* in the order of the module table (the order the text names them
-	 * first), as the text table makes them */
-	for (size_t m = 0; m < dp_ksymidx_nmods(ix); m++) {
-		uint64_t lo, hi;
-		if (!dp_ksymidx_mod_range(ix, m, &lo, &hi))
-			continue;
-		size_t len;
-		const char *name = dp_ksymidx_mod(ix, m, &len);
-		struct kmod *km = get_kmod(kc->s, d, name, len);
-		km->img->kidx_mod = (uint32_t)m + 1;
-		/* as symtab_finish ends the last symbol: 4096 bytes on */
-		km->ix_lo = lo + d->kaslr;
-		km->ix_end = hi + d->kaslr + 4096 < hi + d->kaslr ? UINT64_MAX : hi + d->kaslr + 4096;
-	}
-	d->kimg->kt = ktab_new_index(ix, d->kaslr, 4096, s, d->name);
+	use_ksymidx(s, d, ix, kc);
 	return true;
 }
 
@@ -298,6 +307,103 @@ static char *cached_kallsyms(struct sym_session *s, const struct sym_domain *d, 
 	return read_file(s, path, len);
 }
 
+/* A note of the kernel symbol cache, only with DOMPROF_KSYM_CACHE=verbose. */
+#define kcache_note(s, mode, ...) \
+	do { \
+		if ((mode) == 2) \
+			sym_warn(s, "kernel symbol cache: " __VA_ARGS__); \
+	} while (0)
+
+/*
+ * This machine's kernel symbols for a recording without a table of its
+ * own: the index of the kernel symbol cache (kcache.h) when it holds this
+ * boot's, else the live /proc/kallsyms, whose index is then stored in the
+ * cache (and used, so that a report reads the same table cold or warm).
+ * The cache is used only when the recording names the running kernel's
+ * build-id; the live text is used as before when the cache is off, the
+ * recording names no build-id or another one, the machine's state cannot
+ * be keyed, or the text has lines a text table would warn about.
+ */
+static void live_kernel(struct sym_session *s, struct sym_domain *d, struct kctx *kc,
+			struct ksym_sink *sink)
+{
+	size_t len = 0, mlen = 0;
+	bool modblob = find_blob(d, DP_SYMTAB_MODULES, NULL) != NULL;
+	char *mods = read_file(s, "/proc/modules", &mlen);
+	char *buf = NULL, why[4400];
+	int mode = kcache_mode();
+	struct kcache_key key;
+	bool keyed = false;
+	if (mode && !d->kbuildid_len) {
+		kcache_note(s, mode, "not used: the recording names no kernel build-id");
+	} else if (mode) {
+		if (kcache_key_live(&key, mods, mlen, why, sizeof(why)) < 0)
+			kcache_note(s, mode, "not used: %s", why);
+		else if (key.buildid_len != d->kbuildid_len ||
+			 memcmp(key.buildid, d->kbuildid, d->kbuildid_len))
+			kcache_note(s, mode, "not used: the recording's kernel build-id is not the "
+				    "running kernel's");
+		else
+			keyed = true;
+	}
+	struct dp_ksymidx *ix = NULL;
+	if (keyed) {
+		const uint8_t *data;
+		size_t dlen;
+		int r = kcache_load(&key, &buf, &data, &dlen, why, sizeof(why));
+		if (r == 0 && dp_ksymidx_open(data, dlen, &ix, why, sizeof(why)) == 0) {
+			char path[4200];
+			kcache_note(s, mode, "read %s",
+				    kcache_path(&key, path, sizeof(path)) ? path : "the index");
+		} else {
+			if (r != -ENOENT)
+				kcache_note(s, mode, "refused, /proc/kallsyms read instead: %s", why);
+			free(buf);
+			buf = NULL;
+		}
+	}
+	if (ix) {
+		sym_warn(s, "no kallsyms in the recording: using this machine's /proc/kallsyms "
+			 "(wrong if the kernel was rebooted since)");
+		d->kimg->ktext = buf;
+		use_ksymidx(s, d, ix, kc);
+	} else if ((buf = read_file(s, "/proc/kallsyms", &len))) {
+		sym_warn(s, "no kallsyms in the recording: using this machine's /proc/kallsyms "
+			 "(wrong if the kernel was rebooted since)");
+		size_t ixlen = 0, odd = 0;
+		/* zstd's fast level -5: the cache is local, and compressing is
+		 * most of what the cold report adds (a system-wide perf.data's
+		 * cold export, 122k kallsyms symbols: 390 M instructions at
+		 * level 1, 354 M at -5, for a file of 930 KB instead of 650) */
+		uint8_t *made = keyed ? ksyms_index_build(buf, len, KCACHE_LEVEL, &ixlen, &odd) : NULL;
+		if (made && !odd && dp_ksymidx_open(made, ixlen, &ix, why, sizeof(why)) == 0) {
+			if (kcache_store(&key, made, ixlen, why, sizeof(why)) < 0)
+				kcache_note(s, mode, "not written: %s", why);
+			else
+				kcache_note(s, mode, "written");
+			free(buf);
+			d->kimg->ktext = (char *)made;
+			use_ksymidx(s, d, ix, kc);
+		} else {
+			if (made)
+				kcache_note(s, mode, "not written: /proc/kallsyms has lines a text table "
+					    "warns about");
+			if (ix)
+				dp_ksymidx_free(ix);
+			free(made);
+			parse_ksyms_file(d, buf, len, sink);
+		}
+	} else {
+		sym_warn(s, "no kallsyms in the recording and /proc/kallsyms unreadable: "
+			 "kernel samples are [unknown]");
+		free(mods);
+		return;
+	}
+	if (!modblob && mods)
+		kmodules_parse(mods, mlen, kmod_range, kc);
+	free(mods);
+}
+
 static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 {
 	if (d->kernel_done)
@@ -367,20 +473,7 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 		sym_warn(s, "no kallsyms in the recording, which was made on another host: "
 		     "kernel samples are [unknown]");
 	} else if (d->id == DP_HOST_DOMAIN && d->kind == DP_DOMAIN_HOST) {
-		size_t len;
-		char *buf = read_file(s, "/proc/kallsyms", &len);
-		if (buf) {
-			sym_warn(s, "no kallsyms in the recording: using this machine's /proc/kallsyms "
-			     "(wrong if the kernel was rebooted since)");
-			parse_ksyms_file(d, buf, len, &sink);
-			if (!find_blob(d, DP_SYMTAB_MODULES, NULL) && (buf = read_file(s, "/proc/modules", &len))) {
-				kmodules_parse(buf, len, kmod_range, &kc);
-				free(buf);
-			}
-		} else {
-			sym_warn(s, "no kallsyms in the recording and /proc/kallsyms unreadable: "
-			     "kernel samples are [unknown]");
-		}
+		live_kernel(s, d, &kc, &sink);
 	} else {
 		sym_warn(s, "domain %s: no kernel symbol table in the recording, kernel samples are [unknown]",
 		     d->name);

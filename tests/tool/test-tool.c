@@ -34,6 +34,9 @@
  *   test-tool guest-orc [OPTIONS] MEMSPEC KALLSYMS
  *       the guest kernel's ORC tables read and checked, and with a live
  *       gdbstub its stacks unwound at a few stops (tests/e2e/guest-orc.sh)
+ *   test-tool kcache CACHE KALLSYMS OUT [zero-key]
+ *       a kernel symbol cache file forged from a kallsyms text with
+ *       CACHE's key (tests/e2e/perfdata-kcache.sh)
  *
  * Exit 0 on success, 1 on a runtime failure, 2 on usage errors; one line
  * on stderr for each failure.
@@ -60,6 +63,7 @@ static const struct {
 	{ "guest-orc", cmd_guest_orc, "[--layout=v1|v3] [--version=V] [--shift=N] [--stops=N] MEMSPEC KALLSYMS" },
 	{ "guest-read", cmd_guest_read, "MEMSPEC ADDR LEN OUT" },
 	{ "gen-perfdata", cmd_gen_perfdata, "OUT [pipe] [compress] [guest] [samples=N] | --kallsyms" },
+	{ "kcache", cmd_kcache, "CACHE KALLSYMS OUT [zero-key]" },
 };
 
 int main(int argc, char **argv)

@@ -18,17 +18,27 @@
  *   dp_ksymidx_block; in a session either becomes one warning and
  *   [unknown] kernel samples (or, for a refused index with a kallsyms
  *   text beside it, the text's names), never a crash.
+ * - the kernel symbol cache file (symbols/kcache.c): a good file of the
+ *   right key passes kcache_check and names the index; the same file
+ *   under another key is refused as stale (control); every cut and a
+ *   flipped bit in each header byte and through the index are refused,
+ *   never read outside the buffer; the index of a text with bad lines
+ *   counts them. kcache_store writes it atomically (no temporary left)
+ *   and kcache_load reads it back, into a DOMPROF_CACHE directory.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "collect/sideband.h"
 #include "format/format.h"
 #include "format/ksymidx.h"
+#include "symbols/kcache.h"
 #include "symbols/symbols.h"
 #include "unit.h"
 #include "util/le.h"
@@ -428,10 +438,90 @@ static void test_encode(void)
 	free(buf);
 }
 
+static void test_kcache(void)
+{
+	size_t len, ixlen, n, odd = 99;
+	char *text = make_text(&len, -1);
+	uint8_t *ix = ksyms_index_build(text, len, KCACHE_LEVEL, &ixlen, &odd);
+	CHECK(ix != NULL);
+	CHECK(odd > 0);    /* make_text has zero addresses */
+	size_t flen = KCACHE_HEAD + ixlen;
+	uint8_t *f = xmalloc(flen), key[KCACHE_KEY], other[KCACHE_KEY];
+	for (unsigned i = 0; i < KCACHE_KEY; i++) {
+		key[i] = (uint8_t)(i * 7 + 1);
+		other[i] = key[i];
+	}
+	other[31] ^= 1;
+	kcache_header(f, key, ix, ixlen);
+	memcpy(f + KCACHE_HEAD, ix, ixlen);
+	char why[200];
+	CHECK(kcache_check(f, flen, key, &n, why, sizeof(why)) == 0);
+	CHECK(n == ixlen);
+	CHECK(kcache_check(f, flen, NULL, &n, why, sizeof(why)) == 0);
+	/* control: another key is stale */
+	CHECK(kcache_check(f, flen, other, &n, why, sizeof(why)) == -ESTALE);
+	CHECK(strstr(why, "another boot") != NULL);
+	/* every cut is refused (copied to an exact-size buffer: ASan sees
+	 * any read past it) */
+	size_t bad = 0;
+	for (size_t cut = 0; cut < flen; cut += cut < 256 ? 1 : 97) {
+		uint8_t *c = xmalloc(cut ? cut : 1);
+		memcpy(c, f, cut);
+		if (kcache_check(c, cut, key, &n, why, sizeof(why)) == 0)
+			bad++;
+		free(c);
+	}
+	CHECK(bad == 0);
+	/* a flipped bit anywhere: refused */
+	for (size_t at = 0; at < flen; at += at < KCACHE_HEAD ? 1 : 61) {
+		f[at] ^= 0x10;
+		if (kcache_check(f, flen, key, &n, why, sizeof(why)) == 0)
+			bad++;
+		f[at] ^= 0x10;
+	}
+	CHECK(bad == 0);
+	CHECK(kcache_check(f, flen, key, &n, why, sizeof(why)) == 0);
+
+	/* store and load through the directory */
+	char dir[] = "/tmp/test-kcache-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	setenv("DOMPROF_CACHE", dir, 1);
+	struct kcache_key k;
+	memset(&k, 0, sizeof(k));
+	k.buildid_len = 3;
+	k.buildid[0] = 0xab;
+	memcpy(k.key, key, KCACHE_KEY);
+	char path[4200];
+	CHECK(kcache_path(&k, path, sizeof(path)));
+	CHECK(strstr(path, "/host-kernel/ab0000.idx") != NULL);
+	char *buf;
+	const uint8_t *data;
+	size_t dlen;
+	CHECK(kcache_load(&k, &buf, &data, &dlen, why, sizeof(why)) == -ENOENT);
+	CHECK(kcache_store(&k, ix, ixlen, why, sizeof(why)) == 0);
+	CHECK(kcache_load(&k, &buf, &data, &dlen, why, sizeof(why)) == 0);
+	CHECK(dlen == ixlen && !memcmp(data, ix, ixlen));
+	free(buf);
+	char tmp[4300];
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, (int)getpid());
+	CHECK(access(tmp, F_OK) != 0);
+	memcpy(k.key, other, KCACHE_KEY);
+	CHECK(kcache_load(&k, &buf, &data, &dlen, why, sizeof(why)) == -ESTALE);
+	unlink(path);
+	snprintf(tmp, sizeof(tmp), "%s/host-kernel", dir);
+	rmdir(tmp);
+	rmdir(dir);
+	unsetenv("DOMPROF_CACHE");
+	free(f);
+	free(ix);
+	free(text);
+}
+
 int main(void)
 {
 	test_same_as_text();
 	test_hostile();
 	test_encode();
+	test_kcache();
 	return unit_done();
 }
