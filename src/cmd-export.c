@@ -55,7 +55,9 @@ const char usage_export[] =
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
 	"An empty or filtered-to-nothing profile still gives a valid file, with a\n"
-	"warning on stderr. See docs/export.md.\n";
+	"warning on stderr. See docs/export.md. The environment is report's (see\n"
+	"domprof report --help), e.g. DOMPROF_KSYM_CACHE=0: no kernel symbol cache\n"
+	"for a perf.data recorded here (docs/perfdata.md).\n";
 
 enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_TIME, OPT_CPU, OPT_NO_DEBUGINFOD,
        OPT_LABELS, OPT_ROOT, OPT_GUEST };

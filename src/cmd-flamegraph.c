@@ -51,7 +51,9 @@ const char usage_flamegraph[] =
 	PERF_GUEST_HELP
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
-	"See docs/flamegraph.md.\n";
+	"See docs/flamegraph.md. The environment is report's (domprof report --help),\n"
+	"e.g. DOMPROF_KSYM_CACHE=0: no kernel symbol cache for a perf.data recorded\n"
+	"here (docs/perfdata.md).\n";
 
 enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_INV, OPT_TITLE, OPT_MINW, OPT_TIME, OPT_CPU,
        OPT_NO_DEBUGINFOD, OPT_ROOT, OPT_GUEST };

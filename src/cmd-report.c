@@ -92,7 +92,12 @@ const char usage_report[] =
 	"symbols and without a local debug file is fetched by build-id with\n"
 	"libdebuginfod into its cache (DEBUGINFOD_CACHE_PATH), at most 5 s per build-id\n"
 	"(DEBUGINFOD_MAXTIME=SECONDS); a server that is down or times out is not asked\n"
-	"again (one warning); also flamegraph, export and diff (docs/symbols.md).\n";
+	"again (one warning); also flamegraph, export and diff (docs/symbols.md).\n"
+	"DOMPROF_KSYM_CACHE=0 reads this machine's /proc/kallsyms for a perf.data\n"
+	"recorded here every time instead of the kernel symbol index cached for this\n"
+	"boot in $DOMPROF_CACHE, else $XDG_CACHE_HOME/domprof, else ~/.cache/domprof\n"
+	"(host-kernel/BUILDID.idx); =verbose says in the warnings what the cache did;\n"
+	"also every other command that reads a recording (docs/perfdata.md).\n";
 
 struct progress {
 	bool on;
