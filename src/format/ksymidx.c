@@ -121,12 +121,13 @@ int dp_ksymidx_encode(const struct dp_ksym *v, size_t n, const char *const *mods
 	size_t data = 0, total = 0, nsyms = 0, nblk = 0;
 	for (size_t b = 0; b < nb; b++) {
 		size_t i0 = bstart[b], i1 = bstart[b + 1];
-		/* the entries kept: storable, at most BLOCK_MAX */
+		/* the entries kept: storable, at most BLOCK_MAX (each checked
+		 * once: the check reads the whole name) */
 		size_t need = 0, cnt = 0;
 		for (size_t i = i0; i < i1 && cnt < DP_KSYMIDX_BLOCK_MAX; i++)
 			if (storable(&v[i], nmods)) {
 				need += DP_KSYMIDX_ENTRY_RAW_MAX;
-				cnt++;
+				pick[cnt++] = &v[i];
 			}
 		drop += (i1 - i0) - cnt;
 		if (!cnt)
@@ -138,51 +139,30 @@ int dp_ksymidx_encode(const struct dp_ksym *v, size_t n, const char *const *mods
 		}
 		/* columns */
 		uint8_t *p = scratch;
-		uint64_t prev = 0, tf = 0, tl = 0;
+		uint64_t prev = pick[0]->addr, tf = 0, tl = 0;
 		uint32_t flags = 0;
-		bool first = true;
-		size_t k = 0;
-		for (size_t i = i0; i < i1 && k < cnt; i++) {
-			if (!storable(&v[i], nmods))
-				continue;
-			if (first)
-				prev = v[i].addr;
-			p = put_uleb(p, v[i].addr - prev);
-			prev = v[i].addr;
-			first = false;
-			if (dp_ksym_core_text(v[i].type, v[i].mod, v[i].addr)) {
+		for (size_t k = 0; k < cnt; k++) {
+			const struct dp_ksym *e = pick[k];
+			p = put_uleb(p, e->addr - prev);
+			prev = e->addr;
+			if (dp_ksym_core_text(e->type, e->mod, e->addr)) {
 				if (!tf)
-					tf = v[i].addr;
-				tl = v[i].addr;
+					tf = e->addr;
+				tl = e->addr;
 			}
-			if (v[i].mod)
+			if (e->mod)
 				flags |= DP_KSYMIDX_F_MODULES;
-			k++;
 		}
-		uint64_t first_addr = 0;
-		k = 0;
-		for (size_t i = i0; i < i1 && k < cnt; i++)
-			if (storable(&v[i], nmods)) {
-				if (!k)
-					first_addr = v[i].addr;
-				*p++ = (uint8_t)v[i].type;
-				k++;
-			}
-		k = 0;
-		for (size_t i = i0; i < i1 && k < cnt; i++)
-			if (storable(&v[i], nmods)) {
-				p = put_uleb(p, v[i].mod);
-				k++;
-			}
+		uint64_t first_addr = pick[0]->addr;
+		for (size_t k = 0; k < cnt; k++)
+			*p++ = (uint8_t)pick[k]->type;
+		for (size_t k = 0; k < cnt; k++)
+			p = put_uleb(p, pick[k]->mod);
 		/* names: "PREFIX + the next entry's name" as a reference
 		 * (\1PREFIX), decided from the last entry back so that a
 		 * reference's target is always a plain name: the kernel's
 		 * __pfx_NAME padding symbols, half of a kallsyms, come right
 		 * before their NAME */
-		k = 0;
-		for (size_t i = i0; i < i1 && k < cnt; i++)
-			if (storable(&v[i], nmods))
-				pick[k++] = &v[i];
 		bool next_ref = true;
 		for (size_t q = cnt; q-- > 0;) {
 			const struct dp_ksym *e = pick[q], *nx = q + 1 < cnt ? pick[q + 1] : NULL;
@@ -191,7 +171,7 @@ int dp_ksymidx_encode(const struct dp_ksym *v, size_t n, const char *const *mods
 				   !memcmp(e->name + (e->namelen - nx->namelen), nx->name, nx->namelen);
 			next_ref = isref[q];
 		}
-		for (k = 0; k < cnt; k++) {
+		for (size_t k = 0; k < cnt; k++) {
 			const struct dp_ksym *e = pick[k];
 			size_t l = isref[k] ? e->namelen - pick[k + 1]->namelen : e->namelen;
 			if (isref[k])

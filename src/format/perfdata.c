@@ -96,6 +96,8 @@ struct qent {
 	const uint8_t *map;     /* the record in the file, or NULL: at arena + off */
 	size_t off;
 	uint32_t len;
+	int32_t attr;           /* a sample's attribute as found when queued (-1 none),
+				 * -2 not known (other records; attributes changed since) */
 	uint64_t foff;          /* file offset of the record (or of its COMPRESSED) */
 };
 
@@ -116,6 +118,12 @@ struct pd_reader {
 	struct pd_id *ids;
 	size_t nids, idcap;
 	bool ids_sorted;
+	/* the last id found: a ring's records come together, so most samples
+	 * name the id of the one before (its search was a twentieth of a
+	 * system-wide file's read) */
+	bool id_hit;
+	uint64_t hit_id;
+	long hit_attr;
 	struct hmap buildids;   /* filename -> uint8_t[21] (len, bytes) */
 	char **bidkeys;
 	size_t nbid, bidcap;
@@ -131,6 +139,7 @@ struct pd_reader {
 	/* source */
 	uint64_t pos;
 	uint64_t cur_foff;      /* offset of the record being translated */
+	long cur_attr;          /* its attribute if known (qent.attr), else -2 */
 	ZSTD_DStream *zs;
 	uint8_t *zbuf;
 	size_t zlen, zpos, zcap;
@@ -266,6 +275,15 @@ static const char *default_name(uint32_t type, uint64_t config, char *buf, size_
 }
 
 /* An attr of attr_size bytes at a (attr_size >= PD_ATTR_MIN checked). */
+/* The attributes or ids changed: a queued sample's attribute is found
+ * again when it is decoded. */
+static void attrs_changed(struct pd_reader *p)
+{
+	for (size_t i = p->qhead; i < p->nq; i++)
+		p->q[i].attr = -2;
+	p->cur_attr = -2;
+}
+
 static uint32_t add_attr(struct pd_reader *p, const uint8_t *a, uint32_t size)
 {
 	xgrow((void **)&p->attrs, &p->attrcap, p->nattrs + 1, sizeof(*p->attrs));
@@ -289,6 +307,7 @@ static uint32_t add_attr(struct pd_reader *p, const uint8_t *a, uint32_t size)
 		t->regs_intr = get64(a + 96);
 	char buf[64];
 	t->name = xstrdup(default_name(t->type, t->config, buf, sizeof(buf)));
+	attrs_changed(p);
 	return (uint32_t)p->nattrs++;
 }
 
@@ -299,6 +318,7 @@ static void add_id(struct pd_reader *p, uint64_t id, uint32_t attr)
 	xgrow((void **)&p->ids, &p->idcap, p->nids + 1, sizeof(*p->ids));
 	p->ids[p->nids++] = (struct pd_id){ id, attr };
 	p->ids_sorted = false;
+	attrs_changed(p);
 }
 
 static int cmp_id(const void *a, const void *b)
@@ -314,12 +334,18 @@ static long attr_of_id(struct pd_reader *p, uint64_t id)
 		if (p->nids)
 			qsort(p->ids, p->nids, sizeof(*p->ids), cmp_id);
 		p->ids_sorted = true;
+		p->id_hit = false;
 	}
+	if (p->id_hit && p->hit_id == id)
+		return p->hit_attr;
 	size_t lo = 0, hi = p->nids;
 	while (lo < hi) {
 		size_t m = lo + (hi - lo) / 2;
-		if (p->ids[m].id == id)
-			return p->ids[m].attr;
+		if (p->ids[m].id == id) {
+			p->id_hit = true;
+			p->hit_id = id;
+			return p->hit_attr = p->ids[m].attr;
+		}
 		if (p->ids[m].id < id)
 			lo = m + 1;
 		else
@@ -646,6 +672,7 @@ struct pd_reader *pd_open(const uint8_t *map, size_t size, uint64_t mtime_ns, in
 		return NULL;
 	}
 	struct pd_reader *p = xcalloc(1, sizeof(*p));
+	p->cur_attr = -2;
 	p->map = map;
 	p->size = size;
 	p->hdr.major = 0;
@@ -680,6 +707,8 @@ static void free_attrs(struct pd_reader *p)
 		free(p->attrs[i].name);
 	p->nattrs = 0;
 	p->nids = 0;
+	p->id_hit = false;
+	attrs_changed(p);
 }
 
 static void free_buildids(struct pd_reader *p)
@@ -1079,14 +1108,15 @@ static void release(struct pd_reader *p, uint64_t limit)
 	p->qhead = 0;
 }
 
-static void enqueue(struct pd_reader *p, const uint8_t *r, uint32_t len, uint64_t t, uint64_t foff)
+static void enqueue(struct pd_reader *p, const uint8_t *r, uint32_t len, uint64_t t, int32_t attr,
+		    uint64_t foff)
 {
 	xgrow((void **)&p->q, &p->qcap, p->nq + 1, sizeof(*p->q));
 	if (t > p->round_max)
 		p->round_max = t;
 	if (r >= p->map && r < p->map + p->size) {
 		/* a record of the mapped file stays where it is */
-		p->q[p->nq++] = (struct qent){ t, r, 0, len, foff };
+		p->q[p->nq++] = (struct qent){ t, r, 0, len, attr, foff };
 		p->qbytes += len;
 		return;
 	}
@@ -1097,7 +1127,7 @@ static void enqueue(struct pd_reader *p, const uint8_t *r, uint32_t len, uint64_
 		p->arena = xrealloc(p->arena, p->acap);
 	}
 	memcpy(p->arena + p->alen, r, len);
-	p->q[p->nq++] = (struct qent){ t, NULL, p->alen, len, foff };
+	p->q[p->nq++] = (struct qent){ t, NULL, p->alen, len, attr, foff };
 	p->alen += len;
 	p->qbytes += len;
 }
@@ -1113,6 +1143,7 @@ static int ord_next(struct pd_reader *p, const uint8_t **r, uint32_t *len)
 			*r = e->map ? e->map : p->arena + e->off;
 			*len = e->len;
 			p->cur_foff = e->foff;
+			p->cur_attr = e->attr;
 			return 1;
 		}
 		if (p->flushed_all) {
@@ -1138,8 +1169,9 @@ static int ord_next(struct pd_reader *p, const uint8_t **r, uint32_t *len)
 			continue;
 		}
 		uint64_t t = 0;
+		long a = -2;
 		if (type == PERF_RECORD_SAMPLE) {
-			long a = sample_attr(p, q + 8, n - 8u);
+			a = sample_attr(p, q + 8, n - 8u);
 			if (a >= 0 && (p->attrs[a].sample_type & PERF_SAMPLE_TIME)) {
 				uint64_t st = p->attrs[a].sample_type;
 				size_t at = 8 + 8 * (!!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_IP) +
@@ -1150,7 +1182,7 @@ static int ord_next(struct pd_reader *p, const uint8_t **r, uint32_t *len)
 			struct trailer tr = get_trailer(p, q, n);
 			t = tr.time;
 		}
-		enqueue(p, q, n, t, foff);
+		enqueue(p, q, n, t, (int32_t)a, foff);
 		if (p->qbytes > PD_QUEUE_MAX || p->nq > PD_QUEUE_RECS) {
 			release(p, UINT64_MAX);
 			p->limit = p->round_max;
@@ -1390,7 +1422,7 @@ static int translate(struct pd_reader *p, const uint8_t *r, uint32_t len, struct
 	rec->domain = DP_HOST_DOMAIN;
 	switch (type) {
 	case PERF_RECORD_SAMPLE: {
-		long a = sample_attr(p, r + 8, len - 8u);
+		long a = p->cur_attr >= -1 ? p->cur_attr : sample_attr(p, r + 8, len - 8u);
 		if (a < 0) {
 			p->no_attr++;
 			return 0;
