@@ -7,10 +7,20 @@
  * lines, a delta sign without the flag. Every call must consume a line
  * and stay inside the buffer (the texts are exact-size heap copies, so
  * ASan sees any read past them).
+ *
+ * The fast paths (16-digit addresses converted eight digits at a time,
+ * names scanned eight bytes at a time) against a plain reference: random
+ * digit strings of every length 1..18 in both cases, with a non-digit
+ * at each place, and names of every length 0..40 ended by each stop
+ * character or the buffer's end. Control: the reference itself is
+ * checked on known values (0xffffffff81000000, a 17-digit refusal).
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbols/internal.h"
 #include "symbols/kallsyms.h"
 #include "unit.h"
 #include "util/xalloc.h"
@@ -164,8 +174,78 @@ static void test_bounded(void)
 	free(t);
 }
 
+/* The reference: text_parse_hex's grammar spelled out slowly. */
+static bool ref_hex(const char *p, const char *end, uint64_t *v, size_t *used)
+{
+	const char *s = p;
+	if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	const char *d = p;
+	uint64_t x = 0;
+	while (p < end && strchr("0123456789abcdefABCDEF", *p) && *p) {
+		if (p - d >= 16)
+			return false;
+		x = x * 16 + (uint64_t)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
+		p++;
+	}
+	if (p == d)
+		return false;
+	*v = x;
+	*used = (size_t)(p - s);
+	return true;
+}
+
+static void test_fast_paths(void)
+{
+	uint64_t v;
+	size_t used;
+	CHECK(ref_hex("ffffffff81000000 T", "ffffffff81000000 T" + 18, &v, &used));
+	CHECK_EQ_U64(v, 0xffffffff81000000ull);
+	CHECK(!ref_hex("11111111111111111 ", "11111111111111111 " + 18, &v, &used));
+	static const char dig[] = "0123456789abcdefABCDEF", other[] = " \tgx\n[G";
+	unsigned seed = 12345, bad = 0;
+	for (int round = 0; round < 4000; round++) {
+		char buf[24];
+		size_t n = 1 + (size_t)(round % 18), len = n + (size_t)(round / 18 % 3);
+		for (size_t i = 0; i < len; i++) {
+			seed = seed * 1103515245u + 12345u;
+			buf[i] = dig[(seed >> 16) % 22];
+		}
+		if (len > n)
+			buf[n] = other[(seed >> 8) % 8];
+		if (round % 7 == 0 && n > 2) {
+			buf[0] = '0';
+			buf[1] = 'x';
+		}
+		char *t = xmalloc(len);
+		memcpy(t, buf, len);
+		const char *q = t;
+		uint64_t a = 0, b = 0;
+		bool ok = text_parse_hex(&q, t + len, &a), rok = ref_hex(t, t + len, &b, &used);
+		if (ok != rok || (ok && (a != b || (size_t)(q - t) != used)))
+			bad++;
+		free(t);
+	}
+	CHECK_EQ_U64(bad, 0);
+	static const char stops[] = " \t\r\n";
+	for (size_t n = 0; n <= 40; n++)
+		for (int k = 0; k <= 4; k++) {
+			size_t len = n + (k < 4 ? 1 + n % 5 : 0);
+			char *t = xmalloc(len ? len : 1);
+			for (size_t i = 0; i < len; i++)
+				t[i] = (char)('A' + (i * 7 + n) % 50);    /* no stop characters */
+			if (k < 4)
+				t[n] = stops[k];
+			if (kallsyms_name_len(t, t + len) != n)
+				bad++;
+			free(t);
+		}
+	CHECK_EQ_U64(bad, 0);
+}
+
 int main(void)
 {
+	test_fast_paths();
 	test_good();
 	test_hostile();
 	test_bounded();
