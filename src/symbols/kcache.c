@@ -219,6 +219,32 @@ int kcache_key_live(struct kcache_key *k, const char *modules, size_t modlen, ch
 	return 0;
 }
 
+int kcache_key_file(struct kcache_key *k, const uint8_t *bid, size_t bidlen, const char *path,
+		    char *why, size_t whylen)
+{
+	memset(k, 0, sizeof(*k));
+	struct stat st;
+	if (!bidlen || bidlen > 20 || stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "%s: %s", path, bidlen ? strerror(errno ? errno : EINVAL) : "no build-id");
+		return -ENOENT;
+	}
+	memcpy(k->buildid, bid, bidlen);
+	k->buildid_len = (uint8_t)bidlen;
+	k->perf_copy = true;
+	struct sha256 c;
+	sha256_init(&c);
+	static const char tag[] = "domprof kernel symbol cache 1: perf copy";
+	sha256_update(&c, tag, sizeof(tag));
+	sha256_update(&c, &k->buildid_len, 1);
+	sha256_update(&c, k->buildid, k->buildid_len);
+	uint64_t f[8] = { (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
+			  (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec,
+			  (uint64_t)st.st_ctim.tv_sec, (uint64_t)st.st_ctim.tv_nsec, (uint64_t)geteuid() };
+	sha256_update(&c, f, sizeof(f));
+	sha256_final(&c, k->key);
+	return 0;
+}
+
 static bool cache_dir(char *buf, size_t len)
 {
 	const char *d = getenv("DOMPROF_CACHE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
@@ -242,7 +268,7 @@ bool kcache_path(const struct kcache_key *k, char *buf, size_t len)
 	for (unsigned i = 0; i < k->buildid_len && i < 20; i++)
 		snprintf(hex + 2 * i, 3, "%02x", k->buildid[i]);
 	hex[2 * (k->buildid_len > 20 ? 20 : k->buildid_len)] = '\0';
-	int n = snprintf(buf, len, "%s/%s.idx", dir, hex);
+	int n = snprintf(buf, len, "%s/%s%s.idx", dir, k->perf_copy ? "perf-" : "", hex);
 	return n > 0 && (size_t)n < len;
 }
 

@@ -52,8 +52,9 @@ uint8_t *ksyms_index_build(const char *ks, size_t len, int level, size_t *outlen
 
 /* What the cache is keyed by, read from this machine. */
 struct kcache_key {
-	uint8_t buildid[20];          /* the running kernel's */
+	uint8_t buildid[20];          /* the running kernel's, or the perf copy's */
 	uint8_t buildid_len;
+	bool perf_copy;               /* the index of perf's copy (kcache_key_file) */
 	uint8_t key[KCACHE_KEY];
 };
 
@@ -71,6 +72,14 @@ int kcache_running_buildid(uint8_t id[20]);
  * the state cannot be read whole (then no cache is used). */
 int kcache_key_live(struct kcache_key *k, const char *modules, size_t modlen, char *why,
 		    size_t whylen);
+
+/* The key of a kallsyms copy in perf's build-id cache at path, of the
+ * kernel build-id bid: the build-id, the file's identity (device, inode,
+ * size, modification and change times) and the effective uid. Its cache
+ * file is host-kernel/perf-BUILDID.idx. Returns 0, or a negative errno
+ * with why set (no such file). */
+int kcache_key_file(struct kcache_key *k, const uint8_t *bid, size_t bidlen, const char *path,
+		    char *why, size_t whylen);
 
 /* The cache file's path for key k into buf; false when no directory is
  * known (no HOME) or the path does not fit. */

@@ -287,15 +287,14 @@ static void parse_ksyms_file(struct sym_domain *d, char *text, size_t len, struc
 
 /* perf's build-id cache copy of the kernel's kallsyms, taken when it
  * recorded: $PERF_BUILDID_DIR (else ~/.debug)/[kernel.kallsyms]/BUILDID/
- * kallsyms, for the host kernel whose build-id the recording names. NULL
- * when there is none. */
-static char *cached_kallsyms(struct sym_session *s, const struct sym_domain *d, size_t *len,
-			     char *path, size_t pathlen)
+ * kallsyms, for the host kernel whose build-id the recording names. False
+ * when there is no build-id or no directory to look in. */
+static bool kallsyms_copy_path(const struct sym_domain *d, char *path, size_t pathlen)
 {
 	const char *dir = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
 	char hex[41];
 	if (!d->kbuildid_len)
-		return NULL;
+		return false;
 	for (unsigned i = 0; i < d->kbuildid_len; i++)
 		sprintf(hex + 2 * i, "%02x", d->kbuildid[i]);
 	if (dir && *dir)
@@ -303,8 +302,8 @@ static char *cached_kallsyms(struct sym_session *s, const struct sym_domain *d, 
 	else if (home && *home)
 		snprintf(path, pathlen, "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home, hex);
 	else
-		return NULL;
-	return read_file(s, path, len);
+		return false;
+	return true;
 }
 
 /* A note of the kernel symbol cache, only with DOMPROF_KSYM_CACHE=verbose. */
@@ -315,22 +314,80 @@ static char *cached_kallsyms(struct sym_session *s, const struct sym_domain *d, 
 	} while (0)
 
 /*
+ * The kallsyms text file path (this machine's /proc/kallsyms, perf's
+ * build-id cache copy) as the domain's kernel table, through the kernel
+ * symbol cache (kcache.h) when key is given: its index when the cache
+ * holds one for the key, else the text, whose index is then stored in the
+ * cache and used (so that a report reads the same table cold or warm).
+ * A text with lines a text table would warn about is parsed as text, not
+ * cached. warn is said when the table is this file's. Returns false,
+ * having done nothing, when neither the cache nor the file can be read.
+ */
+static bool text_via_cache(struct sym_session *s, struct sym_domain *d, struct kctx *kc,
+			   struct ksym_sink *sink, const char *path, const struct kcache_key *key,
+			   int mode, const char *warn)
+{
+	char *buf = NULL, why[4400];
+	size_t len = 0;
+	struct dp_ksymidx *ix = NULL;
+	if (key) {
+		const uint8_t *data;
+		size_t dlen;
+		int r = kcache_load(key, &buf, &data, &dlen, why, sizeof(why));
+		if (r == 0 && dp_ksymidx_open(data, dlen, &ix, why, sizeof(why)) == 0) {
+			char cpath[4200];
+			sym_warn(s, "%s", warn);
+			kcache_note(s, mode, "read %s",
+				    kcache_path(key, cpath, sizeof(cpath)) ? cpath : "the index");
+			d->kimg->ktext = buf;
+			use_ksymidx(s, d, ix, kc);
+			return true;
+		}
+		if (r != -ENOENT)
+			kcache_note(s, mode, "refused, %s read instead: %s", path, why);
+		free(buf);
+	}
+	if (!(buf = read_file(s, path, &len)))
+		return false;
+	sym_warn(s, "%s", warn);
+	size_t ixlen = 0, odd = 0;
+	/* zstd's fast level -5: the cache is local, and compressing is most
+	 * of what the cold report adds (a system-wide perf.data's cold
+	 * export, 122k kallsyms symbols: 390 M instructions at level 1, 354 M
+	 * at -5, for a file of 930 KB instead of 650) */
+	uint8_t *made = key ? ksyms_index_build(buf, len, KCACHE_LEVEL, &ixlen, &odd) : NULL;
+	if (made && !odd && dp_ksymidx_open(made, ixlen, &ix, why, sizeof(why)) == 0) {
+		if (kcache_store(key, made, ixlen, why, sizeof(why)) < 0)
+			kcache_note(s, mode, "not written: %s", why);
+		else
+			kcache_note(s, mode, "written");
+		free(buf);
+		d->kimg->ktext = (char *)made;
+		use_ksymidx(s, d, ix, kc);
+		return true;
+	}
+	if (made)
+		kcache_note(s, mode, "not written: %s has lines a text table warns about", path);
+	if (ix)
+		dp_ksymidx_free(ix);
+	free(made);
+	parse_ksyms_file(d, buf, len, sink);
+	return true;
+}
+
+/*
  * This machine's kernel symbols for a recording without a table of its
- * own: the index of the kernel symbol cache (kcache.h) when it holds this
- * boot's, else the live /proc/kallsyms, whose index is then stored in the
- * cache (and used, so that a report reads the same table cold or warm).
- * The cache is used only when the recording names the running kernel's
- * build-id; the live text is used as before when the cache is off, the
- * recording names no build-id or another one, the machine's state cannot
- * be keyed, or the text has lines a text table would warn about.
+ * own: the live /proc/kallsyms, through the kernel symbol cache when the
+ * recording names the running kernel's build-id and the machine's state
+ * can be keyed (as before without the cache otherwise).
  */
 static void live_kernel(struct sym_session *s, struct sym_domain *d, struct kctx *kc,
 			struct ksym_sink *sink)
 {
-	size_t len = 0, mlen = 0;
+	size_t mlen = 0;
 	bool modblob = find_blob(d, DP_SYMTAB_MODULES, NULL) != NULL;
 	char *mods = read_file(s, "/proc/modules", &mlen);
-	char *buf = NULL, why[4400];
+	char why[4400];
 	int mode = kcache_mode();
 	struct kcache_key key;
 	bool keyed = false;
@@ -346,54 +403,9 @@ static void live_kernel(struct sym_session *s, struct sym_domain *d, struct kctx
 		else
 			keyed = true;
 	}
-	struct dp_ksymidx *ix = NULL;
-	if (keyed) {
-		const uint8_t *data;
-		size_t dlen;
-		int r = kcache_load(&key, &buf, &data, &dlen, why, sizeof(why));
-		if (r == 0 && dp_ksymidx_open(data, dlen, &ix, why, sizeof(why)) == 0) {
-			char path[4200];
-			kcache_note(s, mode, "read %s",
-				    kcache_path(&key, path, sizeof(path)) ? path : "the index");
-		} else {
-			if (r != -ENOENT)
-				kcache_note(s, mode, "refused, /proc/kallsyms read instead: %s", why);
-			free(buf);
-			buf = NULL;
-		}
-	}
-	if (ix) {
-		sym_warn(s, "no kallsyms in the recording: using this machine's /proc/kallsyms "
-			 "(wrong if the kernel was rebooted since)");
-		d->kimg->ktext = buf;
-		use_ksymidx(s, d, ix, kc);
-	} else if ((buf = read_file(s, "/proc/kallsyms", &len))) {
-		sym_warn(s, "no kallsyms in the recording: using this machine's /proc/kallsyms "
-			 "(wrong if the kernel was rebooted since)");
-		size_t ixlen = 0, odd = 0;
-		/* zstd's fast level -5: the cache is local, and compressing is
-		 * most of what the cold report adds (a system-wide perf.data's
-		 * cold export, 122k kallsyms symbols: 390 M instructions at
-		 * level 1, 354 M at -5, for a file of 930 KB instead of 650) */
-		uint8_t *made = keyed ? ksyms_index_build(buf, len, KCACHE_LEVEL, &ixlen, &odd) : NULL;
-		if (made && !odd && dp_ksymidx_open(made, ixlen, &ix, why, sizeof(why)) == 0) {
-			if (kcache_store(&key, made, ixlen, why, sizeof(why)) < 0)
-				kcache_note(s, mode, "not written: %s", why);
-			else
-				kcache_note(s, mode, "written");
-			free(buf);
-			d->kimg->ktext = (char *)made;
-			use_ksymidx(s, d, ix, kc);
-		} else {
-			if (made)
-				kcache_note(s, mode, "not written: /proc/kallsyms has lines a text table "
-					    "warns about");
-			if (ix)
-				dp_ksymidx_free(ix);
-			free(made);
-			parse_ksyms_file(d, buf, len, sink);
-		}
-	} else {
+	if (!text_via_cache(s, d, kc, sink, "/proc/kallsyms", keyed ? &key : NULL, mode,
+			    "no kallsyms in the recording: using this machine's /proc/kallsyms "
+			    "(wrong if the kernel was rebooted since)")) {
 		sym_warn(s, "no kallsyms in the recording and /proc/kallsyms unreadable: "
 			 "kernel samples are [unknown]");
 		free(mods);
@@ -402,6 +414,27 @@ static void live_kernel(struct sym_session *s, struct sym_domain *d, struct kctx
 	if (!modblob && mods)
 		kmodules_parse(mods, mlen, kmod_range, kc);
 	free(mods);
+}
+
+/* perf's build-id cache copy of the kernel's kallsyms (cached_kallsyms's
+ * path), through the kernel symbol cache keyed by the copy's identity.
+ * False when there is no copy to read. */
+static bool perf_copy_kernel(struct sym_session *s, struct sym_domain *d, struct kctx *kc,
+			     struct ksym_sink *sink)
+{
+	char path[4200], why[4400], warn[4400];
+	if (!kallsyms_copy_path(d, path, sizeof(path)))
+		return false;
+	int mode = kcache_mode();
+	struct kcache_key key;
+	bool keyed = false;
+	if (mode && kcache_key_file(&key, d->kbuildid, d->kbuildid_len, path, why, sizeof(why)) < 0)
+		kcache_note(s, mode, "not used: %s", why);
+	else if (mode)
+		keyed = true;
+	snprintf(warn, sizeof(warn),
+		 "no kallsyms in the recording: kernel symbols from perf's build-id cache (%s)", path);
+	return text_via_cache(s, d, kc, sink, path, keyed ? &key : NULL, mode, warn);
 }
 
 static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
@@ -440,8 +473,6 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	if (!ks && !vm && sm && !blob_admit(s, d, sm))
 		sm = NULL;
 	const char *what = "kallsyms";
-	char *kcache, kpath[4200];
-	size_t kclen;
 	if (xi_done) {
 		/* the core kernel's table is the index's */
 	} else if (xi && !ks) {
@@ -465,10 +496,8 @@ static void ensure_kernel(struct sym_session *s, struct sym_domain *d)
 	} else if (d->symtab_refused) {
 		/* said once for all domains by the refusal summary */
 	} else if (d->id == DP_HOST_DOMAIN && d->kind == DP_DOMAIN_HOST && d->perf_cache &&
-		   (kcache = cached_kallsyms(s, d, &kclen, kpath, sizeof(kpath)))) {
-		sym_warn(s, "no kallsyms in the recording: kernel symbols from perf's build-id cache (%s)",
-			 kpath);
-		parse_ksyms_file(d, kcache, kclen, &sink);
+		   perf_copy_kernel(s, d, &kc, &sink)) {
+		/* perf's copy, said by perf_copy_kernel */
 	} else if (d->id == DP_HOST_DOMAIN && d->kind == DP_DOMAIN_HOST && d->no_live_kernel) {
 		sym_warn(s, "no kallsyms in the recording, which was made on another host: "
 		     "kernel samples are [unknown]");

@@ -14,7 +14,10 @@
 #  - hostile or stale files fall back to the live kallsyms, same output:
 #    a flipped byte (checksum), a cut file, a file of another key, a
 #    directory that cannot be made; a recording that names another
-#    kernel build-id does not use the cache.
+#    kernel build-id does not use the cache;
+#  - perf's build-id cache copy of the kallsyms (a renamed symbol in it
+#    shows which table is read): off, cold and warm the same; the copy
+#    changed (another name) is read anew, not the stale index (control).
 source "$(dirname "$0")/lib/report-common.bash"
 need_root "kallsyms addresses"
 need_workload kernelheavy
@@ -95,6 +98,34 @@ same rewritten
 DOMPROF_CACHE="$OUT/afile/sub" run nodir 1
 same nodir
 DOMPROF_CACHE="$OUT/afile/sub" says nodir-v "not written: "
+
+note "perf's build-id cache copy of the kallsyms, through the cache"
+bid=$(python3 - <<'PY'
+import struct
+notes = open('/sys/kernel/notes', 'rb').read()
+off = 0
+while off + 12 <= len(notes):
+    nsz, dsz, typ = struct.unpack_from('<III', notes, off)
+    na, da = (nsz + 3) & ~3, (dsz + 3) & ~3
+    if typ == 3 and notes[off + 12:off + 12 + nsz] == b'GNU\0':
+        print(notes[off + 12 + na:off + 12 + na + dsz].hex())
+        break
+    off += 12 + na + da
+PY
+)
+copy="$OUT/pbid/[kernel.kallsyms]/$bid/kallsyms"
+mkdir -p "$(dirname "$copy")"
+cp "$OUT/forged.ksyms" "$copy"
+PERF_BUILDID_DIR="$OUT/pbid" run pcopy-off 0
+grep -q " $new\$" "$OUT/pcopy-off.txt" || fail "perf's copy not read with the cache off"
+PERF_BUILDID_DIR="$OUT/pbid" run pcopy-cold 1
+PERF_BUILDID_DIR="$OUT/pbid" run pcopy-warm 1
+cmp -s "$OUT/pcopy-off.txt" "$OUT/pcopy-cold.txt" && cmp -s "$OUT/pcopy-off.txt" "$OUT/pcopy-warm.txt" &&
+	cmp -s "$OUT/pcopy-off.folded" "$OUT/pcopy-warm.folded" || fail_later "perf's copy: cached reports differ"
+PERF_BUILDID_DIR="$OUT/pbid" says pcopy-v "read .*/perf-$bid.idx"
+sed "s/ $new\$/ ${new}2/" "$OUT/forged.ksyms" >"$copy"
+PERF_BUILDID_DIR="$OUT/pbid" run pcopy-changed 1
+grep -q " ${new}2\$" "$OUT/pcopy-changed.txt" || fail_later "control: a changed copy of perf's was not read anew"
 
 note "a recording of another kernel build-id does not use the cache"
 python3 - "$P" "$OUT/other.perf" <<'PY'
