@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "format/ksymidx.h"
 #include "symbols/kcache.h"
@@ -428,6 +429,9 @@ static bool perf_copy_kernel(struct sym_session *s, struct sym_domain *d, struct
 	int mode = kcache_mode();
 	struct kcache_key key;
 	bool keyed = false;
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return false;    /* no copy: nothing to say */
 	if (mode && kcache_key_file(&key, d->kbuildid, d->kbuildid_len, path, why, sizeof(why)) < 0)
 		kcache_note(s, mode, "not used: %s", why);
 	else if (mode)
