@@ -55,10 +55,6 @@ void symtab_add(struct sym_table *t, uint64_t start, uint64_t size, uint64_t lim
 	}
 }
 
-/* qsort comparator context is not available in C qsort: the arena is
- * passed through this file-static pointer, set only inside finish. */
-static const char *cmp_arena;
-
 static unsigned leading_underscores(const char *s)
 {
 	unsigned n = 0;
@@ -86,12 +82,12 @@ static int better(const struct sym_entry *a, const struct sym_entry *b, const ch
 	return strcmp(an, bn);
 }
 
-static int cmp_entry(const void *pa, const void *pb)
+/* The order of a table: by address, the better name first. */
+static int cmp_entry(const struct sym_entry *a, const struct sym_entry *b, const char *arena)
 {
-	const struct sym_entry *a = pa, *b = pb;
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
-	return better(a, b, cmp_arena);
+	return better(a, b, arena);
 }
 
 /*
@@ -100,8 +96,10 @@ static int cmp_entry(const void *pa, const void *pb)
  * sort, so the order is the same) moved each with a memcpy call, and the
  * sort of user images' symbols was an eighth of a system-wide report.
  * Runs already in order (most of a symbol table) cost one comparison.
+ * The arena is an argument, not a global: tables of different domains
+ * may be finished on different threads.
  */
-static void sort_entries(struct sym_entry *v, size_t n)
+static void sort_entries(struct sym_entry *v, size_t n, const char *arena)
 {
 	if (n < 2)
 		return;
@@ -110,13 +108,13 @@ static void sort_entries(struct sym_entry *v, size_t n)
 		for (size_t lo = 0; lo < n; lo += 2 * w) {
 			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
 			size_t i = lo, j = mid, k = lo;
-			if (j < hi && cmp_entry(&a[j], &a[j - 1]) >= 0) {
+			if (j < hi && cmp_entry(&a[j], &a[j - 1], arena) >= 0) {
 				while (i < hi)    /* in order already */
 					b[k++] = a[i++];
 				continue;
 			}
 			while (i < mid && j < hi)
-				b[k++] = cmp_entry(&a[j], &a[i]) < 0 ? a[j++] : a[i++];
+				b[k++] = cmp_entry(&a[j], &a[i], arena) < 0 ? a[j++] : a[i++];
 			while (i < mid)
 				b[k++] = a[i++];
 			while (j < hi)
@@ -136,11 +134,7 @@ void symtab_finish(struct sym_table *t, uint64_t last_size)
 	if (t->finished)
 		return;
 	t->finished = true;
-	if (t->n) {
-		cmp_arena = t->arena;
-		sort_entries(t->v, t->n);
-		cmp_arena = NULL;
-	}
+	sort_entries(t->v, t->n, t->arena);
 	/* keep the first (best) entry of each address */
 	size_t w = 0;
 	for (size_t i = 0; i < t->n; i++) {
