@@ -473,8 +473,9 @@ static bool parse_block(const struct dp_ksymidx *ix, size_t i, struct dec *d, ch
 	const struct dp_ksymidx_block *b = &ix->blk[i];
 	uint32_t n = b->count;
 	const uint8_t *p = d->raw, *end = d->raw + b->raw;
-	/* one allocation for the columns: 8+4+2+2 bytes an entry */
-	uint8_t *mem = xmalloc((size_t)n * 16);
+	/* one allocation for the columns: 8+4+2+2+1 bytes an entry (the
+	 * types are copied: the raw bytes are freed once the names are) */
+	uint8_t *mem = xmalloc((size_t)n * 17);
 	uint64_t *addr = (uint64_t *)(void *)mem;
 	uint32_t *name = (uint32_t *)(void *)(mem + (size_t)n * 8);
 	uint16_t *mod = (uint16_t *)(void *)(mem + (size_t)n * 12);
@@ -581,8 +582,10 @@ static bool parse_block(const struct dp_ksymidx *ix, size_t i, struct dec *d, ch
 		say(why, whylen, "block %zu does not match its index entry", i);
 		return false;
 	}
+	char *types = (char *)mem + (size_t)n * 16;
+	memcpy(types, type, n);
 	d->b.n = n;
-	d->b.type = type;
+	d->b.type = types;
 	d->b.mod = mod;
 	d->b.name = name;
 	d->b.namelen = nlen;
@@ -617,11 +620,12 @@ const struct dp_ksymblk *dp_ksymidx_block(struct dp_ksymidx *ix, size_t i, char 
 		ix->decoded += b->raw;
 		d->bad = !parse_block(ix, i, d, why, whylen);
 	}
+	/* the block is its columns and names now: its raw bytes go */
+	free(d->raw);
+	d->raw = NULL;
 	if (d->bad) {
 		free((void *)d->b.addr);
 		d->b.addr = NULL;
-		free(d->raw);
-		d->raw = NULL;
 		free(d->names);
 		d->names = NULL;
 		return NULL;
