@@ -59,7 +59,9 @@ struct cu_inl {
 };
 
 struct img_lines {
-	Elf *elf;
+	Elf *elf;                /* the image's file (lowest_code reads it) */
+	Elf *delf;               /* libdw's: elf, or dwsect_image's copy in dbuf */
+	void *dbuf;
 	Dwarf *dw;
 	int fd;
 	bool aranges_ok;
@@ -115,9 +117,24 @@ static struct img_lines *open_lines(const char *path, const void *buf, size_t le
 		if (L->fd >= 0)
 			L->elf = elf_begin(L->fd, ELF_C_READ_MMAP, NULL);
 	}
-	if (L->elf && has_debug_line(L->elf))
-		L->dw = dwarf_begin_elf(L->elf, DWARF_C_READ, NULL);
+	if (L->elf && has_debug_line(L->elf)) {
+		/* compressed sections: only those the lookups read, inflated
+		 * faster than libdw would (dwsect.c) */
+		size_t dlen;
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		if (dwsect_image(L->elf, ncpu > 1 ? (unsigned)ncpu : 1, &L->dbuf, &dlen) == 0 &&
+		    !(L->delf = elf_memory(L->dbuf, dlen))) {
+			free(L->dbuf);
+			L->dbuf = NULL;
+		}
+		if (!L->delf)
+			L->delf = L->elf;
+		L->dw = dwarf_begin_elf(L->delf, DWARF_C_READ, NULL);
+	}
 	if (!L->dw) {
+		if (L->delf && L->delf != L->elf)
+			elf_end(L->delf);
+		free(L->dbuf);
 		if (L->elf)
 			elf_end(L->elf);
 		if (L->fd >= 0)
@@ -148,6 +165,9 @@ void lines_free(void *p)
 	free(L->rng);
 	hmap_release(&L->paths);
 	dwarf_end(L->dw);
+	if (L->delf != L->elf)
+		elf_end(L->delf);
+	free(L->dbuf);
 	elf_end(L->elf);
 	if (L->fd >= 0)
 		close(L->fd);

@@ -126,5 +126,25 @@ rec "$OUT/lines-junk" "$OUT/junk.data"
 "$DOMPROF" report -i "$OUT/junk.data" -l -s srcline >"$OUT/junk.txt" 2>&1 || fail "report with a junk .debug_line: exit $?"
 ! grep -q "lines.c:$la " "$OUT/junk.txt" || fail "control: a junk line table still names LINE_A"
 grep -Eq 'lines-junk +two_lines' "$OUT/junk.txt" || fail "a junk line table lost the symbol rows"
+
+# compressed debug sections: the same answers as the uncompressed file
+objcopy --compress-debug-sections=zlib "$OUT/lines" "$OUT/lines-z"
+readelf -SW "$OUT/lines-z" | grep -q ' \.debug_info .* C ' || fail "objcopy did not compress .debug_info"
+cp "$OUT/lines-z" "$OUT/lines-z.keep"
+rec "$OUT/lines-z" "$OUT/z.data"
+zrows() { # OUTFILE: every srcline view of z.data
+	{ "$DOMPROF" report -q -i "$OUT/z.data" -l -s srcline
+	  "$DOMPROF" report -q -i "$OUT/z.data" -l -s srcline --no-inline
+	  "$DOMPROF" report -q -i "$OUT/z.data" -l -s srcline --format json
+	  "$DOMPROF" annotate -i "$OUT/z.data" two_lines; } >"$1" 2>&1 || fail "report of the compressed copy: exit $?"
+}
+zrows "$OUT/z-compressed.txt"
+grep -q "lines.c:$la " "$OUT/z-compressed.txt" || fail "the compressed copy names no LINE_A row"
+cp "$OUT/lines" "$OUT/lines-z"
+zrows "$OUT/z-plain.txt"
+cmp "$OUT/z-compressed.txt" "$OUT/z-plain.txt" || fail "compressed debug sections answer differently from the uncompressed file"
+cp "$OUT/lines-junk" "$OUT/lines-z"
+zrows "$OUT/z-junk.txt"
+! cmp -s "$OUT/z-compressed.txt" "$OUT/z-junk.txt" || fail "control: the junk line table answers like the real one"
 "$DOMPROF" report -i "$D" -s nosuch >/dev/null 2>&1; [ $? -eq 2 ] || fail "-s nosuch: not a usage error"
 exit 0
