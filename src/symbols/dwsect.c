@@ -31,6 +31,9 @@
 #define DWS_MAX_SECTION (1ull << 30)   /* inflated bytes per section */
 #define DWS_MAX_TOTAL (2ull << 30)     /* inflated bytes per file */
 #define DWS_THREAD_MIN (1u << 20)      /* a second thread only for this much */
+/* deflate inflates at most ~1032:1: a header that claims more is a lie
+ * (and would have us allocate it) */
+#define DWS_MAX_RATIO 1032
 
 /* What lines.c's lookups read through libdw: CUs and their DIEs, line
  * tables, strings, address ranges. */
@@ -150,7 +153,8 @@ int dwsect_image(void *elf, unsigned threads, void **out, size_t *outlen)
 			memcpy(&ch, s->src, sizeof(ch));
 			/* zlib only: libdw 0.188 reads no other, and a file it
 			 * cannot read keeps its answer (no lines) */
-			if (ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size > DWS_MAX_SECTION)
+			if (ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size > DWS_MAX_SECTION ||
+			    ch.ch_size / DWS_MAX_RATIO > sh.sh_size)
 				return -1;
 			s->ctype = ch.ch_type;
 			s->src += sizeof(ch);

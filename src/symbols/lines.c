@@ -471,18 +471,18 @@ static bool inl_find(const struct cu_inl *ci, uint64_t a, Dwarf_Off *die)
 	return true;
 }
 
-bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, struct sym_srcline *out)
+void *lines_open_buffer(const void *buf, size_t len)
 {
+	return open_lines(NULL, buf, len);
+}
+
+bool lines_lookup(void *lines, struct sym_pool *pool, uint64_t a, struct sym_srcline *out)
+{
+	struct img_lines *L = lines;
 	memset(out, 0, sizeof(*out));
-	struct sym_map *m = (struct sym_map *)cm;   /* session-owned (internal.h) */
-	bool kernel = m->img->kind == IMG_ABS && m->img->dom && m->img == m->img->dom->kimg;
-	if (m->img->kind != IMG_ELF && !kernel)
-		return false;
-	struct img_lines *L = kernel ? kernel_lines(s, m->img) : image_lines(s, m->img);
 	out->has_table = L != NULL;
 	if (!L)
 		return false;
-	Dwarf_Addr a = kernel ? ip - L->shift : sym_map_to_image(m, ip);
 	Dwarf_Die cu;
 	if (!cu_of(L, a, &cu))
 		return false;
@@ -501,9 +501,9 @@ bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, s
 		if (dir && *dir) {
 			char full[4096];
 			snprintf(full, sizeof(full), "%s/%s", dir, file);
-			out->path = pool_strdup(&s->pool, full);
+			out->path = pool_strdup(pool, full);
 		} else {
-			out->path = pool_strdup(&s->pool, file);
+			out->path = pool_strdup(pool, file);
 		}
 		u64map_put(&L->paths, (uint64_t)(uintptr_t)file, (void *)out->path);
 	}
@@ -517,7 +517,7 @@ bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, s
 	Dwarf_Die inl;
 	if (inl_find(cu_inlines(L, &cu), a, &inl_off) && dwarf_offdie(L->dw, inl_off, &inl)) {
 		const char *n = die_name(&inl);
-		out->inlined = pool_strdup(&s->pool, n ? n : "?");
+		out->inlined = pool_strdup(pool, n ? n : "?");
 		Dwarf_Attribute at;
 		Dwarf_Word fidx = 0, cl = 0;
 		Dwarf_Files *files;
@@ -527,8 +527,23 @@ bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, s
 		if (dwarf_attr(&inl, DW_AT_call_file, &at) && dwarf_formudata(&at, &fidx) == 0 &&
 		    dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 && fidx < nfiles) {
 			const char *cf = dwarf_filesrc(files, fidx, NULL, NULL);
-			out->call_file = cf ? pool_strdup(&s->pool, base(cf)) : NULL;
+			out->call_file = cf ? pool_strdup(pool, base(cf)) : NULL;
 		}
 	}
 	return true;
+}
+
+bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, struct sym_srcline *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct sym_map *m = (struct sym_map *)cm;   /* session-owned (internal.h) */
+	bool kernel = m->img->kind == IMG_ABS && m->img->dom && m->img == m->img->dom->kimg;
+	if (m->img->kind != IMG_ELF && !kernel)
+		return false;
+	struct img_lines *L = kernel ? kernel_lines(s, m->img) : image_lines(s, m->img);
+	if (!L) {
+		out->has_table = false;
+		return false;
+	}
+	return lines_lookup(L, &s->pool, kernel ? ip - L->shift : sym_map_to_image(m, ip), out);
 }
