@@ -140,12 +140,12 @@ int elf_load_debug(struct sym_session *s, const char *path, const struct elf_inf
 void lines_free(void *lines);
 /* lines.c: the line tables of an ELF file in buf (borrowed: it must
  * outlive the handle), or NULL when it has none; free with lines_free.
- * lines_lookup: sym_srcline's answer for file address a (strings in
- * pool, *out zeroed first; has_table set when lines is not NULL). Both
- * take hostile files (tests/fuzz/fuzz-lines.c). */
+ * lines_lookup: sym_srcline's answer for file address a (*out zeroed
+ * first; has_table set when lines is not NULL; strings owned by the
+ * handle). Both take hostile files (tests/fuzz/fuzz-lines.c). */
 struct sym_srcline;
 void *lines_open_buffer(const void *buf, size_t len);
-bool lines_lookup(void *lines, struct sym_pool *pool, uint64_t a, struct sym_srcline *out);
+bool lines_lookup(void *lines, uint64_t a, struct sym_srcline *out);
 /* dwsect.c: a new in-memory ELF file (*out, malloc'ed, the caller's to
  * free after libdw and libelf are done with it) of only the DWARF
  * sections lines.c reads, decompressed, on up to `threads` threads (at

@@ -25,9 +25,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbols/internal.h"
@@ -71,6 +73,13 @@ struct img_lines {
 	size_t nrng;             /* the first miss in .debug_aranges */
 	bool rng_done;
 	struct hmap paths;       /* line table's file name (libdw's, stable) -> pooled full path */
+	struct sym_pool pool;    /* the answers' strings (live until lines_free) */
+	struct hmap memo;        /* address + 1 -> struct memo_ent *: sym_srcline_prefetch's answers */
+};
+
+struct memo_ent {
+	struct sym_srcline out;
+	bool ok;
 };
 
 struct cu_rng {
@@ -103,7 +112,7 @@ static bool has_debug_line(Elf *e)
 }
 
 /* libdw on a buffer or a regular file; NULL when it has no line tables */
-static struct img_lines *open_lines(const char *path, const void *buf, size_t len)
+static struct img_lines *open_lines(const char *path, const void *buf, size_t len, unsigned threads)
 {
 	struct img_lines *L = calloc(1, sizeof(*L));
 	if (!L)
@@ -121,8 +130,7 @@ static struct img_lines *open_lines(const char *path, const void *buf, size_t le
 		/* compressed sections: only those the lookups read, inflated
 		 * faster than libdw would (dwsect.c) */
 		size_t dlen;
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		if (dwsect_image(L->elf, ncpu > 1 ? (unsigned)ncpu : 1, &L->dbuf, &dlen) == 0 &&
+		if (dwsect_image(L->elf, threads, &L->dbuf, &dlen) == 0 &&
 		    !(L->delf = elf_memory(L->dbuf, dlen))) {
 			free(L->dbuf);
 			L->dbuf = NULL;
@@ -164,6 +172,10 @@ void lines_free(void *p)
 	hmap_release(&L->cus);
 	free(L->rng);
 	hmap_release(&L->paths);
+	for (size_t i = 0; i < L->memo.cap; i++)
+		free(L->memo.v[i].val);
+	hmap_release(&L->memo);
+	pool_release(&L->pool);
 	dwarf_end(L->dw);
 	if (L->delf != L->elf)
 		elf_end(L->delf);
@@ -174,6 +186,18 @@ void lines_free(void *p)
 	free(L);
 }
 
+static unsigned online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 1 ? (n > 64 ? 64 : (unsigned)n) : 1;
+}
+
+/* the debug file the symbols came from, when it is not the image's file */
+static bool other_src(const struct sym_image *img)
+{
+	return img->src_path && img->src_path != img->path && strcmp(img->src_path, img->path);
+}
+
 static struct img_lines *image_lines(struct sym_session *s, struct sym_image *img)
 {
 	if (img->lines_done)
@@ -182,17 +206,18 @@ static struct img_lines *image_lines(struct sym_session *s, struct sym_image *im
 	image_load_symbols(s, img);
 	if (!img->info.ok || !img->info_usable)
 		return NULL;
-	struct img_lines *L = img->blob ? open_lines(NULL, img->blob, img->blob_size)
-					: open_lines(img->path, NULL, 0);
-	if (!L && img->src_path && img->src_path != img->path && strcmp(img->src_path, img->path))
-		L = open_lines(img->src_path, NULL, 0);   /* the debug file symbols came from */
+	unsigned th = online_cpus();
+	struct img_lines *L = img->blob ? open_lines(NULL, img->blob, img->blob_size, th)
+					: open_lines(img->path, NULL, 0, th);
+	if (!L && other_src(img))
+		L = open_lines(img->src_path, NULL, 0, th);   /* the debug file symbols came from */
 	if (!L && !img->is_vdso) {
 		/* a binary with its own .symtab never looked for a debug file */
 		struct sym_table t;
 		char *found = NULL;
 		symtab_init(&t);
 		if (elf_load_debug(s, img->blob ? NULL : img->path, &img->info, &t, &found) >= 0 && found)
-			L = open_lines(found, NULL, 0);
+			L = open_lines(found, NULL, 0, th);
 		symtab_release(&t);
 		free(found);
 	}
@@ -231,7 +256,7 @@ static struct img_lines *kernel_lines(struct sym_session *s, struct sym_image *i
 			path = s->kdebug[i].path;
 	if (!path)
 		return NULL;
-	struct img_lines *L = open_lines(path, NULL, 0);
+	struct img_lines *L = open_lines(path, NULL, 0, online_cpus());
 	if (!L) {
 		sym_warn(s, "domain %s: %s has no DWARF line tables (--vmlinux wants the "
 			 "kernel's debug file, e.g. from the linux-image-*-dbg package)", d->name, path);
@@ -473,16 +498,17 @@ static bool inl_find(const struct cu_inl *ci, uint64_t a, Dwarf_Off *die)
 
 void *lines_open_buffer(const void *buf, size_t len)
 {
-	return open_lines(NULL, buf, len);
+	return open_lines(NULL, buf, len, 1);
 }
 
-bool lines_lookup(void *lines, struct sym_pool *pool, uint64_t a, struct sym_srcline *out)
+bool lines_lookup(void *lines, uint64_t a, struct sym_srcline *out)
 {
 	struct img_lines *L = lines;
 	memset(out, 0, sizeof(*out));
 	out->has_table = L != NULL;
 	if (!L)
 		return false;
+	struct sym_pool *pool = &L->pool;
 	Dwarf_Die cu;
 	if (!cu_of(L, a, &cu))
 		return false;
@@ -545,5 +571,152 @@ bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, s
 		out->has_table = false;
 		return false;
 	}
-	return lines_lookup(L, &s->pool, kernel ? ip - L->shift : sym_map_to_image(m, ip), out);
+	uint64_t a = kernel ? ip - L->shift : sym_map_to_image(m, ip);
+	const struct memo_ent *me = a != UINT64_MAX ? u64map_get(&L->memo, a + 1) : NULL;
+	if (me) {
+		*out = me->out;
+		return me->ok;
+	}
+	return lines_lookup(L, a, out);
+}
+
+/*
+ * sym_srcline_prefetch: the images' line tables opened and their
+ * addresses looked up on several threads, one image per thread at a
+ * time (libdw and libelf handles are not shared between threads; each
+ * image's tables, path cache and strings are its own). What the main
+ * thread does first is what image_lines would: the image's symbols
+ * (which find its debug file), in the order the lookups would have
+ * loaded them. An image whose file and debug file have no line tables is
+ * left to image_lines (its later fallbacks may warn). The largest files
+ * go first so that the longest job does not start last.
+ */
+struct lines_job {
+	struct sym_image *img;
+	const char *path, *path2;   /* the image's file, the debug file (or NULL) */
+	const void *blob;
+	size_t blob_size;
+	uint64_t cost;              /* file size: the order jobs are taken in */
+	uint64_t *a;
+	size_t n, cap;
+	struct img_lines *L;
+};
+
+struct lines_pool {
+	struct lines_job *jobs;
+	size_t njobs;
+	size_t next;                /* taken with __atomic_fetch_add */
+	unsigned threads;           /* for dwsect's inflation inside a job */
+};
+
+static void run_lines_job(struct lines_job *j, unsigned threads)
+{
+	struct img_lines *L = j->blob ? open_lines(NULL, j->blob, j->blob_size, threads)
+				      : open_lines(j->path, NULL, 0, threads);
+	if (!L && j->path2)
+		L = open_lines(j->path2, NULL, 0, threads);
+	j->L = L;
+	if (!L)
+		return;
+	/* in address order: a CU's tables are built by its first lookup and
+	 * the next addresses are mostly in the same CU */
+	qsort(j->a, j->n, sizeof(*j->a), u64_cmp);
+	for (size_t i = 0; i < j->n; i++) {
+		if (j->a[i] == UINT64_MAX || (i && j->a[i] == j->a[i - 1]))
+			continue;
+		struct memo_ent *me = xmalloc(sizeof(*me));
+		me->ok = lines_lookup(L, j->a[i], &me->out);
+		u64map_put(&L->memo, j->a[i] + 1, me);
+	}
+}
+
+static void *lines_worker(void *p)
+{
+	struct lines_pool *lp = p;
+	for (;;) {
+		size_t i = __atomic_fetch_add(&lp->next, 1, __ATOMIC_RELAXED);
+		if (i >= lp->njobs)
+			return NULL;
+		run_lines_job(&lp->jobs[i], lp->threads);
+	}
+}
+
+static int cmp_cost(const void *a, const void *b)
+{
+	const struct lines_job *x = a, *y = b;
+	return x->cost < y->cost ? 1 : x->cost > y->cost ? -1 : 0;
+}
+
+static uint64_t file_size(const char *path)
+{
+	struct stat st;
+	return path && stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+#define PREFETCH_MAX_THREADS 8
+
+void sym_srcline_prefetch(struct sym_session *s, const struct sym_map *const *maps, const uint64_t *ips,
+			  size_t n, unsigned threads)
+{
+	struct lines_job *jobs = NULL;
+	size_t njobs = 0, cap = 0;
+	struct hmap which = { 0 };   /* image -> job index + 1 */
+	for (size_t i = 0; i < n; i++) {
+		struct sym_map *m = (struct sym_map *)maps[i];   /* session-owned (internal.h) */
+		if (!m || m->img->kind != IMG_ELF || m->img->lines_done)
+			continue;
+		struct sym_image *img = m->img;
+		uintptr_t ji = (uintptr_t)u64map_get(&which, (uint64_t)(uintptr_t)img);
+		if (!ji) {
+			image_load_symbols(s, img);
+			if (!img->info.ok || !img->info_usable) {
+				/* no lines, as image_lines says: its answer now */
+				img->lines_done = true;
+				continue;
+			}
+			if (njobs == cap) {
+				cap = cap ? 2 * cap : 16;
+				jobs = xrealloc(jobs, cap * sizeof(*jobs));
+			}
+			struct lines_job *j = &jobs[njobs++];
+			*j = (struct lines_job){ .img = img, .blob = img->blob, .blob_size = img->blob_size,
+						 .path = img->path, .path2 = other_src(img) ? img->src_path : NULL };
+			j->cost = j->blob ? j->blob_size : file_size(j->path2 ? j->path2 : j->path);
+			ji = njobs;
+			u64map_put(&which, (uint64_t)(uintptr_t)img, (void *)ji);
+		}
+		struct lines_job *j = &jobs[ji - 1];
+		if (j->n == j->cap) {
+			j->cap = j->cap ? 2 * j->cap : 64;
+			j->a = xrealloc(j->a, j->cap * sizeof(*j->a));
+		}
+		j->a[j->n++] = sym_map_to_image(m, ips[i]);
+	}
+	hmap_release(&which);
+	if (njobs > 1)
+		qsort(jobs, njobs, sizeof(*jobs), cmp_cost);
+	unsigned ncpu = online_cpus();
+	unsigned nt = threads ? threads : ncpu;
+	if (nt > njobs)
+		nt = (unsigned)njobs;
+	if (nt > PREFETCH_MAX_THREADS)
+		nt = PREFETCH_MAX_THREADS;
+	elf_version(EV_CURRENT);   /* once, before any thread reads an ELF */
+	struct lines_pool lp = { jobs, njobs, 0, ncpu };
+	pthread_t th[PREFETCH_MAX_THREADS];
+	unsigned started = 0;
+	for (unsigned t = 1; t < nt; t++)
+		if (pthread_create(&th[started], NULL, lines_worker, &lp) == 0)
+			started++;
+	lines_worker(&lp);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	for (size_t i = 0; i < njobs; i++) {
+		if (jobs[i].L) {
+			jobs[i].img->lines = jobs[i].L;
+			jobs[i].img->lines_done = true;
+		}
+		free(jobs[i].a);
+	}
+	free(jobs);
 }

@@ -83,7 +83,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&v, data + size - 64 + 8 * k, 8);
 		a[n++] = v;
 	}
-	struct sym_pool pool = { 0 };
 	void *L = lines_open_buffer(buf, size);
 	bool verbose = getenv("FUZZ_LINES_VERBOSE") != NULL;
 	size_t found = 0, inl = 0, shown = 0, shown_inl = 0;
@@ -91,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int pass = 0; pass < 2 && first; pass++)
 		for (size_t i = 0; i < n; i++) {
 			struct sym_srcline r;
-			bool ok = lines_lookup(L, &pool, a[i], &r);
+			bool ok = lines_lookup(L, a[i], &r);
 			if (ok && !r.file)
 				abort();
 			if (pass) {
@@ -116,7 +115,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			L ? "" : ", no line tables");
 	free(first);
 	lines_free(L);
-	pool_release(&pool);
 	free(buf);
 	return 0;
 }
