@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,9 +187,14 @@ void lines_free(void *p)
 	free(L);
 }
 
+/* the CPUs this process may run on (taskset, cgroup cpusets), as
+ * analysis/options.c's jobs_for_size counts them */
 static unsigned online_cpus(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	long n = 1;
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		n = CPU_COUNT(&set);
 	return n > 1 ? (n > 64 ? 64 : (unsigned)n) : 1;
 }
 
