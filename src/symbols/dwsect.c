@@ -244,7 +244,9 @@ int dwsect_image(void *elf, unsigned threads, void **out, size_t *outlen)
 	for (size_t k = 0; k < n; k++)
 		sh[k + 1] = (Elf64_Shdr){ .sh_name = nameoff[k], .sh_type = SHT_PROGBITS, .sh_flags = sec[k].flags,
 					  .sh_offset = sec[k].off, .sh_size = sec[k].size,
-					  .sh_addralign = sec[k].align ? sec[k].align : 1, .sh_entsize = sec[k].entsize };
+					  /* offsets are 8-aligned: a larger (hostile) claim is not kept */
+					  .sh_addralign = sec[k].align && sec[k].align <= 8 ? sec[k].align : 1,
+					  .sh_entsize = sec[k].entsize };
 	sh[n + 1] = (Elf64_Shdr){ .sh_name = nameoff[n], .sh_type = SHT_STRTAB, .sh_offset = stroff,
 				  .sh_size = nlen, .sh_addralign = 1 };
 	/* gaps between sections: zero, not heap garbage */

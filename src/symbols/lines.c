@@ -591,9 +591,9 @@ bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, s
  * addresses looked up on several threads, one image per thread at a
  * time (libdw and libelf handles are not shared between threads; each
  * image's tables, path cache and strings are its own). What the main
- * thread does first is what image_lines would: the image's symbols
- * (which find its debug file), in the order the lookups would have
- * loaded them. An image whose file and debug file have no line tables is
+ * thread does first is what sym_resolve and image_lines would: place
+ * the map and load the image's symbols (which find its debug file), in
+ * the order the rows would have. An image whose file and debug file have no line tables is
  * left to image_lines (its later fallbacks may warn). The largest files
  * go first so that the longest job does not start last.
  */
@@ -669,12 +669,18 @@ void sym_srcline_prefetch(struct sym_session *s, const struct sym_map *const *ma
 	struct hmap which = { 0 };   /* image -> job index + 1 */
 	for (size_t i = 0; i < n; i++) {
 		struct sym_map *m = (struct sym_map *)maps[i];   /* session-owned (internal.h) */
-		if (!m || m->img->kind != IMG_ELF || m->img->lines_done)
+		if (!m)
+			continue;
+		/* what sym_resolve does first, for every map in the order the
+		 * rows will resolve them: loading (and its warnings) happens
+		 * in the same order as without this */
+		image_place(s, m);
+		image_load_symbols(s, m->img);
+		if (m->img->kind != IMG_ELF || m->img->lines_done)
 			continue;
 		struct sym_image *img = m->img;
 		uintptr_t ji = (uintptr_t)u64map_get(&which, (uint64_t)(uintptr_t)img);
 		if (!ji) {
-			image_load_symbols(s, img);
 			if (!img->info.ok || !img->info_usable) {
 				/* no lines, as image_lines says: its answer now */
 				img->lines_done = true;
