@@ -65,6 +65,11 @@ struct img_lines {
 	Elf *elf;                /* the image's file (lowest_code reads it) */
 	Elf *delf;               /* libdw's: elf, or dwsect_image's copy in dbuf */
 	void *dbuf;
+	size_t dlen;
+	const void *buf;         /* the image's bytes when it came from memory */
+	size_t len;
+	struct img_lines *twin;  /* a second handle on the same bytes (lines_twin) */
+	bool borrowed;           /* a twin's: dbuf and fd are its owner's */
 	Dwarf *dw;
 	int fd;
 	bool aranges_ok;
@@ -121,6 +126,8 @@ static struct img_lines *open_lines(const char *path, const void *buf, size_t le
 	L->fd = -1;
 	elf_version(EV_CURRENT);   /* a kernel's file may be the first ELF read */
 	if (buf) {
+		L->buf = buf;
+		L->len = len;
 		L->elf = elf_memory((char *)buf, len);
 	} else {
 		L->fd = file_open_regular(path, NULL);
@@ -130,9 +137,8 @@ static struct img_lines *open_lines(const char *path, const void *buf, size_t le
 	if (L->elf && has_debug_line(L->elf)) {
 		/* compressed sections: only those the lookups read, inflated
 		 * faster than libdw would (dwsect.c) */
-		size_t dlen;
-		if (dwsect_image(L->elf, threads, &L->dbuf, &dlen) == 0 &&
-		    !(L->delf = elf_memory(L->dbuf, dlen))) {
+		if (dwsect_image(L->elf, threads, &L->dbuf, &L->dlen) == 0 &&
+		    !(L->delf = elf_memory(L->dbuf, L->dlen))) {
 			free(L->dbuf);
 			L->dbuf = NULL;
 		}
@@ -162,6 +168,7 @@ void lines_free(void *p)
 	struct img_lines *L = p;
 	if (!L)
 		return;
+	lines_free(L->twin);   /* before the bytes and the file it reads */
 	for (size_t i = 0; i < L->cus.cap; i++) {
 		struct cu_inl *ci = L->cus.v[i].val;
 		if (ci) {
@@ -180,11 +187,47 @@ void lines_free(void *p)
 	dwarf_end(L->dw);
 	if (L->delf != L->elf)
 		elf_end(L->delf);
-	free(L->dbuf);
 	elf_end(L->elf);
-	if (L->fd >= 0)
-		close(L->fd);
+	if (!L->borrowed) {
+		free(L->dbuf);
+		if (L->fd >= 0)
+			close(L->fd);
+	}
 	free(L);
+}
+
+/* A second libdw handle on L's bytes (its inflated copy, its buffer or
+ * its file), for another thread: libdw's handles are not shared between
+ * threads, the bytes are only read. NULL when libdw refuses them. */
+static struct img_lines *lines_twin(struct img_lines *L)
+{
+	struct img_lines *T = calloc(1, sizeof(*T));
+	if (!T)
+		return NULL;
+	T->borrowed = true;
+	T->fd = L->fd;
+	if (L->dbuf)
+		T->elf = elf_memory(L->dbuf, L->dlen);
+	else if (L->buf)
+		T->elf = elf_memory((char *)L->buf, L->len);
+	else if (L->fd >= 0)
+		T->elf = elf_begin(L->fd, ELF_C_READ_MMAP, NULL);
+	T->delf = T->elf;
+	T->dw = T->elf ? dwarf_begin_elf(T->elf, DWARF_C_READ, NULL) : NULL;
+	if (!T->dw) {
+		if (T->elf)
+			elf_end(T->elf);
+		free(T);
+		return NULL;
+	}
+	Dwarf_Aranges *ar;
+	size_t nar;
+	T->aranges_ok = dwarf_getaranges(T->dw, &ar, &nar) == 0 && nar > 0;
+	if (T->aranges_ok != L->aranges_ok) {   /* then it would not answer the same */
+		lines_free(T);
+		return NULL;
+	}
+	return T;
 }
 
 /* the CPUs this process may run on (taskset, cgroup cpusets), as
@@ -615,6 +658,26 @@ struct lines_pool {
 	unsigned threads;           /* for dwsect's inflation inside a job */
 };
 
+#define SPLIT_MIN 256    /* distinct addresses in an image worth a second handle */
+
+struct half {
+	struct img_lines *L;
+	const uint64_t *a;
+	struct memo_ent **res;
+	size_t from, to;
+};
+
+static void *run_half(void *p)
+{
+	struct half *h = p;
+	for (size_t i = h->from; i < h->to; i++) {
+		struct memo_ent *me = xmalloc(sizeof(*me));
+		me->ok = lines_lookup(h->L, h->a[i], &me->out);
+		h->res[i] = me;
+	}
+	return NULL;
+}
+
 static void run_lines_job(struct lines_job *j, unsigned threads)
 {
 	struct img_lines *L = j->blob ? open_lines(NULL, j->blob, j->blob_size, threads)
@@ -627,13 +690,26 @@ static void run_lines_job(struct lines_job *j, unsigned threads)
 	/* in address order: a CU's tables are built by its first lookup and
 	 * the next addresses are mostly in the same CU */
 	qsort(j->a, j->n, sizeof(*j->a), u64_cmp);
-	for (size_t i = 0; i < j->n; i++) {
-		if (j->a[i] == UINT64_MAX || (i && j->a[i] == j->a[i - 1]))
-			continue;
-		struct memo_ent *me = xmalloc(sizeof(*me));
-		me->ok = lines_lookup(L, j->a[i], &me->out);
-		u64map_put(&L->memo, j->a[i] + 1, me);
-	}
+	size_t m = 0;
+	for (size_t i = 0; i < j->n; i++)
+		if (j->a[i] != UINT64_MAX && (!m || j->a[i] != j->a[m - 1]))
+			j->a[m++] = j->a[i];
+	j->n = m;
+	struct memo_ent **res = xmalloc((m ? m : 1) * sizeof(*res));
+	/* many addresses (libc's in a large recording: 5k in as many CUs
+	 * as inflating its DWARF costs): the upper half on a second handle
+	 * and thread */
+	struct half hi = { NULL, j->a, res, m / 2, m };
+	pthread_t th;
+	bool split = threads > 1 && m >= SPLIT_MIN && (hi.L = L->twin = lines_twin(L)) &&
+		     pthread_create(&th, NULL, run_half, &hi) == 0;
+	struct half lo = { L, j->a, res, 0, split ? m / 2 : m };
+	run_half(&lo);
+	if (split)
+		pthread_join(th, NULL);
+	for (size_t i = 0; i < m; i++)
+		u64map_put(&L->memo, j->a[i] + 1, res[i]);
+	free(res);
 }
 
 static void *lines_worker(void *p)
