@@ -5,7 +5,7 @@
 
 CC      ?= gcc
 PREFIX  ?= /usr/local
-PKGS    := libelf libdw libzstd libbpf capstone
+PKGS    := libelf libdw libzstd libdeflate libbpf capstone
 # libdebuginfod-dev gives <elfutils/debuginfod.h> only: the library is dlopen'ed
 # at run time (src/symbols/debuginfod.c), so it and libcurl are not linked.
 VERSION := 0.1.0

@@ -35,7 +35,7 @@ fuzz: build/fuzz/fuzz-unwind
 build/fuzz/fuzz-unwind: tests/fuzz/fuzz-unwind.c $(call fz,$(UNWIND_FUZZ_SRC)) $(wildcard src/symbols/*.h src/format/*.h src/util/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-unwind.c $(call fz,$(UNWIND_FUZZ_SRC)) \
-		-ldw -lelf -lzstd -liberty -lz -lpthread
+		-ldw -lelf -lzstd -ldeflate -liberty -lz -lpthread
 
 # The known call graph across a program and a shared library
 # (tests/workloads/dwknown.c, tests/e2e/dwarf-known.sh): both -O2
@@ -61,4 +61,13 @@ fuzz: build/fuzz/fuzz-code
 build/fuzz/fuzz-code: tests/fuzz/fuzz-code.c $(call fz,$(UNWIND_FUZZ_SRC)) $(wildcard src/symbols/*.h src/format/*.h src/util/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-code.c $(call fz,$(UNWIND_FUZZ_SRC)) \
-		-ldw -lelf -lzstd -liberty -lz -lpthread
+		-ldw -lelf -lzstd -ldeflate -liberty -lz -lpthread
+
+# libFuzzer target for source lines over crafted DWARF (tests/fuzz/fuzz-lines.c:
+# lines.c's CU ranges and inline segment tables, dwsect.c's rebuilt file),
+# run by tests/e2e/fuzz-lines.sh on seeds made from the lines workload.
+fuzz: build/fuzz/fuzz-lines
+build/fuzz/fuzz-lines: tests/fuzz/fuzz-lines.c $(call fz,$(UNWIND_FUZZ_SRC)) $(wildcard src/symbols/*.h src/format/*.h src/util/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-lines.c $(call fz,$(UNWIND_FUZZ_SRC)) \
+		-ldw -lelf -lzstd -ldeflate -liberty -lz -lpthread

@@ -8,13 +8,14 @@
 # static archives of elfutils and its compression libraries, taken from
 # `pkg-config --static` (libdw pulls in libbz2, liblzma, libz, libzstd),
 # plus libiberty (demangling). Debian: libelf-dev libdw-dev libzstd-dev
-# zlib1g-dev liblzma-dev libbz2-dev libiberty-dev ship the .a files.
+# zlib1g-dev liblzma-dev libbz2-dev libiberty-dev libdeflate-dev ship the
+# .a files (libdeflate: lines.c inflates compressed debug sections with it).
 # Debug info is stripped to keep the initramfs small; symbols stay.
 # capstone is not linked (annotate dlopens it, src/output/disasm.h).
 
-STATIC_PKG_LIBS := $(shell pkg-config --static --libs libbpf libdw libelf libzstd 2>/dev/null)
+STATIC_PKG_LIBS := $(shell pkg-config --static --libs libbpf libdw libelf libzstd libdeflate 2>/dev/null)
 ifeq ($(strip $(STATIC_PKG_LIBS)),)
-STATIC_PKG_LIBS := -ldw -lelf -lbz2 -llzma -lzstd -lz
+STATIC_PKG_LIBS := -ldw -lelf -lbz2 -llzma -lzstd -ldeflate -lz
 endif
 STATIC_LIBS := $(STATIC_PKG_LIBS) -liberty -lz -lpthread -lm
 

@@ -3,7 +3,7 @@
 # Installs the Debian packages domprof's build, tests and demos need.
 # Idempotent: installs only what is missing; runs apt-get update at most once.
 set -eu
-PKGS="gcc make pkg-config libelf-dev libdw-dev libdebuginfod-dev libzstd-dev libbpf-dev zlib1g-dev libiberty-dev libcapstone-dev
+PKGS="gcc make pkg-config libelf-dev libdw-dev libdebuginfod-dev libzstd-dev libdeflate-dev libbpf-dev zlib1g-dev libiberty-dev libcapstone-dev
       clang libclang-rt-14-dev valgrind linux-perf zstd debuginfod
       qemu-system-x86 busybox-static cpio node-ws nodejs chromium golang-go"
 missing=()

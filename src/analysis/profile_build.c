@@ -536,6 +536,24 @@ void profile_build(struct loader *L)
 	}
 	free(memo);
 
+	/* Source lines: every leaf's looked up ahead, the images on as many
+	 * threads as there are CPUs (each image's DWARF is one-time work:
+	 * libc's debug file is 11 MB to inflate), before the loop below
+	 * asks for them one by one in the same order. */
+	if (L->o.srcline) {
+		const struct sym_map **pm = xmalloc((L->nkeys ? L->nkeys : 1) * sizeof(*pm));
+		uint64_t *pi = xmalloc((L->nkeys ? L->nkeys : 1) * sizeof(*pi));
+		size_t np = 0;
+		for (size_t i = 0; i < L->nkeys; i++)
+			if (L->keys[i].keep && L->keys[i].map) {
+				pm[np] = L->keys[i].map;
+				pi[np++] = L->keys[i].ip;
+			}
+		sym_srcline_prefetch(pv->sym, pm, pi, np, 0);
+		free(pm);
+		free(pi);
+	}
+
 	/* Leaf resolution and the post-read image filter. */
 	for (size_t i = 0; i < L->nkeys; i++) {
 		struct key *k = &L->keys[i];

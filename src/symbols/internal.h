@@ -18,6 +18,8 @@
  *   symtab.c   sorted symbol tables and the string pool
  *   elf.c      reading ELF files (libelf), separate debug files
  *   elfopen.c  opening one (a buffer or a regular file)
+ *   lines.c    source lines (libdw); dwsect.c the DWARF sections it
+ *              reads, decompressed into a small in-memory ELF file
  *   fde.c      function ranges from .eh_frame(_hdr)/.debug_frame, for
  *              addresses no symbol covers
  *   unwind.c   DWARF unwinding of recorded user stacks (libdwfl), symbols.h
@@ -136,6 +138,22 @@ int elf_load_debug(struct sym_session *s, const char *path, const struct elf_inf
 
 /* lines.c: frees an image's libdw handle (NULL is fine). */
 void lines_free(void *lines);
+/* lines.c: the line tables of an ELF file in buf (borrowed: it must
+ * outlive the handle), or NULL when it has none; free with lines_free.
+ * lines_lookup: sym_srcline's answer for file address a (*out zeroed
+ * first; has_table set when lines is not NULL; strings owned by the
+ * handle). Both take hostile files (tests/fuzz/fuzz-lines.c). */
+struct sym_srcline;
+void *lines_open_buffer(const void *buf, size_t len);
+bool lines_lookup(void *lines, uint64_t a, struct sym_srcline *out);
+/* dwsect.c: a new in-memory ELF file (*out, malloc'ed, the caller's to
+ * free after libdw and libelf are done with it) of only the DWARF
+ * sections lines.c reads, decompressed, on up to `threads` threads (at
+ * most 2 are used). elf is a libelf handle (Elf *). -1 (nothing
+ * allocated) when the file has no compressed such section or is of a
+ * kind this does not rebuild (32-bit, other-endian, ET_REL, .zdebug,
+ * dwz, split DWARF) or is malformed: then libdw reads elf itself. */
+int dwsect_image(void *elf, unsigned threads, void **out, size_t *outlen);
 
 /* ---- the quick unwind step (unwind_quick.c), used by unwind.c ---- */
 

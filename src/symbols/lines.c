@@ -25,9 +25,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbols/internal.h"
@@ -59,7 +62,14 @@ struct cu_inl {
 };
 
 struct img_lines {
-	Elf *elf;
+	Elf *elf;                /* the image's file (lowest_code reads it) */
+	Elf *delf;               /* libdw's: elf, or dwsect_image's copy in dbuf */
+	void *dbuf;
+	size_t dlen;
+	const void *buf;         /* the image's bytes when it came from memory */
+	size_t len;
+	struct img_lines *twin;  /* a second handle on the same bytes (lines_twin) */
+	bool borrowed;           /* a twin's: dbuf and fd are its owner's */
 	Dwarf *dw;
 	int fd;
 	bool aranges_ok;
@@ -69,6 +79,13 @@ struct img_lines {
 	size_t nrng;             /* the first miss in .debug_aranges */
 	bool rng_done;
 	struct hmap paths;       /* line table's file name (libdw's, stable) -> pooled full path */
+	struct sym_pool pool;    /* the answers' strings (live until lines_free) */
+	struct hmap memo;        /* address + 1 -> struct memo_ent *: sym_srcline_prefetch's answers */
+};
+
+struct memo_ent {
+	struct sym_srcline out;
+	bool ok;
 };
 
 struct cu_rng {
@@ -101,7 +118,7 @@ static bool has_debug_line(Elf *e)
 }
 
 /* libdw on a buffer or a regular file; NULL when it has no line tables */
-static struct img_lines *open_lines(const char *path, const void *buf, size_t len)
+static struct img_lines *open_lines(const char *path, const void *buf, size_t len, unsigned threads)
 {
 	struct img_lines *L = calloc(1, sizeof(*L));
 	if (!L)
@@ -109,15 +126,30 @@ static struct img_lines *open_lines(const char *path, const void *buf, size_t le
 	L->fd = -1;
 	elf_version(EV_CURRENT);   /* a kernel's file may be the first ELF read */
 	if (buf) {
+		L->buf = buf;
+		L->len = len;
 		L->elf = elf_memory((char *)buf, len);
 	} else {
 		L->fd = file_open_regular(path, NULL);
 		if (L->fd >= 0)
 			L->elf = elf_begin(L->fd, ELF_C_READ_MMAP, NULL);
 	}
-	if (L->elf && has_debug_line(L->elf))
-		L->dw = dwarf_begin_elf(L->elf, DWARF_C_READ, NULL);
+	if (L->elf && has_debug_line(L->elf)) {
+		/* compressed sections: only those the lookups read, inflated
+		 * faster than libdw would (dwsect.c) */
+		if (dwsect_image(L->elf, threads, &L->dbuf, &L->dlen) == 0 &&
+		    !(L->delf = elf_memory(L->dbuf, L->dlen))) {
+			free(L->dbuf);
+			L->dbuf = NULL;
+		}
+		if (!L->delf)
+			L->delf = L->elf;
+		L->dw = dwarf_begin_elf(L->delf, DWARF_C_READ, NULL);
+	}
 	if (!L->dw) {
+		if (L->delf && L->delf != L->elf)
+			elf_end(L->delf);
+		free(L->dbuf);
 		if (L->elf)
 			elf_end(L->elf);
 		if (L->fd >= 0)
@@ -136,6 +168,7 @@ void lines_free(void *p)
 	struct img_lines *L = p;
 	if (!L)
 		return;
+	lines_free(L->twin);   /* before the bytes and the file it reads */
 	for (size_t i = 0; i < L->cus.cap; i++) {
 		struct cu_inl *ci = L->cus.v[i].val;
 		if (ci) {
@@ -147,11 +180,71 @@ void lines_free(void *p)
 	hmap_release(&L->cus);
 	free(L->rng);
 	hmap_release(&L->paths);
+	for (size_t i = 0; i < L->memo.cap; i++)
+		free(L->memo.v[i].val);
+	hmap_release(&L->memo);
+	pool_release(&L->pool);
 	dwarf_end(L->dw);
+	if (L->delf != L->elf)
+		elf_end(L->delf);
 	elf_end(L->elf);
-	if (L->fd >= 0)
-		close(L->fd);
+	if (!L->borrowed) {
+		free(L->dbuf);
+		if (L->fd >= 0)
+			close(L->fd);
+	}
 	free(L);
+}
+
+/* A second libdw handle on L's bytes (its inflated copy, its buffer or
+ * its file), for another thread: libdw's handles are not shared between
+ * threads, the bytes are only read. NULL when libdw refuses them. */
+static struct img_lines *lines_twin(struct img_lines *L)
+{
+	struct img_lines *T = calloc(1, sizeof(*T));
+	if (!T)
+		return NULL;
+	T->borrowed = true;
+	T->fd = L->fd;
+	if (L->dbuf)
+		T->elf = elf_memory(L->dbuf, L->dlen);
+	else if (L->buf)
+		T->elf = elf_memory((char *)L->buf, L->len);
+	else if (L->fd >= 0)
+		T->elf = elf_begin(L->fd, ELF_C_READ_MMAP, NULL);
+	T->delf = T->elf;
+	T->dw = T->elf ? dwarf_begin_elf(T->elf, DWARF_C_READ, NULL) : NULL;
+	if (!T->dw) {
+		if (T->elf)
+			elf_end(T->elf);
+		free(T);
+		return NULL;
+	}
+	Dwarf_Aranges *ar;
+	size_t nar;
+	T->aranges_ok = dwarf_getaranges(T->dw, &ar, &nar) == 0 && nar > 0;
+	if (T->aranges_ok != L->aranges_ok) {   /* then it would not answer the same */
+		lines_free(T);
+		return NULL;
+	}
+	return T;
+}
+
+/* the CPUs this process may run on (taskset, cgroup cpusets), as
+ * analysis/options.c's jobs_for_size counts them */
+static unsigned online_cpus(void)
+{
+	cpu_set_t set;
+	long n = 1;
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		n = CPU_COUNT(&set);
+	return n > 1 ? (n > 64 ? 64 : (unsigned)n) : 1;
+}
+
+/* the debug file the symbols came from, when it is not the image's file */
+static bool other_src(const struct sym_image *img)
+{
+	return img->src_path && img->src_path != img->path && strcmp(img->src_path, img->path);
 }
 
 static struct img_lines *image_lines(struct sym_session *s, struct sym_image *img)
@@ -162,17 +255,18 @@ static struct img_lines *image_lines(struct sym_session *s, struct sym_image *im
 	image_load_symbols(s, img);
 	if (!img->info.ok || !img->info_usable)
 		return NULL;
-	struct img_lines *L = img->blob ? open_lines(NULL, img->blob, img->blob_size)
-					: open_lines(img->path, NULL, 0);
-	if (!L && img->src_path && img->src_path != img->path && strcmp(img->src_path, img->path))
-		L = open_lines(img->src_path, NULL, 0);   /* the debug file symbols came from */
+	unsigned th = online_cpus();
+	struct img_lines *L = img->blob ? open_lines(NULL, img->blob, img->blob_size, th)
+					: open_lines(img->path, NULL, 0, th);
+	if (!L && other_src(img))
+		L = open_lines(img->src_path, NULL, 0, th);   /* the debug file symbols came from */
 	if (!L && !img->is_vdso) {
 		/* a binary with its own .symtab never looked for a debug file */
 		struct sym_table t;
 		char *found = NULL;
 		symtab_init(&t);
 		if (elf_load_debug(s, img->blob ? NULL : img->path, &img->info, &t, &found) >= 0 && found)
-			L = open_lines(found, NULL, 0);
+			L = open_lines(found, NULL, 0, th);
 		symtab_release(&t);
 		free(found);
 	}
@@ -211,7 +305,7 @@ static struct img_lines *kernel_lines(struct sym_session *s, struct sym_image *i
 			path = s->kdebug[i].path;
 	if (!path)
 		return NULL;
-	struct img_lines *L = open_lines(path, NULL, 0);
+	struct img_lines *L = open_lines(path, NULL, 0, online_cpus());
 	if (!L) {
 		sym_warn(s, "domain %s: %s has no DWARF line tables (--vmlinux wants the "
 			 "kernel's debug file, e.g. from the linux-image-*-dbg package)", d->name, path);
@@ -451,18 +545,19 @@ static bool inl_find(const struct cu_inl *ci, uint64_t a, Dwarf_Off *die)
 	return true;
 }
 
-bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, struct sym_srcline *out)
+void *lines_open_buffer(const void *buf, size_t len)
 {
+	return open_lines(NULL, buf, len, 1);
+}
+
+bool lines_lookup(void *lines, uint64_t a, struct sym_srcline *out)
+{
+	struct img_lines *L = lines;
 	memset(out, 0, sizeof(*out));
-	struct sym_map *m = (struct sym_map *)cm;   /* session-owned (internal.h) */
-	bool kernel = m->img->kind == IMG_ABS && m->img->dom && m->img == m->img->dom->kimg;
-	if (m->img->kind != IMG_ELF && !kernel)
-		return false;
-	struct img_lines *L = kernel ? kernel_lines(s, m->img) : image_lines(s, m->img);
 	out->has_table = L != NULL;
 	if (!L)
 		return false;
-	Dwarf_Addr a = kernel ? ip - L->shift : sym_map_to_image(m, ip);
+	struct sym_pool *pool = &L->pool;
 	Dwarf_Die cu;
 	if (!cu_of(L, a, &cu))
 		return false;
@@ -481,9 +576,9 @@ bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, s
 		if (dir && *dir) {
 			char full[4096];
 			snprintf(full, sizeof(full), "%s/%s", dir, file);
-			out->path = pool_strdup(&s->pool, full);
+			out->path = pool_strdup(pool, full);
 		} else {
-			out->path = pool_strdup(&s->pool, file);
+			out->path = pool_strdup(pool, file);
 		}
 		u64map_put(&L->paths, (uint64_t)(uintptr_t)file, (void *)out->path);
 	}
@@ -497,7 +592,7 @@ bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, s
 	Dwarf_Die inl;
 	if (inl_find(cu_inlines(L, &cu), a, &inl_off) && dwarf_offdie(L->dw, inl_off, &inl)) {
 		const char *n = die_name(&inl);
-		out->inlined = pool_strdup(&s->pool, n ? n : "?");
+		out->inlined = pool_strdup(pool, n ? n : "?");
 		Dwarf_Attribute at;
 		Dwarf_Word fidx = 0, cl = 0;
 		Dwarf_Files *files;
@@ -507,8 +602,209 @@ bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, s
 		if (dwarf_attr(&inl, DW_AT_call_file, &at) && dwarf_formudata(&at, &fidx) == 0 &&
 		    dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 && fidx < nfiles) {
 			const char *cf = dwarf_filesrc(files, fidx, NULL, NULL);
-			out->call_file = cf ? pool_strdup(&s->pool, base(cf)) : NULL;
+			out->call_file = cf ? pool_strdup(pool, base(cf)) : NULL;
 		}
 	}
 	return true;
+}
+
+bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, struct sym_srcline *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct sym_map *m = (struct sym_map *)cm;   /* session-owned (internal.h) */
+	bool kernel = m->img->kind == IMG_ABS && m->img->dom && m->img == m->img->dom->kimg;
+	if (m->img->kind != IMG_ELF && !kernel)
+		return false;
+	struct img_lines *L = kernel ? kernel_lines(s, m->img) : image_lines(s, m->img);
+	if (!L) {
+		out->has_table = false;
+		return false;
+	}
+	uint64_t a = kernel ? ip - L->shift : sym_map_to_image(m, ip);
+	const struct memo_ent *me = a != UINT64_MAX ? u64map_get(&L->memo, a + 1) : NULL;
+	if (me) {
+		*out = me->out;
+		return me->ok;
+	}
+	return lines_lookup(L, a, out);
+}
+
+/*
+ * sym_srcline_prefetch: the images' line tables opened and their
+ * addresses looked up on several threads, one image per thread at a
+ * time (libdw and libelf handles are not shared between threads; each
+ * image's tables, path cache and strings are its own). What the main
+ * thread does first is what sym_resolve and image_lines would: place
+ * the map and load the image's symbols (which find its debug file), in
+ * the order the rows would have. An image whose file and debug file have no line tables is
+ * left to image_lines (its later fallbacks may warn). The largest files
+ * go first so that the longest job does not start last.
+ */
+struct lines_job {
+	struct sym_image *img;
+	const char *path, *path2;   /* the image's file, the debug file (or NULL) */
+	const void *blob;
+	size_t blob_size;
+	uint64_t cost;              /* file size: the order jobs are taken in */
+	uint64_t *a;
+	size_t n, cap;
+	struct img_lines *L;
+};
+
+struct lines_pool {
+	struct lines_job *jobs;
+	size_t njobs;
+	size_t next;                /* taken with __atomic_fetch_add */
+	unsigned threads;           /* for dwsect's inflation inside a job */
+};
+
+#define SPLIT_MIN 256    /* distinct addresses in an image worth a second handle */
+
+struct half {
+	struct img_lines *L;
+	const uint64_t *a;
+	struct memo_ent **res;
+	size_t from, to;
+};
+
+static void *run_half(void *p)
+{
+	struct half *h = p;
+	for (size_t i = h->from; i < h->to; i++) {
+		struct memo_ent *me = xmalloc(sizeof(*me));
+		me->ok = lines_lookup(h->L, h->a[i], &me->out);
+		h->res[i] = me;
+	}
+	return NULL;
+}
+
+static void run_lines_job(struct lines_job *j, unsigned threads)
+{
+	struct img_lines *L = j->blob ? open_lines(NULL, j->blob, j->blob_size, threads)
+				      : open_lines(j->path, NULL, 0, threads);
+	if (!L && j->path2)
+		L = open_lines(j->path2, NULL, 0, threads);
+	j->L = L;
+	if (!L)
+		return;
+	/* in address order: a CU's tables are built by its first lookup and
+	 * the next addresses are mostly in the same CU */
+	qsort(j->a, j->n, sizeof(*j->a), u64_cmp);
+	size_t m = 0;
+	for (size_t i = 0; i < j->n; i++)
+		if (j->a[i] != UINT64_MAX && (!m || j->a[i] != j->a[m - 1]))
+			j->a[m++] = j->a[i];
+	j->n = m;
+	struct memo_ent **res = xmalloc((m ? m : 1) * sizeof(*res));
+	/* many addresses (libc's in a large recording: 5k in as many CUs
+	 * as inflating its DWARF costs): the upper half on a second handle
+	 * and thread */
+	struct half hi = { NULL, j->a, res, m / 2, m };
+	pthread_t th;
+	bool split = threads > 1 && m >= SPLIT_MIN && (hi.L = L->twin = lines_twin(L)) &&
+		     pthread_create(&th, NULL, run_half, &hi) == 0;
+	struct half lo = { L, j->a, res, 0, split ? m / 2 : m };
+	run_half(&lo);
+	if (split)
+		pthread_join(th, NULL);
+	for (size_t i = 0; i < m; i++)
+		u64map_put(&L->memo, j->a[i] + 1, res[i]);
+	free(res);
+}
+
+static void *lines_worker(void *p)
+{
+	struct lines_pool *lp = p;
+	for (;;) {
+		size_t i = __atomic_fetch_add(&lp->next, 1, __ATOMIC_RELAXED);
+		if (i >= lp->njobs)
+			return NULL;
+		run_lines_job(&lp->jobs[i], lp->threads);
+	}
+}
+
+static int cmp_cost(const void *a, const void *b)
+{
+	const struct lines_job *x = a, *y = b;
+	return x->cost < y->cost ? 1 : x->cost > y->cost ? -1 : 0;
+}
+
+static uint64_t file_size(const char *path)
+{
+	struct stat st;
+	return path && stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+#define PREFETCH_MAX_THREADS 8
+
+void sym_srcline_prefetch(struct sym_session *s, const struct sym_map *const *maps, const uint64_t *ips,
+			  size_t n, unsigned threads)
+{
+	struct lines_job *jobs = NULL;
+	size_t njobs = 0, cap = 0;
+	struct hmap which = { 0 };   /* image -> job index + 1 */
+	for (size_t i = 0; i < n; i++) {
+		struct sym_map *m = (struct sym_map *)maps[i];   /* session-owned (internal.h) */
+		if (!m)
+			continue;
+		/* what sym_resolve does first, for every map in the order the
+		 * rows will resolve them: loading (and its warnings) happens
+		 * in the same order as without this */
+		image_place(s, m);
+		image_load_symbols(s, m->img);
+		if (m->img->kind != IMG_ELF || m->img->lines_done)
+			continue;
+		struct sym_image *img = m->img;
+		uintptr_t ji = (uintptr_t)u64map_get(&which, (uint64_t)(uintptr_t)img);
+		if (!ji) {
+			if (!img->info.ok || !img->info_usable) {
+				/* no lines, as image_lines says: its answer now */
+				img->lines_done = true;
+				continue;
+			}
+			if (njobs == cap) {
+				cap = cap ? 2 * cap : 16;
+				jobs = xrealloc(jobs, cap * sizeof(*jobs));
+			}
+			struct lines_job *j = &jobs[njobs++];
+			*j = (struct lines_job){ .img = img, .blob = img->blob, .blob_size = img->blob_size,
+						 .path = img->path, .path2 = other_src(img) ? img->src_path : NULL };
+			j->cost = j->blob ? j->blob_size : file_size(j->path2 ? j->path2 : j->path);
+			ji = njobs;
+			u64map_put(&which, (uint64_t)(uintptr_t)img, (void *)ji);
+		}
+		struct lines_job *j = &jobs[ji - 1];
+		if (j->n == j->cap) {
+			j->cap = j->cap ? 2 * j->cap : 64;
+			j->a = xrealloc(j->a, j->cap * sizeof(*j->a));
+		}
+		j->a[j->n++] = sym_map_to_image(m, ips[i]);
+	}
+	hmap_release(&which);
+	if (njobs > 1)
+		qsort(jobs, njobs, sizeof(*jobs), cmp_cost);
+	unsigned ncpu = online_cpus();
+	unsigned nt = threads ? threads : ncpu;
+	if (nt > njobs)
+		nt = (unsigned)njobs;
+	if (nt > PREFETCH_MAX_THREADS)
+		nt = PREFETCH_MAX_THREADS;
+	elf_version(EV_CURRENT);   /* once, before any thread reads an ELF */
+	struct lines_pool lp = { jobs, njobs, 0, ncpu };
+	pthread_t th[PREFETCH_MAX_THREADS];
+	unsigned started = 0;
+	for (unsigned t = 1; t < nt; t++)
+		if (pthread_create(&th[started], NULL, lines_worker, &lp) == 0)
+			started++;
+	lines_worker(&lp);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	for (size_t i = 0; i < njobs; i++) {
+		if (jobs[i].L) {
+			jobs[i].img->lines = jobs[i].L;
+			jobs[i].img->lines_done = true;
+		}
+		free(jobs[i].a);
+	}
+	free(jobs);
 }

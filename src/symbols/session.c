@@ -328,8 +328,12 @@ void sym_want(struct sym_session *s, const struct sym_map *cm, uint64_t ip)
 {
 	struct sym_map *m = (struct sym_map *)cm;   /* session-owned, see top */
 	struct sym_image *img = m->img;
-	if (!img->kt)
-		return;    /* only the kernel table fetches names in batches */
+	/* only the kernel text table fetches names in batches: a table over
+	 * a symbol index names a symbol with the block its lookup decodes
+	 * (ktab_want does nothing), so its lookup here was a second search
+	 * per key for nothing (a sixth of a large annotate) */
+	if (!img->kt || ktab_index(img->kt))
+		return;
 	image_place(s, m);
 	size_t idx;
 	uint64_t start, end;

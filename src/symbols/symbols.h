@@ -193,6 +193,13 @@ struct sym_srcline {
 	bool has_table;
 };
 bool sym_srcline(struct sym_session *s, const struct sym_map *m, uint64_t ip, struct sym_srcline *out);
+/* The source lines of n addresses (maps[i], ips[i]; a NULL map is
+ * skipped) worked out ahead on up to `threads` threads (0: the CPUs
+ * this process may run on), one image at a time per thread; sym_srcline then answers them
+ * from memory, the same answers. Kernel addresses are left to
+ * sym_srcline. Loads the images' symbols (in the order of first use). */
+void sym_srcline_prefetch(struct sym_session *s, const struct sym_map *const *maps, const uint64_t *ips,
+			  size_t n, unsigned threads);
 
 /* Command name of a pid in a domain, "[unknown]" if never seen. */
 const char *sym_comm(struct sym_session *s, uint32_t domain, uint32_t pid);

@@ -16,7 +16,16 @@
 #  - controls: a copy stripped of its DWARF (strip -g) gives "[no line
 #    info]" rows and one warning naming it; a copy whose .debug_line is
 #    overwritten with junk still reports (exit 0) and names no LINE_A
-#    row; the kernel's rows say [no line info].
+#    row; the kernel's rows say [no line info];
+#  - compressed debug sections (objcopy --compress-debug-sections=zlib,
+#    as libc6-dbg ships them: lines.c reads them through dwsect.c's
+#    rebuilt file, not libdw's own inflation): one recording of such a
+#    copy reports byte for byte the same srcline rows (inline and
+#    --no-inline, JSON, annotate) as when the file at its path is
+#    swapped for the uncompressed original (same build-id, same code);
+#    control: swapped for the junk-.debug_line copy, the rows differ;
+#  - one CPU (taskset -c 0: the images' lines looked up on one thread,
+#    sym_srcline_prefetch) gives the same rows as all CPUs.
 source "$(dirname "$0")/../lib/common.bash"
 need_workload lines
 SRC=$TOP/tests/workloads/lines.c
@@ -126,5 +135,30 @@ rec "$OUT/lines-junk" "$OUT/junk.data"
 "$DOMPROF" report -i "$OUT/junk.data" -l -s srcline >"$OUT/junk.txt" 2>&1 || fail "report with a junk .debug_line: exit $?"
 ! grep -q "lines.c:$la " "$OUT/junk.txt" || fail "control: a junk line table still names LINE_A"
 grep -Eq 'lines-junk +two_lines' "$OUT/junk.txt" || fail "a junk line table lost the symbol rows"
+
+# compressed debug sections: the same answers as the uncompressed file
+objcopy --compress-debug-sections=zlib "$OUT/lines" "$OUT/lines-z"
+readelf -SW "$OUT/lines-z" | grep -q ' \.debug_info .* C ' || fail "objcopy did not compress .debug_info"
+cp "$OUT/lines-z" "$OUT/lines-z.keep"
+rec "$OUT/lines-z" "$OUT/z.data"
+TS=
+zrows() { # OUTFILE: every srcline view of z.data ($TS: a command in front)
+	{ $TS "$DOMPROF" report -q -i "$OUT/z.data" -l -s srcline
+	  $TS "$DOMPROF" report -q -i "$OUT/z.data" -l -s srcline --no-inline
+	  $TS "$DOMPROF" report -q -i "$OUT/z.data" -l -s srcline --format json
+	  $TS "$DOMPROF" annotate -i "$OUT/z.data" two_lines; } >"$1" 2>&1 || fail "report of the compressed copy: exit $?"
+}
+zrows "$OUT/z-compressed.txt"
+grep -q "lines.c:$la " "$OUT/z-compressed.txt" || fail "the compressed copy names no LINE_A row"
+if command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ]; then
+	TS="taskset -c 0" zrows "$OUT/z-onecpu.txt"
+	cmp "$OUT/z-compressed.txt" "$OUT/z-onecpu.txt" || fail "one CPU answers differently from $(nproc)"
+fi
+cp "$OUT/lines" "$OUT/lines-z"
+zrows "$OUT/z-plain.txt"
+cmp "$OUT/z-compressed.txt" "$OUT/z-plain.txt" || fail "compressed debug sections answer differently from the uncompressed file"
+cp "$OUT/lines-junk" "$OUT/lines-z"
+zrows "$OUT/z-junk.txt"
+! cmp -s "$OUT/z-compressed.txt" "$OUT/z-junk.txt" || fail "control: the junk line table answers like the real one"
 "$DOMPROF" report -i "$D" -s nosuch >/dev/null 2>&1; [ $? -eq 2 ] || fail "-s nosuch: not a usage error"
 exit 0
