@@ -94,23 +94,70 @@ static int cmp_entry(const void *pa, const void *pb)
 	return better(a, b, cmp_arena);
 }
 
+/*
+ * Sort v[0..n) by start, stably: a least-significant-digit radix sort
+ * over the bytes of start that differ between entries (3-5 of 8 in an
+ * image), instead of qsort's n log n calls of cmp_entry (11% of a small
+ * `report -g`'s instructions). Entries of one start stay in their
+ * order, so picking the best of each run below keeps what a stable
+ * sort by cmp_entry keeps first.
+ */
+static void sort_by_start(struct sym_entry *v, size_t n)
+{
+	if (n < 64) {
+		qsort(v, n, sizeof(*v), cmp_entry);
+		return;
+	}
+	uint64_t any = 0, all = ~(uint64_t)0;
+	for (size_t i = 0; i < n; i++) {
+		any |= v[i].start;
+		all &= v[i].start;
+	}
+	uint64_t varies = any ^ all;
+	struct sym_entry *tmp = xmalloc(n * sizeof(*v)), *src = v, *dst = tmp;
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		if (!((varies >> shift) & 0xff))
+			continue;
+		size_t cnt[256] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			cnt[(src[i].start >> shift) & 0xff]++;
+		size_t sum = 0;
+		for (unsigned b = 0; b < 256; b++) {
+			size_t c = cnt[b];
+			cnt[b] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[cnt[(src[i].start >> shift) & 0xff]++] = src[i];
+		struct sym_entry *x = src;
+		src = dst;
+		dst = x;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+	free(tmp);
+}
+
 void symtab_finish(struct sym_table *t, uint64_t last_size)
 {
 	if (t->finished)
 		return;
 	t->finished = true;
-	if (t->n) {
-		cmp_arena = t->arena;
-		qsort(t->v, t->n, sizeof(*t->v), cmp_entry);
-		cmp_arena = NULL;
-	}
-	/* keep the first (best) entry of each address */
+	cmp_arena = t->arena;
+	if (t->n)
+		sort_by_start(t->v, t->n);
+	/* keep the best entry of each address (the first of the best, as
+	 * a stable sort by cmp_entry would put it first) */
 	size_t w = 0;
 	for (size_t i = 0; i < t->n; i++) {
-		if (w && t->v[w - 1].start == t->v[i].start)
+		if (w && t->v[w - 1].start == t->v[i].start) {
+			if (better(&t->v[i], &t->v[w - 1], t->arena) < 0)
+				t->v[w - 1] = t->v[i];
 			continue;
+		}
 		t->v[w++] = t->v[i];
 	}
+	cmp_arena = NULL;
 	t->n = w;
 	for (size_t i = 0; i < t->n; i++) {
 		struct sym_entry *e = &t->v[i];
