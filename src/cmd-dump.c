@@ -72,6 +72,9 @@ void dump_record(FILE *f, const struct dp_record *rec)
 			fprintf(f, " uregs=0x%" PRIx64 " abi=%u uip=0x%" PRIx64 " usp=0x%" PRIx64
 				" ustack=%u/%uB", s->uregs_mask, s->uregs_abi, ip, sp, s->ustack_len,
 				s->ustack_size);
+			/* 1.5 delta form: bytes taken from the thread's previous stack */
+			if (s->ustack_ref)
+				fprintf(f, " ustack_ref=%u", s->ustack_ref);
 			if (g_ustack)
 				dump_ustack(f, s);
 		}

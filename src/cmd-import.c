@@ -130,7 +130,7 @@ int cmd_import(int argc, char **argv)
 		goto done;
 	}
 	int werr = 0, wfd = fcntl(of.fd, F_DUPFD_CLOEXEC, 3);
-	struct dp_writer_opts wo = { .zstd_level = 3 };
+	struct dp_writer_opts wo = { .zstd_level = 3, .ustack_delta = dp_ustack_delta_wanted() };
 	struct dp_writer *w = wfd < 0 ? NULL : dp_writer_new(wfd, &hdr, &wo, &werr);
 	if (!w) {
 		fprintf(stderr, "domprof import: cannot write '%s': %s\n", of.tmp,

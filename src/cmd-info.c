@@ -230,6 +230,9 @@ static int info_one(const char *path, struct info_sum *sum)
 		printf("user stacks: %" PRIu64 " samples, %" PRIu64 " bytes (%.0f a sample), %" PRIu64
 		       " filled the size asked for\n", m.ustack_samples, m.ustack_bytes,
 		       (double)m.ustack_bytes / (double)m.ustack_samples, m.ustack_full);
+	if (m.ustack_ref_bytes)
+		printf("             %" PRIu64 " of these bytes stored as references to the thread's "
+		       "previous stack (delta form)\n", m.ustack_ref_bytes);
 	if (m.ustack_samples)
 		print_unwinding(path);
 	printf("lost:        %" PRIu64 " (%.4f%%)", lost,

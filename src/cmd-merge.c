@@ -39,7 +39,8 @@ const char usage_merge[] =
 	"Several HOST files (arguments, globs, A,B) are one recording continued:\n"
 	"the files of a record --switch-output series, or of one machine, joined in\n"
 	"the order given (same domains, samples added up, each file's kernel table\n"
-	"kept once).\n"
+	"kept once). One HOST file alone is copied (its user stacks stored in\n"
+	"delta form, or whole with DOMPROF_USTACK_DELTA=0).\n"
 	"\n"
 	"Join recordings made separately into one multi-domain file: HOST.data\n"
 	"keeps its domains (the host is domain 0); each NAME=GUEST.data (a\n"
@@ -99,7 +100,7 @@ int cmd_merge(int argc, char **argv)
 	if (!out)
 		return usage_error("merge", "needs an output file (-o OUT)");
 	if (argc - optind < 1)
-		return usage_error("merge", "needs a host recording and NAME=GUEST.data or more host files");
+		return usage_error("merge", "needs a host recording");
 
 	/* The command line for the header, before NAME=FILE are split below. */
 	struct dp_header local;
@@ -130,9 +131,9 @@ int cmd_merge(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (hosts.n + nguests < 2) {
+	if (hosts.n + nguests < 1) {
 		inputs_free(&hosts);
-		return usage_error("merge", "needs a host recording and NAME=GUEST.data or more host files");
+		return usage_error("merge", "needs a host recording");
 	}
 	size_t nin = hosts.n + nguests;
 	struct merge mg = { 0 };
@@ -202,7 +203,7 @@ int cmd_merge(int argc, char **argv)
 		goto done;
 	}
 	int werr = 0, wfd = fcntl(of.fd, F_DUPFD_CLOEXEC, 3);
-	struct dp_writer_opts wo = { .zstd_level = 3 };
+	struct dp_writer_opts wo = { .zstd_level = 3, .ustack_delta = dp_ustack_delta_wanted() };
 	struct dp_writer *w = wfd < 0 ? NULL : dp_writer_new(wfd, &hdr, &wo, &werr);
 	if (!w) {
 		fprintf(stderr, "domprof merge: cannot write '%s': %s\n", of.tmp,

@@ -166,6 +166,8 @@ static int model_record(void *ctx, const struct dp_record *rec)
 struct walk {
 	struct batch bt;
 	struct ap_end end;
+	uint8_t *enc;           /* a sample encoded whole */
+	size_t enc_cap;
 };
 
 /* The second pass (dp_scan's callback) over every record: count, and
@@ -193,6 +195,16 @@ static int take_record(void *ctx, const struct dp_record *rec)
 		return 0; /* DOMAIN, EVENT, STATS: the host writes its own */
 	}
 	end->records++;
+	if (rec->type == DP_REC_SAMPLE && !rec->raw) {
+		/* a stack in delta form refers to the chunk's earlier
+		 * records: the host gets the sample whole */
+		size_t n = dp_sample_encode(&rec->u.sample, NULL, 0);
+		if (!n)
+			return 0;
+		xgrow((void **)&w->enc, &w->enc_cap, n, 1);
+		dp_sample_encode(&rec->u.sample, w->enc, n);
+		return batch_add(bt, w->enc, n);
+	}
 	return batch_add(bt, rec->raw, rec->raw_len);
 }
 
@@ -241,6 +253,7 @@ int agent_collect(const char *data, int fd, const struct agent_log *log, char *w
 	if (!ret)
 		ret = batch_flush(&w.bt);
 	free(w.bt.b);
+	free(w.enc);
 	size_t ndamage = dp_reader_damage(r, &(const struct dp_damage *){ NULL });
 	dp_reader_free(r);
 	struct ap_end end = w.end;

@@ -290,7 +290,10 @@ static int copy_sample(void *ctx, const struct dp_record *rec)
 	uint32_t dom = map_domain(c->in, rec->domain);
 	uint32_t ev = map_event(c->in, rec->u.sample.event);
 	(*c->nsamples)++;
-	if (ev == rec->u.sample.event)
+	/* a sample with a user stack is written again, in the encoding the
+	 * writer was asked for (delta form or whole; a delta sample has no
+	 * raw bytes to copy) */
+	if (ev == rec->u.sample.event && !rec->u.sample.has_uregs)
 		return dp_write_raw(c->w, dom, rec->raw, rec->raw_len);
 	struct dp_sample s = rec->u.sample;
 	s.event = (uint16_t)ev;

@@ -313,7 +313,8 @@ static int open_writer(struct recorder *r, int argc, char **argv)
 	/* zstd level 1, not 3: in dwarf mode the chunks are mostly user stack
 	 * bytes, which level 1 compresses ~25% faster for 1-3% more bytes
 	 * (docs/dwarf-notes.md, "Recorder CPU"); -g chunks barely change */
-	struct dp_writer_opts wo = { .chunk_bytes = 0, .chunk_ns = 250000000ull, .zstd_level = 1 };
+	struct dp_writer_opts wo = { .chunk_bytes = 0, .chunk_ns = 250000000ull, .zstd_level = 1,
+				     .ustack_delta = dp_ustack_delta_wanted() };
 	int werr = 0;
 	/* The writer gets its own descriptor: r->of keeps one for the lock
 	 * and the final size. */

@@ -25,7 +25,7 @@
  * sequence check. Minor 2: TASK may carry the task's address space.
  * Minor 3: the COUNTERS record (named per-domain counters). Minor 4:
  * SAMPLE may carry the user registers and stack bytes (DWARF unwinding). */
-#define DP_VERSION_MINOR 4
+#define DP_VERSION_MINOR 5
 #define DP_HOST_DOMAIN 0u
 
 /* Record tags (u16 on disk). New tags may be added in minor versions;
@@ -229,6 +229,11 @@ struct dp_sample {
 	uint32_t ustack_size;   /* bytes asked for (the recording's SIZE) */
 	uint32_t ustack_len;    /* bytes stored */
 	const uint8_t *ustack;
+	/* Reader only: of ustack_len, the bytes the file took from the
+	 * thread's previous stack in the chunk (1.5 delta form: ustack is
+	 * then the reader's, rebuilt); 0 for a stack stored whole. The
+	 * writer ignores it (dp_writer_opts.ustack_delta decides). */
+	uint32_t ustack_ref;
 };
 
 /* Registers in a sample's uregs: popcount of its mask. */
@@ -330,7 +335,17 @@ struct dp_writer_opts {
 	size_t chunk_bytes;     /* flush when the raw payload reaches this; 0 = 1 MiB */
 	uint64_t chunk_ns;      /* also flush when this much CLOCK_MONOTONIC time passed since the chunk began; 0 = never */
 	int zstd_level;         /* 0 = store uncompressed; >0 compresses chunks */
+	/* Store a sample's user stack in delta form (format 1.5) where it
+	 * repeats the previous stack of its thread in the chunk: only the
+	 * bytes that differ (docs/file-format.md, "User stacks in delta
+	 * form"). Readers give the same stack either way. */
+	bool ustack_delta;
 };
+
+/* What record, merge and import put in ustack_delta: true, unless the
+ * environment has DOMPROF_USTACK_DELTA=0 (files in the 1.4 encoding, for
+ * comparing the two). */
+bool dp_ustack_delta_wanted(void);
 
 /*
  * Create FD-backed writer. fd is owned by the writer from here on (closed
@@ -354,6 +369,11 @@ int dp_write_domain(struct dp_writer *w, const struct dp_domain *d);
 int dp_write_task(struct dp_writer *w, uint32_t domain, const struct dp_task *t);
 int dp_write_mmap(struct dp_writer *w, uint32_t domain, const struct dp_mmap *m);
 int dp_write_sample(struct dp_writer *w, uint32_t domain, const struct dp_sample *s);
+/* The record dp_write_sample writes for s, whole (the user stack never
+ * in delta form): its length in bytes, written to buf when it is at most
+ * cap; 0 for a sample the writer refuses. For relaying a sample as one
+ * record (the agent). */
+size_t dp_sample_encode(const struct dp_sample *s, void *buf, size_t cap);
 int dp_write_lost(struct dp_writer *w, const struct dp_lost *l);
 int dp_write_symtab(struct dp_writer *w, uint32_t domain, const struct dp_symtab *st);
 int dp_write_stats(struct dp_writer *w, const struct dp_stats *st);
@@ -400,7 +420,11 @@ struct dp_record {
 	uint16_t type;          /* enum dp_rec_type, or an unknown tag */
 	uint32_t domain;        /* decoder state: domain current at this record */
 	uint64_t chunk_offset;  /* file offset of the chunk holding it */
-	const void *raw;        /* the whole record as on disk (header included) */
+	/* The whole record as on disk (header included). NULL (raw_len 0)
+	 * for a SAMPLE whose user stack is in delta form (1.5): it refers
+	 * to earlier records of its chunk, so it is no record by itself:
+	 * copy it with dp_write_sample, or dp_sample_encode. */
+	const void *raw;
 	uint32_t raw_len;
 	union {
 		struct dp_event event;

@@ -12,6 +12,7 @@
  */
 #include "format/format.h"
 #include "format/prefetch.h"
+#include "format/ustack.h"
 #include "format/wire.h"
 #include "format/perfdata.h"
 #include "util/crc32c.h"
@@ -70,6 +71,11 @@ struct dp_reader {
 	uint64_t *chain;        /* aligned copy of a call chain */
 	size_t chain_cap;
 	uint64_t uregs[64];     /* aligned copy of a sample's user registers */
+	/* threads' last user stacks in the open chunk, for samples in delta
+	 * form (1.5); reset at every chunk. `track` is off in the scratch
+	 * reader of dp_record_check, which refuses delta samples. */
+	bool track;
+	struct usd_table usd;
 	struct dp_counter *ctr; /* a COUNTERS record decoded: DP_MAX_COUNTERS entries */
 	char *ctr_names;        /* their names, NUL-terminated, DP_MAX_COUNTER_NAME + 1 each */
 
@@ -169,6 +175,7 @@ static int parse_header(struct dp_reader *r, int *err, char *msg, size_t msglen)
 
 static struct dp_reader *open_common(struct dp_reader *r, int *err, char *msg, size_t msglen)
 {
+	r->track = true;
 	if (pd_is_perf(r->map, r->size)) {
 		r->perf = pd_open(r->map, r->size, r->mtime_ns, err, msg, msglen);
 		if (!r->perf) {
@@ -253,6 +260,7 @@ void dp_reader_free(struct dp_reader *r)
 	free(r->ctr_names);
 	free(r->damage);
 	free(r->runs);
+	usd_free(&r->usd);
 	free(r);
 }
 
@@ -560,9 +568,13 @@ static bool next_chunk(struct dp_reader *r)
 			const uint8_t *data = pr ? pr->data : NULL;
 			if (!pr) {
 				if (raw > r->zcap) {
+					/* a quarter more: the next chunk is a
+					 * little larger as often as not, and a
+					 * new buffer costs a page fault a 4 KiB */
+					size_t cap = raw + raw / 4;
 					free(r->zbuf);
-					r->zbuf = xmalloc(raw);
-					r->zcap = raw;
+					r->zbuf = xmalloc(cap);
+					r->zcap = cap;
 				}
 				size_t n = ZSTD_decompressDCtx(r->dctx, r->zbuf, raw, pl, stored);
 				if (!ZSTD_isError(n) && n == raw)
@@ -591,6 +603,7 @@ static bool next_chunk(struct dp_reader *r)
 		r->nrec_seen = 0;
 		r->chunk_off = off;
 		r->cur_domain = DP_HOST_DOMAIN;
+		usd_reset(&r->usd);
 		r->chunks++;
 		return true;
 	}
@@ -621,32 +634,80 @@ static bool dec_ustack(struct dp_reader *r, struct dp_sample *s, uint16_t flags,
 	s->uregs_abi = 0;
 	s->uregs_mask = 0;
 	s->uregs = NULL;
-	s->ustack_size = s->ustack_len = 0;
+	s->ustack_size = s->ustack_len = s->ustack_ref = 0;
 	s->ustack = NULL;
-	if (!(flags & DP_SAMPLE_F_USTACK))
+	bool delta = flags & DP_SAMPLE_F_USTACK_DELTA;
+	if (!(flags & DP_SAMPLE_F_USTACK) && !delta)
 		return true;
+	if ((flags & DP_SAMPLE_F_USTACK) && delta)
+		return false;
 	if (end - q < DP_USTACK_FIXED)
 		return false;
 	uint64_t mask = get64(q);
 	uint32_t size = get32(q + 16), len = get32(q + 20);
 	uint32_t nregs = dp_uregs_count(mask);  /* <= 64 */
 	q += DP_USTACK_FIXED;
-	if (size > DP_MAX_USTACK || len > size || (size_t)(end - q) / 8 < nregs ||
-	    (size_t)(end - q) - 8 * (size_t)nregs < len)
+	if (size > DP_MAX_USTACK || len > size || (size_t)(end - q) / 8 < nregs)
+		return false;
+	const uint8_t *regs = q;
+	q += 8 * (size_t)nregs;
+	/* delta form: u32 head, u32 run, then the len - run literal bytes */
+	uint32_t head = 0, run = 0, lit = len;
+	if (delta) {
+		if (end - q < 8)
+			return false;
+		head = get32(q);
+		run = get32(q + 4);
+		q += 8;
+		if (head > len || run > len - head)
+			return false;
+		lit = len - run;
+	}
+	if ((size_t)(end - q) < lit)
 		return false;
 	s->has_uregs = true;
 	s->uregs_mask = mask;
-	s->uregs_abi = get32(q - DP_USTACK_FIXED + 8);
-	if (((uintptr_t)q & 7) == 0) {
-		s->uregs = (const uint64_t *)(const void *)q;
+	s->uregs_abi = get32(regs - DP_USTACK_FIXED + 8);
+	if (((uintptr_t)regs & 7) == 0) {
+		s->uregs = (const uint64_t *)(const void *)regs;
 	} else {
-		memcpy(r->uregs, q, 8 * (size_t)nregs);
+		memcpy(r->uregs, regs, 8 * (size_t)nregs);
 		s->uregs = r->uregs;
 	}
-	q += 8 * (size_t)nregs;
 	s->ustack_size = size;
 	s->ustack_len = len;
 	s->ustack = len ? q : NULL;
+	uint64_t sp;
+	bool has_sp = dp_sample_ureg(s, DP_X86_REG_SP, &sp);
+	if (!r->track)
+		return !delta;
+	if (delta && !has_sp)
+		return false;   /* no address to align the stacks by */
+	/* every sample with a stack is its thread's previous one for the
+	 * next, as the writer keeps them (format/ustack.h) */
+	struct usd_thread *th = usd_get(&r->usd, r->cur_domain, s->tid, true);
+	if (!delta) {
+		if (th && has_sp)
+			usd_full(&r->usd, th, sp, len, q, false);
+		else if (th)
+			th->has_prev = false;
+		return true;
+	}
+	const uint8_t *st = th ? usd_apply(&r->usd, th, sp, len, head, run, q, q + head) : NULL;
+	if (st) {
+		s->ustack = st;
+		s->ustack_ref = run;
+		return true;
+	}
+	/* a reference to a stack the chunk does not hold (or past the
+	 * bounds): the stack ends where its own bytes do */
+	damage(r, r->chunk_off, 0,
+	       "SAMPLE in chunk at offset %" PRIu64 " refers to a missing earlier user stack; "
+	       "stack cut at %u of %u bytes", r->chunk_off, head, len);
+	s->ustack_len = head;
+	s->ustack = head ? q : NULL;
+	if (th)
+		usd_full(&r->usd, th, sp, head, q, false);
 	return true;
 }
 
@@ -680,7 +741,8 @@ dec_sample(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_
 	if (len < DP_REC_HDR + DP_SAMPLE_FIXED)
 		return false;
 	sample_fixed(s, b);
-	if (__builtin_expect(!(flags & (DP_SAMPLE_F_ASID | DP_SAMPLE_F_CHAIN | DP_SAMPLE_F_USTACK)), 1))
+	if (__builtin_expect(!(flags & (DP_SAMPLE_F_ASID | DP_SAMPLE_F_CHAIN | DP_SAMPLE_F_USTACK |
+					DP_SAMPLE_F_USTACK_DELTA)), 1))
 		return true;
 	q = b + DP_SAMPLE_FIXED;
 	if (flags & DP_SAMPLE_F_ASID) {
@@ -932,6 +994,11 @@ static bool decode(struct dp_reader *r, struct dp_record *rec, const uint8_t *p,
 	}
 }
 
+static inline bool flags_delta(const uint8_t *p)
+{
+	return get16(p + 2) & DP_SAMPLE_F_USTACK_DELTA;
+}
+
 /* dp_reader_next for everything but the next record being a well-formed
  * SAMPLE of the open chunk without optional parts: chunk changes, other
  * tags, damage. */
@@ -967,6 +1034,10 @@ static __attribute__((noinline)) int next_slow(struct dp_reader *r, struct dp_re
 			r->nsamples_read++;
 			if (__builtin_expect(dec_sample(r, rec, p, len), 1)) {
 				rec->domain = r->cur_domain;
+				if (flags_delta(p)) {
+					rec->raw = NULL;
+					rec->raw_len = 0;
+				}
 				return 1;
 			}
 		} else if (decode(r, rec, p, len)) {
@@ -997,7 +1068,8 @@ int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
 		uint32_t len = get32(p + 4);
 		uint16_t flags = get16(p + 2);
 		if (__builtin_expect(get16(p) == DP_REC_SAMPLE &&
-				     !(flags & (DP_SAMPLE_F_ASID | DP_SAMPLE_F_CHAIN | DP_SAMPLE_F_USTACK)) &&
+				     !(flags & (DP_SAMPLE_F_ASID | DP_SAMPLE_F_CHAIN | DP_SAMPLE_F_USTACK |
+						DP_SAMPLE_F_USTACK_DELTA)) &&
 				     len >= DP_REC_HDR + DP_SAMPLE_FIXED && len % 8 == 0 && len <= left, 1)) {
 			r->ppos = pos + len;
 			r->nrec_seen++;
@@ -1048,6 +1120,8 @@ bool dp_record_check(const void *raw, size_t len)
 {
 	if (len < DP_REC_HDR || len % 8 || len > UINT32_MAX || get32((const uint8_t *)raw + 4) != len)
 		return false;
+	if (get16(raw) == DP_REC_SAMPLE && (get16((const uint8_t *)raw + 2) & DP_SAMPLE_F_USTACK_DELTA))
+		return false;   /* refers to earlier records of its chunk */
 	/* decode() as the reader runs it, keeping SYMTAB blobs stored */
 	struct dp_reader r = { .flags = DP_READ_SYMTAB_STORED };
 	struct dp_record rec = { .type = get16(raw) };

@@ -195,6 +195,7 @@ static void meta_note(struct dp_meta *m, const struct dp_record *rec)
 		if (rec->u.sample.has_uregs) {
 			m->ustack_samples++;
 			m->ustack_bytes += rec->u.sample.ustack_len;  /* <= 64 KiB a record: no wrap */
+			m->ustack_ref_bytes += rec->u.sample.ustack_ref;
 			m->ustack_full += rec->u.sample.ustack_len == rec->u.sample.ustack_size &&
 					  rec->u.sample.ustack_size;
 		}

@@ -115,6 +115,7 @@ struct dp_meta {
 	/* SAMPLEs with user registers and stack (1.4), their stack bytes, and
 	 * how many of them filled the size asked for (the stack went on) */
 	uint64_t ustack_samples, ustack_bytes, ustack_full;
+	uint64_t ustack_ref_bytes;  /* of ustack_bytes, taken from earlier stacks (1.5 delta form) */
 	/* LOST counts as the file states them; sums saturate (util/sat.h). */
 	uint64_t lost;
 	uint64_t lost_by_source[DP_LOST_SOURCES];

@@ -24,6 +24,7 @@
 #define DP_SAMPLE_F_ASID 1u
 #define DP_SAMPLE_F_CHAIN 2u
 #define DP_SAMPLE_F_USTACK 4u  /* 1.4: user registers and stack block after the chain */
+#define DP_SAMPLE_F_USTACK_DELTA 8u /* 1.5: the same block, its stack in delta form (format/ustack.h) */
 #define DP_USTACK_FIXED 24u    /* u64 mask, u32 abi, u32 0, u32 size, u32 len; then regs, stack */
 #define DP_MMAP_IDENT 40u /* 1.1 MMAP identity: u32 flags, u32 0, u64 dev, ino, size, mtime_ns */
 #define DP_TASK_ASID 16u  /* 1.2 TASK address space: u32 flags, u32 0, u64 asid */

@@ -7,6 +7,7 @@
  * a stale value. See docs/file-format.md.
  */
 #include "format/format.h"
+#include "format/ustack.h"
 #include "format/wire.h"
 #include "util/clock.h"
 #include "util/crc32c.h"
@@ -36,6 +37,7 @@ struct dp_writer {
 	uint64_t bytes, records;
 	uint64_t samples;       /* SAMPLE records written, for STATS */
 	uint64_t lost;          /* sum of LOST counts written (saturating) */
+	struct usd_table usd;   /* threads' last user stacks in the open chunk (delta form) */
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -110,6 +112,12 @@ struct dp_writer *dp_writer_new(int fd, const struct dp_header *h,
 	return w;
 }
 
+bool dp_ustack_delta_wanted(void)
+{
+	const char *e = getenv("DOMPROF_USTACK_DELTA");
+	return !e || strcmp(e, "0") != 0;
+}
+
 uint64_t dp_writer_bytes(const struct dp_writer *w) { return w->bytes; }
 uint64_t dp_writer_records(const struct dp_writer *w) { return w->records; }
 uint64_t dp_writer_lost(const struct dp_writer *w) { return w->lost; }
@@ -165,6 +173,7 @@ int dp_writer_flush(struct dp_writer *w)
 	w->len = 0;
 	w->nrec = 0;
 	w->cur_domain = DP_HOST_DOMAIN;
+	usd_reset(&w->usd);
 	return 0;
 }
 
@@ -277,32 +286,36 @@ static bool ustack_ok(const struct dp_sample *s)
 		(s->uregs || !s->uregs_mask) && (s->ustack || !s->ustack_len));
 }
 
-int dp_write_sample(struct dp_writer *w, uint32_t domain, const struct dp_sample *s)
+/* The size of a sample's record, header included; with `lit` (delta
+ * form, 1.5) the user stack takes 8 bytes and lit literal bytes instead
+ * of its whole length. */
+static size_t sample_size(const struct dp_sample *s, uint32_t nr, uint16_t *flags, bool delta,
+			  uint32_t lit)
 {
-	uint32_t nr = s->nr_callchain;
-	if (nr > DP_MAX_CALLCHAIN)
-		nr = DP_MAX_CALLCHAIN;
-	if (!ustack_ok(s))
-		return -EINVAL; /* the caller's bug: the writer stays usable */
-	uint16_t flags = 0;
 	size_t n = DP_REC_HDR + DP_SAMPLE_FIXED;
+	*flags = 0;
 	if (s->has_asid) {
-		flags |= DP_SAMPLE_F_ASID;
+		*flags |= DP_SAMPLE_F_ASID;
 		n += 8;
 	}
 	if (nr) {
-		flags |= DP_SAMPLE_F_CHAIN;
+		*flags |= DP_SAMPLE_F_CHAIN;
 		n += 8 + 8 * (size_t)nr;
 	}
-	uint32_t nregs = s->has_uregs ? dp_uregs_count(s->uregs_mask) : 0;
 	if (s->has_uregs) {
-		flags |= DP_SAMPLE_F_USTACK;
-		n += DP_USTACK_FIXED + 8 * (size_t)nregs + align8(s->ustack_len);
+		*flags |= delta ? DP_SAMPLE_F_USTACK_DELTA : DP_SAMPLE_F_USTACK;
+		n += DP_USTACK_FIXED + 8 * (size_t)dp_uregs_count(s->uregs_mask) +
+		     (delta ? 8 + align8(lit) : align8(s->ustack_len));
 	}
-	uint8_t *p = reserve_in(w, domain, n);
-	if (!p)
-		return w->err;
-	w->samples++;
+	return n;
+}
+
+/* Encode a sample of n bytes (sample_size) at p; with `delta`, its user
+ * stack as head bytes, a run of `run` bytes from the thread's previous
+ * stack, and the rest. */
+static void sample_encode(uint8_t *p, const struct dp_sample *s, uint32_t nr, uint16_t flags,
+			  size_t n, bool delta, uint32_t head, uint32_t run)
+{
 	rec_hdr(p, DP_REC_SAMPLE, flags, n);
 	put64(p + 8, s->time);
 	put64(p + 16, s->ip);
@@ -325,6 +338,7 @@ int dp_write_sample(struct dp_writer *w, uint32_t domain, const struct dp_sample
 		q += 8 + 8 * (size_t)nr;
 	}
 	if (s->has_uregs) {
+		uint32_t nregs = dp_uregs_count(s->uregs_mask);
 		put64(q, s->uregs_mask);
 		put32(q + 8, s->uregs_abi);
 		put32(q + 12, 0);
@@ -333,10 +347,76 @@ int dp_write_sample(struct dp_writer *w, uint32_t domain, const struct dp_sample
 		q += DP_USTACK_FIXED;
 		for (uint32_t i = 0; i < nregs; i++, q += 8)
 			put64(q, s->uregs[i]);
-		if (s->ustack_len)
-			memcpy(q, s->ustack, s->ustack_len);
-		memset(q + s->ustack_len, 0, align8(s->ustack_len) - s->ustack_len);
+		uint32_t lit = s->ustack_len;
+		if (delta) {
+			put32(q, head);
+			put32(q + 4, run);
+			q += 8;
+			lit = s->ustack_len - run;
+			if (head)
+				memcpy(q, s->ustack, head);
+			if (lit - head)
+				memcpy(q + head, s->ustack + head + run, lit - head);
+		} else if (lit) {
+			memcpy(q, s->ustack, lit);
+		}
+		memset(q + lit, 0, align8(lit) - lit);
 	}
+}
+
+size_t dp_sample_encode(const struct dp_sample *s, void *buf, size_t cap)
+{
+	uint32_t nr = s->nr_callchain;
+	if (nr > DP_MAX_CALLCHAIN)
+		nr = DP_MAX_CALLCHAIN;
+	if (!ustack_ok(s))
+		return 0;
+	uint16_t flags;
+	size_t n = sample_size(s, nr, &flags, false, 0);
+	if (n <= cap)
+		sample_encode(buf, s, nr, flags, n, false, 0, 0);
+	return n;
+}
+
+int dp_write_sample(struct dp_writer *w, uint32_t domain, const struct dp_sample *s)
+{
+	uint32_t nr = s->nr_callchain;
+	if (nr > DP_MAX_CALLCHAIN)
+		nr = DP_MAX_CALLCHAIN;
+	if (!ustack_ok(s))
+		return -EINVAL; /* the caller's bug: the writer stays usable */
+	uint16_t flags;
+	size_t n = sample_size(s, nr, &flags, false, 0);
+	bool delta = false;
+	uint32_t head = 0, run = 0;
+	if (w->o.ustack_delta && s->has_uregs) {
+		if (w->err)
+			return w->err;
+		/* A flush resets the thread table: flush first if the whole
+		 * record (and a switch) might not fit, so the table the delta
+		 * is taken from is the chunk's it goes into (reserve_in then
+		 * does not flush). */
+		if (w->len && w->len + n + 16 > w->o.chunk_bytes && dp_writer_flush(w) < 0)
+			return w->err;
+		struct usd_thread *th = usd_get(&w->usd, domain, s->tid, true);
+		uint64_t sp;
+		bool has_sp = dp_sample_ureg(s, DP_X86_REG_SP, &sp);
+		if (th && has_sp && usd_diff(th, sp, s->ustack_len, s->ustack, &head, &run) &&
+		    usd_apply(&w->usd, th, sp, s->ustack_len, head, run, s->ustack,
+			      s->ustack + head + run))
+			delta = true;
+		else if (th && has_sp)
+			usd_full(&w->usd, th, sp, s->ustack_len, s->ustack, true);
+		else if (th)
+			th->has_prev = false;
+		if (delta)
+			n = sample_size(s, nr, &flags, true, s->ustack_len - run);
+	}
+	uint8_t *p = reserve_in(w, domain, n);
+	if (!p)
+		return w->err;
+	w->samples++;
+	sample_encode(p, s, nr, flags, n, delta, head, run);
 	return after_record(w);
 }
 
@@ -547,9 +627,11 @@ int dp_write_raw(struct dp_writer *w, uint32_t domain, const void *raw, size_t l
 {
 	if (len < DP_REC_HDR || len % 8 || get32((const uint8_t *)raw + 4) != len)
 		return -EINVAL;
-	uint16_t type = get16(raw);
+	uint16_t type = get16(raw), flags = get16((const uint8_t *)raw + 2);
 	if (type == DP_REC_DOMAIN_SWITCH)
 		return 0; /* the writer owns switches */
+	if (type == DP_REC_SAMPLE && (flags & DP_SAMPLE_F_USTACK_DELTA))
+		return -EINVAL; /* refers to its chunk's earlier stacks: not a record alone */
 	bool scoped = type == DP_REC_TASK || type == DP_REC_MMAP ||
 		      type == DP_REC_SAMPLE || type == DP_REC_SYMTAB || type == DP_REC_COUNTERS ||
 		      type > DP_REC_MAX_KNOWN;
@@ -559,6 +641,14 @@ int dp_write_raw(struct dp_writer *w, uint32_t domain, const void *raw, size_t l
 	if (type == DP_REC_SAMPLE)
 		w->samples++;
 	memcpy(p, raw, len);
+	if (type == DP_REC_SAMPLE && (flags & DP_SAMPLE_F_USTACK) && w->o.ustack_delta &&
+	    len >= DP_REC_HDR + DP_SAMPLE_FIXED) {
+		/* the reader takes this stack for the thread's previous one;
+		 * the writer, which has not kept it, stores the next whole */
+		struct usd_thread *th = usd_get(&w->usd, domain, get32((const uint8_t *)raw + 36), true);
+		if (th)
+			th->has_prev = false;
+	}
 	return after_record(w);
 }
 
@@ -583,6 +673,7 @@ void dp_writer_free(struct dp_writer *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	ZSTD_freeCCtx(w->zctx);
+	usd_free(&w->usd);
 	free(w->zbuf);
 	free(w->buf);
 	free(w);

@@ -543,6 +543,9 @@ struct blob *perfmap_blob(struct sym_domain *d, uint32_t pid);
 /* maps.c */
 /* The process (domain, pid); created when create, else NULL if unseen. */
 struct proc *sym_proc_get(struct sym_session *s, uint32_t domain, uint32_t pid, bool create);
+/* p's own mapping holding ip (no perf map), or NULL: what
+ * sym_find_proc_map gives for p's domain and pid. */
+struct sym_map *sym_proc_map_at(const struct proc *p, uint64_t ip);
 /* Let go of p's mapping list (shared or not); p has none after. */
 void proc_drop_maps(struct proc *p);
 /* The map of p holding ip (a JIT perf map for anonymous memory), or NULL. */

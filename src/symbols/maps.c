@@ -328,6 +328,11 @@ struct sym_map *proc_find_map(struct sym_session *s, struct sym_domain *d,
 	return NULL;
 }
 
+struct sym_map *sym_proc_map_at(const struct proc *p, uint64_t ip)
+{
+	return proc_lookup(p, ip);
+}
+
 const struct sym_map *sym_find_proc_map(struct sym_session *s, uint32_t domain, uint32_t pid,
 					uint64_t ip)
 {

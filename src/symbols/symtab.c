@@ -82,50 +82,54 @@ static int better(const struct sym_entry *a, const struct sym_entry *b, const ch
 	return strcmp(an, bn);
 }
 
-/* The order of a table: by address, the better name first. */
-static int cmp_entry(const struct sym_entry *a, const struct sym_entry *b, const char *arena)
-{
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return better(a, b, arena);
-}
-
 /*
- * A stable merge sort of the entries by cmp_entry, bottom-up, with the
- * 32-byte entries moved by assignment: glibc's qsort (also a stable merge
- * sort, so the order is the same) moved each with a memcpy call, and the
- * sort of user images' symbols was an eighth of a system-wide report.
- * Runs already in order (most of a symbol table) cost one comparison.
- * The arena is an argument, not a global: tables of different domains
- * may be finished on different threads.
+ * Sort v[0..n) by start, stably: a least-significant-digit radix sort
+ * over the bytes of start that differ between entries (3-5 of 8 in an
+ * image), instead of qsort's n log n calls of a comparator that also
+ * ranked the names (11% of a small `report -g`'s instructions). Entries
+ * of one start stay in their order, so picking the best of each run
+ * below keeps what the stable sort by (start, name rank) kept first.
+ * Short tables by insertion, stable too.
  */
-static void sort_entries(struct sym_entry *v, size_t n, const char *arena)
+static void sort_by_start(struct sym_entry *v, size_t n)
 {
-	if (n < 2)
-		return;
-	struct sym_entry *tmp = xmalloc(n * sizeof(*tmp)), *a = v, *b = tmp;
-	for (size_t w = 1; w < n; w *= 2) {
-		for (size_t lo = 0; lo < n; lo += 2 * w) {
-			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-			size_t i = lo, j = mid, k = lo;
-			if (j < hi && cmp_entry(&a[j], &a[j - 1], arena) >= 0) {
-				while (i < hi)    /* in order already */
-					b[k++] = a[i++];
-				continue;
-			}
-			while (i < mid && j < hi)
-				b[k++] = cmp_entry(&a[j], &a[i], arena) < 0 ? a[j++] : a[i++];
-			while (i < mid)
-				b[k++] = a[i++];
-			while (j < hi)
-				b[k++] = a[j++];
+	if (n < 64) {
+		for (size_t i = 1; i < n; i++) {
+			struct sym_entry e = v[i];
+			size_t k = i;
+			for (; k && v[k - 1].start > e.start; k--)
+				v[k] = v[k - 1];
+			v[k] = e;
 		}
-		struct sym_entry *x = a;
-		a = b;
-		b = x;
+		return;
 	}
-	if (a != v)
-		memcpy(v, a, n * sizeof(*v));
+	uint64_t any = 0, all = ~(uint64_t)0;
+	for (size_t i = 0; i < n; i++) {
+		any |= v[i].start;
+		all &= v[i].start;
+	}
+	uint64_t varies = any ^ all;
+	struct sym_entry *tmp = xmalloc(n * sizeof(*v)), *src = v, *dst = tmp;
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		if (!((varies >> shift) & 0xff))
+			continue;
+		size_t cnt[256] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			cnt[(src[i].start >> shift) & 0xff]++;
+		size_t sum = 0;
+		for (unsigned b = 0; b < 256; b++) {
+			size_t c = cnt[b];
+			cnt[b] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[cnt[(src[i].start >> shift) & 0xff]++] = src[i];
+		struct sym_entry *x = src;
+		src = dst;
+		dst = x;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
 	free(tmp);
 }
 
@@ -134,12 +138,17 @@ void symtab_finish(struct sym_table *t, uint64_t last_size)
 	if (t->finished)
 		return;
 	t->finished = true;
-	sort_entries(t->v, t->n, t->arena);
-	/* keep the first (best) entry of each address */
+	if (t->n)
+		sort_by_start(t->v, t->n);
+	/* keep the best entry of each address (the first of the best, as
+	 * a stable sort by cmp_entry would put it first) */
 	size_t w = 0;
 	for (size_t i = 0; i < t->n; i++) {
-		if (w && t->v[w - 1].start == t->v[i].start)
+		if (w && t->v[w - 1].start == t->v[i].start) {
+			if (better(&t->v[i], &t->v[w - 1], t->arena) < 0)
+				t->v[w - 1] = t->v[i];
 			continue;
+		}
 		t->v[w++] = t->v[i];
 	}
 	t->n = w;

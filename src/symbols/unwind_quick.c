@@ -339,13 +339,33 @@ enum uwq_end uwq_walk(struct uwq *q, uint32_t domain, uint32_t pid, const struct
 	uint64_t pc = ip;
 	*n = 0;
 	*nofde_img = NULL;
+	/* One process for the whole walk, and frames in a row mostly in one
+	 * mapping and one image: the process is looked up once, a pc inside
+	 * the last frame's mapping takes it again (a process's mappings do
+	 * not overlap, so the search would find it), and the image's state
+	 * of the last frame is kept (uwq_image answers the same for an
+	 * image once asked). */
+	struct proc *pr = sym_proc_get(q->s, domain, pid, false);
+	struct sym_map *last = NULL;
+	const struct sym_image *last_img = NULL;
+	struct uwq_img *last_qi = NULL;
 	for (;;) {
 		uint64_t look = *n == 0 || !pc ? pc : pc - 1;
-		struct sym_map *m = (struct sym_map *)sym_find_proc_map(q->s, domain, pid, look);
+		struct sym_map *m = last && look >= last->start && look < last->end ? last
+				    : pr ? sym_proc_map_at(pr, look) : NULL;
 		if (!m || m->img->kind != IMG_ELF)
 			return UWQ_FALLBACK;
+		last = m;
 		image_place(q->s, m);   /* placed on first use (internal.h) */
-		struct uwq_img *qi = m->img->info_usable ? uwq_image(q, m->img) : NULL;
+		struct uwq_img *qi;
+		if (!m->img->info_usable)
+			qi = NULL;
+		else if (m->img == last_img)
+			qi = last_qi;
+		else
+			qi = uwq_image(q, m->img);
+		last_img = m->img->info_usable ? m->img : NULL;
+		last_qi = qi;
 		if (!qi || !qi->cfi)
 			return UWQ_FALLBACK;
 		struct uwq_rule r = uwq_rule(q, qi, m->img, look + m->delta);

@@ -174,4 +174,5 @@ done
 source "$(dirname "$0")/lib/quick.bash"
 quick_check "$OUT/dwarf.data" 90
 quick_control "$OUT/dwarf.data"
+delta_check "$OUT/dwarf.data" 50
 echo "dwarf-known: all checks passed"

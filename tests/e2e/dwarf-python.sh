@@ -214,4 +214,5 @@ note "control: domprof's frame-pointer chains"
 stacks "$OUT/fp.folded" -0.5 || fail "control: the frame-pointer chains agree with perf's DWARF stacks"
 source "$(dirname "$0")/lib/quick.bash"
 quick_check "$OUT/dp.data" 90
+delta_check "$OUT/dp.data" 50
 echo "dwarf-python: all checks passed"

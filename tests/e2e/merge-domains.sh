@@ -150,6 +150,9 @@ n=$("$DOMPROF" info "$OUT/ms.data" | awk '$2 == "host" && $3 == "host" { print $
 [ "$n" = $(($(samples "$H") + $(samples "$G1"))) ] || fail "host series: $n samples"
 "$DOMPROF" merge -o "$OUT/mu.data" "$H" vm1="$G1" vm1="$G2" 2>/dev/null; [ $? = 2 ] || fail "duplicate name: exit"
 "$DOMPROF" merge -o "$OUT/mu.data" "$H" host="$G1" 2>/dev/null; [ $? = 2 ] || fail "name 'host': exit"
-"$DOMPROF" merge -o "$OUT/mu.data" "$H" 2>/dev/null; [ $? = 2 ] || fail "no guest: exit"
+"$DOMPROF" merge -o "$OUT/mu.data" 2>/dev/null; [ $? = 2 ] || fail "no input: exit"
 [ ! -e "$OUT/mu.data" ] || fail "usage error wrote output"
+# one host file alone is copied (format 1.5: its user stacks re-encoded)
+"$DOMPROF" merge -q -o "$OUT/m1.data" "$H" 2>/dev/null || fail "one host file: exit"
+[ "$(samples "$OUT/m1.data")" = "$(samples "$H")" ] || fail "one host file: samples differ"
 echo "ok"

@@ -198,5 +198,7 @@ for f in dbgframe split nocfi nodebug; do
 	quick_check "$OUT/$f.data" 0
 done
 quick_control "$OUT/nofp.data"
+delta_check "$OUT/nofp.data" 50
+delta_check "$OUT/kh.data" 20
 
 exit 0

@@ -2,7 +2,8 @@
 /* libFuzzer target: the file reader must survive any bytes (also the
  * pointers it returns: chains, user registers and stacks, counter names,
  * table data are read; a kernel symbol index is opened and every block
- * decoded), and a read on 2 threads (dp_reader_set_threads)
+ * decoded; user stacks in delta form are rebuilt and hashed whole), and
+ * a read on 2 threads (dp_reader_set_threads)
  * must return the same records and damage as the read on one: any
  * difference traps. */
 #include <stddef.h>
@@ -71,6 +72,14 @@ static uint64_t digest(const uint8_t *data, size_t size, unsigned threads)
 		h = fold(h, &rec.type, sizeof(rec.type));
 		h = fold(h, &rec.domain, sizeof(rec.domain));
 		h = fold(h, rec.raw, rec.raw_len);
+		/* a stack in delta form has no raw bytes: what the reader
+		 * rebuilt must be the same on both reads */
+		if (rec.type == DP_REC_SAMPLE && rec.u.sample.has_uregs) {
+			h = fold(h, &rec.u.sample.ustack_ref, sizeof(rec.u.sample.ustack_ref));
+			h = fold(h, &rec.u.sample.ustack_len, sizeof(rec.u.sample.ustack_len));
+			if (rec.u.sample.ustack_len)
+				h = fold(h, rec.u.sample.ustack, rec.u.sample.ustack_len);
+		}
 	}
 	const struct dp_damage *d;
 	size_t nd = dp_reader_damage(r, &d);
@@ -103,6 +112,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					sink += s->uregs[i];
 				if (s->ustack_len)  /* both ends of the stack */
 					sink += s->ustack[0] + s->ustack[s->ustack_len - 1];
+				if (s->ustack_ref > s->ustack_len || (!rec.raw) != (s->ustack_ref != 0))
+					__builtin_trap();
 				sink += s->ustack_len <= s->ustack_size && s->ustack_size <= DP_MAX_USTACK;
 			}
 			if (rec.type == DP_REC_COUNTERS)

@@ -8,7 +8,10 @@
  * an empty stack, one filling its size, in two domains; small stacks, so
  * the file stays under the fuzzer's max_len. seed-5 holds a kernel
  * symbol index (SYMTAB kind 8) of 600 symbols (three blocks), with
- * __pfx_ references and a module.
+ * __pfx_ references and a module. seed-6 holds user stacks in delta
+ * form (format 1.5): three threads in two domains whose sp moves and
+ * whose stacks change a word now and then, one sample without sp, across
+ * chunks.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -27,7 +30,7 @@ int cmd_mkseed(int argc, char **argv)
 		fprintf(stderr, "usage: test-tool mkseed DIR\n");
 		return 2;
 	}
-	for (int v = 0; v < 6; v++) {
+	for (int v = 0; v < 7; v++) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/seed-%d.data", argv[1], v);
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -37,8 +40,9 @@ int cmd_mkseed(int argc, char **argv)
 		}
 		struct dp_header h;
 		dp_header_fill_local(&h, argc, argv);
-		struct dp_writer_opts o = { .chunk_bytes = v == 4 ? 1024 : 256,
-					    .zstd_level = v == 1 || v == 3 ? 1 : 0 };
+		struct dp_writer_opts o = { .chunk_bytes = v == 4 ? 1024 : v == 6 ? 2048 : 256,
+					    .zstd_level = v == 1 || v == 3 ? 1 : 0,
+					    .ustack_delta = v == 6 };
 		int err;
 		struct dp_writer *w = dp_writer_new(fd, &h, &o, &err);
 		struct dp_event ev = { .name = "cpu-clock", .period = 1000, .freq = true };
@@ -71,6 +75,30 @@ int cmd_mkseed(int argc, char **argv)
 				s.ustack = stack;
 			}
 			dp_write_sample(w, i % 2 ? 1 : 0, &s);
+		}
+		if (v == 6) {
+			static uint8_t mem[3][320];
+			for (int th = 0; th < 3; th++)
+				for (int k = 0; k < 320; k++)
+					mem[th][k] = (uint8_t)(k * 31 + th);
+			for (int i = 0; i < 24; i++) {
+				int th = i % 3;
+				uint32_t depth = 96 + 8u * (uint32_t)((i * 5) % 12);
+				mem[th][320 - depth] ^= (uint8_t)i;            /* the top word changes */
+				if (i % 7 == 0)
+					mem[th][320 - 8 - 8 * (i % 20)] ^= 0xff; /* and an outer one */
+				/* bp, sp, ip (mask 0x1c0): sp the second */
+				uint64_t r6[3] = { regs[6], 0x7ffd1000u + 0x1000u * (uint64_t)th + 320 - depth,
+						   regs[8] };
+				struct dp_sample s = { .ip = 0x401000u + (uint64_t)i, .pid = 7,
+						       .tid = 7 + (uint32_t)th, .mode = DP_MODE_USER,
+						       .has_uregs = true, .uregs_abi = DP_UREGS_ABI_64,
+						       .uregs_mask = i == 10 ? 0x100 : 0x1c0,
+						       .uregs = r6, .ustack_size = 128,
+						       .ustack_len = depth < 128 ? depth : 128,
+						       .ustack = &mem[th][320 - depth] };
+				dp_write_sample(w, th == 2 ? 1 : 0, &s);
+			}
 		}
 		if (v == 2) {
 			const char *k = "ffffffff81000000 T _text\nffffffff81000100 T foo\n";

@@ -16,10 +16,14 @@
  * refuses inconsistent ones, a block cut or running past its record is
  * one damaged record, a reader that ignores the block (as 1.3 readers
  * do) still reads the sample, and a file of such samples cut anywhere
- * reads a prefix.
+ * reads a prefix. User stacks in delta form (1.5) read back byte for
+ * byte as the same stream written whole, on 1 and 3 reader threads, and
+ * hostile references are cut and counted or refused (controls: the
+ * whole encoding, the unchanged file).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1265,6 +1269,367 @@ static void ustack_cuts(void)
 	free(path);
 }
 
+/* ---- user stacks in delta form (1.5) ------------------------------- */
+
+/* A stream of stacks as a recorder sees them: threads in two domains
+ * whose sp moves by a few words, whose outer bytes mostly stay and now
+ * and then change a word, some cut at their size, one thread without sp
+ * among its registers, one with an empty stack. Kept to compare. */
+#define DS_N 600
+#define DS_COPY (1ull << 40)   /* time of the raw copies */
+struct ds_sample {
+	struct dp_sample s;
+	uint32_t domain;
+	uint64_t regs[24];
+	uint8_t *stack;
+};
+static struct ds_sample ds[DS_N];
+
+static void ds_make(void)
+{
+	enum { TH = 5 };
+	static uint8_t img[TH][16384];  /* each thread's stack memory, by address */
+	uint64_t top[TH];
+	for (int t = 0; t < TH; t++) {
+		top[t] = 0x7ffd00000000ull + 0x100000ull * (uint64_t)t + 16384;
+		for (size_t i = 0; i < sizeof(img[t]); i++)
+			img[t][i] = (uint8_t)rnd();
+	}
+	for (int i = 0; i < DS_N; i++) {
+		int t = (int)(rnd() % (2 * TH - 1)) / 2;  /* thread 4 half as often */
+		struct ds_sample *e = &ds[i];
+		free(e->stack);
+		/* sp: 1-12 KiB below the top, moving by up to 256 bytes */
+		static uint32_t dep[TH];
+		if (!dep[t])
+			dep[t] = 4096;
+		dep[t] += 8 * (uint32_t)(rnd() % 65) - 256;
+		dep[t] = dep[t] < 1024 ? 1024 : dep[t] > 12288 ? 12288 : dep[t];
+		uint32_t depth = dep[t];
+		uint64_t sp = top[t] - depth;
+		/* the innermost 256 bytes change every sample, a word
+		 * further out every eighth */
+		for (uint32_t k = 0; k < 256 && k < depth; k++)
+			img[t][16384 - depth + k] = (uint8_t)rnd();
+		if (rnd() % 8 == 0)
+			img[t][16384 - 8 - 8 * (rnd() % (depth / 8))] ^= 0x5a;
+		uint32_t size = 8192, len = depth < size ? depth : size;
+		if (t == 3 && rnd() % 3 == 0)
+			len = 0;
+		e->stack = xmalloc(len ? len : 1);
+		memcpy(e->stack, &img[t][16384 - depth], len);
+		for (int r = 0; r < 24; r++)
+			e->regs[r] = 0x1000u * (uint64_t)(r + 1);
+		uint64_t mask = t == 4 ? 0x100 : 0xff0fff;  /* thread 4: no sp */
+		/* sp is bit 7: the 8th value of 0xff0fff */
+		if (mask == 0xff0fff)
+			e->regs[7] = sp;
+		e->domain = t == 2 ? 1 : 0;
+		e->s = (struct dp_sample){ .time = (uint64_t)i, .ip = 0x401000 + (uint64_t)i,
+					   .pid = 100 + (uint32_t)t, .tid = 100 + (uint32_t)t % 4,
+					   .mode = DP_MODE_USER, .has_uregs = true,
+					   .uregs_abi = DP_UREGS_ABI_64, .uregs_mask = mask,
+					   .uregs = e->regs, .ustack_size = size, .ustack_len = len,
+					   .ustack = e->stack };
+	}
+}
+
+struct ds_read {
+	size_t samples, seen, copies, same, ref_bytes, no_raw, damage;
+	uint64_t file_bytes, stack_bytes;
+};
+
+/* Read a file of the ds stream and compare every sample with ds[]. */
+static void ds_read(const char *path, unsigned threads, struct ds_read *o)
+{
+	memset(o, 0, sizeof(*o));
+	struct stat st;
+	o->file_bytes = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+	int err;
+	struct dp_reader *r = dp_reader_open(path, &err, NULL, 0);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	CHECK(dp_reader_set_threads(r, threads) == 0);
+	struct dp_record rec;
+	while (dp_reader_next(r, &rec) > 0) {
+		if (rec.type != DP_REC_SAMPLE)
+			continue;
+		const struct dp_sample *a = &rec.u.sample;
+		o->samples++;
+		if (a->time & DS_COPY) {
+			o->copies++;
+			continue;
+		}
+		size_t i = o->seen++;
+		if (i >= DS_N)
+			continue;
+		const struct dp_sample *b = &ds[i].s;
+		o->same += a->time == b->time && rec.domain == ds[i].domain && a->tid == b->tid &&
+			   a->has_uregs && a->uregs_mask == b->uregs_mask &&
+			   !memcmp(a->uregs, b->uregs, 8 * dp_uregs_count(b->uregs_mask)) &&
+			   a->ustack_size == b->ustack_size && a->ustack_len == b->ustack_len &&
+			   (!b->ustack_len || !memcmp(a->ustack, b->ustack, b->ustack_len));
+		CHECK(a->ustack_ref <= a->ustack_len);
+		o->ref_bytes += a->ustack_ref;
+		o->stack_bytes += a->ustack_len;
+		o->no_raw += rec.raw == NULL;
+		CHECK((rec.raw == NULL) == (a->ustack_ref != 0));
+	}
+	const struct dp_damage *d;
+	o->damage = dp_reader_damage(r, &d);
+	dp_reader_free(r);
+}
+
+static void ds_write(const char *path, bool delta, size_t chunk, int zlevel)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	struct dp_header h;
+	char *argv[] = { "domprof", "test" };
+	dp_header_fill_local(&h, 2, argv);
+	struct dp_writer_opts o = { .chunk_bytes = chunk, .zstd_level = zlevel, .ustack_delta = delta };
+	int err = 0;
+	struct dp_writer *w = dp_writer_new(fd, &h, &o, &err);
+	CHECK(w != NULL);
+	for (int i = 0; i < DS_N; i++) {
+		CHECK(dp_write_sample(w, ds[i].domain, &ds[i].s) == 0);
+		/* a sample of another thread copied raw (whole): the writer
+		 * must not take it for anyone's previous stack */
+		if (i % 97 == 5) {
+			uint8_t b[16384];
+			struct dp_sample c = ds[i].s;
+			c.time |= DS_COPY;
+			size_t n = dp_sample_encode(&c, b, sizeof(b));
+			CHECK(n > 0 && n <= sizeof(b) && dp_record_check(b, n));
+			CHECK(dp_write_raw(w, ds[i].domain, b, n) == 0);
+		}
+	}
+	CHECK(dp_writer_finish(w) == 0);
+}
+
+/*
+ * The same stream written whole (1.4 encoding) and in delta form reads
+ * back the same, sample for sample and byte for byte, with one reader
+ * thread and with three, at chunk sizes that reset the threads' table
+ * often and rarely, raw and compressed. The delta form must be in use:
+ * most stack bytes are references and the file is smaller; the control,
+ * the whole encoding, has no reference and no raw-less sample (so the
+ * "in use" checks fail on it).
+ */
+static void ustack_delta_same(void)
+{
+	ds_make();
+	char *pw = tmpfile_path("ds-whole.data"), *pd = tmpfile_path("ds-delta.data");
+	static const size_t chunks[] = { 4096, 1u << 20 };
+	for (int c = 0; c < 2; c++)
+		for (int z = 0; z < 2; z++) {
+			ds_write(pw, false, chunks[c], z);
+			ds_write(pd, true, chunks[c], z);
+			struct ds_read w, d, d3;
+			ds_read(pw, 1, &w);
+			ds_read(pd, 1, &d);
+			ds_read(pd, 3, &d3);
+			size_t want = DS_N + (DS_N + 91) / 97;  /* with the raw copies */
+			CHECK_EQ_U64(w.samples, want);
+			CHECK_EQ_U64(d.samples, want);
+			CHECK_EQ_U64(d.copies, want - DS_N);
+			CHECK_EQ_U64(w.same, DS_N);
+			CHECK_EQ_U64(d.same, DS_N);
+			CHECK_EQ_U64(d3.same, DS_N);
+			CHECK_EQ_U64(d3.ref_bytes, d.ref_bytes);
+			CHECK(w.damage == 0 && d.damage == 0 && d3.damage == 0);
+			/* in use (the control: the whole encoding); in chunks
+			 * of 4 KiB most stacks are their thread's first */
+			CHECK(w.ref_bytes == 0 && w.no_raw == 0);
+			if (chunks[c] > 4096) {
+				if (!(d.ref_bytes > d.stack_bytes / 2 && d.no_raw > DS_N / 2))
+					fprintf(stderr, "delta: %zu of %" PRIu64 " bytes referenced, %zu samples\n",
+						d.ref_bytes, d.stack_bytes, d.no_raw);
+				CHECK(d.ref_bytes > d.stack_bytes / 2 && d.no_raw > DS_N / 2);
+				/* stored bytes: half when raw, fewer compressed */
+				if (!(d.file_bytes < (z ? w.file_bytes : w.file_bytes / 2)))
+					fprintf(stderr, "zstd %d: %" PRIu64 " bytes in delta form, %" PRIu64 " whole\n",
+						z, d.file_bytes, w.file_bytes);
+				CHECK(d.file_bytes < (z ? w.file_bytes : w.file_bytes / 2));
+			}
+		}
+	unlink(pw);
+	unlink(pd);
+	free(pw);
+	free(pd);
+}
+
+/* Find the idx-th SAMPLE with a user block in an uncompressed file of
+ * one chunk; returns its offset (0: none). */
+static size_t find_sample(const uint8_t *b, size_t len, int idx, size_t *chunk)
+{
+	size_t pos = align8(get32(b + 16));
+	*chunk = pos;
+	size_t q = pos + DP_CHUNK_HDR, end = pos + DP_CHUNK_HDR + get32(b + pos + 8);
+	for (int k = 0; q + 8 <= end && q + get32(b + q + 4) <= len; q += get32(b + q + 4)) {
+		if (get32(b + q + 4) < 8)
+			break;
+		if (get16(b + q) == DP_REC_SAMPLE &&
+		    (get16(b + q + 2) & (DP_SAMPLE_F_USTACK | DP_SAMPLE_F_USTACK_DELTA)) && k++ == idx)
+			return q;
+	}
+	return 0;
+}
+
+static void fix_crc(uint8_t *b, size_t chunk)
+{
+	put32(b + chunk + 20, crc32c(0, b + chunk + DP_CHUNK_HDR, get32(b + chunk + 8)));
+	put32(b + chunk + 28, crc32c(0, b + chunk, 28));
+}
+
+/* Read bytes; the stack length of the second sample (the delta one)
+ * and the damage count with the first damage's text. */
+static void read_second(const uint8_t *b, size_t len, uint32_t *slen, uint32_t *ref, size_t *nd,
+			char *what, size_t wl)
+{
+	int err;
+	struct dp_reader *r = dp_reader_open_mem(b, len, &err, NULL, 0);
+	CHECK(r != NULL);
+	*slen = *ref = UINT32_MAX;
+	struct dp_record rec;
+	int k = 0;
+	while (r && dp_reader_next(r, &rec) > 0)
+		if (rec.type == DP_REC_SAMPLE && rec.u.sample.has_uregs && k++ == 1) {
+			*slen = rec.u.sample.ustack_len;
+			*ref = rec.u.sample.ustack_ref;
+			/* every byte readable (ASan) */
+			volatile uint8_t x = 0;
+			for (uint32_t i = 0; i < rec.u.sample.ustack_len; i++)
+				x ^= rec.u.sample.ustack[i];
+			(void)x;
+		}
+	const struct dp_damage *d;
+	*nd = r ? dp_reader_damage(r, &d) : 99;
+	snprintf(what, wl, "%s", *nd && r ? d[0].what : "");
+	dp_reader_free(r);
+}
+
+/*
+ * Hostile delta samples: a reference to a stack the chunk does not hold
+ * (the thread's first stack given to another thread), a run past the
+ * previous stack, an sp moved so the run leaves it, a head or run past
+ * the stack, both forms' flags at once, a delta sample without sp. The
+ * first three cut the stack at its literal head and are counted as
+ * damage, the others are malformed records; none crashes (ASan/UBSan).
+ * dp_record_check and dp_write_raw refuse a delta record. Control: the
+ * file unchanged reads the whole stack, no damage.
+ */
+static void ustack_delta_hostile(void)
+{
+	char *path = tmpfile_path("ds-bad.data");
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct dp_header h;
+	char *argv[] = { "domprof", "test" };
+	dp_header_fill_local(&h, 2, argv);
+	struct dp_writer_opts o = { .ustack_delta = true };
+	int err = 0;
+	struct dp_writer *w = dp_writer_new(fd, &h, &o, &err);
+	CHECK(w != NULL);
+	struct dp_sample s1 = ustack_sample(0xff0fff, 8192, 4096), s2;
+	ustack_regs[7] = 0x7ffd0000f000ull;                 /* sp */
+	CHECK(dp_write_sample(w, 0, &s1) == 0);
+	ustack_regs[7] -= 64;                               /* 64 bytes deeper */
+	memmove(ustack_bytes + 64, ustack_bytes, 4096);
+	memset(ustack_bytes, 0xee, 64);
+	s2 = s1;
+	s2.ustack_len = 4096 + 64;
+	static uint8_t want[4160];
+	memcpy(want, ustack_bytes, sizeof(want));
+	CHECK(dp_write_sample(w, 0, &s2) == 0);
+	CHECK(dp_writer_finish(w) == 0);
+	size_t len;
+	uint8_t *orig = slurp(path, &len), *b = xmalloc(len);
+	size_t chunk, q = find_sample(orig, len, 1, &chunk);
+	CHECK(q > 0 && (get16(orig + q + 2) & DP_SAMPLE_F_USTACK_DELTA));
+	size_t blk = q + 48, hr = blk + DP_USTACK_FIXED + 8 * 20;  /* head, run */
+	uint32_t head = get32(orig + hr), run = get32(orig + hr + 4);
+	CHECK(head == 64 && run == 4096);
+	char what[160];
+	uint32_t slen, ref;
+	size_t nd;
+	/* control */
+	read_second(orig, len, &slen, &ref, &nd, what, sizeof(what));
+	CHECK(slen == 4160 && ref == 4096 && nd == 0);
+	CHECK(dp_record_check(orig + q, get32(orig + q + 4)) == false);
+	CHECK(dp_record_check(orig + find_sample(orig, len, 0, &chunk),
+			      get32(orig + find_sample(orig, len, 0, &chunk) + 4)));
+	{
+		char *p2 = tmpfile_path("ds-raw.data");
+		struct dp_writer *w2 = open_writer(p2, 0, 0);
+		CHECK(dp_write_raw(w2, 0, orig + q, get32(orig + q + 4)) == -EINVAL);
+		CHECK(dp_writer_finish(w2) == 0);
+		unlink(p2);
+		free(p2);
+	}
+	/* the stack it gave is the one written */
+	{
+		int e2;
+		struct dp_reader *r = dp_reader_open_mem(orig, len, &e2, NULL, 0);
+		struct dp_record rec;
+		int k = 0;
+		bool same = false;
+		while (r && dp_reader_next(r, &rec) > 0)
+			if (rec.type == DP_REC_SAMPLE && k++ == 1)
+				same = rec.u.sample.ustack_len == 4160 &&
+				       !memcmp(rec.u.sample.ustack, want, 4160);
+		CHECK(same);
+		dp_reader_free(r);
+	}
+	size_t q0 = find_sample(orig, len, 0, &chunk);
+	/* cut: the stack ends at its head (64 bytes; 0 where head is set 0) */
+	struct { const char *what; size_t at; uint64_t val; int width; size_t at2; uint64_t val2; bool cut; } c[] = {
+		{ "first stack of another thread", q0 + 36, 55, 4, 0, 0, true },
+		{ "run starting before the previous stack", hr, 0, 4, hr + 4, 4160, true },
+		{ "sp moved", blk + DP_USTACK_FIXED + 8 * 7, 0x7ffd0000f000ull - 64 + 4096, 8, 0, 0, true },
+		{ "head past the stack", hr, 4161, 4, 0, 0, false },
+		{ "run past the stack", hr + 4, 4097, 4, 0, 0, false },
+		{ "both flags", q + 2, DP_SAMPLE_F_USTACK | DP_SAMPLE_F_USTACK_DELTA, 2, 0, 0, false },
+		{ "no sp", blk, 0xff0f7f, 8, 0, 0, false },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		memcpy(b, orig, len);
+		for (int k = 0; k < 2; k++) {
+			size_t at = k ? c[i].at2 : c[i].at;
+			uint64_t v = k ? c[i].val2 : c[i].val;
+			if (!at)
+				continue;
+			if (c[i].width == 2)
+				put16(b + at, (uint16_t)v);
+			else if (c[i].width == 8 && !k)
+				put64(b + at, v);
+			else
+				put32(b + at, (uint32_t)v);
+		}
+		fix_crc(b, chunk);
+		read_second(b, len, &slen, &ref, &nd, what, sizeof(what));
+		if (c[i].cut) {
+			/* cut at its own head, counted */
+			uint32_t cut = c[i].at == hr ? 0 : 64;
+			if (!(slen == cut && ref == 0 && nd == 1 && strstr(what, "missing earlier user stack")))
+				fprintf(stderr, "case '%s': len %u ref %u damage %zu '%s'\n", c[i].what,
+					slen, ref, nd, what);
+			CHECK(slen == cut && ref == 0 && nd == 1);
+			CHECK(strstr(what, "missing earlier user stack") != NULL);
+		} else {
+			/* malformed: skipped as damage (the second user sample
+			 * seen is then none) */
+			if (!(nd == 1 && strstr(what, "malformed SAMPLE")))
+				fprintf(stderr, "case '%s': damage %zu '%s'\n", c[i].what, nd, what);
+			CHECK(nd == 1 && strstr(what, "malformed SAMPLE") != NULL);
+		}
+	}
+	free(b);
+	free(orig);
+	unlink(path);
+	free(path);
+}
+
 static void crc(void)
 {
 	CHECK_EQ_U64(crc32c(0, "123456789", 9), 0xe3069283);
@@ -1513,6 +1878,8 @@ int main(void)
 	ustack_refused();
 	ustack_malformed();
 	ustack_cuts();
+	ustack_delta_same();
+	ustack_delta_hostile();
 	threads_same(0);
 	threads_same(3);
 	enospc();

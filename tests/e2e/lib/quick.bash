@@ -59,3 +59,40 @@ quick_control() {
 		fail "control: the frame-pointer chains of $(basename "$f") compare equal to the DWARF ones"
 	note "control: the frame-pointer chains of $(basename "$f") differ from the DWARF ones (the comparison can fail)"
 }
+
+#   delta_check FILE MIN_PCT
+#       the user stacks of FILE (a recording, written in delta form:
+#       format 1.5, docs/file-format.md "User stacks in delta form")
+#       copied whole, as 1.4 stored them (`DOMPROF_USTACK_DELTA=0 merge`
+#       of the one file), give the same `report -l -g` and `export
+#       --format folded` (but for the header's file and command lines),
+#       the same stacks byte for byte (`dump --ustack` but for the
+#       delta's ustack_ref= and the copy's own DOMAIN, switch and STATS
+#       records); at least MIN_PCT% of the recording's stack bytes were
+#       references (so the check compares two encodings). Control: the
+#       copy has no reference (its info prints no delta line, its dump
+#       no ustack_ref=).
+delta_check() {
+	local f=$1 min=$2 w=$1.whole
+	DOMPROF_USTACK_DELTA=0 "$DOMPROF" merge -q -f -o "$w" "$f" 2>"$f.delta.err" ||
+		fail "merge of $(basename "$f") with DOMPROF_USTACK_DELTA=0: $(head -c 300 "$f.delta.err")"
+	[ -f "$f.quick.report" ] || quick_outputs "$f" quick
+	quick_outputs "$w" quick
+	sed -i -E '/^# (file|command): /d' "$f.quick.report" "$w.quick.report"
+	local ext
+	for ext in report folded; do
+		cmp -s "$f.quick.$ext" "$w.quick.$ext" ||
+			fail "delta form and whole stacks differ ($ext of $(basename "$f")): $(quick_first_diff "$f.quick.$ext" "$w.quick.$ext")"
+	done
+	stacks() { "$DOMPROF" dump --ustack --type SAMPLE -i "$1" | sed -E 's/ ustack_ref=[0-9]+//; s/^ *[0-9]+ //'; }
+	cmp -s <(stacks "$f") <(stacks "$w") || fail "delta form and whole stacks: dump --ustack differs"
+	local refs total
+	refs=$("$DOMPROF" info -i "$f" | sed -nE 's/^ +([0-9]+) of these bytes stored as references.*/\1/p')
+	total=$("$DOMPROF" info -i "$f" | sed -nE 's/^user stacks: [0-9]+ samples, ([0-9]+) bytes.*/\1/p')
+	[ -n "$refs" ] && [ -n "$total" ] && [ "$total" -gt 0 ] && [ $((refs * 100)) -ge $((min * total)) ] ||
+		fail "$(basename "$f"): ${refs:-no} of ${total:-?} stack bytes in delta form, under $min%"
+	! "$DOMPROF" info -i "$w" | grep -q 'stored as references' &&
+		! "$DOMPROF" dump -i "$w" | grep -q 'ustack_ref=' ||
+		fail "control: the whole copy of $(basename "$f") holds references"
+	note "delta form = whole stacks on $(basename "$f") (report -g, folded, dump --ustack); $((refs * 100 / total))% of its stack bytes were references; control: the copy has none"
+}
