@@ -141,7 +141,7 @@ void symtab_finish(struct sym_table *t, uint64_t last_size)
 	if (t->n)
 		sort_by_start(t->v, t->n);
 	/* keep the best entry of each address (the first of the best, as
-	 * a stable sort by cmp_entry would put it first) */
+	 * a stable sort by (start, better name) would put it first) */
 	size_t w = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		if (w && t->v[w - 1].start == t->v[i].start) {
