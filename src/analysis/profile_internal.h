@@ -54,9 +54,12 @@ struct key {
 	bool keep;
 };
 
+/* One resolved address: an image and an address in it (0 for an image
+ * without symbols, where every address resolves alike), so the maps of
+ * many processes of one binary share their lookups. */
 struct addr {
-	const struct sym_map *map;
-	uint64_t ip;
+	const struct sym_image *img;
+	uint64_t addr;
 	uint32_t sym;
 };
 

@@ -377,6 +377,11 @@ uint64_t sym_map_to_image(const struct sym_map *cm, uint64_t ip)
 	return ip + m->delta;
 }
 
+bool sym_map_symbolless(const struct sym_map *m)
+{
+	return m->img->kind == IMG_PSEUDO;
+}
+
 void sym_resolve(struct sym_session *s, const struct sym_map *cm, uint64_t ip,
 		 struct sym_result *out)
 {
