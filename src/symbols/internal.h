@@ -423,6 +423,9 @@ struct sym_domain {
 	size_t nmods, cmods;
 	struct hmap modidx;       /* module name -> index+1 while loading */
 	struct hmap pseudo;       /* name -> map */
+	struct sym_map *unknown;  /* pseudo's SYM_UNKNOWN map, once made: every
+				   * frame outside all mappings (a chain's junk
+				   * return addresses) asks for it */
 	struct hmap asids;        /* guest cr3 -> map */
 	struct sym_map *last_asid_map;
 	uint64_t last_asid;

@@ -343,7 +343,9 @@ const struct sym_map *sym_find_map(struct sym_session *s, uint32_t domain,
 				return j;
 		}
 	}
-	return sym_pseudo_map(s, d, SYM_UNKNOWN);
+	if (!d->unknown)
+		d->unknown = sym_pseudo_map(s, d, SYM_UNKNOWN);
+	return d->unknown;
 }
 
 void sym_want(struct sym_session *s, const struct sym_map *cm, uint64_t ip)
