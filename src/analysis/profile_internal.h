@@ -127,6 +127,7 @@ struct loader {
 	size_t capsyms;
 	struct hidx symtab;
 	size_t capdomains, capevents;
+	size_t dom_last;             /* profile_domain_get's last answer, index + 1 */
 
 	/* --time: each domain's sample span (a pass before the samples),
 	 * and the window of the last domain seen */

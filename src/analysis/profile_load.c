@@ -40,9 +40,14 @@ void profile_add_warning(struct profile *p, const char *s)
 struct profile_domain *profile_domain_get(struct loader *L, uint32_t id)
 {
 	struct profile *p = L->p;
+	/* asked once per key and symbol: most files have one domain */
+	if (L->dom_last && p->domains[L->dom_last - 1].id == id)
+		return &p->domains[L->dom_last - 1];
 	uintptr_t at = (uintptr_t)u64map_get(&L->pv->domidx, id);
-	if (at)
+	if (at) {
+		L->dom_last = at;
 		return &p->domains[at - 1];
+	}
 	xgrow((void **)&p->domains, &L->capdomains, p->ndomains + 1, sizeof(*p->domains));
 	struct profile_domain *d = &p->domains[p->ndomains++];
 	u64map_put(&L->pv->domidx, id, (void *)(uintptr_t)p->ndomains);
