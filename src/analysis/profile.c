@@ -43,6 +43,10 @@ static void keep_counters(struct profile *p, struct priv *pv)
 static void loader_release(struct loader *L)
 {
 	window_spans_release(&L->spans);
+	free(L->pend);
+	free(L->pend_chain);
+	L->pend = NULL;
+	L->pend_chain = NULL;
 	timeline_release(L);
 	hmap_release(&L->nolines);
 	free(L->hit_raw);
@@ -241,6 +245,7 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 	if (L.o.timeline)
 		timeline_setup(&L);
 	dp_scan(r, &profile_load_visitor, &L, NULL);
+	profile_load_drain(&L);
 	if (L.o.progress)
 		L.o.progress(L.o.progress_arg, size, size);
 	file_warnings(p, r, NULL);
@@ -323,6 +328,7 @@ struct profile *profile_load_files(const char *const *paths, size_t n, const str
 		set_jobs(r, opts);
 		p->has_stats = false;
 		dp_scan(r, &profile_load_visitor, &L, NULL);
+		profile_load_drain(&L);
 		if (p->has_stats)
 			add_stats(&acc, p, with_stats++);
 		file_warnings(p, r, paths[i]);

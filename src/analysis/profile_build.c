@@ -121,8 +121,8 @@ static const char *line_of(struct loader *L, const struct sym_map *map, uint64_t
 struct addr_want {
 	const struct loader *L;
 	const struct key *k;
-	const struct sym_map *map;
-	uint64_t ip;
+	const struct sym_image *img;
+	uint64_t addr;
 };
 
 static bool addr_eq(const void *ctx, uint32_t e)
@@ -130,19 +130,29 @@ static bool addr_eq(const void *ctx, uint32_t e)
 	const struct addr_want *w = ctx;
 	const struct loader *L = w->L;
 	const struct addr *a = &L->addrs[e];
-	return a->map == w->map && a->ip == w->ip &&
+	return a->img == w->img && a->addr == w->addr &&
 	       (!L->o.by_process || L->p->syms[a->sym].pid == w->k->pid) &&
 	       L->p->syms[a->sym].domain == w->k->domain;
 }
 
-/* Symbol index of (map, ip) for a frame of key k. */
+/*
+ * Symbol index of (map, ip) for a frame of key k. What sym_resolve and
+ * sym_srcline answer depends only on the map's image and the image
+ * address (ip + the map's delta), so that is the memo's key: a
+ * system-wide recording has thousands of short processes of one
+ * compiler, each with its own maps of the same files, and keyed by map
+ * each of them resolved every address again. An image without symbols
+ * ([anon] JIT code, [heap]) answers the same for every address.
+ */
 static uint32_t resolve_addr(struct loader *L, const struct key *k, const struct sym_map *map,
 			     uint64_t ip, uint8_t mode)
 {
-	uint64_t h = hash_fold64(hash_fold64(99, (uint64_t)(uintptr_t)map), ip);
+	const struct sym_image *img = sym_map_image(map);
+	uint64_t ia = sym_map_symbolless(map) ? 0 : sym_map_to_image(map, ip);
+	uint64_t h = hash_fold64(hash_fold64(99, (uint64_t)(uintptr_t)img), ia);
 	h = hash_fold64(h, L->o.by_process ? k->pid : 0);
 	struct hidx *t = &L->addrtab;
-	struct addr_want want = { L, k, map, ip };
+	struct addr_want want = { L, k, img, ia };
 	size_t i;
 	uint32_t found = hidx_find(t, h, addr_eq, &want, &i);
 	if (found != HIDX_NONE)
@@ -156,8 +166,8 @@ static uint32_t resolve_addr(struct loader *L, const struct key *k, const struct
 	uint32_t sym = sym_intern(L, k->domain, &r, mode_is_kernel(mode), k->pid, srcline, inl);
 	xgrow((void **)&L->addrs, &L->capaddrs, L->naddrs + 1, sizeof(*L->addrs));
 	struct addr *a = &L->addrs[L->naddrs];
-	a->map = map;
-	a->ip = ip;
+	a->img = img;
+	a->addr = ia;
 	a->sym = sym;
 	hidx_fill(t, i, h, (uint32_t)L->naddrs);
 	L->naddrs++;

@@ -54,9 +54,12 @@ struct key {
 	bool keep;
 };
 
+/* One resolved address: an image and an address in it (0 for an image
+ * without symbols, where every address resolves alike), so the maps of
+ * many processes of one binary share their lookups. */
 struct addr {
-	const struct sym_map *map;
-	uint64_t ip;
+	const struct sym_image *img;
+	uint64_t addr;
 	uint32_t sym;
 };
 
@@ -90,6 +93,8 @@ struct priv {
 	size_t nhsyms;
 };
 
+enum { PEND = 16 };
+
 struct loader {
 	uint64_t ev_samples[256];  /* SAMPLE records per event id < 256 */
 	struct profile *p;
@@ -122,6 +127,7 @@ struct loader {
 	size_t capsyms;
 	struct hidx symtab;
 	size_t capdomains, capevents;
+	size_t dom_last;             /* profile_domain_get's last answer, index + 1 */
 
 	/* --time: each domain's sample span (a pass before the samples),
 	 * and the window of the last domain seen */
@@ -139,6 +145,22 @@ struct loader {
 	size_t nhit_raw, caphit_raw;
 	size_t ntl_cells, captl_cells;
 	struct hidx tl_tab;
+
+	/* Samples between their key's hash and its count (profile_load.c):
+	 * a busy machine's recording has millions of keys, and a probe of
+	 * their table missed the cache on nearly every sample (its slot,
+	 * then its key); queued, the slot of each is fetched PEND samples
+	 * ahead and its key PEND/2 ahead. FIFO, drained before any other
+	 * record and at the end of each file, so keys are made in sample
+	 * order against the symbol session of their sample's moment. */
+	struct pend {
+		struct dp_sample s;      /* callchain: its own slot of pend_chain */
+		const struct sym_map *map;
+		uint64_t kip, asid, h;
+		uint32_t domain, nc;
+	} *pend;
+	uint64_t *pend_chain;        /* PEND x DP_MAX_CALLCHAIN */
+	unsigned pend_head, npend;
 
 	/* DWARF unwinding (profile_load.c): made on the first sample with a
 	 * user stack, freed when reading ends */
@@ -179,8 +201,10 @@ void profile_add_warning(struct profile *p, const char *s);
 /* The domain with this id, created (named "host" / "dom<id>") on first use. */
 struct profile_domain *profile_domain_get(struct loader *L, uint32_t id);
 
-/* The load pass (profile_load.c): dp_scan's callbacks, ctx = the loader. */
+/* The load pass (profile_load.c): dp_scan's callbacks, ctx = the loader.
+ * After each dp_scan, profile_load_drain counts the samples still queued. */
 extern const struct dp_visitor profile_load_visitor;
+void profile_load_drain(struct loader *L);
 
 /* Passes 2 and 3 (profile_build.c): resolve the loader's keys and fill
  * syms, edges, images and stacks of L->p. */

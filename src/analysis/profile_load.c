@@ -40,9 +40,14 @@ void profile_add_warning(struct profile *p, const char *s)
 struct profile_domain *profile_domain_get(struct loader *L, uint32_t id)
 {
 	struct profile *p = L->p;
+	/* asked once per key and symbol: most files have one domain */
+	if (L->dom_last && p->domains[L->dom_last - 1].id == id)
+		return &p->domains[L->dom_last - 1];
 	uintptr_t at = (uintptr_t)u64map_get(&L->pv->domidx, id);
-	if (at)
+	if (at) {
+		L->dom_last = at;
 		return &p->domains[at - 1];
+	}
 	xgrow((void **)&p->domains, &L->capdomains, p->ndomains + 1, sizeof(*p->domains));
 	struct profile_domain *d = &p->domains[p->ndomains++];
 	u64map_put(&L->pv->domidx, id, (void *)(uintptr_t)p->ndomains);
@@ -171,6 +176,7 @@ struct key_want {
 	const struct loader *L;
 	const struct dp_sample *s;
 	const struct sym_map *map;
+	uint64_t ip;
 	uint32_t domain;
 	uint64_t asid;
 	uint32_t nc;
@@ -182,7 +188,7 @@ static bool key_eq(const void *ctx, uint32_t e)
 	const struct key *k = &w->L->keys[e];
 	const struct dp_sample *s = w->s;
 	uint32_t nc = w->nc;
-	return k->ip == s->ip && k->map == w->map && k->domain == w->domain &&
+	return k->ip == w->ip && k->map == w->map && k->domain == w->domain &&
 	       k->pid == s->pid && k->mode == s->mode && k->asid == w->asid &&
 	       (!w->L->key_tid || w->L->key_tid[e] == s->tid) &&
 	       k->event == s->event && k->nchain == nc &&
@@ -267,6 +273,63 @@ void time_window_note(struct loader *L)
 	profile_add_warning(p, line);
 }
 
+/* The oldest queued sample counted under its key, made when new. */
+static void pend_count(struct loader *L)
+{
+	struct pend *q = &L->pend[L->pend_head];
+	L->pend_head = (L->pend_head + 1) % PEND;
+	L->npend--;
+	const struct dp_sample *s = &q->s;
+	uint32_t domain = q->domain, nc = q->nc;
+	uint64_t h = q->h, asid = q->asid;
+	const struct sym_map *map = q->map;
+
+	struct hidx *t = &L->keytab;
+	struct key_want want = { L, s, map, q->kip, domain, asid, nc };
+	size_t i;
+	uint32_t found = hidx_find(t, h, key_eq, &want, &i);
+	if (found != HIDX_NONE) {
+		L->keys[found].count++;
+		L->keys[found].period += s->period;
+		if (L->o.timeline)
+			timeline_add(L, found, domain, s->time);
+		return;
+	}
+	/* new key */
+	xgrow((void **)&L->keys, &L->capkeys, L->nkeys + 1, sizeof(*L->keys));
+	struct key *k = &L->keys[L->nkeys];
+	memset(k, 0, sizeof(*k));
+	k->ip = q->kip;
+	k->asid = asid;
+	k->count = 1;
+	k->period = s->period;
+	k->event = s->event;
+	k->map = map;
+	k->domain = domain;
+	k->pid = s->pid;
+	k->mode = s->mode;
+	if (L->o.by_tid) {
+		xgrow((void **)&L->key_tid, &L->capkey_tid, L->nkeys + 1, sizeof(*L->key_tid));
+		L->key_tid[L->nkeys] = s->tid;
+	}
+	k->nchain = nc;
+	k->chain_off = (uint32_t)L->nchain;
+	if (nc) {
+		size_t need = L->nchain + nc;
+		xgrow((void **)&L->chain, &L->capchain, need, sizeof(*L->chain));
+		xgrow((void **)&L->chain_map, &L->capchain_map, need, sizeof(*L->chain_map));
+		xgrow((void **)&L->chain_mode, &L->capchain_mode, need, sizeof(*L->chain_mode));
+		memcpy(L->chain + L->nchain, s->callchain, nc * sizeof(uint64_t));
+		L->nchain = need;
+		key_chain_maps(L, k, s);
+	}
+	hidx_fill(t, i, h, (uint32_t)L->nkeys);
+	L->nkeys++;
+	if (L->o.timeline)
+		timeline_add(L, (uint32_t)(L->nkeys - 1), domain, s->time);
+}
+
+
 static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample *s)
 {
 	struct profile *p = L->p;
@@ -297,6 +360,15 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 	else if (s->nr_callchain)
 		p->has_callchains = true;
 	uint64_t asid = s->has_asid ? s->asid : 0;
+	/* The leaf's address, as far as the profile can tell addresses apart:
+	 * in an image without symbols ([anon] JIT code: a sixth of a busy
+	 * machine's samples, nearly every one at its own address) all
+	 * resolve alike, so they share one key per process. Not with a
+	 * chain (its frames are matched against the leaf's address) nor for
+	 * annotate (it counts addresses). */
+	uint64_t kip = s->ip;
+	if (!nc && !L->o.hits && sym_map_symbolless(map))
+		kip = 0;
 
 	uint64_t h = 0x1234567ull;
 	h = hash_fold64(h, domain);
@@ -305,59 +377,54 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 		h = hash_fold64(h, s->tid);
 	h = hash_fold64(h, s->mode);
 	h = hash_fold64(h, asid);
-	h = hash_fold64(h, s->ip);
+	h = hash_fold64(h, kip);
 	h = hash_fold64(h, s->event);
 	h = hash_fold64(h, (uint64_t)(uintptr_t)map);
 	for (uint32_t i = 0; i < nc; i++)
 		h = hash_fold64(h, s->callchain[i]);
 	h = hash_fold64(h, nc);
 
-	struct hidx *t = &L->keytab;
-	struct key_want want = { L, s, map, domain, asid, nc };
-	size_t i;
-	uint32_t found = hidx_find(t, h, key_eq, &want, &i);
-	if (found != HIDX_NONE) {
-		L->keys[found].count++;
-		L->keys[found].period += s->period;
-		if (L->o.timeline)
-			timeline_add(L, found, domain, s->time);
-		return;
+	/* Into the queue, its slot fetched ahead (see struct pend) */
+	if (!L->pend) {
+		L->pend = xcalloc(PEND, sizeof(*L->pend));
+		L->pend_chain = xmalloc((size_t)PEND * DP_MAX_CALLCHAIN * sizeof(*L->pend_chain));
 	}
-	/* new key */
-	xgrow((void **)&L->keys, &L->capkeys, L->nkeys + 1, sizeof(*L->keys));
-	struct key *k = &L->keys[L->nkeys];
-	memset(k, 0, sizeof(*k));
-	k->ip = s->ip;
-	k->asid = asid;
-	k->count = 1;
-	k->period = s->period;
-	k->event = s->event;
-	k->map = map;
-	k->domain = domain;
-	k->pid = s->pid;
-	k->mode = s->mode;
-	if (L->o.by_tid) {
-		xgrow((void **)&L->key_tid, &L->capkey_tid, L->nkeys + 1, sizeof(*L->key_tid));
-		L->key_tid[L->nkeys] = s->tid;
-	}
-	k->nchain = nc;
-	k->chain_off = (uint32_t)L->nchain;
+	if (L->npend == PEND)
+		pend_count(L);
+	unsigned slot = (L->pend_head + L->npend++) % PEND;
+	struct pend *q = &L->pend[slot];
+	q->s = *s;
+	q->domain = domain;
+	q->nc = nc;
+	q->map = map;
+	q->kip = kip;
+	q->asid = asid;
+	q->h = h;
 	if (nc) {
-		size_t need = L->nchain + nc;
-		xgrow((void **)&L->chain, &L->capchain, need, sizeof(*L->chain));
-		xgrow((void **)&L->chain_map, &L->capchain_map, need, sizeof(*L->chain_map));
-		xgrow((void **)&L->chain_mode, &L->capchain_mode, need, sizeof(*L->chain_mode));
-		memcpy(L->chain + L->nchain, s->callchain, nc * sizeof(uint64_t));
-		L->nchain = need;
-		key_chain_maps(L, k, s);
+		uint64_t *c = L->pend_chain + (size_t)slot * DP_MAX_CALLCHAIN;
+		memcpy(c, s->callchain, nc * sizeof(*c));
+		q->s.callchain = c;
 	}
-	hidx_fill(t, i, h, (uint32_t)L->nkeys);
-	L->nkeys++;
-	if (L->o.timeline)
-		timeline_add(L, (uint32_t)(L->nkeys - 1), domain, s->time);
+	__builtin_prefetch(&L->keytab.slot[hidx_start(&L->keytab, h)]);
+	/* the entry half the queue back: its slot is in cache by now, so
+	 * its key can be fetched too */
+	if (L->npend > PEND / 2) {
+		const struct pend *m = &L->pend[(L->pend_head + L->npend - 1 - PEND / 2) % PEND];
+		uint64_t sl = L->keytab.slot[hidx_start(&L->keytab, m->h)];
+		if (sl)
+			__builtin_prefetch(&L->keys[(uint32_t)sl - 1]);
+	}
 }
 
-/* The load pass: dp_scan calls these with the loader as ctx. */
+void profile_load_drain(struct loader *L)
+{
+	while (L->npend)
+		pend_count(L);
+}
+
+/* The load pass: dp_scan calls these with the loader as ctx. Every
+ * record but a sample drains the queue first: a new key looks up its
+ * frames' maps in the symbol session as it stands at its sample. */
 static int ld_sample(void *ctx, const struct dp_record *rec)
 {
 	on_sample(ctx, rec->domain, &rec->u.sample);
@@ -366,6 +433,7 @@ static int ld_sample(void *ctx, const struct dp_record *rec)
 
 static int ld_mmap(void *ctx, const struct dp_record *rec)
 {
+	profile_load_drain(ctx);
 	sym_add_mmap(((struct loader *)ctx)->pv->sym, rec->domain, &rec->u.mmap);
 	return 0;
 }
@@ -373,6 +441,7 @@ static int ld_mmap(void *ctx, const struct dp_record *rec)
 static int ld_task(void *ctx, const struct dp_record *rec)
 {
 	struct loader *L = ctx;
+	profile_load_drain(L);
 	const struct dp_task *t = &rec->u.task;
 	/* a process's unwinding state (a Dwfl with its images) is not
 	 * needed past its exit: short-lived processes would pile it up */
@@ -384,18 +453,21 @@ static int ld_task(void *ctx, const struct dp_record *rec)
 
 static int ld_symtab(void *ctx, const struct dp_record *rec)
 {
+	profile_load_drain(ctx);
 	sym_add_symtab_rec(((struct loader *)ctx)->pv->sym, rec);
 	return 0;
 }
 
 static int ld_domain(void *ctx, const struct dp_record *rec)
 {
+	profile_load_drain(ctx);
 	on_domain(ctx, &rec->u.domain);
 	return 0;
 }
 
 static int ld_event(void *ctx, const struct dp_record *rec)
 {
+	profile_load_drain(ctx);
 	on_event(ctx, &rec->u.event);
 	return 0;
 }

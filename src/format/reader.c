@@ -1006,6 +1006,26 @@ static __attribute__((noinline)) int next_slow(struct dp_reader *r, struct dp_re
 {
 	if (r->perf)
 		return pd_next(r->perf, rec);
+	/* A DOMAIN_SWITCH, before the general loop: a file of several
+	 * domains switches every few samples */
+	if (r->payload && r->plen - r->ppos >= 16) {
+		const uint8_t *p = r->payload + r->ppos;
+		uint32_t len = get32(p + 4);
+		if (get16(p) == DP_REC_DOMAIN_SWITCH && len >= 16 && len % 8 == 0 &&
+		    len <= r->plen - r->ppos) {
+			r->ppos += len;
+			r->nrec_seen++;
+			r->nrec_read++;
+			rec->type = DP_REC_DOMAIN_SWITCH;
+			rec->raw = p;
+			rec->raw_len = len;
+			rec->chunk_offset = r->chunk_off;
+			rec->u.switch_to = get32(p + DP_REC_HDR);
+			r->cur_domain = rec->u.switch_to;
+			rec->domain = r->cur_domain;
+			return 1;
+		}
+	}
 	for (;;) {
 		if (!r->payload || r->ppos >= r->plen) {
 			if (!next_chunk(r))
@@ -1054,10 +1074,11 @@ static __attribute__((noinline)) int next_slow(struct dp_reader *r, struct dp_re
 }
 
 /*
- * The common case inline, in a function small enough to need no stack
+ * The common cases inline, in a function small enough to need no stack
  * frame: the next record is a SAMPLE with no asid, chain or user stack,
- * and its length is valid (what next_slow would check, so both give the
- * same record). Everything else goes to next_slow.
+ * or one with only a chain, and its length is valid (what next_slow
+ * would check, so both give the same record). Everything else goes to
+ * next_slow.
  */
 int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
 {
@@ -1082,6 +1103,33 @@ int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
 			rec->domain = r->cur_domain;
 			sample_fixed(&rec->u.sample, p + DP_REC_HDR);
 			return 1;
+		}
+		/* A sample with a call chain and nothing else optional (every
+		 * sample of a -g recording), its chain aligned in the payload:
+		 * the checks dec_sample makes, without next_slow's frame. */
+		const uint8_t *q = p + DP_REC_HDR + DP_SAMPLE_FIXED;
+		if (get16(p) == DP_REC_SAMPLE &&
+		    (flags & (DP_SAMPLE_F_ASID | DP_SAMPLE_F_CHAIN | DP_SAMPLE_F_USTACK)) == DP_SAMPLE_F_CHAIN &&
+		    len >= DP_REC_HDR + DP_SAMPLE_FIXED + 8 && len % 8 == 0 && len <= left &&
+		    ((uintptr_t)q & 7) == 0) {
+			uint32_t nr = get32(q);
+			if (nr <= DP_MAX_CALLCHAIN &&
+			    (len - (DP_REC_HDR + DP_SAMPLE_FIXED + 8)) / 8 >= nr) {
+				r->ppos = pos + len;
+				r->nrec_seen++;
+				r->nrec_read++;
+				r->nsamples_read++;
+				rec->type = DP_REC_SAMPLE;
+				rec->raw = p;
+				rec->raw_len = len;
+				rec->chunk_offset = r->chunk_off;
+				rec->domain = r->cur_domain;
+				struct dp_sample *sm = &rec->u.sample;
+				sample_fixed(sm, p + DP_REC_HDR);
+				sm->nr_callchain = nr;
+				sm->callchain = (const uint64_t *)(const void *)(q + 8);
+				return 1;
+			}
 		}
 	}
 	return next_slow(r, rec);

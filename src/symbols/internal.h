@@ -441,6 +441,9 @@ struct sym_domain {
 	size_t nmods, cmods;
 	struct hmap modidx;       /* module name -> index+1 while loading */
 	struct hmap pseudo;       /* name -> map */
+	struct sym_map *unknown;  /* pseudo's SYM_UNKNOWN map, once made: every
+				   * frame outside all mappings (a chain's junk
+				   * return addresses) asks for it */
 	struct hmap asids;        /* guest cr3 -> map */
 	struct sym_map *last_asid_map;
 	uint64_t last_asid;
@@ -463,6 +466,24 @@ struct proc {
 				     * (NULL when none or after a change of
 				     * maps[]): consecutive samples of a process
 				     * mostly fall in one mapping */
+	uint64_t gen;               /* bumped whenever maps[] or the perf map
+				     * state change: find-cache entries of an
+				     * older gen are stale */
+};
+
+/* sym_find_map's memo of user lookups that found one of a process's
+ * mappings (session.c): per (domain, pid) and address range, the answer
+ * and the process's gen it was given under. A system-wide recording's
+ * samples alternate between processes, so the one-entry last_proc misses
+ * and each sample paid a hash lookup of the process and a search of its
+ * list (a sixth of a flat report). Direct-mapped by (pid, page). */
+#define FIND_CACHE 4096
+struct find_cache_ent {
+	uint64_t key;               /* domain << 32 | pid */
+	uint64_t lo, hi;            /* the mapping's range */
+	const struct proc *p;       /* NULL: empty slot */
+	uint64_t gen;
+	const struct sym_map *res;
 };
 
 struct sym_session {
@@ -474,6 +495,7 @@ struct sym_session {
 	struct hmap procs;
 	struct proc *last_proc;
 	uint64_t last_proc_key;
+	struct find_cache_ent *find_cache; /* FIND_CACHE entries, made on first use */
 	struct hmap images;
 	struct sym_image *all_images;
 	struct sym_map **maps;      /* every map ever made, for freeing */

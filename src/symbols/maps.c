@@ -92,6 +92,7 @@ void proc_drop_maps(struct proc *p)
 	p->n = p->cap = 0;
 	p->shared = NULL;
 	p->last = NULL;
+	p->gen++;
 }
 
 /* Before changing p's list: a list shared with forks is copied first,
@@ -137,6 +138,7 @@ void sym_add_task(struct sym_session *s, uint32_t domain, const struct dp_task *
 		proc_drop_maps(c);   /* a reused pid starts over */
 		c->perfmap_state = 0;
 		c->perfmap = NULL;
+		c->gen++;
 		if (parent) {
 			/* the child shares the parent's list until either maps
 			 * something: a crafted file may fork a process with
@@ -151,6 +153,7 @@ void sym_add_task(struct sym_session *s, uint32_t domain, const struct dp_task *
 				c->n = parent->n;
 				c->cap = parent->cap;
 				c->shared = parent->shared;
+				c->gen++;
 			}
 			c->comm = parent->comm;
 		}
@@ -221,6 +224,7 @@ static bool proc_insert(struct sym_session *s, struct proc *p, struct sym_map *m
 		p->maps[w++] = right;
 	p->n = newn;
 	p->last = NULL;   /* it may have been replaced or trimmed */
+	p->gen++;
 	return true;
 }
 

@@ -18,6 +18,7 @@
 #include "symbols/debuginfod.h"
 #include "symbols/internal.h"
 #include "util/addrspace.h"
+#include "util/hash.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"
 
@@ -149,6 +150,7 @@ void sym_session_free(struct sym_session *s)
 	for (size_t i = 0; i < s->nmaps; i++)
 		free(s->maps[i]);
 	free(s->maps);
+	free(s->find_cache);
 	free(s->warn);
 	free(s->kdebug);
 	free(s->own_vdso);
@@ -181,6 +183,9 @@ void sym_set_domain(struct sym_session *s, uint32_t domain, uint8_t kind,
 {
 	struct sym_domain *d = sym_domain_get(s, domain);
 	d->kind = kind;
+	/* the kind decides which lookups reach the process lists */
+	if (s->find_cache)
+		memset(s->find_cache, 0, FIND_CACHE * sizeof(*s->find_cache));
 	if (name)
 		d->name = pool_strdup(&s->pool, name);
 	d->kaslr = kaslr_offset;
@@ -304,11 +309,28 @@ const struct sym_map *sym_find_map(struct sym_session *s, uint32_t domain,
 	default:
 		break;
 	}
+	/* A user lookup that finds one of the process's mappings is the same
+	 * for any address of that mapping until the process's list changes
+	 * (its gen): memoised per (pid, page). */
+	uint64_t pkey = (uint64_t)domain << 32 | pid;
+	if (!s->find_cache)
+		s->find_cache = xcalloc(FIND_CACHE, sizeof(*s->find_cache));
+	struct find_cache_ent *fc =
+		&s->find_cache[hash_fold64(pkey, ip >> 12) & (FIND_CACHE - 1)];
+	if (fc->p && fc->key == pkey && ip >= fc->lo && ip < fc->hi && fc->gen == fc->p->gen)
+		return fc->res;
 	struct proc *p = sym_proc_get(s, domain, pid, false);
 	if (p) {
 		struct sym_map *m = proc_find_map(s, d, p, pid, ip);
-		if (m)
+		if (m) {
+			/* p->last is the mapping that holds ip (m may be the
+			 * process's perf map standing in for it) */
+			if (p->last) {
+				*fc = (struct find_cache_ent){ pkey, p->last->start, p->last->end, p,
+							       p->gen, m };
+			}
 			return m;
+		}
 	}
 	if (khalf)
 		return kernel_map(s, d, ip);
@@ -321,7 +343,9 @@ const struct sym_map *sym_find_map(struct sym_session *s, uint32_t domain,
 				return j;
 		}
 	}
-	return sym_pseudo_map(s, d, SYM_UNKNOWN);
+	if (!d->unknown)
+		d->unknown = sym_pseudo_map(s, d, SYM_UNKNOWN);
+	return d->unknown;
 }
 
 void sym_want(struct sym_session *s, const struct sym_map *cm, uint64_t ip)
@@ -357,6 +381,11 @@ uint64_t sym_map_to_image(const struct sym_map *cm, uint64_t ip)
 	if (!m->placed)
 		image_place(m->img->sess, m);
 	return ip + m->delta;
+}
+
+bool sym_map_symbolless(const struct sym_map *m)
+{
+	return m->img->kind == IMG_PSEUDO;
 }
 
 void sym_resolve(struct sym_session *s, const struct sym_map *cm, uint64_t ip,

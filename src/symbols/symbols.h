@@ -156,6 +156,9 @@ const struct sym_image *sym_map_image(const struct sym_map *m);
 const char *sym_image_name(const struct sym_image *img);
 /* Address in the image's own (link-time) space, for ip in map m. */
 uint64_t sym_map_to_image(const struct sym_map *m, uint64_t ip);
+/* True when m's image has no symbols at all (a pseudo image: [anon],
+ * [heap], [unknown], ...): every address of it resolves alike. */
+bool sym_map_symbolless(const struct sym_map *m);
 
 /*
  * The code bytes of [start, end) in the image of map m (link-time

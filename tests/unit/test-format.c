@@ -1228,6 +1228,49 @@ static void ustack_malformed(void)
 	CHECK(read_raw_sample(b, len, what, sizeof(what), &samples, &regs) == 0 && regs == 1);
 }
 
+/* Samples with a chain and nothing else (the reader's inline path for
+ * -g recordings) are checked as the general path checks them: a chain
+ * past the record or over the limit, or a record too short for the
+ * chain's count, is damage; the controls read. */
+static void chain_malformed(void)
+{
+	static uint8_t b[48 + 8 + 8 * (DP_MAX_CALLCHAIN + 2)];
+	struct { const char *what; uint32_t nr; size_t frames; bool ok; } c[] = {
+		{ "control: 3 frames", 3, 3, true },
+		{ "control: no frames", 0, 0, true },
+		{ "control: the maximum", DP_MAX_CALLCHAIN, DP_MAX_CALLCHAIN, true },
+		{ "count past the record", 4, 3, false },
+		{ "count over the limit", DP_MAX_CALLCHAIN + 1, DP_MAX_CALLCHAIN + 1, false },
+		{ "no room for the count", 0, (size_t)-1, false },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		memset(b, 0, sizeof(b));
+		put16(b, DP_REC_SAMPLE);
+		put16(b + 2, DP_SAMPLE_F_CHAIN);
+		put64(b + 16, 0x401000);
+		size_t len = 48;
+		if (c[i].frames != (size_t)-1) {
+			put32(b + 48, c[i].nr);
+			for (size_t k = 0; k < c[i].frames; k++)
+				put64(b + 56 + 8 * k, 0x401000 + k);
+			len = 56 + 8 * c[i].frames;
+		}
+		put32(b + 4, (uint32_t)len);
+		char what[128];
+		int samples, regs;
+		size_t nd = read_raw_sample(b, len, what, sizeof(what), &samples, &regs);
+		if (c[i].ok) {
+			CHECK(nd == 0 && samples == 3);
+		} else {
+			CHECK(nd == 1 && samples == 2);
+			CHECK(strstr(what, "malformed SAMPLE record") != NULL);
+		}
+		if (nd != (c[i].ok ? 0u : 1u))
+			fprintf(stderr, "  case '%s': %zu damage (%s), %d samples\n", c[i].what, nd, what,
+				samples);
+	}
+}
+
 /* A file of user-stack samples cut at many places reads a prefix, never
  * crashes, and reports the cut. */
 static void ustack_cuts(void)
@@ -1877,6 +1920,7 @@ int main(void)
 	ustack_roundtrip(1);
 	ustack_refused();
 	ustack_malformed();
+	chain_malformed();
 	ustack_cuts();
 	ustack_delta_same();
 	ustack_delta_hostile();

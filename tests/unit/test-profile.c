@@ -325,12 +325,78 @@ static void test_hostile_counts(void)
 	unlink(hpath);
 }
 
+/*
+ * Many processes of one binary: addresses are resolved once per (image,
+ * image address), not once per process, and a flat profile counts the
+ * samples of an image without symbols ([anon]) under one key per
+ * process. Three cc1 processes map one library at three bases (samples
+ * at image addresses 0x100, 0x100, 0x200) and one of them runs 5 samples
+ * of [anon] code, each at its own address (its chain the leaf alone). Control: keyed by (map, ip)
+ * there were 8 addresses and 8 keys.
+ */
+static void test_shared_images(void)
+{
+	char tmpl[] = "/tmp/test-profile-shared-XXXXXX";
+	char *argv[] = { "test-profile", NULL };
+	int err = 0;
+	struct dp_writer *w = fixture_writer_tmp(tmpl, 1, argv, NULL, &err);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	for (uint32_t i = 0; i < 3; i++) {
+		struct dp_task t = { .kind = DP_TASK_COMM, .pid = 300 + i, .tid = 300 + i, .comm = "cc1" };
+		CHECK(dp_write_task(w, 0, &t) == 0);
+		struct dp_mmap m = { .pid = 300 + i, .start = 0x10000 * (i + 1), .len = 0x1000,
+				     .path = "/nonexistent/libshared.so" };
+		CHECK(dp_write_mmap(w, 0, &m) == 0);
+		sample(w, 0, 300 + i, DP_MODE_USER, 0x10000 * (i + 1) + (i == 2 ? 0x200 : 0x100), NULL, 0);
+	}
+	struct dp_mmap an = { .pid = 300, .start = 0x7000000, .len = 0x10000, .path = "//anon" };
+	CHECK(dp_write_mmap(w, 0, &an) == 0);
+	for (uint64_t i = 0; i < 5; i++) {
+		uint64_t c[] = { 0x7000000 + 0x40 * i };   /* a chain of the leaf alone */
+		sample(w, 0, 300, DP_MODE_USER, c[0], c, 1);
+	}
+	CHECK(dp_writer_finish(w) == 0);
+
+	struct profile_opts o = { 0 };
+	char msg[200];
+	struct profile *p = profile_load(tmpl, NULL, &o, &err, msg, sizeof(msg));
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ_U64(p->matched, 8);
+		CHECK_EQ_U64(p->unique_addrs, 3);  /* lib 0x100, lib 0x200, [anon] */
+		CHECK_EQ_U64(p->unique_keys, 4);   /* 3 lib samples, one [anon] key */
+		uint64_t anon = 0, lib = 0;
+		for (size_t i = 0; i < p->nsyms; i++) {
+			if (!strcmp(p->syms[i].image, "[anon]"))
+				anon += p->syms[i].self;
+			if (!strcmp(p->syms[i].image, "libshared.so"))
+				lib += p->syms[i].self;
+		}
+		CHECK_EQ_U64(anon, 5);
+		CHECK_EQ_U64(lib, 3);
+		profile_free(p);
+	}
+	/* with call chains the keys keep their addresses (chains are raw) */
+	struct profile_opts og = { .callgraph = true };
+	p = profile_load(tmpl, NULL, &og, &err, msg, sizeof(msg));
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ_U64(p->unique_keys, 8);
+		CHECK_EQ_U64(p->unique_addrs, 3);
+		profile_free(p);
+	}
+	unlink(tmpl);
+}
+
 int main(void)
 {
 	write_file();
 	test_all();
 	test_filters();
 	test_hostile_counts();
+	test_shared_images();
 	unlink(path);
 	return unit_done();
 }

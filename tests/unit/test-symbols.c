@@ -528,6 +528,55 @@ static void test_guest_code(void)
 	free(t);
 }
 
+/* sym_find_map's per-(pid, page) memo (session.c) answers as a fresh
+ * search would: after a mapping over the same page, a fork over a reused
+ * pid, for processes whose memo slots collide. */
+static void test_find_memo(void)
+{
+	struct sym_session *s = sym_session_new();
+	struct dp_mmap a = { .pid = 20, .start = 0x10000, .len = 0x10000, .path = "/x/a.so" };
+	sym_add_mmap(s, 0, &a);
+	for (int i = 0; i < 3; i++) {    /* the second and third are memo hits */
+		const struct sym_map *m = sym_find_map(s, 0, 20, DP_MODE_USER, false, 0, 0x10010 + 8 * i);
+		CHECK_STR(sym_image_name(sym_map_image(m)), "a.so");
+	}
+	/* a mapping over the same page: the memo's answer is stale */
+	struct dp_mmap b = { .pid = 20, .start = 0x10000, .len = 0x1000, .path = "/x/b.so" };
+	sym_add_mmap(s, 0, &b);
+	const struct sym_map *m = sym_find_map(s, 0, 20, DP_MODE_USER, false, 0, 0x10010);
+	CHECK_STR(sym_image_name(sym_map_image(m)), "b.so");
+	m = sym_find_map(s, 0, 20, DP_MODE_USER, false, 0, 0x11010);   /* the rest of a.so */
+	CHECK_STR(sym_image_name(sym_map_image(m)), "a.so");
+	/* another pid at the same address is another process */
+	struct sym_result r = look(s, 0, 21, DP_MODE_USER, false, 0, 0x10010);
+	CHECK_STR(r.image, "[unknown]");
+	struct dp_task f = { .kind = DP_TASK_FORK, .pid = 21, .tid = 21, .ppid = 20, .ptid = 20 };
+	sym_add_task(s, 0, &f);
+	m = sym_find_map(s, 0, 21, DP_MODE_USER, false, 0, 0x10010);
+	CHECK_STR(sym_image_name(sym_map_image(m)), "b.so");
+	/* pid 21 reused by a process forked from one without mappings */
+	struct dp_task f2 = { .kind = DP_TASK_FORK, .pid = 21, .tid = 21, .ppid = 99, .ptid = 99 };
+	sym_add_task(s, 0, &f2);
+	r = look(s, 0, 21, DP_MODE_USER, false, 0, 0x10010);
+	CHECK_STR(r.image, "[unknown]");
+	/* many processes, one address each: their memo slots collide */
+	char path[64];
+	for (uint32_t pid = 1000; pid < 6000; pid++) {
+		snprintf(path, sizeof(path), "/x/p%u.so", pid);
+		struct dp_mmap mm = { .pid = pid, .start = 0x400000, .len = 0x1000, .path = path };
+		sym_add_mmap(s, 0, &mm);
+	}
+	int bad = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t pid = 1000; pid < 6000; pid++) {
+			snprintf(path, sizeof(path), "p%u.so", pid);
+			m = sym_find_map(s, 0, pid, DP_MODE_USER, false, 0, 0x400000 + pid % 4096);
+			bad += strcmp(sym_image_name(sym_map_image(m)), path) != 0;
+		}
+	CHECK(bad == 0);
+	sym_session_free(s);
+}
+
 int main(void)
 {
 	test_kallsyms();
@@ -537,6 +586,7 @@ int main(void)
 	test_kallsyms_delta();
 	test_passive_guest();
 	test_maps_tasks();
+	test_find_memo();
 	test_live_kallsyms();
 	test_adversarial();
 	return unit_done();
