@@ -1109,7 +1109,8 @@ int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
 		 * the checks dec_sample makes, without next_slow's frame. */
 		const uint8_t *q = p + DP_REC_HDR + DP_SAMPLE_FIXED;
 		if (get16(p) == DP_REC_SAMPLE &&
-		    (flags & (DP_SAMPLE_F_ASID | DP_SAMPLE_F_CHAIN | DP_SAMPLE_F_USTACK)) == DP_SAMPLE_F_CHAIN &&
+		    (flags & (DP_SAMPLE_F_ASID | DP_SAMPLE_F_CHAIN | DP_SAMPLE_F_USTACK |
+			      DP_SAMPLE_F_USTACK_DELTA)) == DP_SAMPLE_F_CHAIN &&
 		    len >= DP_REC_HDR + DP_SAMPLE_FIXED + 8 && len % 8 == 0 && len <= left &&
 		    ((uintptr_t)q & 7) == 0) {
 			uint32_t nr = get32(q);

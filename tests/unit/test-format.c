@@ -1368,7 +1368,12 @@ static void ds_make(void)
 		if (mask == 0xff0fff)
 			e->regs[7] = sp;
 		e->domain = t == 2 ? 1 : 0;
+		/* every other sample with a (kernel) chain as well, as record
+		 * --call-graph dwarf -a writes them: the reader's fast path for
+		 * chain-only samples must leave these to the general one */
+		static const uint64_t chain[3] = { 0xffffffff81000100ull, 0xffffffff81000200ull, 0x401000 };
 		e->s = (struct dp_sample){ .time = (uint64_t)i, .ip = 0x401000 + (uint64_t)i,
+					   .nr_callchain = i % 2 ? 3 : 0, .callchain = chain,
 					   .pid = 100 + (uint32_t)t, .tid = 100 + (uint32_t)t % 4,
 					   .mode = DP_MODE_USER, .has_uregs = true,
 					   .uregs_abi = DP_UREGS_ABI_64, .uregs_mask = mask,
@@ -1412,7 +1417,9 @@ static void ds_read(const char *path, unsigned threads, struct ds_read *o)
 			   a->has_uregs && a->uregs_mask == b->uregs_mask &&
 			   !memcmp(a->uregs, b->uregs, 8 * dp_uregs_count(b->uregs_mask)) &&
 			   a->ustack_size == b->ustack_size && a->ustack_len == b->ustack_len &&
-			   (!b->ustack_len || !memcmp(a->ustack, b->ustack, b->ustack_len));
+			   (!b->ustack_len || !memcmp(a->ustack, b->ustack, b->ustack_len)) &&
+			   a->nr_callchain == b->nr_callchain &&
+			   (!b->nr_callchain || !memcmp(a->callchain, b->callchain, 8 * b->nr_callchain));
 		CHECK(a->ustack_ref <= a->ustack_len);
 		o->ref_bytes += a->ustack_ref;
 		o->stack_bytes += a->ustack_len;
