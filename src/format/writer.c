@@ -11,6 +11,7 @@
 #include "format/wire.h"
 #include "util/clock.h"
 #include "util/crc32c.h"
+#include "util/file.h"
 #include "util/sat.h"
 #include "util/xalloc.h"
 
@@ -39,24 +40,6 @@ struct dp_writer {
 	uint64_t lost;          /* sum of LOST counts written (saturating) */
 	struct usd_table usd;   /* threads' last user stacks in the open chunk (delta form) */
 };
-
-static int write_all(int fd, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	while (n) {
-		ssize_t r = write(fd, b, n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -EIO;
-		b += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
 
 static size_t put_field(uint8_t *p, uint16_t id, const char *s)
 {
@@ -90,7 +73,7 @@ struct dp_writer *dp_writer_new(int fd, const struct dp_header *h,
 	put32(hdr + 20, crc32c(0, hdr + 24, n - 24));
 	size_t padded = align8((uint32_t)n);
 
-	int r = write_all(fd, hdr, padded);
+	int r = file_write_all(fd, hdr, padded);
 	if (r < 0) {
 		if (err)
 			*err = r;
@@ -159,11 +142,11 @@ int dp_writer_flush(struct dp_writer *w)
 	put32(h + 28, crc32c(0, h, 28));
 	static const uint8_t zero[8];
 	size_t pad = align8((uint32_t)stored) - stored;
-	int r = write_all(w->fd, h, sizeof(h));
+	int r = file_write_all(w->fd, h, sizeof(h));
 	if (!r)
-		r = write_all(w->fd, payload, stored);
+		r = file_write_all(w->fd, payload, stored);
 	if (!r && pad)
-		r = write_all(w->fd, zero, pad);
+		r = file_write_all(w->fd, zero, pad);
 	if (r < 0) {
 		w->err = r;
 		return r;

@@ -63,27 +63,6 @@ int guest_cache_get(const char *buildid, const char *kind, size_t max, char **da
 	return file_read_all(path, max, data, len);
 }
 
-/* mkdir -p with mode 0700 for the parts it creates. */
-static int make_dirs(const char *dir)
-{
-	char p[4096];
-	if (strlen(dir) >= sizeof(p))
-		return -ENAMETOOLONG;
-	strcpy(p, dir);
-	for (char *s = p + 1; ; s++) {
-		if (*s == '/' || *s == 0) {
-			char c = *s;
-			*s = 0;
-			if (mkdir(p, 0700) < 0 && errno != EEXIST)
-				return -errno;
-			*s = c;
-			if (!c)
-				break;
-		}
-	}
-	return 0;
-}
-
 int guest_cache_put(const char *buildid, const char *kind, const void *data, size_t len)
 {
 	char path[4200], tmp[4300], dir[4096];
@@ -91,7 +70,7 @@ int guest_cache_put(const char *buildid, const char *kind, const void *data, siz
 	if (r < 0)
 		return r;
 	guest_cache_dir(dir, sizeof(dir));
-	if ((r = make_dirs(dir)) < 0)
+	if ((r = file_make_dirs(dir)) < 0)
 		return r;
 	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, (int)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

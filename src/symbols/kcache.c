@@ -352,42 +352,6 @@ int kcache_load(const struct kcache_key *k, char **buf, const uint8_t **ix, size
 	return 0;
 }
 
-/* mkdir -p, mode 0700 for the parts it creates. */
-static int make_dirs(const char *dir)
-{
-	char p[4096];
-	if (strlen(dir) >= sizeof(p))
-		return -ENAMETOOLONG;
-	strcpy(p, dir);
-	for (char *s = p + 1;; s++) {
-		if (*s == '/' || !*s) {
-			char c = *s;
-			*s = '\0';
-			if (mkdir(p, 0700) < 0 && errno != EEXIST)
-				return -errno;
-			*s = c;
-			if (!c)
-				break;
-		}
-	}
-	return 0;
-}
-
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int kcache_store(const struct kcache_key *k, const uint8_t *ix, size_t len, char *why,
 		 size_t whylen)
 {
@@ -397,7 +361,7 @@ int kcache_store(const struct kcache_key *k, const uint8_t *ix, size_t len, char
 		snprintf(why, whylen, "no cache directory (HOME unset)");
 		return -ENOENT;
 	}
-	int r = make_dirs(dir);
+	int r = file_make_dirs(dir);
 	if (r < 0) {
 		snprintf(why, whylen, "%s: %s", dir, strerror(-r));
 		return r;
@@ -411,9 +375,9 @@ int kcache_store(const struct kcache_key *k, const uint8_t *ix, size_t len, char
 	}
 	uint8_t head[KCACHE_HEAD];
 	kcache_header(head, k->key, ix, len);
-	r = write_all(fd, head, sizeof(head));
+	r = file_write_all(fd, head, sizeof(head));
 	if (!r)
-		r = write_all(fd, ix, len);
+		r = file_write_all(fd, ix, len);
 	if (close(fd) < 0 && !r)
 		r = -errno;
 	if (!r && rename(tmp, path) < 0)

@@ -105,3 +105,38 @@ const char *file_strerror(int err)
 		return "file too large";
 	return strerror(err < 0 ? -err : err);
 }
+
+int file_write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int file_make_dirs(const char *dir)
+{
+	char p[4096];
+	if (strlen(dir) >= sizeof(p))
+		return -ENAMETOOLONG;
+	strcpy(p, dir);
+	for (char *s = p + 1;; s++) {
+		if (*s == '/' || !*s) {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, 0700) < 0 && errno != EEXIST)
+				return -errno;
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	return 0;
+}

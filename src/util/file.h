@@ -12,6 +12,9 @@
  * bounded by the caller's maximum and read to EOF rather than trusting
  * st_size, because /proc files are regular but report size 0.
  *
+ * Also the two small writes the format writer and the caches share
+ * (whole writes, mkdir -p).
+ *
  * Errors are negative errno values, plus FILE_ERR_NOT_REGULAR; describe
  * them with file_strerror(). Nothing here prints.
  */
@@ -33,6 +36,14 @@ int file_open_regular(const char *path, uint64_t *size);
  * 0, -EFBIG when the file holds more than max bytes, or another negative
  * error. */
 int file_read_all(const char *path, size_t max, char **data, size_t *len);
+
+/* Write all len bytes (retrying short writes and EINTR). 0, or a
+ * negative errno (-EIO for a write that wrote nothing). */
+int file_write_all(int fd, const void *data, size_t len);
+
+/* mkdir -p of dir, mode 0700 for the parts it creates (caches hold a
+ * user's data). 0 or a negative errno (-ENAMETOOLONG past 4095 bytes). */
+int file_make_dirs(const char *dir);
 
 /* One-line text for an error of this module ("not a regular file", or
  * strerror of the errno). */
