@@ -741,8 +741,7 @@ dec_sample(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_
 	if (len < DP_REC_HDR + DP_SAMPLE_FIXED)
 		return false;
 	sample_fixed(s, b);
-	if (__builtin_expect(!(flags & (DP_SAMPLE_F_ASID | DP_SAMPLE_F_CHAIN | DP_SAMPLE_F_USTACK |
-					DP_SAMPLE_F_USTACK_DELTA)), 1))
+	if (__builtin_expect(!(flags & DP_SAMPLE_F_PARTS), 1))
 		return true;
 	q = b + DP_SAMPLE_FIXED;
 	if (flags & DP_SAMPLE_F_ASID) {
@@ -1080,6 +1079,24 @@ static __attribute__((noinline)) int next_slow(struct dp_reader *r, struct dp_re
  * would check, so both give the same record). Everything else goes to
  * next_slow.
  */
+/* A fast path's record: the sample at p (pos in the payload, len checked)
+ * taken, its fixed part decoded; the optional parts are the caller's. */
+static inline __attribute__((always_inline)) struct dp_sample *
+fast_sample(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, size_t pos, uint32_t len)
+{
+	r->ppos = pos + len;
+	r->nrec_seen++;
+	r->nrec_read++;
+	r->nsamples_read++;
+	rec->type = DP_REC_SAMPLE;
+	rec->raw = p;
+	rec->raw_len = len;
+	rec->chunk_offset = r->chunk_off;
+	rec->domain = r->cur_domain;
+	sample_fixed(&rec->u.sample, p + DP_REC_HDR);
+	return &rec->u.sample;
+}
+
 int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
 {
 	const uint8_t *pl = r->payload;
@@ -1088,20 +1105,9 @@ int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
 		const uint8_t *p = pl + pos;
 		uint32_t len = get32(p + 4);
 		uint16_t flags = get16(p + 2);
-		if (__builtin_expect(get16(p) == DP_REC_SAMPLE &&
-				     !(flags & (DP_SAMPLE_F_ASID | DP_SAMPLE_F_CHAIN | DP_SAMPLE_F_USTACK |
-						DP_SAMPLE_F_USTACK_DELTA)) &&
+		if (__builtin_expect(get16(p) == DP_REC_SAMPLE && !(flags & DP_SAMPLE_F_PARTS) &&
 				     len >= DP_REC_HDR + DP_SAMPLE_FIXED && len % 8 == 0 && len <= left, 1)) {
-			r->ppos = pos + len;
-			r->nrec_seen++;
-			r->nrec_read++;
-			r->nsamples_read++;
-			rec->type = DP_REC_SAMPLE;
-			rec->raw = p;
-			rec->raw_len = len;
-			rec->chunk_offset = r->chunk_off;
-			rec->domain = r->cur_domain;
-			sample_fixed(&rec->u.sample, p + DP_REC_HDR);
+			fast_sample(r, rec, p, pos, len);
 			return 1;
 		}
 		/* A sample with a call chain and nothing else optional (every
@@ -1109,24 +1115,13 @@ int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
 		 * the checks dec_sample makes, without next_slow's frame. */
 		const uint8_t *q = p + DP_REC_HDR + DP_SAMPLE_FIXED;
 		if (get16(p) == DP_REC_SAMPLE &&
-		    (flags & (DP_SAMPLE_F_ASID | DP_SAMPLE_F_CHAIN | DP_SAMPLE_F_USTACK |
-			      DP_SAMPLE_F_USTACK_DELTA)) == DP_SAMPLE_F_CHAIN &&
+		    (flags & DP_SAMPLE_F_PARTS) == DP_SAMPLE_F_CHAIN &&
 		    len >= DP_REC_HDR + DP_SAMPLE_FIXED + 8 && len % 8 == 0 && len <= left &&
 		    ((uintptr_t)q & 7) == 0) {
 			uint32_t nr = get32(q);
 			if (nr <= DP_MAX_CALLCHAIN &&
 			    (len - (DP_REC_HDR + DP_SAMPLE_FIXED + 8)) / 8 >= nr) {
-				r->ppos = pos + len;
-				r->nrec_seen++;
-				r->nrec_read++;
-				r->nsamples_read++;
-				rec->type = DP_REC_SAMPLE;
-				rec->raw = p;
-				rec->raw_len = len;
-				rec->chunk_offset = r->chunk_off;
-				rec->domain = r->cur_domain;
-				struct dp_sample *sm = &rec->u.sample;
-				sample_fixed(sm, p + DP_REC_HDR);
+				struct dp_sample *sm = fast_sample(r, rec, p, pos, len);
 				sm->nr_callchain = nr;
 				sm->callchain = (const uint64_t *)(const void *)(q + 8);
 				return 1;

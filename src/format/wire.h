@@ -25,6 +25,10 @@
 #define DP_SAMPLE_F_CHAIN 2u
 #define DP_SAMPLE_F_USTACK 4u  /* 1.4: user registers and stack block after the chain */
 #define DP_SAMPLE_F_USTACK_DELTA 8u /* 1.5: the same block, its stack in delta form (format/ustack.h) */
+/* Every optional part: the readers' fast paths test against this, so a
+ * part added above must be added here (a fast path that did not know
+ * USTACK_DELTA read DWARF samples without their stacks) */
+#define DP_SAMPLE_F_PARTS (DP_SAMPLE_F_ASID | DP_SAMPLE_F_CHAIN | DP_SAMPLE_F_USTACK | DP_SAMPLE_F_USTACK_DELTA)
 #define DP_USTACK_FIXED 24u    /* u64 mask, u32 abi, u32 0, u32 size, u32 len; then regs, stack */
 #define DP_MMAP_IDENT 40u /* 1.1 MMAP identity: u32 flags, u32 0, u64 dev, ino, size, mtime_ns */
 #define DP_TASK_ASID 16u  /* 1.2 TASK address space: u32 flags, u32 0, u64 asid */
