@@ -182,7 +182,10 @@ int cmd_annotate(int argc, char **argv)
 	if (optind < argc)
 		return usage_error("annotate", "unexpected argument '%s'", argv[optind]);
 
-	struct profile_opts o = { .hits = true, .hits_symbol = name, .vmlinux = vml, .nvmlinux = nvml };
+	/* with a name, only the samples where it may be are resolved (and
+	 * annotate uses no call chains: neither callgraph nor stacks) */
+	struct profile_opts o = { .hits = true, .hits_symbol = name, .hits_only = name != NULL,
+				  .vmlinux = vml, .nvmlinux = nvml };
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
 	struct profile *p = profile_load(path, &fa.flt, &o, &err, msg, sizeof(msg));
@@ -215,7 +218,14 @@ int cmd_annotate(int argc, char **argv)
 	if (rc)
 		fprintf(stderr, "domprof annotate: writing failed: %s\n", strerror(-rc));
 	else if (!shown && name) {
-		suggest(p, name);
+		/* the names with samples: the profile above has only those
+		 * where the name may be, so every sample is resolved again
+		 * (the failing case alone pays) */
+		struct profile_opts all = o;
+		all.hits_only = false;
+		struct profile *q = profile_load(path, &fa.flt, &all, &err, msg, sizeof(msg));
+		suggest(q ? q : p, name);
+		profile_free(q);
 		rc = 1;
 	} else if (!shown)
 		fprintf(stderr, "domprof annotate: no samples%s\n",

@@ -140,3 +140,77 @@ long profile_symbol_code(const struct profile *p, uint32_t sym, uint8_t *buf, si
 		return -ENOENT;
 	return sym_image_code(pv->sym, s->map, s->start, s->end, buf, cap);
 }
+
+/* ---- opts.hits_only: which keys may be hits_symbol's ---- */
+
+struct narrow_img {
+	long n;                      /* sym_name_ranges: -1 any address */
+	struct sym_range *r;
+};
+
+struct hits_narrow {
+	struct loader *L;
+	struct hmap idx;             /* image -> index + 1 in v */
+	struct narrow_img *v;
+	size_t n, cap;
+	const struct sym_map *last_map;  /* keys of one map come in runs */
+	size_t last;
+};
+
+struct hits_narrow *hits_narrow_new(struct loader *L)
+{
+	struct hits_narrow *h = xcalloc(1, sizeof(*h));
+	h->L = L;
+	return h;
+}
+
+bool hits_narrow_in(struct hits_narrow *h, const struct key *k)
+{
+	struct sym_session *sym = h->L->pv->sym;
+	size_t at;
+	if (h->last_map && h->last_map == k->map) {
+		at = h->last;
+	} else {
+		const struct sym_image *img = sym_map_image(k->map);
+		uintptr_t got = (uintptr_t)u64map_get(&h->idx, (uint64_t)(uintptr_t)img);
+		if (got) {
+			at = got - 1;
+		} else {
+			xgrow((void **)&h->v, &h->cap, h->n + 1, sizeof(*h->v));
+			struct narrow_img *e = &h->v[h->n];
+			e->n = sym_name_ranges(sym, k->map, h->L->o.hits_symbol, &e->r);
+			at = h->n++;
+			u64map_put(&h->idx, (uint64_t)(uintptr_t)img, (void *)(uintptr_t)h->n);
+		}
+		h->last_map = k->map;
+		h->last = at;
+	}
+	const struct narrow_img *e = &h->v[at];
+	if (e->n < 0)
+		return true;
+	if (!e->n)
+		return false;
+	uint64_t a = sym_map_to_image(k->map, k->ip);
+	/* the last range starting at or before a (sorted by start; entries
+	 * of a symbol table do not overlap) */
+	size_t lo = 0, hi = (size_t)e->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (e->r[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && a < e->r[lo - 1].end;
+}
+
+void hits_narrow_free(struct hits_narrow *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->n; i++)
+		free(h->v[i].r);
+	free(h->v);
+	hmap_release(&h->idx);
+	free(h);
+}

@@ -89,6 +89,7 @@ static struct profile *loader_begin(struct loader *L, const struct profile_filte
 	L->f = filter;
 	if (opts)
 		L->o = *opts;
+	L->chains = profile_opts_chains(opts);
 	L->dom_filter = filter && filter->domain;
 	if (L->dom_filter && !strcmp(filter->domain, "host")) {
 		/* host may have no DOMAIN record in a host-only file */
@@ -98,6 +99,11 @@ static struct profile *loader_begin(struct loader *L, const struct profile_filte
 	hidx_init(&L->keytab, 4096);
 	profile_domain_get(L, DP_HOST_DOMAIN);
 	return p;
+}
+
+bool profile_opts_chains(const struct profile_opts *opts)
+{
+	return opts && (opts->callgraph || opts->stacks);
 }
 
 /* The profile's header: the (first) file's. */

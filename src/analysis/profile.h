@@ -68,6 +68,13 @@ struct profile_opts {
 	bool hits;              /* self samples per address of each symbol (annotate) */
 	const char *hits_symbol; /* with hits: only symbols of this name (annotate NAME:
 				 * the addresses of the others are not sorted); NULL: all */
+	bool hits_only;         /* with hits_symbol: resolve only the samples whose leaf
+				 * may be that symbol (sym_name_ranges of each leaf's
+				 * image); the rest count in matched and their domain's
+				 * samples, nowhere else: p->syms holds no other rows
+				 * (but those of images that cannot tell, such as the
+				 * kernel's), p->images and unique_addrs only theirs.
+				 * Ignored with filter.image. */
 	bool srcline;           /* rows per source line too (symbol.srcline) */
 	bool no_inline;         /* with srcline: code inlined into a function counts
 				 * as that function's, at the call's line */
@@ -90,6 +97,14 @@ struct profile_opts {
 	 * (analysis/options.h; NULL: none) */
 	const struct perf_guest_args *perf_guests;
 };
+
+/* Whether a load with opts (NULL: none) uses the samples' call chains,
+ * and their user stacks for DWARF unwinding: only for a call graph or
+ * the stacks (opts.callgraph, opts.stacks). Without them each sample
+ * counts at its leaf alone, so its chain need not be decoded at all
+ * (annotate, flat reports); the loader asks this once, and a reader
+ * option that skips chains belongs where it does (profile.c). */
+bool profile_opts_chains(const struct profile_opts *opts);
 
 struct profile_event {
 	uint32_t id;

@@ -523,11 +523,20 @@ void profile_build(struct loader *L)
 	enum { WANT_MEMO = 4096 };
 	struct want_memo { const struct sym_map *m; uint64_t ip; } *memo =
 		xcalloc(WANT_MEMO, sizeof(*memo));
+	/* annotate NAME: only the leaves that may be NAME are resolved (the
+	 * others were three quarters of its instructions on a large -g
+	 * recording, each resolved to be dropped) */
+	struct hits_narrow *narrow = L->o.hits && L->o.hits_only && L->o.hits_symbol &&
+					     !(f && f->image) ? hits_narrow_new(L) : NULL;
 	for (size_t i = 0; i < L->nkeys; i++) {
 		struct key *k = &L->keys[i];
 		k->keep = !(f && f->comm && strcmp(sym_comm(pv->sym, k->domain, k->pid), f->comm));
 		if (!k->keep)
 			continue;
+		if (narrow && !hits_narrow_in(narrow, k)) {
+			k->leaf_sym = HITS_OUT;
+			continue;
+		}
 		sym_want(pv->sym, k->map, k->ip);
 		const uint64_t *ch = L->chain + k->chain_off;
 		for (uint32_t j = 0; j < k->nchain; j++) {
@@ -545,6 +554,7 @@ void profile_build(struct loader *L)
 		}
 	}
 	free(memo);
+	hits_narrow_free(narrow);
 
 	/* Source lines: every leaf's looked up ahead, the images on as many
 	 * threads as there are CPUs (each image's DWARF is one-time work:
@@ -555,7 +565,7 @@ void profile_build(struct loader *L)
 		uint64_t *pi = xmalloc((L->nkeys ? L->nkeys : 1) * sizeof(*pi));
 		size_t np = 0;
 		for (size_t i = 0; i < L->nkeys; i++)
-			if (L->keys[i].keep && L->keys[i].map) {
+			if (L->keys[i].keep && L->keys[i].leaf_sym != HITS_OUT && L->keys[i].map) {
 				pm[np] = L->keys[i].map;
 				pi[np++] = L->keys[i].ip;
 			}
@@ -567,7 +577,7 @@ void profile_build(struct loader *L)
 	/* Leaf resolution and the post-read image filter. */
 	for (size_t i = 0; i < L->nkeys; i++) {
 		struct key *k = &L->keys[i];
-		if (!k->keep)
+		if (!k->keep || k->leaf_sym == HITS_OUT)
 			continue;
 		k->leaf_sym = resolve_addr(L, k, k->map, k->ip, k->mode);
 		if (f && f->image) {
@@ -597,11 +607,13 @@ void profile_build(struct loader *L)
 			continue;
 		uint64_t c = k->count;
 		p->matched += c;
-		if (L->o.hits && (!L->o.hits_symbol || !strcmp(p->syms[k->leaf_sym].symbol, L->o.hits_symbol)))
-			hits_add(L, k);
 		/* by index: p->domains may move when a domain is added */
 		size_t dom = (size_t)(profile_domain_get(L, k->domain) - p->domains);
 		p->domains[dom].samples += c;
+		if (k->leaf_sym == HITS_OUT)
+			continue;
+		if (L->o.hits && (!L->o.hits_symbol || !strcmp(p->syms[k->leaf_sym].symbol, L->o.hits_symbol)))
+			hits_add(L, k);
 
 		/* frames, leaf first */
 		xgrow((void **)&fr, &capfr, k->nchain + 1, sizeof(*fr));

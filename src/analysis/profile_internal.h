@@ -48,7 +48,7 @@ struct key {
 	const struct sym_map *map;
 	uint32_t domain, pid;
 	uint32_t chain_off, nchain;  /* raw call chain in keys' arena */
-	uint32_t leaf_sym;           /* filled by resolve */
+	uint32_t leaf_sym;           /* filled by resolve (HITS_OUT: not resolved) */
 	uint16_t event;
 	uint8_t mode;
 	bool keep;
@@ -101,6 +101,7 @@ struct loader {
 	struct priv *pv;
 	const struct profile_filter *f;
 	struct profile_opts o;
+	bool chains;                 /* profile_opts_chains(o): chains read and kept */
 
 	/* domain filter: resolved when the DOMAIN record appears */
 	bool dom_filter;
@@ -194,6 +195,15 @@ void timeline_free(struct profile *p);
 void hits_add(struct loader *L, const struct key *k);
 void hits_finish(struct loader *L);
 void hits_free(struct priv *pv);
+/* opts.hits_only (hits.c): whether key k's leaf lies where hits_symbol
+ * may be (sym_name_ranges of its image, asked once per image): a key
+ * outside is counted (matched, its domain's samples) but never resolved.
+ * A key's leaf_sym is HITS_OUT for those. */
+#define HITS_OUT UINT32_MAX
+struct hits_narrow;
+struct hits_narrow *hits_narrow_new(struct loader *L);
+bool hits_narrow_in(struct hits_narrow *h, const struct key *k);
+void hits_narrow_free(struct hits_narrow *h);
 /* --time found nothing: a warning naming each domain's span. */
 void time_window_note(struct loader *L);
 /* Appends a copy of s to p->warnings. */

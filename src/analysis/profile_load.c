@@ -350,11 +350,11 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 	}
 
 	struct dp_sample dw;
-	if (s->has_uregs && s->ustack_len && (L->o.callgraph || L->o.stacks))
+	if (s->has_uregs && s->ustack_len && L->chains)
 		s = dwarf_chain(L, domain, s, &dw);
 	const struct sym_map *map = sym_find_map(L->pv->sym, domain, s->pid, s->mode,
 						 s->has_asid, s->asid, s->ip);
-	uint32_t nc = L->o.callgraph || L->o.stacks ? s->nr_callchain : 0;
+	uint32_t nc = L->chains ? s->nr_callchain : 0;
 	if (nc)
 		p->has_callchains = true;
 	else if (s->nr_callchain)

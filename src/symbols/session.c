@@ -388,6 +388,72 @@ bool sym_map_symbolless(const struct sym_map *m)
 	return m->img->kind == IMG_PSEUDO;
 }
 
+/* Only [A-Za-z0-9_]: the demangler writes such a name only from one
+ * source name of the mangled one, so only a mangled name holding it
+ * can demangle to it (the others are not demangled to compare). */
+static bool plain_ident(const char *n)
+{
+	if (!*n)
+		return false;
+	for (; *n; n++)
+		if (!((*n >= 'a' && *n <= 'z') || (*n >= 'A' && *n <= 'Z') || (*n >= '0' && *n <= '9') ||
+		      *n == '_'))
+			return false;
+	return true;
+}
+
+/* An entry's name as sym_resolve gives it (demangled once, kept so) */
+static const char *entry_name(struct sym_session *s, struct sym_entry *e)
+{
+	if (!(e->flags & SYM_F_DEMANGLED)) {
+		e->flags |= SYM_F_DEMANGLED;
+		char *dm = sym_demangle(e->u.name);
+		if (dm) {
+			e->u.name = pool_strdup(&s->pool, dm);
+			free(dm);
+		}
+	}
+	return e->u.name;
+}
+
+long sym_name_ranges(struct sym_session *s, const struct sym_map *cm, const char *name,
+		     struct sym_range **out)
+{
+	struct sym_map *m = (struct sym_map *)cm;   /* session-owned, see top */
+	struct sym_image *img = m->img;
+	*out = NULL;
+	/* names sym_resolve makes up rather than finds in the table */
+	if (strchr(name, '+') || !strcmp(name, SYM_UNKNOWN))
+		return -1;
+	image_place(s, m);
+	image_load_symbols(s, img);
+	if (img->kt)
+		return -1;
+	bool plain = plain_ident(name);
+	struct sym_range *v = NULL;
+	size_t n = 0, cap = 0;
+	for (size_t i = 0; i < img->tab.n; i++) {
+		struct sym_entry *e = &img->tab.v[i];
+		const char *raw = e->u.name;
+		bool mangled = !(e->flags & SYM_F_DEMANGLED) && raw[0] == '_' &&
+			       (raw[1] == 'Z' || raw[1] == 'R');
+		if (mangled && !plain) {
+			free(v);
+			return -1;
+		}
+		/* cheap tests first: most names differ in the first byte, and
+		 * a mangled one must hold the plain name */
+		if (mangled ? !strstr(raw, name) : raw[0] != name[0] || strcmp(raw, name))
+			continue;
+		if (mangled && strcmp(entry_name(s, e), name))
+			continue;
+		xgrow((void **)&v, &cap, n + 1, sizeof(*v));
+		v[n++] = (struct sym_range){ e->start, e->end };
+	}
+	*out = v;
+	return (long)n;
+}
+
 void sym_resolve(struct sym_session *s, const struct sym_map *cm, uint64_t ip,
 		 struct sym_result *out)
 {
@@ -435,15 +501,7 @@ void sym_resolve(struct sym_session *s, const struct sym_map *cm, uint64_t ip,
 		out->fde = f != NULL;
 		return;
 	}
-	if (!(e->flags & SYM_F_DEMANGLED)) {
-		e->flags |= SYM_F_DEMANGLED;
-		char *dm = sym_demangle(e->u.name);
-		if (dm) {
-			e->u.name = pool_strdup(&s->pool, dm);
-			free(dm);
-		}
-	}
-	out->symbol = e->u.name;
+	out->symbol = entry_name(s, e);
 	out->sym_start = e->start;
 	out->sym_end = e->end;
 	out->offset = addr - e->start;

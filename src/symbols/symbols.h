@@ -145,6 +145,26 @@ struct sym_result {
 void sym_resolve(struct sym_session *s, const struct sym_map *m, uint64_t ip,
 		 struct sym_result *out);
 
+/*
+ * Where in the image of map m sym_resolve may name a symbol `name`
+ * (demangled, as sym_result.symbol): the ranges [start, end) in the
+ * image's link-time space of the symbol-table entries with that name,
+ * sorted by start, into *out (malloc'd, the caller frees; NULL when
+ * none). A superset: an FDE may name part of a stretched entry
+ * otherwise, so a caller resolves the addresses inside them to be sure;
+ * none outside them is `name`. Loads the image's symbols as sym_resolve
+ * does. Returns the count (0: no address of the image is `name`), or -1
+ * when it cannot tell (any address may be `name`: a kernel text table,
+ * whose names are fetched per address; an FDE name "IMAGE+0x..." or
+ * "[unknown]"; a name other than a plain identifier in an image with
+ * mangled names not yet demangled).
+ */
+struct sym_range {
+	uint64_t start, end;
+};
+long sym_name_ranges(struct sym_session *s, const struct sym_map *m, const char *name,
+		     struct sym_range **out);
+
 /* Optional, before a batch of sym_resolve calls: announce that (m, ip)
  * will be resolved. Lets the kernel table copy the names of all
  * announced symbols out of the compressed kallsyms in one pass, instead
