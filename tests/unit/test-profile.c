@@ -7,7 +7,8 @@
  * self/total counts, call-graph edges (a pair repeated in one stack counts
  * once), root-first unique stacks, domains kept apart, the filters, the
  * sort keys, and the threshold; hostile LOST counts saturate, and a file
- * without STATS is warned about once.
+ * without STATS is warned about once. annotate's narrowed load
+ * (opts.hits_only) gives a full load's rows and hits of the name.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -390,6 +391,162 @@ static void test_shared_images(void)
 	unlink(tmpl);
 }
 
+/*
+ * annotate NAME (opts.hits_only): only the leaves that may be NAME are
+ * resolved, and NAME's rows, samples and hits are a full load's. "work"
+ * is in two images (the JIT perf maps of pids 400 and 401; 401's names
+ * it mangled, _ZL4work, at the address that is "work" in 400's), in the
+ * host kernel and in a passive guest's kernel (kernel tables cannot say
+ * where a name is: their leaves are resolved); the same images have
+ * samples in other functions and outside any. Control: the rows of the
+ * other user functions, made by a full load, are not made (the filter
+ * ran; a filter that kept nothing would fail the known answers).
+ */
+static const char hits_hk[] =
+	"ffffffff81000000 T _stext\nffffffff81001000 T work\nffffffff81002000 T k_other\n"
+	"ffffffff81003000 T _etext\n";
+static const char hits_gk[] =
+	"ffffffff81000000 T _stext\nffffffff81001000 T work\nffffffff81002000 T g_other\n"
+	"ffffffff81003000 T _etext\n";
+static const char map400[] = "7000000 100 work\n7000100 100 other\n";
+static const char map401[] = "7000000 80 x_first\n7000080 80 _ZL4work\n";
+
+static int find_in(const struct profile *p, const char *dom, const char *img, const char *sym)
+{
+	for (size_t i = 0; i < p->nsyms; i++)
+		if (p->syms[i].self && !strcmp(p->syms[i].domain_name, dom) && !strcmp(p->syms[i].image, img) &&
+		    !strcmp(p->syms[i].symbol, sym))
+			return (int)i;
+	return -1;
+}
+
+static void test_hits_only(void)
+{
+	char tmpl[] = "/tmp/test-profile-hits-XXXXXX";
+	char *argv[] = { "test-profile", NULL };
+	int err = 0;
+	struct dp_writer *w = fixture_writer_tmp(tmpl, 1, argv, NULL, &err);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	struct dp_domain d0 = { .id = 0, .kind = DP_DOMAIN_HOST, .name = "host", .address = "", .symsrc = "embedded" };
+	struct dp_domain d1 = { .id = 7, .kind = DP_DOMAIN_PASSIVE, .name = "vm1", .address = "gdb:unix:/x",
+				.symsrc = "kallsyms=/k" };
+	CHECK(dp_write_domain(w, &d0) == 0);
+	CHECK(dp_write_domain(w, &d1) == 0);
+	struct dp_symtab tabs[] = {
+		{ .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms", .data = (const uint8_t *)hits_hk, .size = strlen(hits_hk) },
+		{ .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms", .data = (const uint8_t *)hits_gk, .size = strlen(hits_gk) },
+		{ .kind = DP_SYMTAB_PERFMAP, .name = "/tmp/perf-400.map", .data = (const uint8_t *)map400, .size = strlen(map400) },
+		{ .kind = DP_SYMTAB_PERFMAP, .name = "/tmp/perf-401.map", .data = (const uint8_t *)map401, .size = strlen(map401) },
+	};
+	CHECK(dp_write_symtab(w, 0, &tabs[0]) == 0);
+	CHECK(dp_write_symtab(w, 7, &tabs[1]) == 0);
+	CHECK(dp_write_symtab(w, 0, &tabs[2]) == 0);
+	CHECK(dp_write_symtab(w, 0, &tabs[3]) == 0);
+	for (uint32_t pid = 400; pid <= 401; pid++) {
+		struct dp_task t = { .kind = DP_TASK_COMM, .pid = pid, .tid = pid, .comm = pid == 400 ? "jit" : "jit2" };
+		CHECK(dp_write_task(w, 0, &t) == 0);
+		struct dp_mmap an = { .pid = pid, .start = 0x7000000, .len = 0x10000, .path = "//anon" };
+		CHECK(dp_write_mmap(w, 0, &an) == 0);
+	}
+	static const struct { uint32_t dom, pid; uint8_t mode; uint64_t ip; int n; } v[] = {
+		{ 0, 400, DP_MODE_USER, 0x7000010, 3 },          /* work (400) */
+		{ 0, 400, DP_MODE_USER, 0x7000020, 1 },          /* work (400) */
+		{ 0, 400, DP_MODE_USER, 0x7000150, 2 },          /* other */
+		{ 0, 400, DP_MODE_USER, 0x7000500, 1 },          /* no symbol */
+		{ 0, 401, DP_MODE_USER, 0x7000090, 4 },          /* _ZL4work: work (401) */
+		{ 0, 401, DP_MODE_USER, 0x7000010, 2 },          /* x_first */
+		{ 0, 400, DP_MODE_KERNEL, K(0x1010), 2 },        /* the host kernel's work */
+		{ 0, 400, DP_MODE_KERNEL, K(0x2010), 1 },        /* k_other */
+		{ 7, 0, DP_MODE_GUEST_KERNEL, K(0x1020), 5 },    /* the guest's work */
+		{ 7, 0, DP_MODE_GUEST_KERNEL, K(0x2000), 1 },    /* g_other */
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		for (int j = 0; j < v[i].n; j++)
+			sample(w, v[i].dom, v[i].pid, v[i].mode, v[i].ip, NULL, 0);
+	CHECK(dp_writer_finish(w) == 0);
+
+	char msg[200];
+	struct profile_filter none = { 0 }, jit = { .comm = "jit" };
+	const struct profile_filter *filters[] = { &none, &jit };
+	for (int fi = 0; fi < 2; fi++) {
+		struct profile_opts of = { .hits = true, .hits_symbol = "work" };
+		struct profile_opts on = of;
+		on.hits_only = true;
+		struct profile *full = profile_load(tmpl, filters[fi], &of, &err, msg, sizeof(msg));
+		struct profile *p = profile_load(tmpl, filters[fi], &on, &err, msg, sizeof(msg));
+		CHECK(full != NULL && p != NULL);
+		if (!full || !p) {
+			profile_free(full);
+			profile_free(p);
+			break;
+		}
+		CHECK_EQ_U64(full->matched, fi ? 10 : 22);
+		CHECK_EQ_U64(p->matched, full->matched);
+		for (size_t d = 0; d < p->ndomains && d < full->ndomains; d++)
+			CHECK_EQ_U64(p->domains[d].samples, full->domains[d].samples);
+		/* the known answers, the same in both loads */
+		static const struct { const char *dom, *img; uint64_t self, nhits, jit; } want[] = {
+			{ "host", "perf-400.map", 4, 2, 1 },
+			{ "host", "perf-401.map", 4, 1, 0 },
+			{ "host", "[kernel.kallsyms]", 2, 1, 1 },
+			{ "vm1", "[guest.kernel]", 5, 1, 0 },
+		};
+		const struct profile *both[] = { full, p };
+		for (int b = 0; b < 2; b++) {
+			size_t rows = 0;
+			for (size_t i = 0; i < both[b]->nsyms; i++)
+				rows += both[b]->syms[i].self && !strcmp(both[b]->syms[i].symbol, "work");
+			CHECK_EQ_U64(rows, fi ? 2 : 4);
+			for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+				if (fi && !want[k].jit)
+					continue;
+				int y = find_in(both[b], want[k].dom, want[k].img, "work");
+				CHECK(y >= 0);
+				if (y < 0)
+					continue;
+				CHECK_EQ_U64(both[b]->syms[y].self, want[k].self);
+				const struct profile_hit *h = NULL;
+				uint64_t s = 0, e = 0;
+				CHECK_EQ_U64(profile_symbol_hits(both[b], (uint32_t)y, &h, &s, &e), want[k].nhits);
+			}
+		}
+		/* every hit of every "work" row: address, count, range */
+		for (size_t i = 0; i < full->nsyms; i++) {
+			const struct profile_symbol *y = &full->syms[i];
+			if (!y->self || strcmp(y->symbol, "work"))
+				continue;
+			int j = find_in(p, y->domain_name, y->image, "work");
+			CHECK(j >= 0);
+			if (j < 0)
+				continue;
+			const struct profile_hit *a = NULL, *b = NULL;
+			uint64_t sa = 0, ea = 0, sb = 0, eb = 0;
+			size_t na = profile_symbol_hits(full, (uint32_t)i, &a, &sa, &ea);
+			size_t nb = profile_symbol_hits(p, (uint32_t)j, &b, &sb, &eb);
+			CHECK_EQ_U64(nb, na);
+			CHECK_EQ_U64(sb, sa);
+			CHECK_EQ_U64(eb, ea);
+			for (size_t k = 0; k < na && k < nb; k++) {
+				CHECK_EQ_U64(b[k].addr, a[k].addr);
+				CHECK_EQ_U64(b[k].count, a[k].count);
+			}
+		}
+		/* control: the full load made the other user functions' rows,
+		 * the filtered one did not resolve them */
+		CHECK(find_in(full, "host", "perf-400.map", "other") >= 0);
+		CHECK(find_in(p, "host", "perf-400.map", "other") < 0);
+		if (!fi) {
+			CHECK(find_in(full, "host", "perf-401.map", "x_first") >= 0);
+			CHECK(find_in(p, "host", "perf-401.map", "x_first") < 0);
+		}
+		profile_free(full);
+		profile_free(p);
+	}
+	unlink(tmpl);
+}
+
 int main(void)
 {
 	write_file();
@@ -397,6 +554,7 @@ int main(void)
 	test_filters();
 	test_hostile_counts();
 	test_shared_images();
+	test_hits_only();
 	unlink(path);
 	return unit_done();
 }
