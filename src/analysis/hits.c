@@ -153,7 +153,7 @@ struct hits_narrow {
 	struct hmap idx;             /* image -> index + 1 in v */
 	struct narrow_img *v;
 	size_t n, cap;
-	const struct sym_map *last_map;  /* keys of one map come in runs */
+	const struct sym_image *last_img;  /* keys of one image come in runs */
 	size_t last;
 };
 
@@ -168,10 +168,10 @@ bool hits_narrow_in(struct hits_narrow *h, const struct key *k)
 {
 	struct sym_session *sym = h->L->pv->sym;
 	size_t at;
-	if (h->last_map && h->last_map == k->map) {
+	const struct sym_image *img = sym_map_image(k->map);
+	if (h->last_img && h->last_img == img) {
 		at = h->last;
 	} else {
-		const struct sym_image *img = sym_map_image(k->map);
 		uintptr_t got = (uintptr_t)u64map_get(&h->idx, (uint64_t)(uintptr_t)img);
 		if (got) {
 			at = got - 1;
@@ -182,7 +182,7 @@ bool hits_narrow_in(struct hits_narrow *h, const struct key *k)
 			at = h->n++;
 			u64map_put(&h->idx, (uint64_t)(uintptr_t)img, (void *)(uintptr_t)h->n);
 		}
-		h->last_map = k->map;
+		h->last_img = img;
 		h->last = at;
 	}
 	const struct narrow_img *e = &h->v[at];
