@@ -95,16 +95,54 @@ static void line_totals(const char **path, const unsigned *line, const uint64_t 
 	free(v);
 }
 
-/* One source file in memory, its lines found on first use; the last one
- * asked for stays (an annotated function is mostly one file). */
+/* The source files of one function in memory, each with its
+ * lines' starts found in one pass when first read: code inlined from headers
+ * switches between files every few lines, and with one file kept each
+ * switch read the other again and each line was found by scanning from
+ * the top. The last one asked for is the one the end notes name. */
 #define SRC_MAX (8u << 20)
-struct src {
+#define SRC_FILES 8
+struct src_file {
 	char path[4096];
 	char *text;             /* NULL: not found */
 	size_t len;
-	bool tried;
+	size_t *starts;         /* starts[l - 1]: where line l begins (< len) */
+	size_t nlines;
+};
+struct src {
+	struct src_file f[SRC_FILES];
+	size_t n, evict;
+	const struct src_file *cur;
 	unsigned missing;       /* lines asked for that the file does not hold */
 };
+
+static void src_read(struct src_file *e)
+{
+	FILE *f = fopen(e->path, "rb");
+	if (!f)
+		return;
+	e->text = xmalloc(SRC_MAX + 1);
+	e->len = fread(e->text, 1, SRC_MAX, f);
+	e->text[e->len] = 0;
+	fclose(f);
+	size_t cap = 0;
+	for (size_t at = 0; at < e->len;) {
+		xgrow((void **)&e->starts, &cap, e->nlines + 1, sizeof(*e->starts));
+		e->starts[e->nlines++] = at;
+		const char *nl = memchr(e->text + at, '\n', e->len - at);
+		if (!nl)
+			break;
+		at = (size_t)(nl - e->text) + 1;
+	}
+}
+
+static void src_release(struct src *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->f[i].text);
+		free(c->f[i].starts);
+	}
+}
 
 static const char *src_line(struct src *c, const struct annotate_opts *o, const char *path,
 			    unsigned line, size_t *len)
@@ -118,30 +156,26 @@ static const char *src_line(struct src *c, const struct annotate_opts *o, const 
 		snprintf(want, sizeof(want), "%s/%s", o->source_prefix, rest);
 	else
 		snprintf(want, sizeof(want), "%s", rest);
-	if (!c->tried || strcmp(c->path, want)) {
-		free(c->text);
-		c->text = NULL;
-		c->tried = true;
-		snprintf(c->path, sizeof(c->path), "%s", want);
-		FILE *f = fopen(want, "rb");
-		if (f) {
-			c->text = xmalloc(SRC_MAX + 1);
-			c->len = fread(c->text, 1, SRC_MAX, f);
-			c->text[c->len] = 0;
-			fclose(f);
-		}
+	struct src_file *e = NULL;
+	for (size_t i = 0; i < c->n && !e; i++)
+		if (!strcmp(c->f[i].path, want))
+			e = &c->f[i];
+	if (!e) {
+		e = c->n < SRC_FILES ? &c->f[c->n++] : &c->f[c->evict++ % SRC_FILES];
+		free(e->text);
+		free(e->starts);
+		memset(e, 0, sizeof(*e));
+		snprintf(e->path, sizeof(e->path), "%s", want);
+		src_read(e);
 	}
-	if (!c->text || !line)
+	c->cur = e;
+	if (!e->text || !line)
 		return NULL;
-	const char *p = c->text, *end = c->text + c->len;
-	for (unsigned l = 1; l < line && p < end; l++) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		p = nl ? nl + 1 : end;
-	}
-	if (p >= end) {
+	if (line > e->nlines) {
 		c->missing++;
 		return NULL;
 	}
+	const char *p = e->text + e->starts[line - 1], *end = e->text + e->len;
 	const char *nl = memchr(p, '\n', (size_t)(end - p));
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
@@ -322,12 +356,13 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 	else if (unplaced)
 		fprintf(f, "# %" PRIu64 " samples on addresses that start no instruction of this code\n",
 			unplaced);
-	if (!json && any_line && !sc.text)
-		fprintf(f, "# source %s not found (--source-prefix DIR, --strip-prefix PREFIX)\n", sc.path);
+	const char *last = sc.cur ? sc.cur->path : "";
+	if (!json && any_line && !(sc.cur && sc.cur->text))
+		fprintf(f, "# source %s not found (--source-prefix DIR, --strip-prefix PREFIX)\n", last);
 	else if (!json && sc.missing)
 		fprintf(f, "# source %s has fewer lines than the line table names: changed since the build?\n",
-			sc.path);
-	free(sc.text);
+			last);
+	src_release(&sc);
 	free(lpath);
 	free(lno);
 	free(icount);
