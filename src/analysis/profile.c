@@ -262,8 +262,20 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 	return loader_end(&L, err, msg, msglen);
 }
 
+/* The reader's options for a load with opts: embedded symbol tables
+ * stay compressed until the symbols need them. What the load reads of
+ * each sample follows from opts alone (profile_opts_chains: no call
+ * chains for annotate or a flat report), so a reader option that skips
+ * the chains is set here, for both ways of opening. */
+static void reader_options(struct dp_reader *r, const struct profile_opts *opts)
+{
+	(void)opts;
+	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED);
+}
+
 /* Open one of several inputs the way profile_load opens its one. */
-static struct dp_reader *open_input(const char *path, int *err, char *msg, size_t msglen)
+static struct dp_reader *open_input(const char *path, const struct profile_opts *opts, int *err,
+				    char *msg, size_t msglen)
 {
 	int e = 0;
 	struct dp_reader *r = dp_reader_open(path, &e, msg, msglen);
@@ -272,7 +284,7 @@ static struct dp_reader *open_input(const char *path, int *err, char *msg, size_
 			*err = e ? e : -EINVAL;
 		return NULL;
 	}
-	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED);
+	reader_options(r, opts);
 	return r;
 }
 
@@ -303,7 +315,7 @@ struct profile *profile_load_files(const char *const *paths, size_t n, const str
 	 * command before any work, and --time's spans are the whole set's. */
 	bool spans = (filter && filter->has_time) || L.o.timeline;
 	for (size_t i = 0; i < n; i++) {
-		struct dp_reader *r = open_input(paths[i], err, msg, msglen);
+		struct dp_reader *r = open_input(paths[i], opts, err, msg, msglen);
 		if (!r) {
 			loader_release(&L);
 			profile_free(p);
@@ -321,7 +333,7 @@ struct profile *profile_load_files(const char *const *paths, size_t n, const str
 	struct dp_stats acc = { 0 };
 	size_t with_stats = 0;
 	for (size_t i = 0; i < n; i++) {
-		struct dp_reader *r = open_input(paths[i], err, msg, msglen);
+		struct dp_reader *r = open_input(paths[i], opts, err, msg, msglen);
 		if (!r) {   /* it went away since: as damage, the others are read */
 			char line[600];
 			snprintf(line, sizeof(line), "%.300s: could not be read again: %s", paths[i], msg);
@@ -366,8 +378,7 @@ struct profile *profile_load(const char *path, const struct profile_filter *filt
 			*err = e ? e : -EINVAL;
 		return NULL;
 	}
-	/* embedded symbol tables stay compressed until the symbols need them */
-	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED);
+	reader_options(r, opts);
 	if (opts)
 		perf_guest_args_apply(opts->perf_guests, r);
 	/* no worker started: the reader reads alone, the same profile */
