@@ -76,14 +76,24 @@ int lcache_key(uint8_t key[LCACHE_KEY], const uint8_t *bid, size_t bidlen, const
 	return 0;
 }
 
-bool lcache_path(const uint8_t *bid, size_t bidlen, char *buf, size_t len)
+bool lcache_path(const uint8_t *bid, size_t bidlen, const char *src, bool debug, char *buf, size_t len)
 {
 	char dir[4096], hex[41];
-	if (!bidlen || bidlen > 20 || !cache_dir("lines", dir, sizeof(dir)))
+	if (!bidlen || bidlen > 20 || !src || !cache_dir("lines", dir, sizeof(dir)))
 		return false;
 	for (size_t i = 0; i < bidlen; i++)
 		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
-	int n = snprintf(buf, len, "%s/%s.lines", dir, hex);
+	/* which file, by name: copies of one build-id at two places (a
+	 * stripped one and its original, a program and its copy) each keep
+	 * their own file instead of overwriting each other's */
+	struct sha256 c;
+	uint8_t h[SHA256_LEN];
+	sha256_init(&c);
+	sha256_update(&c, debug ? "debug" : "own", debug ? 6 : 4);
+	sha256_update(&c, src, strlen(src));
+	sha256_final(&c, h);
+	int n = snprintf(buf, len, "%s/%s-%02x%02x%02x%02x%02x%02x%02x%02x.lines", dir, hex, h[0], h[1], h[2], h[3],
+			 h[4], h[5], h[6], h[7]);
 	return n > 0 && (size_t)n < len;
 }
 

@@ -9,8 +9,8 @@
  * the same image then answers the addresses already looked up from the
  * file, and opens the DWARF only for the others (then merges them in).
  *
- * The file is lines/BUILDID.lines in domprof's cache directory
- * (util/cachedir.h). Its key is a SHA-256 of the format version, the
+ * The file is lines/BUILDID-HASH.lines in domprof's cache directory
+ * (util/cachedir.h), HASH naming the file the lines came from. Its key is a SHA-256 of the format version, the
  * build-id and the identity (device, inode, size, modification and
  * change times) of the file the lines came from: the image's own file,
  * or the image's file and the debug file when the image's file has no
@@ -82,9 +82,12 @@ int lcache_mode(void);
 int lcache_key(uint8_t key[LCACHE_KEY], const uint8_t *bid, size_t bidlen, const char *image,
 	       const char *debug, char *why, size_t whylen);
 
-/* The cache file of build-id bid into buf; false without a cache
- * directory, an empty or over-long build-id, or a path too long. */
-bool lcache_path(const uint8_t *bid, size_t bidlen, char *buf, size_t len);
+/* The cache file of build-id bid for lines read from the file src (the
+ * image's own, or with debug its debug file) into buf:
+ * lines/BUILDID-HASH.lines, HASH 16 hex digits of a SHA-256 of the kind
+ * and src's name; false without a cache directory, an empty or
+ * over-long build-id, or a path too long. */
+bool lcache_path(const uint8_t *bid, size_t bidlen, const char *src, bool debug, char *buf, size_t len);
 
 /*
  * Check the bytes [data, data+len) of a cache file and read its entries

@@ -98,7 +98,7 @@ enum { LC_OWN, LC_DEBUG, LC_KINDS };
 struct img_lc {
 	bool usable;             /* a build-id and a file on this machine, the cache on */
 	bool tried;              /* the file was looked for */
-	char *path;
+	char *path[LC_KINDS];    /* the cache file of each kind */
 	uint8_t key[LC_KINDS][LCACHE_KEY];
 	bool has_key[LC_KINDS];
 	int c_kind;              /* the key c was read with, -1: none read */
@@ -330,17 +330,16 @@ static struct img_lc *lc_prepare(struct sym_image *img)
 	    !img->info.ok || !img->info_usable || !img->path || (img->dom && img->dom->kind == DP_DOMAIN_PASSIVE))
 		return lc;
 	char path[4200], why[256];
-	if (!lcache_path(img->buildid, img->buildid_len, path, sizeof(path)))
-		return lc;
-	lc->has_key[LC_OWN] = lcache_key(lc->key[LC_OWN], img->buildid, img->buildid_len, img->path, NULL,
-					 why, sizeof(why)) == 0;
-	lc->has_key[LC_DEBUG] = other_src(img) &&
-				lcache_key(lc->key[LC_DEBUG], img->buildid, img->buildid_len, img->path,
-					   img->src_path, why, sizeof(why)) == 0;
-	if (!lc->has_key[LC_OWN] && !lc->has_key[LC_DEBUG])
-		return lc;
-	lc->path = xstrdup(path);
-	lc->usable = true;
+	for (int k = 0; k < LC_KINDS; k++) {
+		const char *src = k == LC_OWN ? img->path : other_src(img) ? img->src_path : NULL;
+		if (src && lcache_path(img->buildid, img->buildid_len, src, k == LC_DEBUG, path, sizeof(path)) &&
+		    lcache_key(lc->key[k], img->buildid, img->buildid_len, img->path, k == LC_DEBUG ? src : NULL,
+			       why, sizeof(why)) == 0) {
+			lc->has_key[k] = true;
+			lc->path[k] = xstrdup(path);
+			lc->usable = true;
+		}
+	}
 	return lc;
 }
 
@@ -350,18 +349,24 @@ static void lc_load(struct img_lc *lc)
 	if (!lc->usable || lc->tried)
 		return;
 	lc->tried = true;
-	uint8_t keys[LC_KINDS][LCACHE_KEY];
-	int kind[LC_KINDS];
-	size_t n = 0, which = 0;
-	for (int k = 0; k < LC_KINDS; k++)
-		if (lc->has_key[k]) {
-			memcpy(keys[n], lc->key[k], LCACHE_KEY);
-			kind[n++] = k;
+	/* the image's own file first, as image_lines opens them; a file of
+	 * the kind that does not answer is missing or refused (its key) */
+	char why[256];
+	for (int k = 0; k < LC_KINDS; k++) {
+		if (!lc->has_key[k])
+			continue;
+		int r = lcache_load(lc->path[k], (const uint8_t (*)[LCACHE_KEY])lc->key[k], 1, NULL, &lc->c, why,
+				    sizeof(why));
+		if (r == 0) {
+			lc->c_kind = k;
+			lc->load_rc = 0;
+			return;
 		}
-	lc->load_rc = lcache_load(lc->path, (const uint8_t (*)[LCACHE_KEY])keys, n, &which, &lc->c, lc->why,
-				  sizeof(lc->why));
-	if (lc->load_rc == 0)
-		lc->c_kind = kind[which];
+		if (lc->load_rc > 0 || lc->load_rc == -ENOENT) {
+			lc->load_rc = r;
+			snprintf(lc->why, sizeof(lc->why), "%s", why);
+		}
+	}
 }
 
 static void lc_answer(const struct lcache_ent *e, struct sym_srcline *out)
@@ -404,10 +409,10 @@ static void lc_store(struct img_lc *lc, const struct img_lines *L, struct lcache
 	size_t len;
 	int r = lcache_encode(lc->key[L->lc_kind], v, n, &data, &len);
 	if (r == 0) {
-		r = lcache_store(lc->path, data, len, lc->swhy, sizeof(lc->swhy));
+		r = lcache_store(lc->path[L->lc_kind], data, len, lc->swhy, sizeof(lc->swhy));
 		free(data);
 	} else {
-		snprintf(lc->swhy, sizeof(lc->swhy), "%s: %s", lc->path,
+		snprintf(lc->swhy, sizeof(lc->swhy), "%s: %s", lc->path[L->lc_kind],
 			 r == -EFBIG ? "over the file's limits" : "entries refused");
 	}
 	lc->store_rc = r;
@@ -426,7 +431,8 @@ void lines_cache_end(struct sym_image *img)
 		lc_store(lc, img->lines, lc->add, lc->nadd);
 	lcache_release(&lc->c);
 	free(lc->add);
-	free(lc->path);
+	for (int k = 0; k < LC_KINDS; k++)
+		free(lc->path[k]);
 	free(lc);
 	img->lcache = NULL;
 }
