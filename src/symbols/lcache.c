@@ -52,8 +52,8 @@ static int hash_file(struct sha256 *c, const char *path, char *why, size_t whyle
 	return 0;
 }
 
-int lcache_key(uint8_t key[LCACHE_KEY], const uint8_t *bid, size_t bidlen, const char *image,
-	       const char *debug, char *why, size_t whylen)
+int lcache_key(uint8_t key[LCACHE_KEY], const char *salt, const uint8_t *bid, size_t bidlen,
+	       const char *image, const char *debug, char *why, size_t whylen)
 {
 	if (!bidlen || bidlen > 20) {
 		snprintf(why, whylen, "no build-id");
@@ -63,6 +63,7 @@ int lcache_key(uint8_t key[LCACHE_KEY], const uint8_t *bid, size_t bidlen, const
 	sha256_init(&c);
 	static const char tag[] = "domprof line cache 1";
 	sha256_update(&c, tag, sizeof(tag));
+	sha256_update(&c, salt ? salt : "", salt ? strlen(salt) + 1 : 1);
 	uint8_t n = (uint8_t)bidlen, kind = debug != NULL;
 	sha256_update(&c, &n, 1);
 	sha256_update(&c, bid, bidlen);

@@ -10,8 +10,10 @@
  * file, and opens the DWARF only for the others (then merges them in).
  *
  * The file is lines/BUILDID-HASH.lines in domprof's cache directory
- * (util/cachedir.h), HASH naming the file the lines came from. Its key is a SHA-256 of the format version, the
- * build-id and the identity (device, inode, size, modification and
+ * (util/cachedir.h), HASH naming the file the lines came from. Its key
+ * is a SHA-256 of the format version, the version of the lookups' code
+ * and libdw's (lines.c: what else the answers depend on), the build-id
+ * and the identity (device, inode, size, modification and
  * change times) of the file the lines came from: the image's own file,
  * or the image's file and the debug file when the image's file has no
  * line tables (lines.c picks the same file again only while both are
@@ -77,10 +79,12 @@ int lcache_mode(void);
 
 /* The key for lines read from image (the image's own file) or, with
  * debug not NULL, from the debug file debug of an image whose own file
- * image has none. Returns 0, or a negative errno with why set when a
- * file is not a regular file that can be stat'ed. */
-int lcache_key(uint8_t key[LCACHE_KEY], const uint8_t *bid, size_t bidlen, const char *image,
-	       const char *debug, char *why, size_t whylen);
+ * image has none; salt (may be NULL) names what else the answers depend
+ * on (the lookup code's version and libdw's: lines.c). Returns 0, or a
+ * negative errno with why set when a file is not a regular file that
+ * can be stat'ed. */
+int lcache_key(uint8_t key[LCACHE_KEY], const char *salt, const uint8_t *bid, size_t bidlen,
+	       const char *image, const char *debug, char *why, size_t whylen);
 
 /* The cache file of build-id bid for lines read from the file src (the
  * image's own, or with debug its debug file) into buf:

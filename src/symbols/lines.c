@@ -22,6 +22,7 @@
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -313,6 +314,19 @@ static struct img_lines *image_lines(struct sym_session *s, struct sym_image *im
 
 /* ---- the line cache (lcache.h) ---- */
 
+/* What the cached answers depend on besides the files: the code that
+ * makes them (LINES_ANSWERS: raise it with any change to what
+ * lines_lookup answers, so that older files are not used) and libdw's
+ * version (its line tables and DIE walks). */
+#define LINES_ANSWERS 1
+static const char *lc_salt(void)
+{
+	static char salt[64];
+	if (!salt[0])
+		snprintf(salt, sizeof(salt), "lines %d, libdw %s", LINES_ANSWERS, dwfl_version(NULL));
+	return salt;
+}
+
 /* The image's cache state, made once (its keys: two stat calls; not
  * usable when the image's lines may not be cached). Not loaded here:
  * lc_load. Main thread (reads the environment). */
@@ -333,7 +347,7 @@ static struct img_lc *lc_prepare(struct sym_image *img)
 	for (int k = 0; k < LC_KINDS; k++) {
 		const char *src = k == LC_OWN ? img->path : other_src(img) ? img->src_path : NULL;
 		if (src && lcache_path(img->buildid, img->buildid_len, src, k == LC_DEBUG, path, sizeof(path)) &&
-		    lcache_key(lc->key[k], img->buildid, img->buildid_len, img->path, k == LC_DEBUG ? src : NULL,
+		    lcache_key(lc->key[k], lc_salt(), img->buildid, img->buildid_len, img->path, k == LC_DEBUG ? src : NULL,
 			       why, sizeof(why)) == 0) {
 			lc->has_key[k] = true;
 			lc->path[k] = xstrdup(path);

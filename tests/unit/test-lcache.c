@@ -9,7 +9,7 @@
  *    entry without a path, unknown flags: refused (checksums fixed up
  *    where the test changes the payload, so the later checks are the
  *    ones refusing);
- *  - the key: another build-id, another file, the debug-file form and a
+ *  - the key: another salt, build-id, file, the debug-file form and a
  *    touched file give other keys; a missing file gives none;
  *  - store and load through $DOMPROF_CACHE: lines/BUILDID-HASH.lines
  *    (another name for the debug-file kind and for another file), mode
@@ -195,27 +195,29 @@ static void test_key(void)
 	fclose(fa);
 	fclose(fb);
 	uint8_t bid[20] = { 0xab, 0xcd }, k1[LCACHE_KEY], k2[LCACHE_KEY];
-	CHECK(lcache_key(k1, bid, 20, a, NULL, why, sizeof(why)) == 0);
-	CHECK(lcache_key(k2, bid, 20, a, NULL, why, sizeof(why)) == 0);
+	CHECK(lcache_key(k1, "s", bid, 20, a, NULL, why, sizeof(why)) == 0);
+	CHECK(lcache_key(k2, "s", bid, 20, a, NULL, why, sizeof(why)) == 0);
 	CHECK(!memcmp(k1, k2, LCACHE_KEY));
-	CHECK(lcache_key(k2, bid, 19, a, NULL, why, sizeof(why)) == 0);
+	CHECK(lcache_key(k2, "t", bid, 20, a, NULL, why, sizeof(why)) == 0);   /* another salt */
 	CHECK(memcmp(k1, k2, LCACHE_KEY));
-	CHECK(lcache_key(k2, bid, 20, b, NULL, why, sizeof(why)) == 0);
+	CHECK(lcache_key(k2, "s", bid, 19, a, NULL, why, sizeof(why)) == 0);
 	CHECK(memcmp(k1, k2, LCACHE_KEY));
-	CHECK(lcache_key(k2, bid, 20, a, b, why, sizeof(why)) == 0);
+	CHECK(lcache_key(k2, "s", bid, 20, b, NULL, why, sizeof(why)) == 0);
 	CHECK(memcmp(k1, k2, LCACHE_KEY));
-	CHECK(lcache_key(k2, bid, 0, a, NULL, why, sizeof(why)) < 0);
-	CHECK(lcache_key(k2, bid, 20, dir, NULL, why, sizeof(why)) < 0);   /* a directory */
+	CHECK(lcache_key(k2, "s", bid, 20, a, b, why, sizeof(why)) == 0);
+	CHECK(memcmp(k1, k2, LCACHE_KEY));
+	CHECK(lcache_key(k2, "s", bid, 0, a, NULL, why, sizeof(why)) < 0);
+	CHECK(lcache_key(k2, "s", bid, 20, dir, NULL, why, sizeof(why)) < 0);   /* a directory */
 	/* the file written again: another key */
 	struct stat st;
 	CHECK(stat(a, &st) == 0);
 	fa = fopen(a, "a");
 	fputs("!", fa);
 	fclose(fa);
-	CHECK(lcache_key(k2, bid, 20, a, NULL, why, sizeof(why)) == 0);
+	CHECK(lcache_key(k2, "s", bid, 20, a, NULL, why, sizeof(why)) == 0);
 	CHECK(memcmp(k1, k2, LCACHE_KEY));
 	unlink(a);
-	CHECK(lcache_key(k2, bid, 20, a, NULL, why, sizeof(why)) == -ENOENT);
+	CHECK(lcache_key(k2, "s", bid, 20, a, NULL, why, sizeof(why)) == -ENOENT);
 	unlink(b);
 	rmdir(dir);
 }
