@@ -17,7 +17,8 @@
 #  - hostile or stale files fall back to the DWARF, same output: a
 #    flipped byte, a cut file, a file of another key (refused, then
 #    written anew), the image touched (its identity changed), a cache
-#    directory that cannot be made (not written, said so).
+#    directory that cannot be made (not written, said so);
+#  - an image without a build-id gets no cache file (the same rows).
 source "$(dirname "$0")/../lib/common.bash"
 need_workload lines
 command -v objcopy >/dev/null || skip "objcopy is missing"
@@ -136,4 +137,17 @@ says touched-v ".*refused: .*made from another file"
 DOMPROF_CACHE=$OUT/afile/sub run nodir 1
 same nodir
 DOMPROF_CACHE=$OUT/afile/sub says nodir-v ".*not written: "
+
+note "an image without a build-id: no cache file, lines all the same"
+objcopy --remove-section=.note.gnu.build-id "$OUT/lines" "$OUT/lines-nobid"
+"$DOMPROF" record -f -F 1000 -o "$OUT/nobid.data" -- "$OUT/lines-nobid" 100 >"$OUT/record-nobid.log" 2>&1 ||
+	{ cat "$OUT/record-nobid.log"; fail "record of the copy without a build-id failed"; }
+DOMPROF_LINE_CACHE=0 "$DOMPROF" report -q -i "$OUT/nobid.data" -l -s srcline >"$OUT/nobid-off.txt" 2>/dev/null
+"$DOMPROF" report -q -i "$OUT/nobid.data" -l -s srcline >"$OUT/nobid-1.txt" 2>/dev/null
+"$DOMPROF" report -q -i "$OUT/nobid.data" -l -s srcline >"$OUT/nobid-2.txt" 2>/dev/null
+grep -Eq "lines.c:$la +lines-nobid " "$OUT/nobid-off.txt" || fail "the copy without a build-id has no LINE_A row"
+cmp -s "$OUT/nobid-off.txt" "$OUT/nobid-1.txt" && cmp -s "$OUT/nobid-off.txt" "$OUT/nobid-2.txt" ||
+	fail_later "the copy without a build-id: reports differ"
+hn=$(python3 -c "import hashlib, sys; print(hashlib.sha256(b'own\0' + sys.argv[1].encode()).hexdigest()[:16])" "$(realpath "$OUT/lines-nobid")")
+! ls "$L"/*-"$hn".lines >/dev/null 2>&1 || fail_later "a cache file for an image without a build-id: $(ls "$L"/*-"$hn".lines)"
 exit "$FAILED"
