@@ -872,7 +872,8 @@ static void *run_half(void *p)
 }
 
 /* The addresses the image's line cache answers taken out of j->a (the
- * rows' sym_srcline calls find them there), counted once each. */
+ * rows' sym_srcline calls find them there), counted once each; with the
+ * file empty or missing nothing is taken. */
 static void lc_take_answered(struct lines_job *j)
 {
 	struct img_lc *lc = j->lc;
@@ -882,6 +883,8 @@ static void lc_take_answered(struct lines_job *j)
 	uint8_t *seen = xcalloc(lc->c.n, 1);
 	size_t k = 0;
 	for (size_t i = 0; i < j->n; i++) {
+		if (j->a[i] == UINT64_MAX)
+			continue;   /* no image address: dropped below too (not a reason to open) */
 		const struct lcache_ent *e = lcache_find(&lc->c, j->a[i]);
 		if (!e) {
 			j->a[k++] = j->a[i];
