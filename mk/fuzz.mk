@@ -44,3 +44,12 @@ fuzz: build/fuzz/fuzz-kcache
 build/fuzz/fuzz-kcache: tests/fuzz/fuzz-kcache.c $(call fz,$(KCACHE_FUZZ_SRC)) $(wildcard src/format/*.h src/util/*.h src/symbols/kcache.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-kcache.c $(call fz,$(KCACHE_FUZZ_SRC)) -lzstd -lpthread
+
+# libFuzzer target for the source line cache file (src/symbols/lcache.c);
+# seeds from a report's cache, run by tests/e2e/fuzz-lcache.sh.
+LCACHE_FUZZ_SRC := src/symbols/lcache.c $(FORMAT_SRC)
+fuzz: build/fuzz/fuzz-lcache
+build/fuzz/fuzz-lcache: tests/fuzz/fuzz-lcache.c $(call fz,$(LCACHE_FUZZ_SRC)) $(wildcard src/util/*.h src/symbols/lcache.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-lcache.c $(call fz,$(LCACHE_FUZZ_SRC)) -lzstd -lpthread
+

@@ -97,7 +97,11 @@ const char usage_report[] =
 	"recorded here every time instead of the kernel symbol index cached for this\n"
 	"boot in $DOMPROF_CACHE, else $XDG_CACHE_HOME/domprof, else ~/.cache/domprof\n"
 	"(host-kernel/BUILDID.idx); =verbose says in the warnings what the cache did;\n"
-	"also every other command that reads a recording (docs/perfdata.md).\n";
+	"also every other command that reads a recording (docs/perfdata.md).\n"
+	"DOMPROF_LINE_CACHE=0 opens every image's DWARF for -s srcline instead of\n"
+	"answering the addresses looked up before from the source line cache in the\n"
+	"same directory (lines/BUILDID-HASH.lines); =verbose says in the warnings what\n"
+	"it did; also annotate's source lines (docs/report.md).\n";
 
 struct progress {
 	bool on;

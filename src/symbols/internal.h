@@ -138,6 +138,11 @@ int elf_load_debug(struct sym_session *s, const char *path, const struct elf_inf
 
 /* lines.c: frees an image's libdw handle (NULL is fine). */
 void lines_free(void *lines);
+/* lines.c: writes the answers of the image's later lookups (annotate's)
+ * into its line cache (lcache.h) and frees its cache state; before
+ * lines_free, whose strings they borrow. */
+struct sym_image;
+void lines_cache_end(struct sym_image *img);
 /* lines.c: the line tables of an ELF file in buf (borrowed: it must
  * outlive the handle), or NULL when it has none; free with lines_free.
  * lines_lookup: sym_srcline's answer for file address a (*out zeroed
@@ -388,6 +393,7 @@ struct sym_image {
 	bool fde_done;
 	void *lines;                /* libdw handle for source lines (lines.c), or NULL */
 	bool lines_done;
+	void *lcache;               /* its line cache state (lines.c, lcache.h), or NULL */
 	struct sym_image *next_all;
 };
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "format/ksymidx.h"
+#include "util/cachedir.h"
 #include "util/crc32c.h"
 #include "util/file.h"
 #include "util/le.h"
@@ -245,25 +246,10 @@ int kcache_key_file(struct kcache_key *k, const uint8_t *bid, size_t bidlen, con
 	return 0;
 }
 
-static bool cache_dir(char *buf, size_t len)
-{
-	const char *d = getenv("DOMPROF_CACHE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-	int n;
-	if (d && *d)
-		n = snprintf(buf, len, "%s/host-kernel", d);
-	else if (x && *x == '/')
-		n = snprintf(buf, len, "%s/domprof/host-kernel", x);
-	else if (h && *h == '/')
-		n = snprintf(buf, len, "%s/.cache/domprof/host-kernel", h);
-	else
-		return false;    /* never a shared place such as /tmp */
-	return n > 0 && (size_t)n < len;
-}
-
 bool kcache_path(const struct kcache_key *k, char *buf, size_t len)
 {
 	char dir[4096], hex[41];
-	if (!cache_dir(dir, sizeof(dir)))
+	if (!cache_dir("host-kernel", dir, sizeof(dir)))
 		return false;
 	for (unsigned i = 0; i < k->buildid_len && i < 20; i++)
 		snprintf(hex + 2 * i, 3, "%02x", k->buildid[i]);
@@ -357,7 +343,7 @@ int kcache_store(const struct kcache_key *k, const uint8_t *ix, size_t len, char
 {
 	char path[4200], tmp[4300], dir[4096];
 	if (len > KCACHE_MAX - KCACHE_HEAD || !kcache_path(k, path, sizeof(path)) ||
-	    !cache_dir(dir, sizeof(dir))) {
+	    !cache_dir("host-kernel", dir, sizeof(dir))) {
 		snprintf(why, whylen, "no cache directory (HOME unset)");
 		return -ENOENT;
 	}

@@ -12,7 +12,7 @@
  *
  * The cache file is host-kernel/BUILDID.idx in domprof's cache directory
  * ($DOMPROF_CACHE, else $XDG_CACHE_HOME/domprof, else ~/.cache/domprof:
- * the guest kernels' cache's, guest/cache.h). It is keyed by a
+ * util/cachedir.h, shared with the source line cache, symbols/lcache.h). It is keyed by a
  * SHA-256 of what makes the live kallsyms what it is: the running
  * kernel's build-id (/sys/kernel/notes), the boot (boot_id), the loaded
  * modules and their addresses (/proc/modules), the loaded BPF programs

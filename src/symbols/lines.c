@@ -22,6 +22,7 @@
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -34,6 +35,7 @@
 #include <unistd.h>
 
 #include "symbols/internal.h"
+#include "symbols/lcache.h"
 #include "symbols/symbols.h"
 #include "util/file.h"
 #include "util/hmap.h"
@@ -81,6 +83,32 @@ struct img_lines {
 	struct hmap paths;       /* line table's file name (libdw's, stable) -> pooled full path */
 	struct sym_pool pool;    /* the answers' strings (live until lines_free) */
 	struct hmap memo;        /* address + 1 -> struct memo_ent *: sym_srcline_prefetch's answers */
+	int lc_kind;             /* the line cache key its file has (LC_OWN, LC_DEBUG), or -1:
+				  * its answers are not cached */
+};
+
+/*
+ * An image's line cache (lcache.h). Its key says which file the lines
+ * came from: LC_OWN the image's file, LC_DEBUG the debug file the symbols
+ * came from (src_path), as image_lines tries them; lines found any other
+ * way (an embedded copy, the debug file a binary with its own .symtab
+ * leads to: that search may find another file later) are not cached.
+ */
+enum { LC_OWN, LC_DEBUG, LC_KINDS };
+
+struct img_lc {
+	bool usable;             /* a build-id and a file on this machine, the cache on */
+	bool tried;              /* the file was looked for */
+	char *path[LC_KINDS];    /* the cache file of each kind */
+	uint8_t key[LC_KINDS][LCACHE_KEY];
+	bool has_key[LC_KINDS];
+	int c_kind;              /* the key c was read with, -1: none read */
+	struct lcache c;         /* its entries (after this run's store: with this run's) */
+	struct lcache_ent *add;  /* answers from DWARF not in c (lines_cache_end writes them) */
+	size_t nadd, cadd;
+	int load_rc, store_rc;   /* 1: not done */
+	char why[256], swhy[256];
+	size_t hits, misses;     /* distinct addresses answered by c, by DWARF (prefetch) */
 };
 
 struct memo_ent {
@@ -98,6 +126,12 @@ static int u64_cmp(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
+}
+
+static const char *base(const char *p)
+{
+	const char *b = p ? strrchr(p, '/') : NULL;
+	return b ? b + 1 : p;
 }
 
 static bool has_debug_line(Elf *e)
@@ -124,6 +158,7 @@ static struct img_lines *open_lines(const char *path, const void *buf, size_t le
 	if (!L)
 		return NULL;
 	L->fd = -1;
+	L->lc_kind = -1;
 	elf_version(EV_CURRENT);   /* a kernel's file may be the first ELF read */
 	if (buf) {
 		L->buf = buf;
@@ -206,6 +241,7 @@ static struct img_lines *lines_twin(struct img_lines *L)
 		return NULL;
 	T->borrowed = true;
 	T->fd = L->fd;
+	T->lc_kind = -1;
 	if (L->dbuf)
 		T->elf = elf_memory(L->dbuf, L->dlen);
 	else if (L->buf)
@@ -258,8 +294,10 @@ static struct img_lines *image_lines(struct sym_session *s, struct sym_image *im
 	unsigned th = online_cpus();
 	struct img_lines *L = img->blob ? open_lines(NULL, img->blob, img->blob_size, th)
 					: open_lines(img->path, NULL, 0, th);
-	if (!L && other_src(img))
-		L = open_lines(img->src_path, NULL, 0, th);   /* the debug file symbols came from */
+	if (L && !img->blob)
+		L->lc_kind = LC_OWN;
+	if (!L && other_src(img) && (L = open_lines(img->src_path, NULL, 0, th)))   /* the debug file symbols came from */
+		L->lc_kind = LC_DEBUG;
 	if (!L && !img->is_vdso) {
 		/* a binary with its own .symtab never looked for a debug file */
 		struct sym_table t;
@@ -272,6 +310,145 @@ static struct img_lines *image_lines(struct sym_session *s, struct sym_image *im
 	}
 	img->lines = L;
 	return L;
+}
+
+/* ---- the line cache (lcache.h) ---- */
+
+/* What the cached answers depend on besides the files: the code that
+ * makes them (LINES_ANSWERS: raise it with any change to what
+ * lines_lookup answers, so that older files are not used) and libdw's
+ * version (its line tables and DIE walks). */
+#define LINES_ANSWERS 1
+static const char *lc_salt(void)
+{
+	static char salt[64];
+	if (!salt[0])
+		snprintf(salt, sizeof(salt), "lines %d, libdw %s", LINES_ANSWERS, dwfl_version(NULL));
+	return salt;
+}
+
+/* The image's cache state, made once (its keys: two stat calls; not
+ * usable when the image's lines may not be cached). Not loaded here:
+ * lc_load. Main thread (reads the environment). */
+static struct img_lc *lc_prepare(struct sym_image *img)
+{
+	if (img->lcache)
+		return img->lcache;
+	struct img_lc *lc = xcalloc(1, sizeof(*lc));
+	img->lcache = lc;
+	lc->c_kind = -1;
+	lc->load_rc = lc->store_rc = 1;
+	/* the lines of an image whose bytes are this machine's files only:
+	 * an embedded copy is the recording's (hostile) */
+	if (!lcache_mode() || img->kind != IMG_ELF || img->blob || img->is_vdso || !img->buildid_len ||
+	    !img->info.ok || !img->info_usable || !img->path || (img->dom && img->dom->kind == DP_DOMAIN_PASSIVE))
+		return lc;
+	char path[4200], why[256];
+	for (int k = 0; k < LC_KINDS; k++) {
+		const char *src = k == LC_OWN ? img->path : other_src(img) ? img->src_path : NULL;
+		if (src && lcache_path(img->buildid, img->buildid_len, src, k == LC_DEBUG, path, sizeof(path)) &&
+		    lcache_key(lc->key[k], lc_salt(), img->buildid, img->buildid_len, img->path, k == LC_DEBUG ? src : NULL,
+			       why, sizeof(why)) == 0) {
+			lc->has_key[k] = true;
+			lc->path[k] = xstrdup(path);
+			lc->usable = true;
+		}
+	}
+	return lc;
+}
+
+/* Reads the cache file once (any thread: only this image's state). */
+static void lc_load(struct img_lc *lc)
+{
+	if (!lc->usable || lc->tried)
+		return;
+	lc->tried = true;
+	/* the image's own file first, as image_lines opens them; a file of
+	 * the kind that does not answer is missing or refused (its key) */
+	char why[256];
+	for (int k = 0; k < LC_KINDS; k++) {
+		if (!lc->has_key[k])
+			continue;
+		int r = lcache_load(lc->path[k], (const uint8_t (*)[LCACHE_KEY])lc->key[k], 1, NULL, &lc->c, why,
+				    sizeof(why));
+		if (r == 0) {
+			lc->c_kind = k;
+			lc->load_rc = 0;
+			return;
+		}
+		if (lc->load_rc > 0 || lc->load_rc == -ENOENT) {
+			lc->load_rc = r;
+			snprintf(lc->why, sizeof(lc->why), "%s", why);
+		}
+	}
+}
+
+static void lc_answer(const struct lcache_ent *e, struct sym_srcline *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->has_table = true;
+	if (!e->ok)
+		return;
+	out->path = e->path;
+	out->file = base(e->path);
+	out->line = e->line;
+	out->inlined = e->inlined;
+	out->call_file = e->call_file;
+	out->call_line = e->call_line;
+}
+
+static struct lcache_ent lc_ent(uint64_t a, const struct sym_srcline *o, bool ok)
+{
+	return (struct lcache_ent){ .addr = a, .path = o->path, .inlined = o->inlined, .call_file = o->call_file,
+				    .line = o->line, .call_line = o->call_line, .ok = ok };
+}
+
+/* Whether lines from L may go into lc's file: its kind has a key, and
+ * what the file held was read with the same key (else the two disagree
+ * on which file answers: nothing is written). */
+static bool lc_takes(const struct img_lc *lc, const struct img_lines *L)
+{
+	return lc && lc->usable && L && L->lc_kind >= 0 && lc->has_key[L->lc_kind] &&
+	       (lc->c_kind < 0 || lc->c_kind == L->lc_kind);
+}
+
+/* c and add[0..nadd) merged and written under L's key; c then holds the
+ * merged entries (their strings: c's buffer and L's pool). */
+static void lc_store(struct img_lc *lc, const struct img_lines *L, struct lcache_ent *add, size_t nadd)
+{
+	struct lcache_ent *v;
+	size_t n;
+	lcache_merge(&lc->c, add, nadd, &v, &n);
+	uint8_t *data;
+	size_t len;
+	int r = lcache_encode(lc->key[L->lc_kind], v, n, &data, &len);
+	if (r == 0) {
+		r = lcache_store(lc->path[L->lc_kind], data, len, lc->swhy, sizeof(lc->swhy));
+		free(data);
+	} else {
+		snprintf(lc->swhy, sizeof(lc->swhy), "%s: %s", lc->path[L->lc_kind],
+			 r == -EFBIG ? "over the file's limits" : "entries refused");
+	}
+	lc->store_rc = r;
+	free(lc->c.e);
+	lc->c.e = v;
+	lc->c.n = n;
+	lc->c_kind = L->lc_kind;
+}
+
+void lines_cache_end(struct sym_image *img)
+{
+	struct img_lc *lc = img->lcache;
+	if (!lc)
+		return;
+	if (lc->nadd && lc_takes(lc, img->lines))
+		lc_store(lc, img->lines, lc->add, lc->nadd);
+	lcache_release(&lc->c);
+	free(lc->add);
+	for (int k = 0; k < LC_KINDS; k++)
+		free(lc->path[k]);
+	free(lc);
+	img->lcache = NULL;
 }
 
 /* The lowest address of an executable section of e, or 0. */
@@ -366,12 +543,6 @@ static bool cu_of(struct img_lines *L, Dwarf_Addr a, Dwarf_Die *cu)
 			hi = mid;
 	}
 	return lo && a < L->rng[lo - 1].hi && dwarf_offdie(L->dw, L->rng[lo - 1].die, cu);
-}
-
-static const char *base(const char *p)
-{
-	const char *b = p ? strrchr(p, '/') : NULL;
-	return b ? b + 1 : p;
 }
 
 static const char *die_name(Dwarf_Die *d)
@@ -615,6 +786,21 @@ bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, s
 	bool kernel = m->img->kind == IMG_ABS && m->img->dom && m->img == m->img->dom->kimg;
 	if (m->img->kind != IMG_ELF && !kernel)
 		return false;
+	struct img_lc *lc = NULL;
+	if (!kernel) {
+		/* the line cache first: what image_lines checks first, then
+		 * the file's answer without opening the DWARF */
+		image_load_symbols(s, m->img);
+		if (m->img->info.ok && m->img->info_usable) {
+			lc = lc_prepare(m->img);
+			lc_load(lc);
+			const struct lcache_ent *e = lc->c.n ? lcache_find(&lc->c, sym_map_to_image(m, ip)) : NULL;
+			if (e) {
+				lc_answer(e, out);
+				return e->ok;
+			}
+		}
+	}
 	struct img_lines *L = kernel ? kernel_lines(s, m->img) : image_lines(s, m->img);
 	if (!L) {
 		out->has_table = false;
@@ -626,7 +812,13 @@ bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, s
 		*out = me->out;
 		return me->ok;
 	}
-	return lines_lookup(L, a, out);
+	bool ok = lines_lookup(L, a, out);
+	if (lc_takes(lc, L)) {   /* written at the session's end (lines_cache_end) */
+		if (lc->nadd == lc->cadd)
+			xgrow((void **)&lc->add, &lc->cadd, lc->nadd + 1, sizeof(*lc->add));
+		lc->add[lc->nadd++] = lc_ent(a, out, ok);
+	}
+	return ok;
 }
 
 /*
@@ -649,6 +841,7 @@ struct lines_job {
 	uint64_t *a;
 	size_t n, cap;
 	struct img_lines *L;
+	struct img_lc *lc;          /* its line cache, or NULL (lc_prepare) */
 };
 
 struct lines_pool {
@@ -678,12 +871,46 @@ static void *run_half(void *p)
 	return NULL;
 }
 
+/* The addresses the image's line cache answers taken out of j->a (the
+ * rows' sym_srcline calls find them there), counted once each; with the
+ * file empty or missing nothing is taken. */
+static void lc_take_answered(struct lines_job *j)
+{
+	struct img_lc *lc = j->lc;
+	lc_load(lc);
+	if (!lc->c.n)
+		return;
+	uint8_t *seen = xcalloc(lc->c.n, 1);
+	size_t k = 0;
+	for (size_t i = 0; i < j->n; i++) {
+		if (j->a[i] == UINT64_MAX)
+			continue;   /* no image address: dropped below too (not a reason to open) */
+		const struct lcache_ent *e = lcache_find(&lc->c, j->a[i]);
+		if (!e) {
+			j->a[k++] = j->a[i];
+			continue;
+		}
+		size_t x = (size_t)(e - lc->c.e);
+		lc->hits += !seen[x];
+		seen[x] = 1;
+	}
+	j->n = k;
+	free(seen);
+}
+
 static void run_lines_job(struct lines_job *j, unsigned threads)
 {
+	if (j->lc && j->lc->usable) {
+		lc_take_answered(j);
+		if (!j->n)
+			return;   /* all answered: the DWARF stays closed */
+	}
 	struct img_lines *L = j->blob ? open_lines(NULL, j->blob, j->blob_size, threads)
 				      : open_lines(j->path, NULL, 0, threads);
-	if (!L && j->path2)
-		L = open_lines(j->path2, NULL, 0, threads);
+	if (L && !j->blob)
+		L->lc_kind = LC_OWN;
+	if (!L && j->path2 && (L = open_lines(j->path2, NULL, 0, threads)))
+		L->lc_kind = LC_DEBUG;
 	j->L = L;
 	if (!L)
 		return;
@@ -709,6 +936,15 @@ static void run_lines_job(struct lines_job *j, unsigned threads)
 		pthread_join(th, NULL);
 	for (size_t i = 0; i < m; i++)
 		u64map_put(&L->memo, j->a[i] + 1, res[i]);
+	if (j->lc)
+		j->lc->misses = m;
+	if (lc_takes(j->lc, L)) {
+		struct lcache_ent *add = xmalloc((m ? m : 1) * sizeof(*add));
+		for (size_t i = 0; i < m; i++)
+			add[i] = lc_ent(j->a[i], &res[i]->out, res[i]->ok);
+		lc_store(j->lc, L, add, m);
+		free(add);
+	}
 	free(res);
 }
 
@@ -736,6 +972,32 @@ static uint64_t file_size(const char *path)
 }
 
 #define PREFETCH_MAX_THREADS 8
+
+/* DOMPROF_LINE_CACHE=verbose: one warning line of what the line cache
+ * did for the prefetched images. */
+static void lc_note(struct sym_session *s, const struct lines_job *jobs, size_t njobs)
+{
+	size_t imgs = 0, read = 0, written = 0, hits = 0, misses = 0;
+	const char *refused = NULL, *unwritten = NULL;
+	for (size_t i = 0; i < njobs; i++) {
+		const struct img_lc *lc = jobs[i].lc;
+		if (!lc || !lc->usable)
+			continue;
+		imgs++;
+		read += lc->load_rc == 0;
+		written += lc->store_rc == 0;
+		hits += lc->hits;
+		misses += lc->misses;
+		if (!refused && lc->load_rc < 0 && lc->load_rc != -ENOENT)
+			refused = lc->why;
+		if (!unwritten && lc->store_rc < 0)
+			unwritten = lc->swhy;
+	}
+	sym_warn(s, "line cache: %zu images: %zu addresses from %zu cache files, %zu looked up in DWARF, "
+		 "%zu files written%s%s%s%s", imgs, hits, read, misses, written,
+		 refused ? "; refused: " : "", refused ? refused : "", unwritten ? "; not written: " : "",
+		 unwritten ? unwritten : "");
+}
 
 void sym_srcline_prefetch(struct sym_session *s, const struct sym_map *const *maps, const uint64_t *ips,
 			  size_t n, unsigned threads)
@@ -768,7 +1030,8 @@ void sym_srcline_prefetch(struct sym_session *s, const struct sym_map *const *ma
 			}
 			struct lines_job *j = &jobs[njobs++];
 			*j = (struct lines_job){ .img = img, .blob = img->blob, .blob_size = img->blob_size,
-						 .path = img->path, .path2 = other_src(img) ? img->src_path : NULL };
+						 .path = img->path, .path2 = other_src(img) ? img->src_path : NULL,
+						 .lc = lc_prepare(img) };
 			j->cost = j->blob ? j->blob_size : file_size(j->path2 ? j->path2 : j->path);
 			ji = njobs;
 			u64map_put(&which, (uint64_t)(uintptr_t)img, (void *)ji);
@@ -799,6 +1062,8 @@ void sym_srcline_prefetch(struct sym_session *s, const struct sym_map *const *ma
 	lines_worker(&lp);
 	for (unsigned t = 0; t < started; t++)
 		pthread_join(th[t], NULL);
+	if (lcache_mode() == 2)
+		lc_note(s, jobs, njobs);
 	for (size_t i = 0; i < njobs; i++) {
 		if (jobs[i].L) {
 			jobs[i].img->lines = jobs[i].L;

@@ -141,6 +141,7 @@ void sym_session_free(struct sym_session *s)
 		elf_info_release(&img->info);
 		symtab_release(&img->tab);
 		fde_release(&img->fde);
+		lines_cache_end(img);
 		lines_free(img->lines);
 		ktab_free(img->kt);
 		free(img->ktext);

@@ -37,6 +37,9 @@
  *   test-tool kcache CACHE KALLSYMS OUT [zero-key]
  *       a kernel symbol cache file forged from a kallsyms text with
  *       CACHE's key (tests/e2e/perfdata-kcache.sh)
+ *   test-tool lcache IN OUT OLD NEW [zero-key]
+ *       a source line cache file forged from IN: line OLD said as NEW
+ *       (tests/e2e/srcline-cache.sh)
  *
  * Exit 0 on success, 1 on a runtime failure, 2 on usage errors; one line
  * on stderr for each failure.
@@ -64,6 +67,7 @@ static const struct {
 	{ "guest-read", cmd_guest_read, "MEMSPEC ADDR LEN OUT" },
 	{ "gen-perfdata", cmd_gen_perfdata, "OUT [pipe] [compress] [guest] [samples=N] | --kallsyms" },
 	{ "kcache", cmd_kcache, "CACHE KALLSYMS OUT [zero-key]" },
+	{ "lcache", cmd_lcache, "IN OUT OLD NEW [zero-key]" },
 };
 
 int main(int argc, char **argv)

@@ -21,5 +21,6 @@ int cmd_guest_orc(int argc, char **argv); /* guest-orc.c */
 int cmd_guest_read(int argc, char **argv); /* guest-read.c */
 int cmd_gen_perfdata(int argc, char **argv); /* gen-perfdata.c */
 int cmd_kcache(int argc, char **argv);      /* kcache.c */
+int cmd_lcache(int argc, char **argv);      /* lcache.c */
 
 #endif
