@@ -61,8 +61,12 @@ static pid_t start_qemu(const char *sock, const char *smp)
 	}
 	for (int i = 0; i < 200; i++) {   /* up to 10 s for the socket */
 		struct stat st;
-		if (stat(sock, &st) == 0)
+		if (stat(sock, &st) == 0) {
+			/* the socket is bound before QEMU listens on it: a
+			 * connect in between is refused (seen under valgrind) */
+			usleep(300000);
 			return p;
+		}
 		usleep(50000);
 	}
 	return p;
