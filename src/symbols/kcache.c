@@ -104,14 +104,7 @@ uint8_t *ksyms_index_build(const char *ks, size_t len, int level, size_t *outlen
 
 int kcache_mode(void)
 {
-	const char *e = getenv("DOMPROF_KSYM_CACHE");
-	if (!e || !*e)
-		return 1;
-	if (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no"))
-		return 0;
-	if (!strcmp(e, "verbose") || !strcmp(e, "v"))
-		return 2;
-	return 1;
+	return cache_mode("DOMPROF_KSYM_CACHE");
 }
 
 /* A small /proc or /sys file, whole (at most max bytes). */

@@ -23,14 +23,7 @@
 
 int lcache_mode(void)
 {
-	const char *e = getenv("DOMPROF_LINE_CACHE");
-	if (!e || !*e)
-		return 1;
-	if (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no"))
-		return 0;
-	if (!strcmp(e, "verbose") || !strcmp(e, "v"))
-		return 2;
-	return 1;
+	return cache_mode("DOMPROF_LINE_CACHE");
 }
 
 /* a file's identity: what changes when its bytes may have */

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 bool cache_dir(const char *sub, char *buf, size_t len)
 {
@@ -20,4 +21,16 @@ bool cache_dir(const char *sub, char *buf, size_t len)
 	else
 		return false;    /* never a shared place such as /tmp */
 	return n > 0 && (size_t)n < len;
+}
+
+int cache_mode(const char *var)
+{
+	const char *e = getenv(var);
+	if (!e || !*e)
+		return 1;
+	if (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no"))
+		return 0;
+	if (!strcmp(e, "verbose") || !strcmp(e, "v"))
+		return 2;
+	return 1;
 }

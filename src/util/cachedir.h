@@ -18,4 +18,9 @@
  * buf; false when there is none or the name does not fit in len. */
 bool cache_dir(const char *sub, char *buf, size_t len);
 
+/* A cache's mode from the environment variable var: 0 off ("0", "off",
+ * "no"), 1 on (unset, empty, anything else), 2 on and say in one line
+ * what it did ("verbose", "v"). */
+int cache_mode(const char *var);
+
 #endif
