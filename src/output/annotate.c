@@ -35,6 +35,47 @@ static uint64_t branch_target(const cs_insn *in)
 	return (uint64_t)x->operands[0].imm;
 }
 
+/* One instruction as annotate prints it: capstone's cs_insn with its
+ * detail is ~1.7 KB, so a function's worth of them (cs_disasm's array)
+ * was most of annotate's fresh memory and its page faults; these are
+ * 24 bytes and the text. */
+struct dis {
+	uint64_t addr;
+	uint64_t target;        /* branch_target */
+	uint32_t mn, op;        /* offsets of the mnemonic and operands in the text */
+};
+
+/* Disassemble code[0..n) at address start, up to the first byte that
+ * starts no instruction (as cs_disasm). Returns the count (0 on none),
+ * *out and *text malloc'd, the caller's to free. */
+static size_t disassemble(const struct disasm_api *api, csh cs, const uint8_t *code, size_t n,
+			  uint64_t start, struct dis **out, char **text)
+{
+	size_t ni = 0, cap = 0, nt = 0, capt = 0;
+	struct dis *d = NULL;
+	char *t = NULL;
+	cs_insn *in = api->insn_new(cs);
+	if (!in)
+		return 0;
+	/* each step consumes at least one byte of the bounded code */
+	while (api->iter(cs, &code, &n, &start, in)) {
+		size_t lm = strnlen(in->mnemonic, sizeof(in->mnemonic)), lo = strnlen(in->op_str, sizeof(in->op_str));
+		xgrow((void **)&d, &cap, ni + 1, sizeof(*d));
+		xgrow((void **)&t, &capt, nt + lm + lo + 2, 1);
+		d[ni] = (struct dis){ in->address, branch_target(in), (uint32_t)nt, (uint32_t)(nt + lm + 1) };
+		memcpy(t + nt, in->mnemonic, lm);
+		t[nt + lm] = 0;
+		memcpy(t + nt + lm + 1, in->op_str, lo);
+		t[nt + lm + 1 + lo] = 0;
+		nt += lm + lo + 2;
+		ni++;
+	}
+	api->free(in, 1);
+	*out = d;
+	*text = t;
+	return ni;
+}
+
 /* The first of n elements (stride bytes apart, sorted by the u64 at
  * offset off) whose key is >= key: for hits and for instructions. */
 static size_t lower_bound(const void *base, size_t n, size_t stride, size_t off, uint64_t key)
@@ -247,12 +288,14 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 					      : y->image_path);
 	}
 	csh cs;
-	cs_insn *ins = NULL;
+	struct dis *ins = NULL;
+	char *itext = NULL;
 	size_t ni = 0;
 	if (api && api->open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK) {
 		api->option(cs, CS_OPT_DETAIL, CS_OPT_ON);
 		api->option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
-		ni = api->disasm(cs, code, (size_t)nc, start, 0, &ins);
+		ni = disassemble(api, cs, code, (size_t)nc, start, &ins, &itext);
+		api->close(&cs);
 	} else
 		why = why ? why : "the disassembler did not start";
 	if (why || !ni) {
@@ -262,8 +305,8 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 		if (json)
 			fputs("],\"unplaced\":0}", f);
 		free(code);
-		if (!why)
-			api->close(&cs);
+		free(ins);
+		free(itext);
 		return ferror(f) ? -EIO : 0;
 	}
 	/* lines that are targets of a jump inside the function */
@@ -274,20 +317,20 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 	unsigned *lno = xcalloc(ni, sizeof(*lno));
 	bool any_line = false;
 	for (size_t i = 0; i < ni; i++) {
-		uint64_t t = branch_target(&ins[i]);
+		uint64_t t = ins[i].target;
 		if (t >= start && t < start + (uint64_t)nc) {
 			/* instructions are in address order */
-			size_t j = lower_bound(ins, ni, sizeof(*ins), offsetof(cs_insn, address), t);
-			if (j < ni && ins[j].address == t)
+			size_t j = lower_bound(ins, ni, sizeof(*ins), offsetof(struct dis, addr), t);
+			if (j < ni && ins[j].addr == t)
 				target[j] = 1;
 		}
-		const struct profile_hit *x = hit_at(h, nh, ins[i].address);
+		const struct profile_hit *x = hit_at(h, nh, ins[i].addr);
 		icount[i] = x ? x->count : 0;
 		if (icount[i] > top)
 			top = icount[i];
 		/* each instruction's source line */
 		if (!o->no_source)
-			any_line |= profile_symbol_line_at(p, sym, ins[i].address, &lpath[i], &lno[i]);
+			any_line |= profile_symbol_line_at(p, sym, ins[i].addr, &lpath[i], &lno[i]);
 	}
 	line_totals(lpath, lno, icount, ni, ltot);
 	struct src sc = { 0 };
@@ -296,11 +339,12 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 	else
 		fprintf(f, "%8s %8s    %-16s %s\n", "percent", "samples", "address", "instruction");
 	for (size_t i = 0; i < ni; i++) {
-		const cs_insn *in = &ins[i];
+		const struct dis *in = &ins[i];
+		const char *mnemonic = itext + in->mn, *op_str = itext + in->op;
 		uint64_t c = icount[i];
 		placed += c;
 		double pct = 100.0 * (double)c / tot;
-		uint64_t t = branch_target(in);
+		uint64_t t = in->target;
 		char tgt[300] = "", name[280];
 		if (t >= start && t < start + (uint64_t)nc)
 			snprintf(tgt, sizeof(tgt), " <%s+%#" PRIx64 ">", y->symbol, t - start);
@@ -322,9 +366,9 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 		}
 		if (json) {
 			fprintf(f, "%s\n{\"addr\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"text\":", i ? "," : "",
-				(uint64_t)in->address, (uint64_t)in->address - start);
+				in->addr, in->addr - start);
 			char text[256];
-			snprintf(text, sizeof(text), "%s %s", in->mnemonic, in->op_str);
+			snprintf(text, sizeof(text), "%s %s", mnemonic, op_str);
 			jstr(f, text);
 			fprintf(f, ",\"samples\":%" PRIu64 ",\"percent\":%.4f,\"jump_target\":%s", c, pct,
 				target[i] ? "true" : "false");
@@ -347,7 +391,7 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 			else
 				fprintf(f, "%5s %8s", "", "");
 			fprintf(f, "  %c %#-16" PRIx64 " %-7s %s%s\n", target[i] ? '>' : ' ',
-				(uint64_t)in->address, in->mnemonic, in->op_str, tgt);
+				in->addr, mnemonic, op_str, tgt);
 		}
 	}
 	uint64_t unplaced = y->self > placed ? y->self - placed : 0;
@@ -368,8 +412,8 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 	free(icount);
 	free(ltot);
 	free(target);
-	api->free(ins, ni);
-	api->close(&cs);
+	free(ins);
+	free(itext);
 	free(code);
 	return ferror(f) ? -EIO : 0;
 }

@@ -31,10 +31,12 @@ const struct disasm_api *disasm_api(const char **why)
 			 * it, but a later annotate uses it again */
 			api.open = (__typeof__(api.open))dlsym(lib, "cs_open");
 			api.option = (__typeof__(api.option))dlsym(lib, "cs_option");
-			api.disasm = (__typeof__(api.disasm))dlsym(lib, "cs_disasm");
 			api.free = (__typeof__(api.free))dlsym(lib, "cs_free");
 			api.close = (__typeof__(api.close))dlsym(lib, "cs_close");
-			if (!api.open || !api.option || !api.disasm || !api.free || !api.close)
+			api.insn_new = (__typeof__(api.insn_new))dlsym(lib, "cs_malloc");
+			api.iter = (__typeof__(api.iter))dlsym(lib, "cs_disasm_iter");
+			if (!api.open || !api.option || !api.free || !api.close ||
+			    !api.insn_new || !api.iter)
 				fail = CAPSTONE_SONAME " lacks a cs_* function";
 		}
 	}

@@ -12,15 +12,17 @@
 #define DOMPROF_OUTPUT_DISASM_H
 
 #include <capstone.h>
+#include <stdbool.h>
 
 /* capstone's functions that annotate calls, as in capstone.h. */
 struct disasm_api {
 	cs_err (*open)(cs_arch arch, cs_mode mode, csh *handle);
 	cs_err (*option)(csh handle, cs_opt_type type, size_t value);
-	size_t (*disasm)(csh handle, const uint8_t *code, size_t code_size, uint64_t address,
-			 size_t count, cs_insn **insn);
 	void (*free)(cs_insn *insn, size_t count);
 	cs_err (*close)(csh *handle);
+	cs_insn *(*insn_new)(csh handle);   /* cs_malloc */
+	bool (*iter)(csh handle, const uint8_t **code, size_t *size, uint64_t *address,
+		     cs_insn *insn);        /* cs_disasm_iter */
 };
 
 /* The library's functions, loaded on the first call (later calls give the
