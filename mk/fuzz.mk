@@ -45,6 +45,13 @@ build/fuzz/fuzz-kcache: tests/fuzz/fuzz-kcache.c $(call fz,$(KCACHE_FUZZ_SRC)) $
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-kcache.c $(call fz,$(KCACHE_FUZZ_SRC)) -lzstd -lpthread
 
+# libFuzzer target for the kernel symbol name filter (src/format/ksymnf.c);
+# its seed from the target itself, run by tests/e2e/fuzz-ksymnf.sh.
+fuzz: build/fuzz/fuzz-ksymnf
+build/fuzz/fuzz-ksymnf: tests/fuzz/fuzz-ksymnf.c $(call fz,$(KCACHE_FUZZ_SRC)) $(wildcard src/format/*.h src/util/*.h src/symbols/kcache.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-ksymnf.c $(call fz,$(KCACHE_FUZZ_SRC)) -lzstd -lpthread
+
 # libFuzzer target for the source line cache file (src/symbols/lcache.c);
 # seeds from a report's cache, run by tests/e2e/fuzz-lcache.sh.
 LCACHE_FUZZ_SRC := src/symbols/lcache.c $(FORMAT_SRC)

@@ -123,6 +123,9 @@ enum dp_symtab_kind {
 				  * address, in independently compressed blocks
 				  * (format/ksymidx.h); stored with compression 0,
 				  * the blocks being compressed already */
+	DP_SYMTAB_KSYMNF = 9,    /* a Bloom filter of the names in each block of
+				  * the kind-8 index beside it (format/ksymnf.h),
+				  * for lookups by name; stored with compression 0 */
 };
 
 /* EVENT: what was sampled. */

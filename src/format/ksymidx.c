@@ -19,6 +19,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "util/crc32c.h"
 #include "util/le.h"
 #include "util/xalloc.h"
 
@@ -33,6 +34,7 @@ struct dp_ksymidx {
 	const uint8_t *data;        /* the block area */
 	size_t nblocks, nsyms, nmods;
 	uint64_t total_raw, decoded;
+	uint32_t check;             /* crc32c of the bytes before the block area */
 	struct dp_ksymidx_block *blk;
 	const uint8_t **modname;    /* into the payload */
 	uint8_t *modlen;
@@ -293,6 +295,7 @@ int dp_ksymidx_open(const uint8_t *p, size_t len, struct dp_ksymidx **out, char 
 	ix->nmods = nmods;
 	ix->total_raw = total;
 	ix->data = p + data_at;
+	ix->check = crc32c(0, p, data_at);
 	ix->modname = xcalloc(nmods + 1, sizeof(*ix->modname));
 	ix->modlen = xcalloc(nmods + 1, 1);
 	const uint8_t *m = p + DP_KSYMIDX_HEAD, *me = m + modtab;
@@ -393,6 +396,7 @@ void dp_ksymidx_free(struct dp_ksymidx *ix)
 }
 
 size_t dp_ksymidx_nblocks(const struct dp_ksymidx *ix) { return ix->nblocks; }
+uint32_t dp_ksymidx_check(const struct dp_ksymidx *ix) { return ix->check; }
 size_t dp_ksymidx_nsyms(const struct dp_ksymidx *ix) { return ix->nsyms; }
 uint64_t dp_ksymidx_total_raw(const struct dp_ksymidx *ix) { return ix->total_raw; }
 uint64_t dp_ksymidx_decoded(const struct dp_ksymidx *ix) { return ix->decoded; }

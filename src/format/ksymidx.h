@@ -113,6 +113,9 @@ int dp_ksymidx_open(const uint8_t *data, size_t len, struct dp_ksymidx **out, ch
 void dp_ksymidx_free(struct dp_ksymidx *ix);
 
 size_t dp_ksymidx_nblocks(const struct dp_ksymidx *ix);
+/* crc32c of the payload's bytes before the block area (header, modules,
+ * block index): what a name filter (ksymnf.h) names its index by. */
+uint32_t dp_ksymidx_check(const struct dp_ksymidx *ix);
 size_t dp_ksymidx_nsyms(const struct dp_ksymidx *ix);
 uint64_t dp_ksymidx_total_raw(const struct dp_ksymidx *ix);
 const struct dp_ksymidx_block *dp_ksymidx_index(const struct dp_ksymidx *ix, size_t i);

@@ -561,8 +561,9 @@ int dp_write_symtab(struct dp_writer *w, uint32_t domain, const struct dp_symtab
 {
 	if (st->size > DP_SYMTAB_MAX_RAW)
 		return -EFBIG;
-	/* a kernel symbol index is compressed block by block already */
-	bool plain = st->kind == DP_SYMTAB_KSYMIDX;
+	/* a kernel symbol index is compressed block by block already, and
+	 * its name filter is bits that do not compress */
+	bool plain = st->kind == DP_SYMTAB_KSYMIDX || st->kind == DP_SYMTAB_KSYMNF;
 	size_t bound = plain ? 1 : ZSTD_compressBound(st->size);
 	uint8_t *z = xmalloc(bound);
 	/* A 128 KiB window instead of level 3's default 2 MiB: a report

@@ -326,6 +326,18 @@ struct dp_ksymidx;
 struct dp_ksymidx *ktab_index(const struct ktab *k);
 struct ktab *ktab_new_index(struct dp_ksymidx *ix, uint64_t bias, uint64_t last_size,
 			    struct sym_session *s, const char *dom);
+/* The name filter of a table made by ktab_new_index (owned by it from
+ * here on; freed at once for any other table). */
+struct dp_ksymnf;
+struct sym_range;
+void ktab_set_filter(struct ktab *k, struct dp_ksymnf *nf);
+/* Append to *v (*n entries, *cap allocated) the ranges [start, end) of
+ * the core text symbols ktab_name calls name (as sym_name_ranges, with
+ * the table's bias), decoding only the blocks the name filter says may
+ * hold it. Returns how many it appended, or -1 when the table has no
+ * filter (it cannot tell without decoding every block). */
+long ktab_name_ranges(struct ktab *k, const char *name, struct sym_pool *pool,
+		      struct sym_range **v, size_t *n, size_t *cap);
 /* The caller will want the name of symbol idx: fetched with the next batch. */
 void ktab_want(struct ktab *k, size_t idx);
 /* Name of symbol idx (demangled), fetching the pending batch if needed.

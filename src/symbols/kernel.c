@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "format/ksymidx.h"
+#include "format/ksymnf.h"
 #include "symbols/kcache.h"
 #include "util/file.h"
 #include "util/le.h"
@@ -193,6 +194,30 @@ static void use_ksymidx(struct sym_session *s, struct sym_domain *d, struct dp_k
 }
 
 /*
+ * The index's name filter (DP_SYMTAB_KSYMNF), when the recording has one
+ * for this index: lookups by name (annotate) then decode only the blocks
+ * that may hold the name. A refused one costs nothing but that speed: it
+ * is said in a warning and the table works without it.
+ * DOMPROF_IGNORE_KSYMNF=1: as a reader without kind 9 (tests compare).
+ */
+static void load_name_filter(struct sym_session *s, struct sym_domain *d, struct dp_ksymidx *ix)
+{
+	const char *ign = getenv("DOMPROF_IGNORE_KSYMNF");
+	struct blob *b = ign && *ign == '1' ? NULL : find_blob(d, DP_SYMTAB_KSYMNF, NULL);
+	if (!b || !blob_admit(s, d, b))
+		return;
+	const uint8_t *data = blob_data(s, d, b);
+	struct dp_ksymnf *nf;
+	char why[160];
+	if (!data || dp_ksymnf_open(data, b->size, ix, &nf, why, sizeof(why)) < 0) {
+		sym_warn(s, "domain %s: embedded kernel symbol name filter refused (%s)", d->name,
+			 data ? why : "empty");
+		return;
+	}
+	ktab_set_filter(d->kimg->kt, nf);
+}
+
+/*
  * The kernel symbol index (DP_SYMTAB_KSYMIDX): validated, and nothing of
  * it decoded here: the core kernel's table is the index's, whose blocks
  * lookups decode one at a time (use_ksymidx). Returns false when the
@@ -220,6 +245,7 @@ static bool load_ksymidx(struct sym_session *s, struct sym_domain *d, struct blo
 		return false;
 	}
 	use_ksymidx(s, d, ix, kc);
+	load_name_filter(s, d, ix);
 	return true;
 }
 

@@ -24,6 +24,7 @@
 #include <zstd_errors.h>
 
 #include "format/ksymidx.h"
+#include "format/ksymnf.h"
 #include "util/xalloc.h"
 
 /* ref[i]: where symbol i's name is. */
@@ -576,6 +577,7 @@ struct kix {
 	struct sym_session *s;
 	const char *dom;
 	bool warned;
+	struct dp_ksymnf *nf;        /* the index's name filter, or NULL */
 };
 
 struct dp_ksymidx *ktab_index(const struct ktab *k)
@@ -595,6 +597,7 @@ static void kix_free(struct kix *x)
 		}
 	free(x->blk);
 	free(x->tb);
+	dp_ksymnf_free(x->nf);
 	dp_ksymidx_free(x->ix);
 	free(x);
 }
@@ -760,4 +763,55 @@ static const char *kix_name(struct ktab *k, size_t idx, struct sym_pool *pool)
 	}
 	kb->nm[lo] = win;
 	return win;
+}
+
+void ktab_set_filter(struct ktab *k, struct dp_ksymnf *nf)
+{
+	if (!k || !k->x) {
+		dp_ksymnf_free(nf);
+		return;
+	}
+	dp_ksymnf_free(k->x->nf);
+	k->x->nf = nf;
+}
+
+long ktab_name_ranges(struct ktab *k, const char *name, struct sym_pool *pool,
+		      struct sym_range **v, size_t *n, size_t *cap)
+{
+	struct kix *x = k ? k->x : NULL;
+	if (!x || !x->nf)
+		return -1;
+	size_t len = strlen(name), found = 0;
+	for (size_t j = 0; j < x->ntb; j++) {
+		size_t b = x->tb[j];
+		if (!dp_ksymnf_maybe(x->nf, b, name, len))
+			continue;
+		/* a damaged block names none of its addresses (kix_find) */
+		struct kixblk *kb = kix_block(x, b);
+		if (!kb)
+			continue;
+		const struct dp_ksymblk *d = kb->d;
+		const uint64_t *a = d->addr;
+		uint32_t first = dp_ksymidx_index(x->ix, b)->first_entry;
+		for (size_t p = 0, q; p < kb->nk; p = q) {
+			/* the alias group [p, q): its name is kix_name's choice
+			 * among them, so look only where one of them is name */
+			bool any = false;
+			for (q = p; q < kb->nk && a[kb->kpos[q]] == a[kb->kpos[p]]; q++) {
+				uint32_t e = kb->kpos[q];
+				const char *nm = d->names + d->name[e];
+				any |= d->namelen[e] == len ? !memcmp(nm, name, len)
+							    : nm[0] == '_' && (nm[1] == 'Z' || nm[1] == 'R');
+			}
+			if (!any || strcmp(kix_name(k, first + kb->kpos[p], pool), name))
+				continue;
+			uint64_t e = q < kb->nk ? a[kb->kpos[q]]
+				     : j + 1 < x->ntb ? dp_ksymidx_index(x->ix, x->tb[j + 1])->text_first
+				     : x->last_end;
+			xgrow((void **)v, cap, *n + 1, sizeof(**v));
+			(*v)[(*n)++] = (struct sym_range){ a[kb->kpos[p]] + x->bias, e + x->bias };
+			found++;
+		}
+	}
+	return (long)found;
 }

@@ -392,6 +392,12 @@ bool sym_map_symbolless(const struct sym_map *m)
 /* Only [A-Za-z0-9_]: the demangler writes such a name only from one
  * source name of the mangled one, so only a mangled name holding it
  * can demangle to it (the others are not demangled to compare). */
+static int range_cmp(const void *a, const void *b)
+{
+	const struct sym_range *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
 static bool plain_ident(const char *n)
 {
 	if (!*n)
@@ -428,11 +434,15 @@ long sym_name_ranges(struct sym_session *s, const struct sym_map *cm, const char
 		return -1;
 	image_place(s, m);
 	image_load_symbols(s, img);
-	if (img->kt)
-		return -1;
 	bool plain = plain_ident(name);
 	struct sym_range *v = NULL;
 	size_t n = 0, cap = 0;
+	/* a kernel text table: only an index with a name filter can tell
+	 * without decoding every block; its names are C identifiers or
+	 * mangled (and then looked at) */
+	if (img->kt && (!plain || ktab_name_ranges(img->kt, name, &s->pool, &v, &n, &cap) < 0))
+		return -1;
+	size_t nkt = n;
 	for (size_t i = 0; i < img->tab.n; i++) {
 		struct sym_entry *e = &img->tab.v[i];
 		const char *raw = e->u.name;
@@ -451,6 +461,8 @@ long sym_name_ranges(struct sym_session *s, const struct sym_map *cm, const char
 		xgrow((void **)&v, &cap, n + 1, sizeof(*v));
 		v[n++] = (struct sym_range){ e->start, e->end };
 	}
+	if (nkt && n > nkt)
+		qsort(v, n, sizeof(*v), range_cmp);
 	*out = v;
 	return (long)n;
 }

@@ -155,7 +155,8 @@ void sym_resolve(struct sym_session *s, const struct sym_map *m, uint64_t ip,
  * none outside them is `name`. Loads the image's symbols as sym_resolve
  * does. Returns the count (0: no address of the image is `name`), or -1
  * when it cannot tell (any address may be `name`: a kernel text table,
- * whose names are fetched per address; an FDE name "IMAGE+0x..." or
+ * whose names are fetched per address, unless it is an index with a name
+ * filter (SYMTAB kind 9) and name a plain identifier; an FDE name "IMAGE+0x..." or
  * "[unknown]"; a name other than a plain identifier in an image with
  * mangled names not yet demangled).
  */

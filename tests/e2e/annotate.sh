@@ -10,7 +10,9 @@
 #  - --format json: every sample placed (instructions' samples + unplaced
 #    = the function's samples), one object per function;
 #  - without a name, -n 2: two functions; a kernel function (no file)
-#    lists its hot addresses and says why;
+#    lists its hot addresses and says why; annotate of kernel functions
+#    reads the same with the kernel's name filter as without it (the
+#    filter's control, a forged one, is in unit/test-profile);
 #  - controls: the binary replaced since the recording (another build-id)
 #    is neither named nor disassembled (exit 1); an unknown name exits 1
 #    with one line suggesting the nearest (spn -> spin); bad -n: exit 2.
@@ -70,6 +72,18 @@ PY
 "$DOMPROF" annotate -i "$OUT/kh.data" --mode kernel >"$OUT/k.txt" || fail "annotate --mode kernel"
 grep -q '^# no instructions: no code bytes for this kernel' "$OUT/k.txt" || { head -n 5 "$OUT/k.txt"; fail "kernel: no reason given"; }
 grep -Eq '^ +[0-9.]+ +[0-9]+  0xffff[0-9a-f]+  <[^+]+\+0x[0-9a-f]+>$' "$OUT/k.txt" || fail "kernel: no hot addresses"
+# the kernel's name filter (SYMTAB kind 9) is in the recording, and
+# annotate NAME of the hottest kernel functions reads the same with it
+# as without it (DOMPROF_IGNORE_KSYMNF=1: as a reader that knows no kind 9)
+"$DOMPROF" dump -i "$OUT/kh.data" | grep -q 'SYMTAB *kind=9 name=kallsyms' || fail "no kernel name filter recorded"
+"$DOMPROF" report -q -i "$OUT/kh.data" -l --mode kernel --format csv -t 1 | awk -F, 'NR > 1 && NR <= 4 { print $5 }' >"$OUT/ksyms.txt"
+[ -s "$OUT/ksyms.txt" ] || fail "no kernel functions to annotate"
+while read -r ks; do
+	"$DOMPROF" annotate -i "$OUT/kh.data" "$ks" >"$OUT/nf1.txt" || fail "annotate $ks"
+	DOMPROF_IGNORE_KSYMNF=1 "$DOMPROF" annotate -i "$OUT/kh.data" "$ks" >"$OUT/nf0.txt" || fail "annotate $ks without the filter"
+	cmp -s "$OUT/nf0.txt" "$OUT/nf1.txt" || { diff "$OUT/nf0.txt" "$OUT/nf1.txt" | head; fail "annotate $ks: the name filter changed the output"; }
+	grep -q "^# annotate: $ks in \[kernel.kallsyms\]" "$OUT/nf1.txt" || fail "annotate $ks: not the kernel's"
+done <"$OUT/ksyms.txt"
 
 # controls
 "$DOMPROF" annotate -i "$D" spn >"$OUT/nosuch.out" 2>&1; rc=$?

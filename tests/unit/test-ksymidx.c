@@ -38,6 +38,7 @@
 #include "collect/sideband.h"
 #include "format/format.h"
 #include "format/ksymidx.h"
+#include "format/ksymnf.h"
 #include "symbols/kcache.h"
 #include "symbols/symbols.h"
 #include "unit.h"
@@ -517,11 +518,103 @@ static void test_kcache(void)
 	free(text);
 }
 
+/*
+ * The name filter (kind 9): every core text name of a block answers
+ * "maybe" for its block (a "no" there would hide samples), few absent
+ * names do, and open refuses every cut, foreign index and bad size.
+ * Control: a filter with one block's bits cleared fails the first check.
+ */
+static size_t false_noes(const struct dp_ksymnf *f, struct dp_ksymidx *x)
+{
+	size_t bad = 0;
+	for (size_t b = 0; b < dp_ksymidx_nblocks(x); b++) {
+		const struct dp_ksymblk *d = dp_ksymidx_block(x, b, NULL, 0);
+		for (uint32_t i = 0; d && i < d->n; i++)
+			if (dp_ksym_core_text(d->type[i], d->mod[i], d->addr[i]) &&
+			    !dp_ksymnf_maybe(f, b, d->names + d->name[i], d->namelen[i]))
+				bad++;
+	}
+	return bad;
+}
+
+static void test_name_filter(void)
+{
+	size_t len, ixlen, nflen, olen, oflen;
+	char *text = make_text(&len, -1), *other = make_text(&olen, 77);
+	uint8_t *ix = sideband_kallsyms_index(text, len, &ixlen), *nf = NULL;
+	uint8_t *oix = sideband_kallsyms_index(other, olen, &oflen);
+	struct dp_ksymidx *x = NULL, *ox = NULL;
+	struct dp_ksymnf *f = NULL;
+	char why[160];
+	CHECK(ix && dp_ksymidx_open(ix, ixlen, &x, why, sizeof(why)) == 0);
+	CHECK(oix && dp_ksymidx_open(oix, oflen, &ox, why, sizeof(why)) == 0);
+	if (!x || !ox)
+		goto out;
+	CHECK(dp_ksymnf_build(x, &nf, &nflen, why, sizeof(why)) == 0);
+	CHECK(dp_ksymnf_open(nf, nflen, x, &f, why, sizeof(why)) == 0);
+	if (!f)
+		goto out;
+	CHECK_EQ_U64(false_noes(f, x), 0);
+	/* absent names: about 2% of the blocks say maybe */
+	size_t maybe = 0, asked = 0;
+	for (unsigned i = 0; i < 200; i++) {
+		char nm[32];
+		int n = snprintf(nm, sizeof(nm), "absent_%u", i);
+		for (size_t b = 0; b < dp_ksymidx_nblocks(x); b++, asked++)
+			maybe += dp_ksymnf_maybe(f, b, nm, (size_t)n);
+	}
+	CHECK(maybe * 100 < asked * 6);
+	CHECK(dp_ksymnf_maybe(f, dp_ksymidx_nblocks(x), "x", 1));   /* out of range: maybe */
+	/* control: one block's bits cleared gives false noes */
+	uint8_t *cut = xmalloc(nflen);
+	memcpy(cut, nf, nflen);
+	memset(cut + nflen - DP_KSYMNF_BYTES, 0, DP_KSYMNF_BYTES);
+	struct dp_ksymnf *g = NULL;
+	CHECK(dp_ksymnf_open(cut, nflen, x, &g, why, sizeof(why)) == 0);
+	CHECK(g && false_noes(g, x) > 0);
+	dp_ksymnf_free(g);
+	/* refused: another index (same block count, other names), every cut,
+	 * bad sizes */
+	g = NULL;
+	CHECK(dp_ksymidx_nblocks(ox) == dp_ksymidx_nblocks(x));
+	CHECK(dp_ksymnf_open(nf, nflen, ox, &g, why, sizeof(why)) < 0 && !g);
+	CHECK(strstr(why, "another index") != NULL);
+	size_t refused = 0;
+	for (size_t l = 0; l < nflen; l += l < 64 ? 1 : 997)
+		refused += dp_ksymnf_open(nf, l, x, &g, why, sizeof(why)) < 0 && !g;
+	CHECK_EQ_U64(refused, 64 + (nflen - 64 + 996) / 997);
+	static const struct { size_t at; uint32_t v; } bad[] = {
+		{ 12, 0 }, { 12, 4 }, { 12, 384 }, { 12, 8192 }, { 16, 0 }, { 16, 17 }, { 8, 1 }, { 20, 0 },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memcpy(cut, nf, nflen);
+		put32(cut + bad[i].at, bad[i].v);
+		g = NULL;
+		CHECK(dp_ksymnf_open(cut, nflen, x, &g, why, sizeof(why)) < 0 && !g);
+	}
+	memcpy(cut, nf, nflen);
+	cut[0] ^= 1;
+	CHECK(dp_ksymnf_open(cut, nflen, x, &g, why, sizeof(why)) < 0 && !g);
+	free(cut);
+out:
+	dp_ksymnf_free(f);
+	if (x)
+		dp_ksymidx_free(x);
+	if (ox)
+		dp_ksymidx_free(ox);
+	free(nf);
+	free(ix);
+	free(oix);
+	free(text);
+	free(other);
+}
+
 int main(void)
 {
 	test_same_as_text();
 	test_hostile();
 	test_encode();
 	test_kcache();
+	test_name_filter();
 	return unit_done();
 }

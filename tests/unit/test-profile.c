@@ -16,6 +16,9 @@
 #include <unistd.h>
 
 #include "analysis/profile.h"
+#include "format/ksymidx.h"
+#include "format/ksymnf.h"
+#include "symbols/kcache.h"
 #include "output/report.h"
 #include "fixture.h"
 #include "unit.h"
@@ -420,7 +423,36 @@ static int find_in(const struct profile *p, const char *dom, const char *img, co
 	return -1;
 }
 
-static void test_hits_only(void)
+/* The host kernel's table of test_hits_only: kmode 0 the kallsyms text,
+ * 1 the symbol index (kind 8) with its name filter (kind 9), 2 the index
+ * with a forged filter that says no name is anywhere. */
+static void write_hits_kernel(struct dp_writer *w, int kmode)
+{
+	if (!kmode) {
+		struct dp_symtab t = { .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms",
+				       .data = (const uint8_t *)hits_hk, .size = strlen(hits_hk) };
+		CHECK(dp_write_symtab(w, 0, &t) == 0);
+		return;
+	}
+	size_t ixlen = 0, nflen = 0;
+	uint8_t *ix = ksyms_index_build(hits_hk, strlen(hits_hk), 1, &ixlen, NULL), *nf = NULL;
+	struct dp_ksymidx *x = NULL;
+	CHECK(ix && dp_ksymidx_open(ix, ixlen, &x, NULL, 0) == 0);
+	CHECK(x && dp_ksymnf_build(x, &nf, &nflen, NULL, 0) == 0);
+	if (nf && kmode == 2)
+		memset(nf + nflen - DP_KSYMNF_BYTES * dp_ksymidx_nblocks(x), 0,
+		       DP_KSYMNF_BYTES * dp_ksymidx_nblocks(x));
+	struct dp_symtab t8 = { .kind = DP_SYMTAB_KSYMIDX, .name = "kallsyms", .data = ix, .size = ixlen };
+	struct dp_symtab t9 = { .kind = DP_SYMTAB_KSYMNF, .name = "kallsyms", .data = nf, .size = nflen };
+	CHECK(dp_write_symtab(w, 0, &t8) == 0);
+	CHECK(dp_write_symtab(w, 0, &t9) == 0);
+	if (x)
+		dp_ksymidx_free(x);
+	free(ix);
+	free(nf);
+}
+
+static void test_hits_only(int kmode)
 {
 	char tmpl[] = "/tmp/test-profile-hits-XXXXXX";
 	char *argv[] = { "test-profile", NULL };
@@ -435,12 +467,12 @@ static void test_hits_only(void)
 	CHECK(dp_write_domain(w, &d0) == 0);
 	CHECK(dp_write_domain(w, &d1) == 0);
 	struct dp_symtab tabs[] = {
-		{ .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms", .data = (const uint8_t *)hits_hk, .size = strlen(hits_hk) },
+		{ 0 },
 		{ .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms", .data = (const uint8_t *)hits_gk, .size = strlen(hits_gk) },
 		{ .kind = DP_SYMTAB_PERFMAP, .name = "/tmp/perf-400.map", .data = (const uint8_t *)map400, .size = strlen(map400) },
 		{ .kind = DP_SYMTAB_PERFMAP, .name = "/tmp/perf-401.map", .data = (const uint8_t *)map401, .size = strlen(map401) },
 	};
-	CHECK(dp_write_symtab(w, 0, &tabs[0]) == 0);
+	write_hits_kernel(w, kmode);
 	CHECK(dp_write_symtab(w, 7, &tabs[1]) == 0);
 	CHECK(dp_write_symtab(w, 0, &tabs[2]) == 0);
 	CHECK(dp_write_symtab(w, 0, &tabs[3]) == 0);
@@ -468,6 +500,22 @@ static void test_hits_only(void)
 	CHECK(dp_writer_finish(w) == 0);
 
 	char msg[200];
+	if (kmode == 2) {
+		/* control: a filter that says "no" is what the narrowed load
+		 * follows: the host kernel's "work" goes missing from it */
+		struct profile_opts of = { .hits = true, .hits_symbol = "work" };
+		struct profile_opts on = of;
+		on.hits_only = true;
+		struct profile *full = profile_load(tmpl, NULL, &of, &err, msg, sizeof(msg));
+		struct profile *p = profile_load(tmpl, NULL, &on, &err, msg, sizeof(msg));
+		CHECK(full && find_in(full, "host", "[kernel.kallsyms]", "work") >= 0);
+		CHECK(p && find_in(p, "host", "[kernel.kallsyms]", "work") < 0);
+		CHECK(p && find_in(p, "vm1", "[guest.kernel]", "work") >= 0);
+		profile_free(full);
+		profile_free(p);
+		unlink(tmpl);
+		return;
+	}
 	struct profile_filter none = { 0 }, jit = { .comm = "jit" };
 	const struct profile_filter *filters[] = { &none, &jit };
 	for (int fi = 0; fi < 2; fi++) {
@@ -533,6 +581,12 @@ static void test_hits_only(void)
 				CHECK_EQ_U64(b[k].count, a[k].count);
 			}
 		}
+		/* the name filter: the host kernel's other function is not
+		 * resolved either (its block is decoded, as it holds "work") */
+		if (kmode == 1) {
+			CHECK(find_in(full, "host", "[kernel.kallsyms]", "k_other") >= 0);
+			CHECK(find_in(p, "host", "[kernel.kallsyms]", "k_other") < 0);
+		}
 		/* control: the full load made the other user functions' rows,
 		 * the filtered one did not resolve them */
 		CHECK(find_in(full, "host", "perf-400.map", "other") >= 0);
@@ -554,7 +608,9 @@ int main(void)
 	test_filters();
 	test_hostile_counts();
 	test_shared_images();
-	test_hits_only();
+	test_hits_only(0);
+	test_hits_only(1);
+	test_hits_only(2);
 	unlink(path);
 	return unit_done();
 }
