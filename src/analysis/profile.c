@@ -269,8 +269,8 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
  * the chains is set here, for both ways of opening. */
 static void reader_options(struct dp_reader *r, const struct profile_opts *opts)
 {
-	(void)opts;
-	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED);
+	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED |
+				       (profile_opts_chains(opts) ? 0 : DP_READ_NO_CHAINS));
 }
 
 /* Open one of several inputs the way profile_load opens its one. */

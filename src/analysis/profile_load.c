@@ -357,7 +357,7 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 	uint32_t nc = L->chains ? s->nr_callchain : 0;
 	if (nc)
 		p->has_callchains = true;
-	else if (s->nr_callchain)
+	else if (s->nr_callchain || s->chain_omitted)  /* the reader skipped it: DP_READ_NO_CHAINS */
 		p->has_callchains = true;
 	uint64_t asid = s->has_asid ? s->asid : 0;
 	/* The leaf's address, as far as the profile can tell addresses apart:

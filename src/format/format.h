@@ -237,6 +237,10 @@ struct dp_sample {
 	 * then the reader's, rebuilt); 0 for a stack stored whole. The
 	 * writer ignores it (dp_writer_opts.ustack_delta decides). */
 	uint32_t ustack_ref;
+	/* Reader only: the record has a call chain that the reader did not
+	 * hand out (DP_READ_NO_CHAINS: nr_callchain is then 0 and callchain
+	 * NULL). A load that keeps no chains still says the file has them. */
+	bool chain_omitted;
 };
 
 /* Registers in a sample's uregs: popcount of its mask. */
@@ -475,6 +479,13 @@ void dp_reader_free(struct dp_reader *r);
 				   * NULL for a compressed one, and the caller
 				   * decompresses `stored` if and when needed (a
 				   * kallsyms is ~5 MB of text, ~1 MB stored) */
+#define DP_READ_NO_CHAINS 2u      /* hand out no call chains: every sample comes
+				   * with nr_callchain 0 and callchain NULL, and
+				   * chain_omitted set when it had one (its
+				   * length is still checked). For loads that
+				   * keep no chains (analysis/profile.c,
+				   * reader_options): the place a chain encoding
+				   * that is costly to decode can skip them */
 void dp_reader_set_flags(struct dp_reader *r, unsigned flags);
 
 /*

@@ -758,10 +758,13 @@ dec_sample(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_
 		q += 8;
 		if (nr > DP_MAX_CALLCHAIN || (size_t)(end - q) / 8 < nr)
 			return false;
-		s->nr_callchain = nr;
-		if (((uintptr_t)q & 7) == 0) {
+		if (r->flags & DP_READ_NO_CHAINS) {
+			s->chain_omitted = nr != 0;
+		} else if (((uintptr_t)q & 7) == 0) {
+			s->nr_callchain = nr;
 			s->callchain = (const uint64_t *)(const void *)q;
 		} else {
+			s->nr_callchain = nr;
 			xgrow((void **)&r->chain, &r->chain_cap, nr, 8);
 			memcpy(r->chain, q, 8 * (size_t)nr);
 			s->callchain = r->chain;
@@ -1122,6 +1125,10 @@ int dp_reader_next(struct dp_reader *r, struct dp_record *rec)
 			if (nr <= DP_MAX_CALLCHAIN &&
 			    (len - (DP_REC_HDR + DP_SAMPLE_FIXED + 8)) / 8 >= nr) {
 				struct dp_sample *sm = fast_sample(r, rec, p, pos, len);
+				if (__builtin_expect(r->flags & DP_READ_NO_CHAINS, 0)) {
+					sm->chain_omitted = nr != 0;
+					return 1;
+				}
 				sm->nr_callchain = nr;
 				sm->callchain = (const uint64_t *)(const void *)(q + 8);
 				return 1;

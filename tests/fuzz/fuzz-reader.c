@@ -3,9 +3,10 @@
  * pointers it returns: chains, user registers and stacks, counter names,
  * table data are read; a kernel symbol index is opened and every block
  * decoded; user stacks in delta form are rebuilt and hashed whole), and
- * a read on 2 threads (dp_reader_set_threads)
- * must return the same records and damage as the read on one: any
- * difference traps. */
+ * a read on 2 threads (dp_reader_set_threads), and one with
+ * DP_READ_NO_CHAINS, must return the same records and damage as the read
+ * on one (the flagged read: without any chain): any difference traps. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -57,8 +58,11 @@ static uint64_t ksymidx(const uint8_t *data, size_t size)
 	return sink;
 }
 
-/* Records (type, domain, bytes) and damage of one pass on `threads`. */
-static uint64_t digest(const uint8_t *data, size_t size, unsigned threads)
+/* Records (type, domain, bytes, whether a sample has a chain) and damage
+ * of one pass on `threads` with reader flags `flags`: DP_READ_NO_CHAINS
+ * must change nothing but the chains handed out, which it must hand out
+ * none of. */
+static uint64_t digest(const uint8_t *data, size_t size, unsigned threads, unsigned flags)
 {
 	int err;
 	struct dp_reader *r = dp_reader_open_mem(data, size, &err, NULL, 0);
@@ -66,12 +70,20 @@ static uint64_t digest(const uint8_t *data, size_t size, unsigned threads)
 		return 0;
 	if (dp_reader_set_threads(r, threads))
 		__builtin_trap();
+	dp_reader_set_flags(r, flags);
 	struct dp_record rec;
 	uint64_t h = 0xcbf29ce484222325ull;
 	while (dp_reader_next(r, &rec) > 0) {
 		h = fold(h, &rec.type, sizeof(rec.type));
 		h = fold(h, &rec.domain, sizeof(rec.domain));
 		h = fold(h, rec.raw, rec.raw_len);
+		if (rec.type == DP_REC_SAMPLE) {
+			const struct dp_sample *s = &rec.u.sample;
+			bool chain = s->nr_callchain || s->chain_omitted;
+			if ((flags & DP_READ_NO_CHAINS) && (s->nr_callchain || s->callchain))
+				__builtin_trap();
+			h = fold(h, &chain, sizeof(chain));
+		}
 		/* a stack in delta form has no raw bytes: what the reader
 		 * rebuilt must be the same on both reads */
 		if (rec.type == DP_REC_SAMPLE && rec.u.sample.has_uregs) {
@@ -91,7 +103,8 @@ static uint64_t digest(const uint8_t *data, size_t size, unsigned threads)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (digest(data, size, 1) != digest(data, size, 2))
+	uint64_t d = digest(data, size, 1, 0);
+	if (d != digest(data, size, 2, 0) || d != digest(data, size, 1, DP_READ_NO_CHAINS))
 		__builtin_trap();
 	int err;
 	char msg[128];

@@ -1271,6 +1271,53 @@ static void chain_malformed(void)
 	}
 }
 
+/* DP_READ_NO_CHAINS: every sample comes without its chain, on the inline
+ * path (chain only) and the general one (chain and asid), and says it had
+ * one; a sample without a chain says it had none; a read without the flag
+ * gives the chains. Control: the same file read without the flag. */
+static void no_chains(void)
+{
+	char *path = tmpfile_path("nochains.data");
+	struct dp_writer *w = open_writer(path, 4096, 0);
+	uint64_t chain[3] = { 0xffffffff81000000ull, 0x401000, 0x401100 };
+	struct dp_sample s[3] = {
+		{ .ip = 1, .nr_callchain = 3, .callchain = chain },
+		{ .ip = 2, .nr_callchain = 3, .callchain = chain, .has_asid = true, .asid = 7 },
+		{ .ip = 3 },
+	};
+	for (int i = 0; i < 3; i++)
+		CHECK(dp_write_sample(w, 0, &s[i]) == 0);
+	CHECK(dp_writer_finish(w) == 0);
+	for (int flag = 0; flag < 2; flag++) {
+		int err = 0;
+		struct dp_reader *r = dp_reader_open(path, &err, NULL, 0);
+		CHECK(r != NULL);
+		if (!r)
+			continue;
+		dp_reader_set_flags(r, flag ? DP_READ_NO_CHAINS : 0);
+		struct dp_record rec;
+		int n = 0;
+		while (dp_reader_next(r, &rec) == 1) {
+			if (rec.type != DP_REC_SAMPLE || n >= 3)
+				continue;
+			const struct dp_sample *a = &rec.u.sample, *b = &s[n++];
+			CHECK(a->ip == b->ip && a->has_asid == b->has_asid);
+			if (flag) {
+				CHECK(a->nr_callchain == 0 && a->callchain == NULL);
+				CHECK(a->chain_omitted == (b->nr_callchain != 0));
+			} else {
+				CHECK(a->nr_callchain == b->nr_callchain && !a->chain_omitted);
+				CHECK(!b->nr_callchain || !memcmp(a->callchain, chain, sizeof(chain)));
+			}
+		}
+		CHECK(n == 3);
+		const struct dp_damage *d;
+		CHECK(dp_reader_damage(r, &d) == 0);
+		dp_reader_free(r);
+	}
+	free(path);
+}
+
 /* A file of user-stack samples cut at many places reads a prefix, never
  * crashes, and reports the cut. */
 static void ustack_cuts(void)
@@ -1928,6 +1975,7 @@ int main(void)
 	ustack_refused();
 	ustack_malformed();
 	chain_malformed();
+	no_chains();
 	ustack_cuts();
 	ustack_delta_same();
 	ustack_delta_hostile();
