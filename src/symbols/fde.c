@@ -385,6 +385,50 @@ static void walk(const struct frames *f, struct fde_table *t, size_t *cap)
 }
 
 /*
+ * The .eh_frame_hdr header: true when its table is a usable binary-search
+ * table for f's .eh_frame, with *h at its first entry, *count entries of
+ * *tab_enc (*vsz bytes each value) that fit the section.
+ */
+static bool hdr_table(const struct fde_sections *sec, const struct frames *f, struct cur *h,
+		      uint8_t *tab_enc, unsigned *vsz, uint64_t *count)
+{
+	*h = (struct cur){ .p = sec->hdr, .size = sec->hdr_size, .be = sec->big_endian };
+	unsigned ver = (unsigned)rd_uint(h, 1);
+	uint8_t ptr_enc = (uint8_t)rd_uint(h, 1), cnt_enc = (uint8_t)rd_uint(h, 1);
+	*tab_enc = (uint8_t)rd_uint(h, 1);
+	uint64_t ehp;
+	if (h->bad || ver != 1 || *tab_enc == PE_OMIT || cnt_enc == PE_OMIT)
+		return false;
+	if (!rd_enc(h, ptr_enc, f->addr_size, sec->hdr_addr, sec->hdr_addr, true, &ehp) ||
+	    !rd_enc(h, cnt_enc, f->addr_size, sec->hdr_addr, sec->hdr_addr, true, count))
+		return false;
+	*vsz = pe_size(*tab_enc, f->addr_size);
+	if (!*vsz || ehp != f->addr)
+		return false;        /* not a binary-search table, or another .eh_frame */
+	if (*count > (h->size - h->off) / (2 * *vsz) || *count > FDE_MAX_ENTRIES)
+		return false;        /* more entries than the section holds */
+	return true;
+}
+
+/* Entry i of the table at h: its initial location and FDE address. */
+static bool hdr_entry(const struct fde_sections *sec, const struct frames *f, struct cur *h,
+		      uint8_t tab_enc, uint64_t *loc, uint64_t *fde)
+{
+	return rd_enc(h, tab_enc, f->addr_size, sec->hdr_addr, sec->hdr_addr, true, loc) &&
+	       rd_enc(h, tab_enc, f->addr_size, sec->hdr_addr, sec->hdr_addr, true, fde);
+}
+
+/* The range of the FDE at address fde if it parses and starts at loc. */
+static bool hdr_fde(const struct frames *f, struct cie *cache, uint64_t loc, uint64_t fde,
+		    uint64_t *s, uint64_t *e)
+{
+	size_t next;
+	if (fde < f->addr || fde - f->addr >= f->c.size)
+		return false;        /* points outside .eh_frame */
+	return parse_fde(f, cache, (size_t)(fde - f->addr), s, e, &next) && *s == loc;
+}
+
+/*
  * The .eh_frame_hdr table: true when it was usable (then every entry
  * whose FDE parses and agrees was added). False sends the caller to
  * walk .eh_frame instead.
@@ -392,31 +436,18 @@ static void walk(const struct frames *f, struct fde_table *t, size_t *cap)
 static bool from_hdr(const struct fde_sections *sec, const struct frames *f,
 		     struct fde_table *t, size_t *cap)
 {
-	struct cur h = { .p = sec->hdr, .size = sec->hdr_size, .be = sec->big_endian };
-	unsigned ver = (unsigned)rd_uint(&h, 1);
-	uint8_t ptr_enc = (uint8_t)rd_uint(&h, 1), cnt_enc = (uint8_t)rd_uint(&h, 1),
-		tab_enc = (uint8_t)rd_uint(&h, 1);
-	uint64_t ehp, count;
-	if (h.bad || ver != 1 || tab_enc == PE_OMIT || cnt_enc == PE_OMIT)
+	struct cur h;
+	uint8_t tab_enc;
+	unsigned vsz;
+	uint64_t count;
+	if (!hdr_table(sec, f, &h, &tab_enc, &vsz, &count))
 		return false;
-	if (!rd_enc(&h, ptr_enc, f->addr_size, sec->hdr_addr, sec->hdr_addr, true, &ehp) ||
-	    !rd_enc(&h, cnt_enc, f->addr_size, sec->hdr_addr, sec->hdr_addr, true, &count))
-		return false;
-	unsigned vsz = pe_size(tab_enc, f->addr_size);
-	if (!vsz || ehp != f->addr)
-		return false;        /* not a binary-search table, or another .eh_frame */
-	if (count > (h.size - h.off) / (2 * vsz) || count > FDE_MAX_ENTRIES)
-		return false;        /* more entries than the section holds */
 	struct cie *cache = xcalloc(CIE_CACHE, sizeof(*cache));
 	for (uint64_t i = 0; i < count; i++) {
 		uint64_t loc, fde, s, e;
-		size_t next;
-		if (!rd_enc(&h, tab_enc, f->addr_size, sec->hdr_addr, sec->hdr_addr, true, &loc) ||
-		    !rd_enc(&h, tab_enc, f->addr_size, sec->hdr_addr, sec->hdr_addr, true, &fde))
+		if (!hdr_entry(sec, f, &h, tab_enc, &loc, &fde))
 			break;
-		if (fde < f->addr || fde - f->addr >= f->c.size)
-			continue;    /* points outside .eh_frame */
-		if (parse_fde(f, cache, (size_t)(fde - f->addr), &s, &e, &next) && s == loc)
+		if (hdr_fde(f, cache, loc, fde, &s, &e))
 			push(t, cap, s, e);
 	}
 	free(cache);
@@ -432,17 +463,23 @@ static int cmp_range(const void *pa, const void *pb)
 	return a->end > b->end ? -1 : a->end < b->end;
 }
 
+/* sec's .eh_frame as a section of frame entries */
+static struct frames eh_frames(const struct fde_sections *sec)
+{
+	return (struct frames){
+		.c = { .p = sec->eh, .size = sec->eh_size, .be = sec->big_endian },
+		.addr = sec->eh_addr, .hdr_addr = sec->hdr ? sec->hdr_addr : 0,
+		.addr_size = sec->addr_size == 4 ? 4 : 8,
+	};
+}
+
 int fde_parse(const struct fde_sections *sec, struct fde_table *t)
 {
 	memset(t, 0, sizeof(*t));
 	unsigned asz = sec->addr_size == 4 ? 4 : 8;
 	size_t cap = 0;
 	if (sec->eh && sec->eh_size) {
-		struct frames f = {
-			.c = { .p = sec->eh, .size = sec->eh_size, .be = sec->big_endian },
-			.addr = sec->eh_addr, .hdr_addr = sec->hdr ? sec->hdr_addr : 0,
-			.addr_size = asz,
-		};
+		struct frames f = eh_frames(sec);
 		if (!sec->hdr || !sec->hdr_size || !from_hdr(sec, &f, t, &cap))
 			walk(&f, t, &cap);
 	}
@@ -467,8 +504,168 @@ int fde_parse(const struct fde_sections *sec, struct fde_table *t)
 	return (int)(t->n > INT32_MAX ? INT32_MAX : t->n);
 }
 
-const struct fde_range *fde_find(const struct fde_table *t, uint64_t addr, size_t *idx)
+/* ---- the lazy table ---- */
+
+/* Steps back over entries whose FDE does not parse before a lookup turns
+ * the table into the full one (which skipped them): a real table has
+ * none, a hostile one cannot make lookups slow. */
+#define LAZY_BACK 32
+
+struct fde_lazy {
+	Elf *e;                   /* fde_open's file, or NULL */
+	int fd;                   /* its descriptor, or -1 */
+	struct fde_sections sec;  /* into e's data or the caller's bytes */
+	struct frames f;
+	size_t tab_off;           /* the hdr table's first entry, in .eh_frame_hdr */
+	uint8_t tab_enc;
+	unsigned vsz;
+	uint8_t *state;           /* per entry: 0 unread, 1 read (v[i]), 2 no FDE */
+	struct cie cache[CIE_CACHE];
+};
+
+static void lazy_free(struct fde_lazy *lz)
 {
+	if (!lz)
+		return;
+	free(lz->state);
+	if (lz->e)
+		elf_end(lz->e);
+	if (lz->fd >= 0)
+		close(lz->fd);
+	free(lz);
+}
+
+/* Entry i of the hdr table (i < count: inside the section): what
+ * hdr_entry reads there. The usual encoding, datarel sdata4 in the
+ * host's byte order, is read directly: the sortedness pass reads every
+ * entry, and rd_enc per value was a tenth of a small report. */
+static bool lazy_entry(const struct fde_lazy *lz, size_t i, uint64_t *loc, uint64_t *fde)
+{
+	const struct fde_sections *sec = &lz->sec;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (lz->tab_enc == (PE_DATAREL | PE_SDATA4) && !sec->big_endian && sec->hdr_addr) {
+		const uint8_t *q = sec->hdr + lz->tab_off + i * 8;
+		int32_t a, b;
+		memcpy(&a, q, 4);
+		memcpy(&b, q + 4, 4);
+		*loc = sec->hdr_addr + (uint64_t)(int64_t)a;
+		*fde = sec->hdr_addr + (uint64_t)(int64_t)b;
+		if (lz->f.addr_size == 4) {
+			*loc &= 0xffffffffu;
+			*fde &= 0xffffffffu;
+		}
+		return true;
+	}
+#endif
+	struct cur h = { .p = sec->hdr, .size = sec->hdr_size, .be = sec->big_endian,
+			 .off = lz->tab_off + i * 2 * lz->vsz };
+	return hdr_entry(sec, &lz->f, &h, lz->tab_enc, loc, fde);
+}
+
+/* A lazy table over sec when that gives fde_parse's answers: no
+ * .debug_frame, and a usable hdr table whose entries all read and are
+ * strictly sorted (then fde_parse keeps them in table order, skipping
+ * those whose FDE does not parse, and neither sorts nor merges). */
+static bool lazy_make(const struct fde_sections *sec, struct fde_table *t)
+{
+	if ((sec->dbg && sec->dbg_size) || !sec->eh || !sec->eh_size || !sec->hdr || !sec->hdr_size)
+		return false;
+	struct fde_lazy *lz = xcalloc(1, sizeof(*lz));
+	lz->fd = -1;
+	lz->sec = *sec;
+	lz->f = eh_frames(sec);
+	struct cur h;
+	uint64_t count;
+	if (!hdr_table(sec, &lz->f, &h, &lz->tab_enc, &lz->vsz, &count)) {
+		free(lz);
+		return false;
+	}
+	lz->tab_off = h.off;
+	uint64_t prev = 0;
+	for (size_t i = 0; i < count; i++) {
+		uint64_t loc, fde;
+		if (!lazy_entry(lz, i, &loc, &fde) || (i && loc <= prev)) {
+			lazy_free(lz);
+			return false;
+		}
+		prev = loc;
+	}
+	lz->state = xcalloc(count ? count : 1, 1);
+	t->v = xcalloc(count ? count : 1, sizeof(*t->v));
+	t->n = (size_t)count;
+	t->lz = lz;
+	return true;
+}
+
+int fde_open_sections(const struct fde_sections *sec, struct fde_table *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (lazy_make(sec, t))
+		return (int)(t->n > INT32_MAX ? INT32_MAX : t->n);
+	return fde_parse(sec, t);
+}
+
+/* A lookup stepped back too far: the full table from the same sections
+ * (names were made for the lazy indexes: dropped, made again). */
+static void lazy_to_full(struct fde_table *t)
+{
+	struct fde_lazy *lz = t->lz;
+	struct fde_table full;
+	fde_parse(&lz->sec, &full);
+	free(t->v);
+	free(t->names);
+	*t = full;
+	lazy_free(lz);
+}
+
+static const struct fde_range *lazy_find(struct fde_table *t, uint64_t addr, size_t *idx)
+{
+	struct fde_lazy *lz = t->lz;
+	if (!t->n)
+		return NULL;
+	uint64_t loc, fde;
+	lazy_entry(lz, 0, &loc, &fde);   /* every entry read when the table was made */
+	if (addr < loc)
+		return NULL;
+	size_t lo = 0, hi = t->n;    /* last entry with loc <= addr */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		lazy_entry(lz, mid, &loc, &fde);
+		if (loc <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	for (size_t back = 0;; back++) {
+		if (back == LAZY_BACK) {
+			lazy_to_full(t);
+			return fde_find(t, addr, idx);
+		}
+		if (!lz->state[lo]) {
+			uint64_t s, e;
+			lazy_entry(lz, lo, &loc, &fde);
+			bool ok = hdr_fde(&lz->f, lz->cache, loc, fde, &s, &e);
+			lz->state[lo] = ok ? 1 : 2;
+			if (ok)
+				t->v[lo] = (struct fde_range){ s, e };
+		}
+		if (lz->state[lo] == 1)
+			break;
+		if (!lo)
+			return NULL;
+		lo--;
+	}
+	if (addr >= t->v[lo].end)
+		return NULL;
+	if (idx)
+		*idx = lo;
+	return &t->v[lo];
+}
+
+const struct fde_range *fde_find(struct fde_table *t, uint64_t addr, size_t *idx)
+{
+	if (t->lz)
+		return lazy_find(t, addr, idx);
 	if (!t->n || addr < t->v[0].start)
 		return NULL;
 	size_t lo = 0, hi = t->n;    /* last entry with start <= addr */
@@ -488,6 +685,7 @@ const struct fde_range *fde_find(const struct fde_table *t, uint64_t addr, size_
 
 void fde_release(struct fde_table *t)
 {
+	lazy_free(t->lz);
 	free(t->v);
 	free(t->names);
 	memset(t, 0, sizeof(*t));
@@ -566,7 +764,9 @@ static void frames_from_phdrs(Elf *e, struct fde_sections *sec)
 	}
 }
 
-static int load_elf_frames(Elf *e, struct fde_table *t)
+/* The unwind sections of e into *sec (its bytes are e's); -EINVAL when
+ * e is not an ELF file. */
+static int elf_frame_sections(Elf *e, struct fde_sections *out)
 {
 	GElf_Ehdr eh;
 	size_t shstrndx = 0;
@@ -606,7 +806,15 @@ static int load_elf_frames(Elf *e, struct fde_table *t)
 	}
 	if (!sec.eh && !sec.dbg)
 		frames_from_phdrs(e, &sec);
-	return fde_parse(&sec, t);
+	*out = sec;
+	return 0;
+}
+
+static int load_elf_frames(Elf *e, struct fde_table *t)
+{
+	struct fde_sections sec;
+	int r = elf_frame_sections(e, &sec);
+	return r < 0 ? r : fde_parse(&sec, t);
 }
 
 static int frames_cb(void *e, void *t)
@@ -618,4 +826,37 @@ int fde_load(const char *path, const void *buf, size_t len, struct fde_table *t)
 {
 	memset(t, 0, sizeof(*t));
 	return elf_with(path, buf, len, frames_cb, t);
+}
+
+int fde_open(const char *path, const void *buf, size_t len, struct fde_table *t)
+{
+	memset(t, 0, sizeof(*t));
+	elf_version(EV_CURRENT);
+	int fd = -1;
+	Elf *e;
+	if (buf) {
+		if (len < sizeof(Elf32_Ehdr))
+			return -EINVAL;
+		e = elf_memory((char *)buf, len);
+	} else {
+		/* as elf_with: a mapped path may name a FIFO or device */
+		fd = file_open_regular(path, NULL);
+		if (fd < 0)
+			return fd;
+		e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	}
+	struct fde_sections sec;
+	int r = e ? elf_frame_sections(e, &sec) : -EINVAL;
+	if (!r && lazy_make(&sec, t)) {
+		t->lz->e = e;    /* the sections are its: kept open */
+		t->lz->fd = fd;
+		return (int)(t->n > INT32_MAX ? INT32_MAX : t->n);
+	}
+	if (!r)
+		r = fde_parse(&sec, t);
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return r;
 }

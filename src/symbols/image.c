@@ -306,8 +306,8 @@ const struct fde_range *image_fde(struct sym_session *s, struct sym_image *img, 
 		 * --only-keep-debug has .eh_frame as NOBITS, maybe .debug_frame);
 		 * a replaced file only through the debug file found by build-id */
 		if (img->info_usable) {
-			int r = img->blob ? fde_load(NULL, img->blob, img->blob_size, &img->fde)
-					  : fde_load(img->tab_loaded ? img->src_path : img->path,
+			int r = img->blob ? fde_open(NULL, img->blob, img->blob_size, &img->fde)
+					  : fde_open(img->tab_loaded ? img->src_path : img->path,
 						     NULL, 0, &img->fde);
 			if (r <= 0)
 				fde_release(&img->fde);

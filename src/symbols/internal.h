@@ -192,11 +192,15 @@ struct fde_range {
 
 /* Sorted by start, distinct starts. names[i] is the name made for
  * entry i on first use (session pool), NULL before; the array is
- * allocated on the first name. */
+ * allocated on the first name. A table made by fde_open may be lazy
+ * (lz set): then n is the .eh_frame_hdr table's entry count, v[i] is
+ * filled when a lookup first reads entry i, and only fde_find reads v. */
+struct fde_lazy;
 struct fde_table {
 	struct fde_range *v;
 	size_t n;
 	const char **names;
+	struct fde_lazy *lz;
 };
 
 /* Bound on the ranges of one image (an FDE takes >= 16 bytes of a
@@ -224,8 +228,19 @@ int fde_parse(const struct fde_sections *sec, struct fde_table *t);
 /* The same from an ELF file or memory image (as elf_load). Returns the
  * number of ranges or -errno / -EINVAL. */
 int fde_load(const char *path, const void *buf, size_t len, struct fde_table *t);
-/* The range holding addr (and its index), or NULL: one binary search. */
-const struct fde_range *fde_find(const struct fde_table *t, uint64_t addr, size_t *idx);
+/* As fde_load and fde_parse, but lazy where that gives the same answers
+ * (docs/dwarf-notes.md, "Fixed costs of a small report"): when
+ * .eh_frame_hdr's table is usable and strictly sorted and there is no
+ * .debug_frame, the table keeps the sections (fde_open: the ELF file,
+ * open; fde_open_sections: sec's bytes, which must outlive it) and a
+ * lookup reads only the FDE its binary search lands on, instead of every
+ * FDE up front. Returns the number of entries (lazy: the hdr table's)
+ * or, as fde_load, -errno / -EINVAL. */
+int fde_open(const char *path, const void *buf, size_t len, struct fde_table *t);
+int fde_open_sections(const struct fde_sections *sec, struct fde_table *t);
+/* The range holding addr (and its index), or NULL: one binary search
+ * (lazy: and the FDE it lands on read, once). */
+const struct fde_range *fde_find(struct fde_table *t, uint64_t addr, size_t *idx);
 void fde_release(struct fde_table *t);
 
 /* ---- text sources (kallsyms.c: the line parser, textsyms.c: loaders) ---- */

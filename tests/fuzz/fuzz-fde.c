@@ -11,7 +11,8 @@
  *   copied to a buffer of exactly its size so ASan sees any read past it.
  * Any crash, sanitizer report, or a table that is unsorted, has an empty
  * range, more ranges than the bytes could hold, or a lookup that misses
- * a range's own start, is a bug (abort).
+ * a range's own start, is a bug (abort); so is a lazy table (fde_open,
+ * fde_open_sections) that answers a lookup otherwise than the full one.
  *
  * With FUZZ_FDE_VERBOSE set, each input's ranges are printed on stderr
  * ("fuzz-fde: N ranges", then "range START END" for the first 16;
@@ -31,7 +32,7 @@ static uint8_t *copy(const uint8_t *p, size_t n)
 	return c;
 }
 
-static void check(const struct fde_table *t, size_t bytes)
+static void check(struct fde_table *t, size_t bytes)
 {
 	if (t->n > bytes / 8 + 1 || t->n > FDE_MAX_ENTRIES)
 		abort();
@@ -51,6 +52,27 @@ static void check(const struct fde_table *t, size_t bytes)
 	}
 }
 
+/* The lazy table (fde_open*) must answer as the full one: at every
+ * range's start, last byte and end, and a few addresses from the input. */
+static void same_lazy(struct fde_table *full, struct fde_table *lazy, const uint8_t *data, size_t size)
+{
+	size_t n = full->n < 4096 ? full->n : 4096;
+	for (size_t k = 0; k < 3 * n + 16; k++) {
+		uint64_t a;
+		if (k < 3 * n) {
+			const struct fde_range *r = &full->v[k / 3];
+			a = k % 3 == 0 ? r->start : k % 3 == 1 ? r->end - 1 : r->end;
+		} else {
+			a = 0;
+			if (size >= 8)
+				memcpy(&a, data + (k * 7) % (size - 7), 4);
+		}
+		const struct fde_range *x = fde_find(full, a, NULL), *y = fde_find(lazy, a, NULL);
+		if (!x != !y || (x && (x->start != y->start || x->end != y->end)))
+			abort();
+	}
+}
+
 static uint32_t le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -66,6 +88,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (fde_load(NULL, c, size, &t) < 0 && t.n)
 			abort();
 		check(&t, size);
+		struct fde_table l;
+		if (fde_open(NULL, c, size, &l) >= 0)
+			same_lazy(&t, &l, data, size);
+		fde_release(&l);
 		fde_release(&t);
 		free(c);
 		return 0;
@@ -94,6 +120,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		};
 		fde_parse(&s, &t);
 		check(&t, en + dn);
+		struct fde_table l;
+		fde_open_sections(&s, &l);
+		same_lazy(&t, &l, data, size);
+		fde_release(&l);
 		fde_release(&t);
 	}
 	free(h);
