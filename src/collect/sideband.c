@@ -354,7 +354,9 @@ uint8_t *sideband_kallsyms_index(const char *ks, size_t len, size_t *outlen)
 
 /* The index's name filter (kind 9) after it: what `annotate NAME` reads
  * to decode only the blocks that may hold NAME. Building it decodes every
- * block once (~5 ms for a 122k-symbol kallsyms); an index that does not
+ * block once, one at a time (~5 ms of CPU for a 122k-symbol kallsyms, no
+ * more page faults than before: 3,230 -> 3,247 for `record -- true`);
+ * an index that does not
  * decode (it cannot: it was just built) simply gets no filter. */
 static int write_name_filter(struct dp_writer *w, const uint8_t *ix, size_t ixlen)
 {

@@ -376,17 +376,23 @@ bad:
 	return -EINVAL;
 }
 
+void dp_ksymidx_drop(struct dp_ksymidx *ix, size_t i)
+{
+	if (!ix->dec || i >= ix->nblocks || !ix->dec[i])
+		return;
+	free((void *)ix->dec[i]->b.addr);
+	free(ix->dec[i]->raw);
+	free(ix->dec[i]->names);
+	free(ix->dec[i]);
+	ix->dec[i] = NULL;
+}
+
 void dp_ksymidx_free(struct dp_ksymidx *ix)
 {
 	if (!ix)
 		return;
 	for (size_t i = 0; ix->dec && i < ix->nblocks; i++)
-		if (ix->dec[i]) {
-			free((void *)ix->dec[i]->b.addr);
-			free(ix->dec[i]->raw);
-			free(ix->dec[i]->names);
-			free(ix->dec[i]);
-		}
+		dp_ksymidx_drop(ix, i);
 	free(ix->dec);
 	free(ix->blk);
 	free(ix->modname);

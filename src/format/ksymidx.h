@@ -133,6 +133,9 @@ size_t dp_ksymidx_block_of(const struct dp_ksymidx *ix, size_t e);
  * it stays refused). */
 const struct dp_ksymblk *dp_ksymidx_block(struct dp_ksymidx *ix, size_t i, char *why,
 					  size_t whylen);
+/* Forget decoded block i (its entries no longer valid; decoded again
+ * when asked): a pass over every block holds one at a time. */
+void dp_ksymidx_drop(struct dp_ksymidx *ix, size_t i);
 /* Bytes decoded so far (the blocks' raw sizes). */
 uint64_t dp_ksymidx_decoded(const struct dp_ksymidx *ix);
 

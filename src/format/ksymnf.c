@@ -92,6 +92,9 @@ int dp_ksymnf_build(struct dp_ksymidx *ix, uint8_t **out, size_t *outlen, char *
 				f[bit >> 3] |= (uint8_t)(1u << (bit & 7));
 			}
 		}
+		/* one block's memory at a time: the recorder (in a guest too)
+		 * should not touch the whole table's */
+		dp_ksymidx_drop(ix, b);
 	}
 	*out = p;
 	*outlen = len;

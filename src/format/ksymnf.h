@@ -44,7 +44,8 @@
 #define DP_KSYMNF_K 5u
 
 /* Build the filter of index ix (opened on a payload whose blocks decode)
- * into a malloc'd *out of *outlen bytes. Returns 0, -EINVAL when a block
+ * into a malloc'd *out of *outlen bytes; each block is decoded and
+ * dropped again (dp_ksymidx_drop). Returns 0, -EINVAL when a block
  * does not decode (why says which), -ENOMEM. */
 int dp_ksymnf_build(struct dp_ksymidx *ix, uint8_t **out, size_t *outlen, char *why,
 		    size_t whylen);
