@@ -67,6 +67,12 @@ static int add_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct sym_tab
 	if (!d || !sh->sh_entsize)
 		return 0;
 	size_t n = d->d_size / sh->sh_entsize;
+	/* the string table's bytes bound the names' (a hostile sh_size is
+	 * bounded by the data libelf read) */
+	Elf_Scn *strs = sh->sh_link < shnum ? elf_getscn(e, sh->sh_link) : NULL;
+	Elf_Data *sd = strs ? elf_getdata(strs, NULL) : NULL;
+	if (sd && sd->d_size)
+		symtab_reserve(t, n, sd->d_size);
 	int added = 0;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Sym sym;

@@ -67,6 +67,10 @@ struct sym_table {
 
 void symtab_init(struct sym_table *t);
 void symtab_release(struct sym_table *t);
+/* Room for nsyms more symbols with nbytes more of names (their NULs
+ * included), allocated at once: appending an ELF symbol table then
+ * copies no array twice. Untouched room costs no memory. */
+void symtab_reserve(struct sym_table *t, size_t nsyms, size_t nbytes);
 /* Append a symbol. size 0 = unknown (then limit, if not 0, bounds its end).
  * prio ranks aliases at the same address (higher wins). */
 void symtab_add(struct sym_table *t, uint64_t start, uint64_t size, uint64_t limit,

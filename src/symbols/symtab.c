@@ -24,6 +24,18 @@ void symtab_release(struct sym_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+void symtab_reserve(struct sym_table *t, size_t nsyms, size_t nbytes)
+{
+	if (t->finished)
+		return;
+	if (t->n + nsyms > t->cap)
+		xgrow((void **)&t->v, &t->cap, t->n + nsyms, sizeof(*t->v));
+	if (t->alen + nbytes > t->acap) {
+		t->arena = xrealloc(t->arena, t->alen + nbytes);
+		t->acap = t->alen + nbytes;
+	}
+}
+
 void symtab_add(struct sym_table *t, uint64_t start, uint64_t size, uint64_t limit,
 		const char *name, size_t len, unsigned prio)
 {
