@@ -13,28 +13,40 @@
 #include "symbols/internal.h"
 #include "util/file.h"
 
-int elf_with(const char *path, const void *buf, size_t len, int (*fn)(void *elf, void *ctx), void *ctx)
+Elf *elf_open(const char *path, const void *buf, size_t len, int *fd, int *err)
 {
 	elf_version(EV_CURRENT);
-	int fd = -1;
-	Elf *e;
+	*fd = -1;
+	*err = -EINVAL;
 	if (buf) {
 		if (len < sizeof(Elf32_Ehdr))
-			return -EINVAL;
+			return NULL;
 		/* ELF_C_READ_MMAP semantics: libelf only reads the buffer */
-		e = elf_memory((char *)buf, len);
-	} else {
-		/* a mapped path or debug file may name a FIFO or device */
-		fd = file_open_regular(path, NULL);
-		if (fd < 0)
-			return fd;
-		e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		return elf_memory((char *)buf, len);
 	}
-	int ret = -EINVAL;
-	if (e) {
-		ret = fn(e, ctx);
-		elf_end(e);
+	/* a mapped path or debug file may name a FIFO or device */
+	*fd = file_open_regular(path, NULL);
+	if (*fd < 0) {
+		*err = *fd;
+		*fd = -1;
+		return NULL;
 	}
+	Elf *e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!e) {
+		close(*fd);
+		*fd = -1;
+	}
+	return e;
+}
+
+int elf_with(const char *path, const void *buf, size_t len, int (*fn)(void *elf, void *ctx), void *ctx)
+{
+	int fd, ret;
+	Elf *e = elf_open(path, buf, len, &fd, &ret);
+	if (!e)
+		return ret;
+	ret = fn(e, ctx);
+	elf_end(e);
 	if (fd >= 0)
 		close(fd);
 	return ret;

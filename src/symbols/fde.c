@@ -831,22 +831,12 @@ int fde_load(const char *path, const void *buf, size_t len, struct fde_table *t)
 int fde_open(const char *path, const void *buf, size_t len, struct fde_table *t)
 {
 	memset(t, 0, sizeof(*t));
-	elf_version(EV_CURRENT);
-	int fd = -1;
-	Elf *e;
-	if (buf) {
-		if (len < sizeof(Elf32_Ehdr))
-			return -EINVAL;
-		e = elf_memory((char *)buf, len);
-	} else {
-		/* as elf_with: a mapped path may name a FIFO or device */
-		fd = file_open_regular(path, NULL);
-		if (fd < 0)
-			return fd;
-		e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	}
+	int fd, r;
+	Elf *e = elf_open(path, buf, len, &fd, &r);
+	if (!e)
+		return r;
 	struct fde_sections sec;
-	int r = e ? elf_frame_sections(e, &sec) : -EINVAL;
+	r = elf_frame_sections(e, &sec);
 	if (!r && lazy_make(&sec, t)) {
 		t->lz->e = e;    /* the sections are its: kept open */
 		t->lz->fd = fd;
@@ -854,8 +844,7 @@ int fde_open(const char *path, const void *buf, size_t len, struct fde_table *t)
 	}
 	if (!r)
 		r = fde_parse(&sec, t);
-	if (e)
-		elf_end(e);
+	elf_end(e);
 	if (fd >= 0)
 		close(fd);
 	return r;

@@ -103,6 +103,11 @@ struct elf_seg {
  * of the regular file path; the handle is closed after. Returns fn's
  * value, -EINVAL when it is not ELF, or the open's errno. */
 int elf_with(const char *path, const void *buf, size_t len, int (*fn)(void *elf, void *ctx), void *ctx);
+/* The ELF handle elf_with gives fn, kept: the caller ends it with
+ * elf_end and then closes *fd when it is not -1. NULL with *err the
+ * -errno (or -EINVAL) when it cannot be opened. */
+typedef struct Elf Elf;
+Elf *elf_open(const char *path, const void *buf, size_t len, int *fd, int *err);
 
 /* What a loader learns about an ELF file. */
 struct elf_info {
