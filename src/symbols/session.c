@@ -389,15 +389,16 @@ bool sym_map_symbolless(const struct sym_map *m)
 	return m->img->kind == IMG_PSEUDO;
 }
 
-/* Only [A-Za-z0-9_]: the demangler writes such a name only from one
- * source name of the mangled one, so only a mangled name holding it
- * can demangle to it (the others are not demangled to compare). */
+/* sym_range by start */
 static int range_cmp(const void *a, const void *b)
 {
 	const struct sym_range *x = a, *y = b;
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* Only [A-Za-z0-9_]: the demangler writes such a name only from one
+ * source name of the mangled one, so only a mangled name holding it
+ * can demangle to it (the others are not demangled to compare). */
 static bool plain_ident(const char *n)
 {
 	if (!*n)
