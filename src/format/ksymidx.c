@@ -13,7 +13,6 @@
 #include "format/ksymidx.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 
 #include "util/crc32c.h"
 #include "util/le.h"
+#include "util/why.h"
 #include "util/xalloc.h"
 
 struct dec {
@@ -42,17 +42,6 @@ struct dp_ksymidx {
 	struct dec **dec;           /* decoded blocks, NULL until asked */
 	ZSTD_DCtx *dctx;
 };
-
-static void say(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t len, const char *fmt, ...)
-{
-	if (!why || !len)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- writing ---- */
 
@@ -264,29 +253,29 @@ int dp_ksymidx_open(const uint8_t *p, size_t len, struct dp_ksymidx **out, char 
 {
 	*out = NULL;
 	if (len < DP_KSYMIDX_HEAD || memcmp(p, DP_KSYMIDX_MAGIC, 8)) {
-		say(why, whylen, "no index header");
+		whyf(why, whylen, "no index header");
 		return -EINVAL;
 	}
 	uint32_t nsyms = get32(p + 8), nblocks = get32(p + 12), nmods = get32(p + 16);
 	uint32_t modtab = get32(p + 20);
 	uint64_t total = get64(p + 24), data = get64(p + 32);
 	if (nsyms > DP_KSYMIDX_SYMS_MAX || nblocks > nsyms || (!nblocks) != (!nsyms)) {
-		say(why, whylen, "%u symbols in %u blocks", nsyms, nblocks);
+		whyf(why, whylen, "%u symbols in %u blocks", nsyms, nblocks);
 		return -EINVAL;
 	}
 	if (nmods > DP_KSYMIDX_MODS_MAX || modtab > nmods * (1u + DP_KSYMIDX_MOD_NAME_MAX)) {
-		say(why, whylen, "module table of %u names in %u bytes", nmods, modtab);
+		whyf(why, whylen, "module table of %u names in %u bytes", nmods, modtab);
 		return -EINVAL;
 	}
 	uint64_t range_at = DP_KSYMIDX_HEAD + (((uint64_t)modtab + 7) & ~7ull);
 	uint64_t idx_at = range_at + (uint64_t)nmods * 16;
 	uint64_t data_at = idx_at + (uint64_t)nblocks * DP_KSYMIDX_ENTRY;
 	if (data_at > len || data != len - data_at) {
-		say(why, whylen, "index or blocks past the end of the table");
+		whyf(why, whylen, "index or blocks past the end of the table");
 		return -EINVAL;
 	}
 	if (total > (1ull << 30)) {
-		say(why, whylen, "%llu bytes uncompressed", (unsigned long long)total);
+		whyf(why, whylen, "%llu bytes uncompressed", (unsigned long long)total);
 		return -EINVAL;
 	}
 	struct dp_ksymidx *ix = xcalloc(1, sizeof(*ix));
@@ -301,7 +290,7 @@ int dp_ksymidx_open(const uint8_t *p, size_t len, struct dp_ksymidx **out, char 
 	const uint8_t *m = p + DP_KSYMIDX_HEAD, *me = m + modtab;
 	for (uint32_t i = 0; i < nmods; i++) {
 		if (m >= me || !*m || *m > me - m - 1 || memchr(m + 1, 0, *m)) {
-			say(why, whylen, "module name %u cut or empty", i);
+			whyf(why, whylen, "module name %u cut or empty", i);
 			goto bad;
 		}
 		ix->modlen[i] = *m;
@@ -309,14 +298,14 @@ int dp_ksymidx_open(const uint8_t *p, size_t len, struct dp_ksymidx **out, char 
 		m += 1 + *m;
 	}
 	if (m != me) {
-		say(why, whylen, "module table size does not match its names");
+		whyf(why, whylen, "module table size does not match its names");
 		goto bad;
 	}
 	ix->modrange = p + range_at;
 	for (uint32_t i = 0; i < nmods; i++) {
 		uint64_t lo = get64(ix->modrange + 16 * i), hi = get64(ix->modrange + 16 * i + 8);
 		if ((!lo) != (!hi) || lo > hi) {
-			say(why, whylen, "module %u text range", i);
+			whyf(why, whylen, "module %u text range", i);
 			goto bad;
 		}
 	}
@@ -336,29 +325,29 @@ int dp_ksymidx_open(const uint8_t *p, size_t len, struct dp_ksymidx **out, char 
 		b->flags = get32(e + 40);
 		b->first_entry = (uint32_t)syms;
 		if (!b->count || b->count > DP_KSYMIDX_BLOCK_MAX) {
-			say(why, whylen, "block %u holds %u entries", i, b->count);
+			whyf(why, whylen, "block %u holds %u entries", i, b->count);
 			goto bad;
 		}
 		if (b->raw < (uint64_t)b->count * DP_KSYMIDX_ENTRY_RAW_MIN ||
 		    b->raw > (uint64_t)b->count * DP_KSYMIDX_ENTRY_RAW_MAX) {
-			say(why, whylen, "block %u: %u raw bytes for %u entries", i, b->raw, b->count);
+			whyf(why, whylen, "block %u: %u raw bytes for %u entries", i, b->raw, b->count);
 			goto bad;
 		}
 		if (b->offset != off || !b->stored || b->stored > data - off) {
-			say(why, whylen, "block %u offset or size past the end", i);
+			whyf(why, whylen, "block %u offset or size past the end", i);
 			goto bad;
 		}
 		if (i && b->first_addr <= ix->blk[i - 1].first_addr) {
-			say(why, whylen, "blocks not sorted at block %u", i);
+			whyf(why, whylen, "blocks not sorted at block %u", i);
 			goto bad;
 		}
 		if ((!b->text_first) != (!b->text_last) ||
 		    (b->text_first && (b->text_first < b->first_addr || b->text_last < b->text_first))) {
-			say(why, whylen, "block %u text range out of the block", i);
+			whyf(why, whylen, "block %u text range out of the block", i);
 			goto bad;
 		}
 		if (i && ix->blk[i - 1].text_last && ix->blk[i - 1].text_last >= b->first_addr) {
-			say(why, whylen, "block %u text range out of the block", i - 1);
+			whyf(why, whylen, "block %u text range out of the block", i - 1);
 			goto bad;
 		}
 		off += b->stored;
@@ -366,7 +355,7 @@ int dp_ksymidx_open(const uint8_t *p, size_t len, struct dp_ksymidx **out, char 
 		syms += b->count;
 	}
 	if (off != data || sum != total || syms != nsyms) {
-		say(why, whylen, "block sizes or counts do not add up to the header's");
+		whyf(why, whylen, "block sizes or counts do not add up to the header's");
 		goto bad;
 	}
 	*out = ix;
@@ -496,18 +485,18 @@ static bool parse_block(const struct dp_ksymidx *ix, size_t i, struct dec *d, ch
 	for (uint32_t k = 0; k < n; k++) {
 		uint64_t dv;
 		if (!get_uleb(&p, end, &dv) || (k == 0 && dv) || dv > UINT64_MAX - a) {
-			say(why, whylen, "block %zu: bad address %u", i, k);
+			whyf(why, whylen, "block %zu: bad address %u", i, k);
 			return false;
 		}
 		a += dv;
 		if (a >= limit && i + 1 < ix->nblocks) {
-			say(why, whylen, "block %zu: address past the next block's", i);
+			whyf(why, whylen, "block %zu: address past the next block's", i);
 			return false;
 		}
 		addr[k] = a;
 	}
 	if ((size_t)(end - p) < n) {
-		say(why, whylen, "block %zu: types cut", i);
+		whyf(why, whylen, "block %zu: types cut", i);
 		return false;
 	}
 	const char *type = (const char *)p;
@@ -516,7 +505,7 @@ static bool parse_block(const struct dp_ksymidx *ix, size_t i, struct dec *d, ch
 	for (uint32_t k = 0; k < n; k++) {
 		uint64_t m;
 		if (!get_uleb(&p, end, &m) || m > ix->nmods) {
-			say(why, whylen, "block %zu: bad module of entry %u", i, k);
+			whyf(why, whylen, "block %zu: bad module of entry %u", i, k);
 			return false;
 		}
 		mod[k] = (uint16_t)m;
@@ -525,7 +514,7 @@ static bool parse_block(const struct dp_ksymidx *ix, size_t i, struct dec *d, ch
 		if (m && dp_ksym_text(type[k], addr[k]) &&
 		    (addr[k] < get64(ix->modrange + 16 * (m - 1)) ||
 		     addr[k] > get64(ix->modrange + 16 * (m - 1) + 8))) {
-			say(why, whylen, "block %zu: entry %u outside its module's range", i, k);
+			whyf(why, whylen, "block %zu: entry %u outside its module's range", i, k);
 			return false;
 		}
 		if (dp_ksym_core_text(type[k], (uint32_t)m, addr[k])) {
@@ -544,7 +533,7 @@ static bool parse_block(const struct dp_ksymidx *ix, size_t i, struct dec *d, ch
 		bool ref = l && *p == DP_KSYMIDX_REF;
 		if (!z || !l || l > DP_KSYMIDX_NAME_MAX ||
 		    (ref && (l < 2 || l - 1 > DP_KSYMIDX_REF_PREFIX_MAX))) {
-			say(why, whylen, "block %zu: name of entry %u cut, empty or too long", i, k);
+			whyf(why, whylen, "block %zu: name of entry %u cut, empty or too long", i, k);
 			return false;
 		}
 		name[k] = (uint32_t)(p - names0);
@@ -552,7 +541,7 @@ static bool parse_block(const struct dp_ksymidx *ix, size_t i, struct dec *d, ch
 		p = z + 1;
 	}
 	if (p != end) {
-		say(why, whylen, "block %zu: bytes after the last name", i);
+		whyf(why, whylen, "block %zu: bytes after the last name", i);
 		return false;
 	}
 	for (uint32_t k = n; k-- > 0;) {
@@ -562,7 +551,7 @@ static bool parse_block(const struct dp_ksymidx *ix, size_t i, struct dec *d, ch
 		}
 		if (k + 1 == n || names0[name[k + 1]] == DP_KSYMIDX_REF ||
 		    nlen[k] - 1u + nlen[k + 1] > DP_KSYMIDX_NAME_MAX) {
-			say(why, whylen, "block %zu: name of entry %u refers to no plain name", i, k);
+			whyf(why, whylen, "block %zu: name of entry %u refers to no plain name", i, k);
 			return false;
 		}
 		total += nlen[k] - 1u + nlen[k + 1] + 1u;
@@ -589,7 +578,7 @@ static bool parse_block(const struct dp_ksymidx *ix, size_t i, struct dec *d, ch
 	}
 	if (tf != b->text_first || tl != b->text_last ||
 	    (flags & DP_KSYMIDX_F_MODULES) != (b->flags & DP_KSYMIDX_F_MODULES)) {
-		say(why, whylen, "block %zu does not match its index entry", i);
+		whyf(why, whylen, "block %zu does not match its index entry", i);
 		return false;
 	}
 	char *types = (char *)mem + (size_t)n * 16;
@@ -611,7 +600,7 @@ const struct dp_ksymblk *dp_ksymidx_block(struct dp_ksymidx *ix, size_t i, char 
 	struct dec *d = ix->dec[i];
 	if (d) {
 		if (d->bad)
-			say(why, whylen, "block %zu is damaged", i);
+			whyf(why, whylen, "block %zu is damaged", i);
 		return d->bad ? NULL : &d->b;
 	}
 	d = ix->dec[i] = xcalloc(1, sizeof(*d));
@@ -624,7 +613,7 @@ const struct dp_ksymblk *dp_ksymidx_block(struct dp_ksymidx *ix, size_t i, char 
 	size_t got = fs == b->raw && ix->dctx ? ZSTD_decompressDCtx(ix->dctx, d->raw, b->raw, z, b->stored)
 					       : 0;
 	if (fs != b->raw || !ix->dctx || ZSTD_isError(got) || got != b->raw) {
-		say(why, whylen, "block %zu does not decompress to its size", i);
+		whyf(why, whylen, "block %zu does not decompress to its size", i);
 		d->bad = true;
 	} else {
 		ix->decoded += b->raw;

@@ -17,12 +17,12 @@
 #include "format/ksymnf.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/le.h"
+#include "util/why.h"
 #include "util/xalloc.h"
 
 struct dp_ksymnf {
@@ -31,17 +31,6 @@ struct dp_ksymnf {
 	size_t nblocks;
 	uint32_t bytes, k;
 };
-
-static void say(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t len, const char *fmt, ...)
-{
-	if (!why || !len)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-}
 
 static uint64_t fnv1a(const char *s, size_t n)
 {
@@ -73,7 +62,7 @@ int dp_ksymnf_build(struct dp_ksymidx *ix, uint8_t **out, size_t *outlen, char *
 		char w[128];
 		const struct dp_ksymblk *d = dp_ksymidx_block(ix, b, w, sizeof(w));
 		if (!d) {
-			say(why, whylen, "block %zu: %s", b, w);
+			whyf(why, whylen, "block %zu: %s", b, w);
 			free(p);
 			return -EINVAL;
 		}
@@ -106,23 +95,23 @@ int dp_ksymnf_open(const uint8_t *p, size_t len, const struct dp_ksymidx *ix,
 {
 	*out = NULL;
 	if (len < DP_KSYMNF_HEAD || memcmp(p, DP_KSYMNF_MAGIC, 8)) {
-		say(why, whylen, "no filter header");
+		whyf(why, whylen, "no filter header");
 		return -EINVAL;
 	}
 	uint32_t nb = get32(p + 8), bytes = get32(p + 12), k = get32(p + 16);
 	if (nb != dp_ksymidx_nblocks(ix) || get32(p + 20) != dp_ksymidx_check(ix)) {
-		say(why, whylen, "built for another index");
+		whyf(why, whylen, "built for another index");
 		return -EINVAL;
 	}
 	if (bytes < DP_KSYMNF_BYTES_MIN || bytes > DP_KSYMNF_BYTES_MAX || (bytes & (bytes - 1)) ||
 	    !k || k > DP_KSYMNF_K_MAX) {
-		say(why, whylen, "%u bytes a block, %u bits a name", bytes, k);
+		whyf(why, whylen, "%u bytes a block, %u bits a name", bytes, k);
 		return -EINVAL;
 	}
 	/* nb <= DP_KSYMIDX_SYMS_MAX and bytes <= 4096: no overflow */
 	size_t fl = flags_size(nb);
 	if (len != DP_KSYMNF_HEAD + fl + (size_t)nb * bytes) {
-		say(why, whylen, "%zu bytes for %u blocks of %u", len, nb, bytes);
+		whyf(why, whylen, "%zu bytes for %u blocks of %u", len, nb, bytes);
 		return -EINVAL;
 	}
 	struct dp_ksymnf *f = xcalloc(1, sizeof(*f));

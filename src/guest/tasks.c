@@ -11,7 +11,6 @@
  * tgid.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "guest/tasks.h"
 #include "util/hmap.h"
 #include "util/le.h"
+#include "util/why.h"
 #include "util/xalloc.h"
 
 #define PF_KTHREAD 0x00200000u
@@ -27,15 +27,6 @@
  * (a transfer costs more than 1 KiB of hex on the stub's socket). */
 #define RUN_MAX GUEST_MEM_CHUNK
 #define RUN_GAP 1024u
-
-static void set_why(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	if (why && whylen)
-		vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
 
 static bool layout_ok(const struct guest_layout *l)
 {
@@ -124,11 +115,11 @@ int guest_tasks_walk(struct guest_mem *m, const struct guest_layout *l, struct g
 	if (why && whylen)
 		why[0] = 0;
 	if (!layout_ok(l)) {
-		set_why(why, whylen, "the layout lacks task_struct fields");
+		whyf(why, whylen, "the layout lacks task_struct fields");
 		return -ENOENT;
 	}
 	if (!guest_kptr(l->init_task) || l->init_task > UINT64_MAX - l->task_tasks) {
-		set_why(why, whylen, "init_task 0x%llx is not a kernel address", (unsigned long long)l->init_task);
+		whyf(why, whylen, "init_task 0x%llx is not a kernel address", (unsigned long long)l->init_task);
 		return -ENOENT;
 	}
 	if (max > GUEST_TASKS_MAX)
@@ -136,7 +127,7 @@ int guest_tasks_walk(struct guest_mem *m, const struct guest_layout *l, struct g
 	uint64_t head = l->init_task + l->task_tasks, cur;
 	int r = guest_mem_u64(m, head, &cur);
 	if (r < 0) {
-		set_why(why, whylen, "cannot read init_task.tasks at 0x%llx: %s", (unsigned long long)head,
+		whyf(why, whylen, "cannot read init_task.tasks at 0x%llx: %s", (unsigned long long)head,
 			strerror(-r));
 		return r;
 	}
@@ -170,7 +161,7 @@ int guest_tasks_walk(struct guest_mem *m, const struct guest_layout *l, struct g
 	}
 	hmap_release(&seen);
 	if (broken)
-		set_why(why, whylen, "task list cut after %zu tasks at 0x%llx: %s", n, (unsigned long long)at, broken);
+		whyf(why, whylen, "task list cut after %zu tasks at 0x%llx: %s", n, (unsigned long long)at, broken);
 	if (broken && n == 0) {
 		free(v);
 		return -EBADMSG;
