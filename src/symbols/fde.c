@@ -838,8 +838,14 @@ int fde_open(const char *path, const void *buf, size_t len, struct fde_table *t)
 	struct fde_sections sec;
 	r = elf_frame_sections(e, &sec);
 	if (!r && lazy_make(&sec, t)) {
-		t->lz->e = e;    /* the sections are its: kept open */
-		t->lz->fd = fd;
+		/* the sections are e's mapping: kept, but not the descriptor
+		 * (a system-wide report has hundreds of stripped images, and
+		 * the quick unwinder keeps up to 1024 descriptors already) */
+		t->lz->e = e;
+		if (fd >= 0 && elf_cntl(e, ELF_C_FDDONE) == 0)
+			close(fd);
+		else
+			t->lz->fd = fd;
 		return (int)(t->n > INT32_MAX ? INT32_MAX : t->n);
 	}
 	if (!r)
