@@ -83,7 +83,7 @@ struct want {
 	const uint8_t *pl;
 	const struct plain *s;
 	uint64_t h;
-	uint32_t run;
+	uint32_t run, domain;
 	unsigned flags;
 };
 
@@ -91,7 +91,7 @@ static bool same_key(const void *ctx, uint32_t e)
 {
 	const struct want *w = ctx;
 	const struct dg_group *g = &w->d->groups[e];
-	if (g->run != w->run || g->hash != w->h)
+	if (g->run != w->run || g->hash != w->h || g->domain != w->domain)
 		return false;
 	struct plain o;
 	const uint8_t *q = w->pl + g->off;
@@ -128,7 +128,7 @@ void dg_build(struct dp_digest *d, const uint8_t *pl, size_t len, unsigned flags
 		memset(d->idx.slot, 0, d->idx.cap * sizeof(*d->idx.slot));
 		d->idx.n = 0;
 	}
-	uint32_t run = 0;
+	uint32_t run = 0, domain = DP_HOST_DOMAIN;  /* as the reader at a chunk's start */
 	size_t pos = 0;
 	/* each step moves on by a record of >= 8 bytes, or ends */
 	while (pos < len) {
@@ -139,6 +139,16 @@ void dg_build(struct dp_digest *d, const uint8_t *pl, size_t len, unsigned flags
 			push_item(d, (uint32_t)pos);   /* the reader reports it, skips the rest */
 			return;
 		}
+		/* A DOMAIN_SWITCH the reader takes (dec_switch: 16 bytes or
+		 * more) changes the domain of the samples after it, not the
+		 * state a counter looks samples up in: the run goes on, its
+		 * groups keyed by domain as well. */
+		if (get16(p) == DP_REC_DOMAIN_SWITCH && rl >= 16) {
+			domain = get32(p + DP_REC_HDR);
+			push_item(d, (uint32_t)pos);
+			pos += rl;
+			continue;
+		}
 		struct plain s;
 		if (get16(p) != DP_REC_SAMPLE || !plain_sample(p, rl, &s)) {
 			push_item(d, (uint32_t)pos);
@@ -146,7 +156,7 @@ void dg_build(struct dp_digest *d, const uint8_t *pl, size_t len, unsigned flags
 			pos += rl;
 			continue;
 		}
-		struct want w = { d, pl, &s, key_hash(&s, flags), run, flags };
+		struct want w = { d, pl, &s, hash_fold64(key_hash(&s, flags), domain), run, domain, flags };
 		size_t slot;
 		uint32_t e = hidx_find(&d->idx, w.h, same_key, &w, &slot);
 		uint64_t period = get64(p + DP_REC_HDR + 16);
@@ -161,6 +171,7 @@ void dg_build(struct dp_digest *d, const uint8_t *pl, size_t len, unsigned flags
 			g->period = period;
 			g->hash = w.h;
 			g->run = run;
+			g->domain = domain;
 			hidx_fill(&d->idx, slot, w.h, (uint32_t)d->ngroups);
 			push_item(d, DG_GROUP | (uint32_t)d->ngroups++);
 		}

@@ -4,11 +4,14 @@
  * samples rather than looks at each one (DP_READ_GROUPS). The
  * prefetcher's workers build it beside the chunk's decompression, from
  * the decoded payload alone: the chunk's records in order, each run of
- * plain samples (samples without a user stack, between two records of
- * other types) folded into groups of samples that agree on every field
+ * plain samples (samples without a user stack, between two records other
+ * than samples and domain switches) folded into groups of samples that
+ * agree on every field
  * a counting reader keys by: ip, pid, mode, event, asid, the call chain
  * (with DG_NO_CHAINS only whether there is one), and tid and cpu when
- * asked. A group stands for `count` samples whose periods sum (mod 2^64)
+ * asked, and the domain (a DOMAIN_SWITCH does not end a run: it is an
+ * item of its own, and the samples after it are of another domain). A
+ * group stands for `count` samples whose periods sum (mod 2^64)
  * to `period`; its other fields are its first sample's. A group's item
  * is where its first sample was, so a counter that makes an entry at
  * each new key makes them in the order it would sample by sample.
@@ -47,6 +50,7 @@ struct dg_group {
 	uint64_t period;  /* their periods' sum, mod 2^64 */
 	uint64_t hash;
 	uint32_t run;     /* the run it belongs to (private) */
+	uint32_t domain;  /* the domain its samples are in (private) */
 };
 
 struct dp_digest {

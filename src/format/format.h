@@ -491,9 +491,10 @@ void dp_reader_free(struct dp_reader *r);
 				   * that is costly to decode can skip them */
 /* DP_READ_GROUPS: for readers that count samples. With workers
  * (dp_reader_set_threads), a run of samples without a user stack between
- * two records of other types may come as groups: one SAMPLE record per
- * set of the run's samples alike in ip, pid, mode, event, asid and call
- * chain (with DP_READ_NO_CHAINS: in having one), and in tid and cpu with
+ * two records other than samples and DOMAIN_SWITCH may come as groups:
+ * one SAMPLE record per set of the run's samples alike in domain, ip,
+ * pid, mode, event, asid and call chain (with DP_READ_NO_CHAINS: in
+ * having one), and in tid and cpu with
  * DP_READ_GROUP_TID / DP_READ_GROUP_CPU. Its weight is how many samples
  * it stands for, its period their sum (mod 2^64), every other field its
  * first sample's (time among them), raw NULL; it comes where its first

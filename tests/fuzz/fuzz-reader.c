@@ -104,7 +104,8 @@ static uint64_t digest(const uint8_t *data, size_t size, unsigned threads, unsig
 }
 
 /* A read as a counter sees it (DP_READ_GROUPS, format.h): records other
- * than plain samples in order, each stretch of plain samples between
+ * than plain samples and domain switches (they show in the keys'
+ * domains) in order, each stretch of plain samples between
  * them as order-free sums of its samples' keys (times weight) and
  * periods, then the damage. A read on 2 threads with groups keyed by
  * tid and cpu must give what one sample by sample gives. */
@@ -123,6 +124,8 @@ static uint64_t counted(const uint8_t *data, size_t size, unsigned threads, unsi
 		int got = dp_reader_next(r, &rec);
 		const struct dp_sample *s = &rec.u.sample;
 		bool plain = got > 0 && rec.type == DP_REC_SAMPLE && !s->has_uregs;
+		if (got > 0 && rec.type == DP_REC_DOMAIN_SWITCH)
+			continue;   /* it shows in the samples' keys after it */
 		if (!plain && n) {
 			h = fold(h, &ksum, sizeof(ksum));
 			h = fold(h, &psum, sizeof(psum));

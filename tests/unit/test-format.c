@@ -1881,7 +1881,8 @@ static uint64_t sample_key(const struct dp_record *rec, unsigned by)
 
 /*
  * A read as a counter sees it, folded into one number: records other
- * than plain samples (no user stack) in order, each stretch of plain
+ * than plain samples (no user stack) and domain switches (they show in
+ * the keys' domains) in order, each stretch of plain
  * samples between them as the order-free sums of its samples' keys
  * (times weight) and periods, then the damage. flags: the reader's
  * (DP_READ_GROUPS or not, and the keys); key: the fields the sums keep
@@ -1903,6 +1904,9 @@ static uint64_t counted_read(const uint8_t *b, size_t len, unsigned threads, uns
 	for (;;) {
 		int got = dp_reader_next(r, &rec);
 		bool plain = got > 0 && rec.type == DP_REC_SAMPLE && !rec.u.sample.has_uregs;
+		/* a domain switch shows in the samples' keys after it */
+		if (got > 0 && rec.type == DP_REC_DOMAIN_SWITCH)
+			continue;
 		if (!plain && n) {   /* a stretch ends */
 			h = fnv(h, &ksum, sizeof(ksum));
 			h = fnv(h, &psum, sizeof(psum));
