@@ -18,7 +18,7 @@
 
 /* The parts of a SAMPLE record at p (len bytes, framing checked) that
  * the key needs, or false when it is no plain sample: a user stack, or
- * what dec_sample (reader.c) would refuse. */
+ * what dec_sample (reader.c) would refuse (sample_parts, wire.h). */
 struct plain {
 	const uint8_t *p;
 	uint16_t flags;
@@ -29,31 +29,16 @@ struct plain {
 
 static bool plain_sample(const uint8_t *p, uint32_t len, struct plain *s)
 {
-	const uint8_t *end = p + len, *q = p + DP_REC_HDR + DP_SAMPLE_FIXED;
 	uint16_t fl = get16(p + 2);
-	if (len < DP_REC_HDR + DP_SAMPLE_FIXED || (fl & (DP_SAMPLE_F_USTACK | DP_SAMPLE_F_USTACK_DELTA)))
+	struct sample_parts sp;
+	if (len < DP_REC_HDR + DP_SAMPLE_FIXED || (fl & (DP_SAMPLE_F_USTACK | DP_SAMPLE_F_USTACK_DELTA)) ||
+	    !sample_parts(p, len, fl, &sp))
 		return false;
 	s->p = p;
 	s->flags = fl;
-	s->asid = 0;
-	s->nr = 0;
-	s->chain = NULL;
-	if (fl & DP_SAMPLE_F_ASID) {
-		if (end - q < 8)
-			return false;
-		s->asid = get64(q);
-		q += 8;
-	}
-	if (fl & DP_SAMPLE_F_CHAIN) {
-		if (end - q < 8)
-			return false;
-		uint32_t nr = get32(q);
-		q += 8;
-		if (nr > DP_MAX_CALLCHAIN || (size_t)(end - q) / 8 < nr)
-			return false;
-		s->nr = nr;
-		s->chain = q;
-	}
+	s->asid = sp.asid;
+	s->nr = sp.nr;
+	s->chain = sp.chain;
 	return true;
 }
 
@@ -119,7 +104,7 @@ static void push_item(struct dp_digest *d, uint32_t v)
 
 void dg_build(struct dp_digest *d, const uint8_t *pl, size_t len, unsigned flags)
 {
-	d->nitems = d->ngroups = 0;
+	d->nitems = d->ngroups = d->nsamples = 0;
 	if (len > DP_CHUNK_MAX)
 		len = 0;   /* not a chunk's payload: an empty digest (callers never pass one) */
 	if (!d->idx.cap)
@@ -160,6 +145,7 @@ void dg_build(struct dp_digest *d, const uint8_t *pl, size_t len, unsigned flags
 		size_t slot;
 		uint32_t e = hidx_find(&d->idx, w.h, same_key, &w, &slot);
 		uint64_t period = get64(p + DP_REC_HDR + 16);
+		d->nsamples++;
 		if (e != HIDX_NONE) {
 			d->groups[e].count++;
 			d->groups[e].period += period;

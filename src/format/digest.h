@@ -58,6 +58,7 @@ struct dp_digest {
 	size_t nitems, capitems;
 	struct dg_group *groups;
 	size_t ngroups, capgroups;
+	size_t nsamples;  /* samples in the groups */
 	struct hidx idx;  /* private */
 };
 

@@ -53,9 +53,9 @@ static struct slot *at(struct dp_prefetch *pf, unsigned i)
 }
 
 /* What reader.c's next_chunk computes for the chunk (outside the lock),
- * and on a worker (worker true) the digest asked for. The reader's own
- * thread makes none: it decodes a chunk itself only when no worker got
- * to it, and then reads it as fast without. */
+ * and on a worker (worker true) the digest asked for. Not on the
+ * reader's own thread: next_chunk makes the digest there, into the
+ * reader's own. */
 static void decode_slot(struct slot *s, ZSTD_DCtx *dctx, bool worker)
 {
 	s->res.crc_ok = crc32c(0, s->pl, s->stored) == s->crc;

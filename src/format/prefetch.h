@@ -47,7 +47,8 @@ struct pf_result {
 	size_t len;
 	/* the chunk's digest (digest.h) when it was asked for and a worker
 	 * decoded the chunk with a good CRC (and, zstd, dec_ok); NULL when
-	 * the reader's own thread decoded it, or none was asked */
+	 * the reader's own thread decoded it (next_chunk then makes it), or
+	 * none was asked */
 	const struct dp_digest *dg;
 };
 

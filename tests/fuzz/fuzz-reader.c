@@ -107,8 +107,8 @@ static uint64_t digest(const uint8_t *data, size_t size, unsigned threads, unsig
  * than plain samples and domain switches (they show in the keys'
  * domains) in order, each stretch of plain samples between
  * them as order-free sums of its samples' keys (times weight) and
- * periods, then the damage. A read on 2 threads with groups keyed by
- * tid and cpu must give what one sample by sample gives. */
+ * periods, then the damage. A read with groups keyed by tid and cpu, on
+ * 1 thread and on 2, must give what one sample by sample gives. */
 static uint64_t counted(const uint8_t *data, size_t size, unsigned threads, unsigned flags)
 {
 	int err;
@@ -169,8 +169,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t d = digest(data, size, 1, 0);
 	if (d != digest(data, size, 2, 0) || d != digest(data, size, 1, DP_READ_NO_CHAINS))
 		__builtin_trap();
-	if (counted(data, size, 1, 0) !=
-	    counted(data, size, 2, DP_READ_GROUPS | DP_READ_GROUP_TID | DP_READ_GROUP_CPU))
+	uint64_t c = counted(data, size, 1, 0);
+	if (c != counted(data, size, 1, DP_READ_GROUPS | DP_READ_GROUP_TID | DP_READ_GROUP_CPU) ||
+	    c != counted(data, size, 2, DP_READ_GROUPS | DP_READ_GROUP_TID | DP_READ_GROUP_CPU))
 		__builtin_trap();
 	int err;
 	char msg[128];
