@@ -522,7 +522,8 @@ static void prefetch_ahead(struct dp_reader *r, uint64_t from)
  * do not pay here. Making one costs about what counting 2/3 of its
  * samples one by one costs (callgrind, report -l -g of a real -a -g
  * recording: groups of 2 samples made it 3.5% slower, of 11 samples 8%
- * faster), so after a digest whose groups average under 4 samples the
+ * faster), so after a digest whose groups average under 4 samples (or
+ * one without groups of a chunk of records: a file of user stacks) the
  * next chunks are read sample by sample, 8 of them, twice as many after
  * each such digest in a row (at most 128), then it is tried again. A
  * worker's digest is always taken: it costs this thread nothing.
@@ -534,13 +535,14 @@ static const struct dp_digest *own_digest(struct dp_reader *r)
 		return NULL;
 	}
 	dg_build(&r->own_dg, r->payload, r->plen, digest_flags(r) & ~PF_DIGEST);
-	if (r->own_dg.ngroups * 4 > r->own_dg.nsamples) {
+	const struct dp_digest *d = &r->own_dg;
+	if (d->nitems > 64 && (!d->ngroups || d->ngroups * 4 > d->nsamples)) {
 		r->dg_backoff = r->dg_backoff ? (r->dg_backoff < 128 ? 2 * r->dg_backoff : 128) : 8;
 		r->dg_skip = r->dg_backoff;
 	} else {
 		r->dg_backoff = 0;
 	}
-	return &r->own_dg;
+	return d->ngroups < d->nsamples ? d : NULL;  /* made: used if it groups at all */
 }
 
 /*
@@ -663,7 +665,9 @@ static bool next_chunk(struct dp_reader *r)
 		 * a digest is a function of the payload), so every chunk
 		 * within the bound reads alike on any number of threads */
 		const struct dp_digest *dg = pr ? pr->dg : NULL;
-		if (!dg && (r->flags & DP_READ_GROUPS) && r->plen <= PF_MAX_RAW)
+		if (dg && dg->ngroups == dg->nsamples)
+			dg = NULL;   /* it groups nothing: its walk would only cost */
+		else if (!dg && (r->flags & DP_READ_GROUPS) && r->plen <= PF_MAX_RAW)
 			dg = own_digest(r);
 		if (dg) {
 			r->dg = dg;
@@ -1062,7 +1066,7 @@ static inline bool flags_delta(const uint8_t *p)
 /* The record at ppos of the open chunk (ppos < plen): returns 1 with
  * *rec filled, or 0 when it was malformed (damage recorded, skipped;
  * after a bad length the rest of the chunk). */
-static int record_at(struct dp_reader *r, struct dp_record *rec)
+static inline __attribute__((always_inline)) int record_at(struct dp_reader *r, struct dp_record *rec)
 {
 	const uint8_t *p = r->payload + r->ppos;
 	size_t left = r->plen - r->ppos;
