@@ -267,10 +267,11 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
  * reads of each sample follows from them alone (profile_opts_chains: no
  * call chains for annotate or a flat report), so reader options that
  * skip the chains or count alike samples as one are set here, for both
- * ways of opening. Groups (DP_READ_GROUPS: on the reader's workers, a
- * run of samples counted by their fields before the loader sees them)
- * are asked for unless times count (--time, --timeline), and keep the
- * threads apart for by_tid, the CPUs for --cpu. */
+ * ways of opening. Groups (DP_READ_GROUPS: a run of samples counted by
+ * their fields in the reader, on its workers when it has them, before
+ * the loader sees them) are asked for unless times count (--time,
+ * --timeline), and keep the threads apart for by_tid, the CPUs for
+ * --cpu. */
 static void reader_options(struct dp_reader *r, const struct profile_filter *filter,
 			   const struct profile_opts *opts)
 {

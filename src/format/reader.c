@@ -84,8 +84,8 @@ struct dp_reader {
 	 * offset up to which chunks were handed to them */
 	struct dp_prefetch *pf;
 	uint64_t pf_ahead;
-	/* DP_READ_GROUPS: the open chunk's digest (digest.h) when a worker
-	 * made one, its next item, and the payload's length. While it is
+	/* DP_READ_GROUPS: the open chunk's digest (digest.h; a worker's or
+	 * own_dg), its next item, and the payload's length. While it is
 	 * open, plen == ppos, so dp_reader_next's fast path goes to
 	 * next_slow, which walks the items. */
 	const struct dp_digest *dg;
