@@ -522,11 +522,13 @@ static void prefetch_ahead(struct dp_reader *r, uint64_t from)
  * do not pay here. Making one costs about what counting 2/3 of its
  * samples one by one costs (callgrind, report -l -g of a real -a -g
  * recording: groups of 2 samples made it 3.5% slower, of 11 samples 8%
- * faster), so after a digest whose groups average under 4 samples (or
- * one without groups of a chunk of records: a file of user stacks) the
- * next chunks are read sample by sample, 8 of them, twice as many after
- * each such digest in a row (at most 128), then it is tried again. A
- * worker's digest is always taken: it costs this thread nothing.
+ * faster; the two break even near groups of 2.5 samples without chains,
+ * 3 with), so after a digest whose groups average under 3 samples (or
+ * one without groups of a chunk of
+ * records: a file of user stacks) the next chunks are read sample by
+ * sample, 4 of them, twice as many after each such digest in a row (at
+ * most 32), then it is tried again. A worker's digest is always taken:
+ * it costs this thread nothing.
  */
 static const struct dp_digest *own_digest(struct dp_reader *r)
 {
@@ -536,8 +538,8 @@ static const struct dp_digest *own_digest(struct dp_reader *r)
 	}
 	dg_build(&r->own_dg, r->payload, r->plen, digest_flags(r) & ~PF_DIGEST);
 	const struct dp_digest *d = &r->own_dg;
-	if (d->nitems > 64 && (!d->ngroups || d->ngroups * 4 > d->nsamples)) {
-		r->dg_backoff = r->dg_backoff ? (r->dg_backoff < 128 ? 2 * r->dg_backoff : 128) : 8;
+	if (d->nitems > 64 && (!d->ngroups || d->ngroups * 3 > d->nsamples)) {
+		r->dg_backoff = r->dg_backoff ? (r->dg_backoff < 32 ? 2 * r->dg_backoff : 32) : 4;
 		r->dg_skip = r->dg_backoff;
 	} else {
 		r->dg_backoff = 0;
