@@ -614,7 +614,7 @@ static bool next_chunk(struct dp_reader *r)
 		 * what the lines below work out without */
 		const struct pf_result *pr = NULL;
 		if (r->pf) {
-			prefetch_ahead(r, off);
+			prefetch_ahead(r, end);
 			pr = pf_take(r->pf, off);
 		}
 		if (pr ? !pr->crc_ok : crc32c(0, pl, stored) != get32(h + 20)) {

@@ -537,7 +537,9 @@ struct sym_session {
 	struct hmap procs;
 	struct proc *last_proc;
 	uint64_t last_proc_key;
-	struct find_cache_ent *find_cache; /* FIND_CACHE entries, made on first use */
+	struct find_cache_ent *find_cache; /* find_cache_cap entries, made on first use */
+	uint32_t find_cache_cap;     /* 256 first, 4x as stores pass it, FIND_CACHE at most */
+	uint32_t find_cache_stores;  /* entries written since it was made */
 	struct hmap images;
 	struct sym_image *all_images;
 	struct sym_map **maps;      /* every map ever made, for freeing */

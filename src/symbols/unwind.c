@@ -763,7 +763,10 @@ uint32_t sym_unwind_user(struct sym_unwinder *u, uint32_t domain, uint32_t pid,
 		u->st.cached++;
 		n = e->npcs < max ? e->npcs : max;
 		memcpy(pcs, u->words + e->pcs_off, n * sizeof(uint64_t));
-		*complete = e->complete && n == e->npcs;
+		/* a walk of max frames or more is cut at max, as an uncached
+		 * one is (uw_frame stops at max: not complete, even when the
+		 * walk would have ended there) */
+		*complete = e->complete && e->npcs < max;
 	} else {
 		w->smp = smp;
 		w->sp = sp;
