@@ -369,6 +369,12 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 	uint64_t kip = s->ip;
 	if (!nc && !L->o.hits && sym_map_symbolless(map))
 		kip = 0;
+	/* annotate NAME: a leaf that cannot be NAME is counted per process
+	 * only (most of a large recording's keys otherwise) */
+	if (L->early && !hits_early_in(L, map, s->ip)) {
+		map = NULL;
+		kip = 0;
+	}
 
 	uint64_t h = 0x1234567ull;
 	h = hash_fold64(h, domain);

@@ -493,6 +493,10 @@ struct sym_domain {
 	bool symtab_refused;        /* a table of it was over the limits */
 	bool no_live_kernel;        /* this machine's kallsyms would lie (sym_set_kernel_local) */
 	bool perf_cache;            /* look in perf's build-id cache first (sym_set_perf_origin) */
+	/* sym_name_ranges_final answered for an image of it while reading:
+	 * a later DOMAIN record changing it (early), or an embedded ELF
+	 * (early_elf, an ELF image answered), makes those answers stale */
+	bool early, early_elf;
 };
 
 struct proc {
@@ -564,6 +568,12 @@ struct sym_session {
 	uint64_t warn_more;         /* distinct warnings past MAX_WARNINGS */
 	bool more_warn;
 	char more_line[64];
+	/* sym_warn_hold: warnings kept aside with a tag until sym_warn_flush */
+	bool holding;
+	uint64_t hold_tag;
+	struct held_warn { uint64_t tag; size_t seq; char *text; } *held;
+	size_t nheld, cheld;
+	bool early_stale;           /* see sym_domain.early */
 };
 
 /* session.c */
