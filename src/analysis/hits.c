@@ -163,6 +163,7 @@ struct hits_narrow *hits_narrow_new(struct loader *L)
 {
 	struct hits_narrow *h = xcalloc(1, sizeof(*h));
 	h->L = L;
+	sym_set_name_probe(L->pv->sym, L->o.hits_symbol);
 	return h;
 }
 

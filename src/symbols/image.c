@@ -193,12 +193,14 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
 	if (!img->blob && !img->is_vdso && !refused && d->kind == DP_DOMAIN_HOST && d->perf_cache &&
 	    buildid_cache_load(s, img))
 		return;
+	/* with a name probe, whether its string tables hold the name comes
+	 * with the layout: sym_name_ranges need not load a table without it */
 	if (img->blob)
-		r = elf_load(NULL, img->blob, img->blob_size, &img->info, NULL, 0);
+		r = elf_load_probe(NULL, img->blob, img->blob_size, &img->info, s->probe);
 	else if (img->is_vdso || d->kind == DP_DOMAIN_PASSIVE || refused)
 		r = -ENOENT;   /* a guest's files are not on this machine */
 	else
-		r = elf_load(img->path, NULL, 0, &img->info, NULL, 0);
+		r = elf_load_probe(img->path, NULL, 0, &img->info, s->probe);
 	if (r < 0 || !img->info.ok) {
 		if (img->blob)
 			sym_warn(s, "domain %s: embedded ELF for %s is not valid, its samples are [unknown]",

@@ -120,6 +120,9 @@ struct elf_info {
 	char *debuglink;         /* .gnu_debuglink file name (xmalloc'd) or NULL */
 	uint32_t debuglink_crc;
 	bool has_symtab;         /* .symtab present (not just .dynsym) */
+	/* elf_load_probe: whether the string tables of .symtab and .dynsym
+	 * hold the probed name anywhere (probed false: not at all) */
+	bool probed, probe_hit;
 };
 
 void elf_info_release(struct elf_info *info);
@@ -132,6 +135,17 @@ void elf_info_release(struct elf_info *info);
  */
 int elf_load(const char *path, const void *buf, size_t len,
 	     struct elf_info *info, struct sym_table *t, uint64_t bias);
+/* elf_load without a table, and whether `name` occurs in the string
+ * tables of its .symtab and .dynsym (info->probed, info->probe_hit): a
+ * symbol table read from the file cannot have an entry of that name, or
+ * of a mangled name holding it, when it does not. */
+int elf_load_probe(const char *path, const void *buf, size_t len, struct elf_info *info,
+		   const char *name);
+/* false when no separate debug file elf_load_debug could choose for a
+ * binary (path, info) holds `name` in its string tables (and no
+ * debuginfod server would be asked); true when one may. */
+bool elf_debug_may_have(struct sym_session *s, const char *path, const struct elf_info *info,
+			const char *name);
 
 /*
  * Find and load a separate debug file for a binary at `path` whose info is
@@ -574,6 +588,7 @@ struct sym_session {
 	struct held_warn { uint64_t tag; size_t seq; char *text; } *held;
 	size_t nheld, cheld;
 	bool early_stale;           /* see sym_domain.early */
+	const char *probe;          /* sym_set_name_probe (pool), or NULL */
 };
 
 /* session.c */

@@ -490,8 +490,16 @@ long sym_name_ranges(struct sym_session *s, const struct sym_map *cm, const char
 	if (strchr(name, '+') || !strcmp(name, SYM_UNKNOWN))
 		return -1;
 	image_place(s, m);
-	image_load_symbols(s, img);
 	bool plain = plain_ident(name);
+	/* the probe said the name is in none of the file's string tables
+	 * (nor of a debug file that could stand in): no entry can be it,
+	 * or a mangled one holding it, and the table need not be read */
+	if (plain && img->kind == IMG_ELF && !img->syms_done && s->probe && !strcmp(s->probe, name) &&
+	    img->info_usable && !img->tab_loaded && img->info.probed && !img->info.probe_hit &&
+	    (img->info.has_symtab || img->is_vdso ||
+	     !elf_debug_may_have(s, img->blob ? NULL : img->path, &img->info, name)))
+		return 0;
+	image_load_symbols(s, img);
 	struct sym_range *v = NULL;
 	size_t n = 0, cap = 0;
 	/* a kernel text table: only an index with a name filter can tell
@@ -557,6 +565,11 @@ long sym_name_ranges_final(struct sym_session *s, const struct sym_map *m, const
 	if (!image_final(m->img))
 		return SYM_RANGES_LATER;
 	return sym_name_ranges(s, m, name, out);
+}
+
+void sym_set_name_probe(struct sym_session *s, const char *name)
+{
+	s->probe = name && plain_ident(name) ? pool_strdup(&s->pool, name) : NULL;
 }
 
 bool sym_final_stale(const struct sym_session *s)

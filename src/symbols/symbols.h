@@ -173,6 +173,11 @@ long sym_name_ranges(struct sym_session *s, const struct sym_map *m, const char 
  * answer given here that a later record did make stale is reported by
  * sym_final_stale (a file with its records in an unusual order: read it
  * again without this). */
+/* Before the lookups: sym_name_ranges will be asked for `name` (a
+ * plain identifier; others are ignored), so each ELF image's layout is
+ * read with a look for it in its string tables, and an image without it
+ * anywhere answers 0 without reading its symbol table. */
+void sym_set_name_probe(struct sym_session *s, const char *name);
 #define SYM_RANGES_LATER (-2L)
 long sym_name_ranges_final(struct sym_session *s, const struct sym_map *m, const char *name,
 			   struct sym_range **out);
