@@ -155,8 +155,10 @@ struct hits_narrow {
 	struct hmap idx;             /* image -> index + 1 in v */
 	struct narrow_img *v;
 	size_t n, cap;
-	const struct sym_image *last_img;  /* keys of one image come in runs */
-	size_t last;
+	/* images answered lately, direct-mapped: keys and samples of a few
+	 * images come in runs (a process's user and kernel samples
+	 * alternate) */
+	struct { const struct sym_image *img; size_t at; } recent[8];
 };
 
 struct hits_narrow *hits_narrow_new(struct loader *L)
@@ -177,8 +179,9 @@ static const struct narrow_img *narrow_img(struct hits_narrow *h, const struct s
 	const char *name = h->L->o.hits_symbol;
 	const struct sym_image *img = sym_map_image(m);
 	struct narrow_img *e;
-	if (h->last_img && h->last_img == img) {
-		e = &h->v[h->last];
+	size_t slot = ((uintptr_t)img >> 4) % 8;
+	if (h->recent[slot].img == img) {
+		e = &h->v[h->recent[slot].at];
 	} else {
 		uintptr_t got = (uintptr_t)u64map_get(&h->idx, (uint64_t)(uintptr_t)img);
 		if (got) {
@@ -196,8 +199,8 @@ static const struct narrow_img *narrow_img(struct hits_narrow *h, const struct s
 			}
 			u64map_put(&h->idx, (uint64_t)(uintptr_t)img, (void *)(uintptr_t)h->n);
 		}
-		h->last_img = img;
-		h->last = (size_t)(e - h->v);
+		h->recent[slot].img = img;
+		h->recent[slot].at = (size_t)(e - h->v);
 	}
 	if (!reading && e->n == SYM_RANGES_LATER) {
 		/* its warnings at the turn of its first sample, among those

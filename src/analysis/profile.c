@@ -44,6 +44,8 @@ static void loader_release(struct loader *L)
 {
 	hits_narrow_free(L->narrow);
 	L->narrow = NULL;
+	free(L->outk);
+	L->outk = NULL;
 	window_spans_release(&L->spans);
 	free(L->pend);
 	free(L->pend_chain);

@@ -112,6 +112,10 @@ struct loader {
 	 * file, no filter only the end can apply); the images' answers */
 	bool early;
 	struct hits_narrow *narrow;
+	/* the keys of samples outside it, by process and mode (few, each
+	 * hit by most samples): counted without the hash and the queue */
+	struct out_key { uint32_t domain, pid, tid, key; uint64_t asid; uint16_t event;
+			 uint8_t mode; bool used; } *outk;
 
 	struct key *keys;
 	size_t nkeys, capkeys;
