@@ -557,6 +557,10 @@ struct sym_session {
 	uint64_t last_proc_key;
 	struct find_cache_ent *find_cache; /* FIND_CACHE entries, made on first use */
 	struct hmap images;
+	/* image_elf's last answers, direct-mapped (image.c) */
+#define IMAGE_MEMO 256
+	struct image_memo { struct sym_image *img; uint64_t h, dev, ino, size, mtime; uint32_t dom;
+			    uint8_t bidlen, bid[20]; bool has_ident; } image_memo[IMAGE_MEMO];
 	struct sym_image *all_images;
 	struct sym_map **maps;      /* every map ever made, for freeing */
 	size_t nmaps, cmaps;
