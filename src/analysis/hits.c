@@ -179,7 +179,7 @@ static const struct narrow_img *narrow_img(struct hits_narrow *h, const struct s
 	const char *name = h->L->o.hits_symbol;
 	const struct sym_image *img = sym_map_image(m);
 	struct narrow_img *e;
-	size_t slot = ((uintptr_t)img >> 4) % 8;
+	size_t slot = (size_t)(hash_fold64(0, (uint64_t)(uintptr_t)img) >> 61);
 	if (h->recent[slot].img == img) {
 		e = &h->v[h->recent[slot].at];
 	} else {

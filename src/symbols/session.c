@@ -345,7 +345,9 @@ const struct sym_map *sym_find_map(struct sym_session *s, uint32_t domain,
 				   uint32_t pid, uint8_t mode, bool has_asid,
 				   uint64_t asid, uint64_t ip)
 {
-	struct sym_domain *d = sym_domain_get(s, domain);
+	/* sym_domain_get's own first test, here: asked once per sample */
+	struct sym_domain *d = s->last_dom && s->last_dom->id == domain ? s->last_dom
+									 : sym_domain_get(s, domain);
 	bool khalf = ip >= KERNEL_ADDR_START;
 	if (mode == DP_MODE_HYPERVISOR)
 		return sym_pseudo_map(s, d, "[hypervisor]");
