@@ -169,44 +169,50 @@ struct hits_narrow *hits_narrow_new(struct loader *L)
 	return h;
 }
 
-/* The ranges of map m's image: while reading (ord: the sample's number),
- * those that cannot change any more, their warnings held at the
- * sample's turn; at the end, the rest. */
-static const struct narrow_img *narrow_img(struct hits_narrow *h, const struct sym_map *m,
-					   bool reading, uint64_t ord)
+/* narrow_img past its cache: the image's entry found or made */
+static __attribute__((noinline)) struct narrow_img *
+narrow_img_slow(struct hits_narrow *h, const struct sym_map *m, const struct sym_image *img, size_t slot,
+		bool reading, uint64_t ord)
 {
 	struct sym_session *sym = h->L->pv->sym;
-	const char *name = h->L->o.hits_symbol;
-	const struct sym_image *img = sym_map_image(m);
 	struct narrow_img *e;
-	size_t slot = (size_t)(hash_fold64(0, (uint64_t)(uintptr_t)img) >> 61);
-	if (h->recent[slot].img == img) {
-		e = &h->v[h->recent[slot].at];
+	uintptr_t got = (uintptr_t)u64map_get(&h->idx, (uint64_t)(uintptr_t)img);
+	if (got) {
+		e = &h->v[got - 1];
 	} else {
-		uintptr_t got = (uintptr_t)u64map_get(&h->idx, (uint64_t)(uintptr_t)img);
-		if (got) {
-			e = &h->v[got - 1];
+		xgrow((void **)&h->v, &h->cap, h->n + 1, sizeof(*h->v));
+		e = &h->v[h->n++];
+		e->ord = ord;
+		if (reading) {
+			sym_warn_hold(sym, ord);
+			e->n = sym_name_ranges_final(sym, m, h->L->o.hits_symbol, &e->r);
+			sym_warn_unhold(sym);
 		} else {
-			xgrow((void **)&h->v, &h->cap, h->n + 1, sizeof(*h->v));
-			e = &h->v[h->n++];
-			e->ord = ord;
-			if (reading) {
-				sym_warn_hold(sym, ord);
-				e->n = sym_name_ranges_final(sym, m, name, &e->r);
-				sym_warn_unhold(sym);
-			} else {
-				e->n = sym_name_ranges(sym, m, name, &e->r);
-			}
-			u64map_put(&h->idx, (uint64_t)(uintptr_t)img, (void *)(uintptr_t)h->n);
+			e->n = sym_name_ranges(sym, m, h->L->o.hits_symbol, &e->r);
 		}
-		h->recent[slot].img = img;
-		h->recent[slot].at = (size_t)(e - h->v);
+		u64map_put(&h->idx, (uint64_t)(uintptr_t)img, (void *)(uintptr_t)h->n);
 	}
+	h->recent[slot].img = img;
+	h->recent[slot].at = (size_t)(e - h->v);
+	return e;
+}
+
+/* The ranges of map m's image: while reading (ord: the sample's number),
+ * those that cannot change any more, their warnings held at the
+ * sample's turn; at the end, the rest. Inline: asked once per sample. */
+static inline const struct narrow_img *narrow_img(struct hits_narrow *h, const struct sym_map *m,
+						  bool reading, uint64_t ord)
+{
+	const struct sym_image *img = sym_map_image(m);
+	size_t slot = (size_t)(hash_fold64(0, (uint64_t)(uintptr_t)img) >> 61);
+	struct narrow_img *e = h->recent[slot].img == img ? &h->v[h->recent[slot].at]
+							  : narrow_img_slow(h, m, img, slot, reading, ord);
 	if (!reading && e->n == SYM_RANGES_LATER) {
 		/* its warnings at the turn of its first sample, among those
 		 * held while reading (the order of the keys: sample order) */
+		struct sym_session *sym = h->L->pv->sym;
 		sym_warn_hold(sym, e->ord);
-		e->n = sym_name_ranges(sym, m, name, &e->r);
+		e->n = sym_name_ranges(sym, m, h->L->o.hits_symbol, &e->r);
 		sym_warn_unhold(sym);
 	}
 	return e;
