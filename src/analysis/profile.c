@@ -285,19 +285,29 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 	return loader_end(&L, err, msg, msglen);
 }
 
-/* The reader's options for a load with opts: embedded symbol tables
- * stay compressed until the symbols need them. What the load reads of
- * each sample follows from opts alone (profile_opts_chains: no call
- * chains for annotate or a flat report), so a reader option that skips
- * the chains is set here, for both ways of opening. */
-static void reader_options(struct dp_reader *r, const struct profile_opts *opts)
+/* The reader's options for a load with filter and opts: embedded symbol
+ * tables stay compressed until the symbols need them. What the load
+ * reads of each sample follows from them alone (profile_opts_chains: no
+ * call chains for annotate or a flat report), so reader options that
+ * skip the chains or count alike samples as one are set here, for both
+ * ways of opening. Groups (DP_READ_GROUPS: a run of samples counted by
+ * their fields in the reader, on its workers when it has them, before
+ * the loader sees them) are asked for unless times count (--time,
+ * --timeline), and keep the threads apart for by_tid, the CPUs for
+ * --cpu. */
+static void reader_options(struct dp_reader *r, const struct profile_filter *filter,
+			   const struct profile_opts *opts)
 {
-	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED |
-				       (profile_opts_chains(opts) ? 0 : DP_READ_NO_CHAINS));
+	unsigned fl = DP_READ_SYMTAB_STORED | (profile_opts_chains(opts) ? 0 : DP_READ_NO_CHAINS);
+	if (!(filter && filter->has_time) && !(opts && opts->timeline))
+		fl |= DP_READ_GROUPS | (opts && opts->by_tid ? DP_READ_GROUP_TID : 0) |
+		      (filter && filter->cpus ? DP_READ_GROUP_CPU : 0);
+	dp_reader_set_flags(r, fl);
 }
 
 /* Open one of several inputs the way profile_load opens its one. */
-static struct dp_reader *open_input(const char *path, const struct profile_opts *opts, int *err,
+static struct dp_reader *open_input(const char *path, const struct profile_filter *filter,
+				    const struct profile_opts *opts, int *err,
 				    char *msg, size_t msglen)
 {
 	int e = 0;
@@ -307,7 +317,7 @@ static struct dp_reader *open_input(const char *path, const struct profile_opts 
 			*err = e ? e : -EINVAL;
 		return NULL;
 	}
-	reader_options(r, opts);
+	reader_options(r, filter, opts);
 	return r;
 }
 
@@ -338,7 +348,7 @@ struct profile *profile_load_files(const char *const *paths, size_t n, const str
 	 * command before any work, and --time's spans are the whole set's. */
 	bool spans = (filter && filter->has_time) || L.o.timeline;
 	for (size_t i = 0; i < n; i++) {
-		struct dp_reader *r = open_input(paths[i], opts, err, msg, msglen);
+		struct dp_reader *r = open_input(paths[i], filter, opts, err, msg, msglen);
 		if (!r) {
 			loader_release(&L);
 			profile_free(p);
@@ -356,7 +366,7 @@ struct profile *profile_load_files(const char *const *paths, size_t n, const str
 	struct dp_stats acc = { 0 };
 	size_t with_stats = 0;
 	for (size_t i = 0; i < n; i++) {
-		struct dp_reader *r = open_input(paths[i], opts, err, msg, msglen);
+		struct dp_reader *r = open_input(paths[i], filter, opts, err, msg, msglen);
 		if (!r) {   /* it went away since: as damage, the others are read */
 			char line[600];
 			snprintf(line, sizeof(line), "%.300s: could not be read again: %s", paths[i], msg);
@@ -401,7 +411,7 @@ struct profile *profile_load(const char *path, const struct profile_filter *filt
 			*err = e ? e : -EINVAL;
 		return NULL;
 	}
-	reader_options(r, opts);
+	reader_options(r, filter, opts);
 	if (opts)
 		perf_guest_args_apply(opts->perf_guests, r);
 	/* no worker started: the reader reads alone, the same profile */

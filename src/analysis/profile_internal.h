@@ -168,6 +168,7 @@ struct loader {
 		const struct sym_map *map;
 		uint64_t kip, asid, h;
 		uint32_t domain, nc;
+		uint32_t weight;         /* samples it stands for */
 	} *pend;
 	uint64_t *pend_chain;        /* PEND x DP_MAX_CALLCHAIN */
 	unsigned pend_head, npend;

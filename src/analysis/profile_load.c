@@ -320,7 +320,7 @@ static void pend_count(struct loader *L)
 	size_t i;
 	uint32_t found = hidx_find(t, h, key_eq, &want, &i);
 	if (found != HIDX_NONE) {
-		L->keys[found].count++;
+		L->keys[found].count += q->weight;
 		L->keys[found].period += s->period;
 		if (!map)
 			out_note(L, domain, s, asid, found);
@@ -334,7 +334,7 @@ static void pend_count(struct loader *L)
 	memset(k, 0, sizeof(*k));
 	k->ip = q->kip;
 	k->asid = asid;
-	k->count = 1;
+	k->count = q->weight;
 	k->period = s->period;
 	k->event = s->event;
 	k->map = map;
@@ -365,12 +365,15 @@ static void pend_count(struct loader *L)
 }
 
 
-static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample *s)
+/* s stands for weight samples (a group, DP_READ_GROUPS: alike in every
+ * field used here but time, its period their sum; reader_options asks
+ * for none when times count) */
+static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample *s, uint32_t weight)
 {
 	struct profile *p = L->p;
-	p->total_samples++;
+	p->total_samples += weight;
 	if (s->event < 256)
-		L->ev_samples[s->event]++;
+		L->ev_samples[s->event] += weight;
 	if (L->dom_filter && (!L->dom_found || domain != L->dom_id))
 		return;
 	if (L->f && L->f->has_pid && s->pid != L->f->pid)
@@ -437,6 +440,7 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 	unsigned slot = (L->pend_head + L->npend++) % PEND;
 	struct pend *q = &L->pend[slot];
 	q->s = *s;
+	q->weight = weight;
 	q->domain = domain;
 	q->nc = nc;
 	q->map = map;
@@ -470,7 +474,7 @@ void profile_load_drain(struct loader *L)
  * frames' maps in the symbol session as it stands at its sample. */
 static int ld_sample(void *ctx, const struct dp_record *rec)
 {
-	on_sample(ctx, rec->domain, &rec->u.sample);
+	on_sample(ctx, rec->domain, &rec->u.sample, rec->weight);
 	return 0;
 }
 

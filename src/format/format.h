@@ -433,6 +433,9 @@ struct dp_record {
 	 * copy it with dp_write_sample, or dp_sample_encode. */
 	const void *raw;
 	uint32_t raw_len;
+	/* Samples this record stands for: 1, or for a group of samples
+	 * (DP_READ_GROUPS) their number */
+	uint32_t weight;
 	union {
 		struct dp_event event;
 		struct dp_domain domain;
@@ -486,6 +489,24 @@ void dp_reader_free(struct dp_reader *r);
 				   * keep no chains (analysis/profile.c,
 				   * reader_options): the place a chain encoding
 				   * that is costly to decode can skip them */
+/* DP_READ_GROUPS: for readers that count samples. A run of samples
+ * without a user stack between
+ * two records other than samples and DOMAIN_SWITCH may come as groups:
+ * one SAMPLE record per set of the run's samples alike in domain, ip,
+ * pid, mode, event, asid and call chain (with DP_READ_NO_CHAINS: in
+ * having one), and in tid and cpu with
+ * DP_READ_GROUP_TID / DP_READ_GROUP_CPU. Its weight is how many samples
+ * it stands for, its period their sum (mod 2^64), every other field its
+ * first sample's (time among them), raw NULL; it comes where its first
+ * sample was. Records of other types, samples with a user stack and
+ * damage come as without the flag, and the samples counted are the
+ * same, on any number of threads: the digest of a chunk (format/digest.h)
+ * is made by the worker that decompressed it, else by the reader's
+ * thread (a chunk of over 16 MiB decoded comes sample by sample). Not
+ * for a reader that needs each sample's time or raw bytes. */
+#define DP_READ_GROUPS 4u
+#define DP_READ_GROUP_TID 8u
+#define DP_READ_GROUP_CPU 16u
 void dp_reader_set_flags(struct dp_reader *r, unsigned flags);
 
 /*

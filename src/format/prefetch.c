@@ -8,6 +8,7 @@
  * wait. One mutex guards the ring; decoding runs outside it.
  */
 #include "format/prefetch.h"
+#include "format/digest.h"
 #include "format/wire.h"
 #include "util/crc32c.h"
 #include "util/xalloc.h"
@@ -22,10 +23,13 @@ struct slot {
 	uint64_t off, end;
 	const uint8_t *pl;
 	uint32_t stored, raw, flags, crc;
+	unsigned digest;        /* pf_submit's: PF_DIGEST | DG_*, or 0 */
+	uint64_t cost;          /* its share of pf->bytes */
 	int state;
 	struct pf_result res;
 	uint8_t *buf;           /* kept across uses (at most PF_MAX_RAW) */
 	size_t cap;
+	struct dp_digest dg;    /* kept across uses */
 };
 
 struct dp_prefetch {
@@ -35,7 +39,7 @@ struct dp_prefetch {
 	unsigned nslots;        /* ring size in use */
 	unsigned head, count;   /* the ring: slots[head .. head + count) */
 	bool held;              /* the head slot's result is the reader's */
-	size_t bytes;           /* raw bytes of the slots in the ring */
+	size_t bytes;           /* raw bytes (and digests' payloads) of the slots in the ring */
 	uint64_t queued_end;
 	bool stop;
 	pthread_t th[PF_THREADS_MAX];
@@ -48,15 +52,26 @@ static struct slot *at(struct dp_prefetch *pf, unsigned i)
 	return &pf->slots[(pf->head + i) % pf->nslots];
 }
 
-/* What reader.c's next_chunk computes for the chunk (outside the lock). */
-static void decode_slot(struct slot *s, ZSTD_DCtx *dctx)
+/* What reader.c's next_chunk computes for the chunk (outside the lock),
+ * and on a worker (worker true) the digest asked for. Not on the
+ * reader's own thread: next_chunk makes the digest there, into the
+ * reader's own. */
+static void decode_slot(struct slot *s, ZSTD_DCtx *dctx, bool worker)
 {
 	s->res.crc_ok = crc32c(0, s->pl, s->stored) == s->crc;
 	s->res.dec_ok = false;
 	s->res.data = NULL;
 	s->res.len = 0;
-	if (!s->res.crc_ok || !(s->flags & DP_CHUNK_ZSTD))
+	s->res.dg = NULL;
+	if (!s->res.crc_ok)
 		return;
+	if (!(s->flags & DP_CHUNK_ZSTD)) {
+		if (worker && s->digest) {
+			dg_build(&s->dg, s->pl, s->stored, s->digest & ~PF_DIGEST);
+			s->res.dg = &s->dg;
+		}
+		return;
+	}
 	if (s->raw > s->cap) {
 		free(s->buf);
 		s->buf = xmalloc(s->raw);
@@ -66,6 +81,10 @@ static void decode_slot(struct slot *s, ZSTD_DCtx *dctx)
 	s->res.dec_ok = !ZSTD_isError(n) && n == s->raw;
 	s->res.data = s->buf;
 	s->res.len = s->raw;
+	if (worker && s->digest && s->res.dec_ok) {
+		dg_build(&s->dg, s->buf, s->raw, s->digest & ~PF_DIGEST);
+		s->res.dg = &s->dg;
+	}
 }
 
 static void *worker(void *arg)
@@ -86,7 +105,7 @@ static void *worker(void *arg)
 		}
 		s->state = SLOT_RUNNING;
 		pthread_mutex_unlock(&pf->mu);
-		decode_slot(s, dctx);
+		decode_slot(s, dctx, true);
 		pthread_mutex_lock(&pf->mu);
 		s->state = SLOT_DONE;
 		pthread_cond_broadcast(&pf->done);
@@ -145,7 +164,7 @@ static void quiesce(struct dp_prefetch *pf)
 static void pop(struct dp_prefetch *pf)
 {
 	struct slot *s = at(pf, 0);
-	pf->bytes -= s->raw;
+	pf->bytes -= s->cost;
 	s->state = SLOT_DONE;
 	s->pl = NULL;
 	if (s->cap > (2u << 20)) {
@@ -155,6 +174,9 @@ static void pop(struct dp_prefetch *pf)
 		s->buf = NULL;
 		s->cap = 0;
 	}
+	/* nor a large digest: up to about 1.2 bytes a payload byte */
+	if (s->dg.capitems * sizeof(*s->dg.items) + s->dg.capgroups * sizeof(*s->dg.groups) > (2u << 20))
+		dg_release(&s->dg);
 	pf->head = (pf->head + 1) % pf->nslots;
 	pf->count--;
 	pf->held = false;
@@ -172,8 +194,10 @@ void pf_free(struct dp_prefetch *pf)
 	pthread_mutex_unlock(&pf->mu);
 	for (unsigned i = 0; i < pf->nth; i++)
 		pthread_join(pf->th[i], NULL);
-	for (unsigned i = 0; i < PF_SLOTS_MAX; i++)
+	for (unsigned i = 0; i < PF_SLOTS_MAX; i++) {
 		free(pf->slots[i].buf);
+		dg_release(&pf->slots[i].dg);
+	}
 	ZSTD_freeDCtx(pf->dctx);
 	pthread_cond_destroy(&pf->work);
 	pthread_cond_destroy(&pf->done);
@@ -182,11 +206,17 @@ void pf_free(struct dp_prefetch *pf)
 }
 
 bool pf_submit(struct dp_prefetch *pf, uint64_t off, const uint8_t *pl, uint32_t stored,
-	       uint32_t raw, uint32_t flags, uint32_t crc)
+	       uint32_t raw, uint32_t flags, uint32_t crc, unsigned digest)
 {
 	uint32_t need = flags & DP_CHUNK_ZSTD ? raw : 0;
+	/* a digest takes up to about as much again as its payload (digest.h):
+	 * counted in the bound, and none for a payload over PF_MAX_RAW */
+	uint32_t plen = flags & DP_CHUNK_ZSTD ? raw : stored;
+	if (plen > PF_MAX_RAW)
+		digest = 0;
+	uint64_t cost = (uint64_t)need + (digest ? plen : 0);
 	pthread_mutex_lock(&pf->mu);
-	bool ok = pf->count < pf->nslots && need <= PF_MAX_RAW && pf->bytes + need <= PF_MAX_BYTES;
+	bool ok = pf->count < pf->nslots && need <= PF_MAX_RAW && pf->bytes + cost <= PF_MAX_BYTES;
 	if (ok) {
 		struct slot *s = at(pf, pf->count);
 		s->off = off;
@@ -196,9 +226,11 @@ bool pf_submit(struct dp_prefetch *pf, uint64_t off, const uint8_t *pl, uint32_t
 		s->raw = need;
 		s->flags = flags;
 		s->crc = crc;
+		s->digest = digest;
+		s->cost = cost;
 		s->state = SLOT_QUEUED;
 		pf->count++;
-		pf->bytes += need;
+		pf->bytes += cost;
 		pf->queued_end = s->end;
 		pthread_cond_signal(&pf->work);
 	}
@@ -234,7 +266,7 @@ const struct pf_result *pf_take(struct dp_prefetch *pf, uint64_t off)
 	if (s && s->state == SLOT_QUEUED) {
 		s->state = SLOT_RUNNING;
 		pthread_mutex_unlock(&pf->mu);
-		decode_slot(s, pf->dctx);
+		decode_slot(s, pf->dctx, false);
 		pthread_mutex_lock(&pf->mu);
 		s->state = SLOT_DONE;
 	}

@@ -7,7 +7,9 @@
  * there, in file order, and decides everything else (sequence, damage,
  * records) itself as it does without workers. What a worker computes is
  * a pure function of the chunk's bytes, so a read with workers returns
- * exactly the records and damage of a read without.
+ * exactly the records and damage of a read without. With a digest
+ * (DP_READ_GROUPS) the reader returns groups of samples where a worker
+ * left one, the same samples counted (digest.h).
  *
  * Bounds: at most PF_SLOTS_MAX chunks are queued, each of at most
  * PF_MAX_RAW decoded bytes, PF_MAX_BYTES in all; a larger chunk is left
@@ -33,6 +35,7 @@
 #define PF_MAX_BYTES (64u << 20)
 
 struct dp_prefetch;
+struct dp_digest;
 
 /* What the reader would compute for the chunk: crc_ok is the payload's
  * CRC check; for a zstd chunk with a good CRC, dec_ok says it
@@ -42,6 +45,11 @@ struct pf_result {
 	bool dec_ok;
 	const uint8_t *data;
 	size_t len;
+	/* the chunk's digest (digest.h) when it was asked for and a worker
+	 * decoded the chunk with a good CRC (and, zstd, dec_ok); NULL when
+	 * the reader's own thread decoded it (next_chunk then makes it), or
+	 * none was asked */
+	const struct dp_digest *dg;
 };
 
 /* threads: workers to start (1..PF_THREADS_MAX). NULL when none could be
@@ -50,10 +58,12 @@ struct dp_prefetch *pf_new(unsigned threads);
 void pf_free(struct dp_prefetch *pf);
 
 /* Queue the chunk at file offset off (its header is valid): payload
- * pl[0..stored), CRC crc, flags and raw size from its header. false when
+ * pl[0..stored), CRC crc, flags and raw size from its header; digest:
+ * PF_DIGEST | DG_* flags to have a worker digest it too, or 0. false when
  * the queue is full or the chunk is over the bounds (not queued). */
+#define PF_DIGEST 0x100u
 bool pf_submit(struct dp_prefetch *pf, uint64_t off, const uint8_t *pl, uint32_t stored,
-	       uint32_t raw, uint32_t flags, uint32_t crc);
+	       uint32_t raw, uint32_t flags, uint32_t crc, unsigned digest);
 /* Offset after the last chunk queued (0 when nothing is queued). */
 uint64_t pf_queued_end(const struct dp_prefetch *pf);
 /* The result for the chunk at off, waiting for a worker that is on it or

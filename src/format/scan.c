@@ -181,7 +181,7 @@ void dp_counter_sums_release(struct dp_counter_sums *s)
 static void meta_note(struct dp_meta *m, const struct dp_record *rec)
 {
 	if (rec->type <= DP_REC_MAX_KNOWN)
-		m->counts[rec->type]++;
+		m->counts[rec->type] += rec->weight;  /* 1, or a group's samples */
 	else
 		m->unknown++;
 	if (scoped(rec->type))
@@ -190,8 +190,8 @@ static void meta_note(struct dp_meta *m, const struct dp_record *rec)
 	case DP_REC_SAMPLE: {
 		struct dp_meta_domain *d = dom_get(m, rec->domain);
 		dom_listed(m, d);
-		d->samples++;
-		m->samples++;
+		d->samples += rec->weight;
+		m->samples += rec->weight;
 		if (rec->u.sample.has_uregs) {
 			m->ustack_samples++;
 			m->ustack_bytes += rec->u.sample.ustack_len;  /* <= 64 KiB a record: no wrap */

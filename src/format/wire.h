@@ -36,6 +36,45 @@
 #define DP_COUNTERS_FIXED 8u /* 1.3 COUNTERS: u32 n, u32 0; then n of (u64 value, u16 len, len bytes) */
 #define DP_COUNTER_ENTRY 10u /* an entry's bytes before its name */
 
+/* The asid and call chain of a SAMPLE record at p (len bytes, len >=
+ * DP_REC_HDR + DP_SAMPLE_FIXED, framing checked) with flags, bounds
+ * checked as every decoder of samples checks them (reader.c's dec_sample,
+ * digest.c): false when a part does not fit. rest: the bytes after them. */
+struct sample_parts {
+	uint64_t asid;
+	uint32_t nr;
+	const uint8_t *chain;   /* nr u64s, maybe unaligned; NULL without */
+	const uint8_t *rest;
+};
+
+static inline __attribute__((always_inline)) bool
+sample_parts(const uint8_t *p, uint32_t len, uint16_t flags, struct sample_parts *o)
+{
+	const uint8_t *end = p + len, *q = p + DP_REC_HDR + DP_SAMPLE_FIXED;
+	o->asid = 0;
+	o->nr = 0;
+	o->chain = NULL;
+	if (flags & DP_SAMPLE_F_ASID) {
+		if (end - q < 8)
+			return false;
+		o->asid = get64(q);
+		q += 8;
+	}
+	if (flags & DP_SAMPLE_F_CHAIN) {
+		if (end - q < 8)
+			return false;
+		uint32_t nr = get32(q);
+		q += 8;
+		if (nr > DP_MAX_CALLCHAIN || (size_t)(end - q) / 8 < nr)
+			return false;
+		o->nr = nr;
+		o->chain = q;
+		q += 8 * (size_t)nr;
+	}
+	o->rest = q;
+	return true;
+}
+
 enum { DP_FIELD_HOSTNAME = 1, DP_FIELD_RELEASE = 2, DP_FIELD_CPU = 3, DP_FIELD_CMDLINE = 4 };
 
 static inline uint32_t align8(uint32_t n) { return (n + 7u) & ~7u; }

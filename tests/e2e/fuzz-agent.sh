@@ -39,6 +39,6 @@ seeds = {"hello": b"\x08" + hello, "session": b"\x0f" + ok + start + batch + sym
 for k, v in seeds.items():
     open("%s/%s" % (d, k), "wb").write(v)
 PY
-build/fuzz/fuzz-agent -max_total_time="${FUZZ_SECONDS:-4}" -max_len=60000 -timeout=10 \
+build/fuzz/fuzz-agent -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=60000 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5
 echo ok

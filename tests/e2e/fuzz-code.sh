@@ -30,6 +30,6 @@ FUZZ_CODE_VERBOSE=1 build/fuzz/fuzz-code "$OUT/known" >"$OUT/known.log" 2>&1 || 
 grep -q '^fuzz-code: 256 bytes, first aa$' "$OUT/known.log" || fail "known table: $(grep fuzz-code: "$OUT/known.log")"
 FUZZ_CODE_VERBOSE=1 build/fuzz/fuzz-code "$OUT/control" >"$OUT/control.log" 2>&1 || { cat "$OUT/control.log"; fail "control crashed"; }
 grep -q '^fuzz-code: -2 bytes' "$OUT/control.log" || fail "control: $(grep fuzz-code: "$OUT/control.log")"
-build/fuzz/fuzz-code -max_total_time="${FUZZ_SECONDS:-4}" -max_len=70000 -timeout=10 \
+build/fuzz/fuzz-code -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=70000 -timeout=10 \
 	-rss_limit_mb=1024 "$corpus" >"$OUT/fuzz.log" 2>&1 || { tail -40 "$OUT/fuzz.log"; fail "fuzzer found a bug"; }
 note "$(grep -E '^Done [0-9]+ runs' "$OUT/fuzz.log")"

@@ -66,5 +66,5 @@ for s in "$OUT"/*.want; do
 	echo "  $name: $n ranges, first ${first:--} (want $wn, ${wfirst})"
 	[ "$n" = "$wn" ] && [ "${first:--}" = "$wfirst" ] || fail "$name: $n ranges from ${first:--}, want $wn from $wfirst"
 done
-build/fuzz/fuzz-fde -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
+build/fuzz/fuzz-fde -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5

@@ -20,5 +20,5 @@ printf '\000$E14#aa$W00#b7$O414243#00' > "$corpus/errors"
 { printf '\001'; cat tests/fixtures/gdb/i386-64bit.xml; } > "$corpus/i386-64bit"
 # mode 2: symbol text
 printf '\002ffffffff81000000 T _text\nffffffff81e00000 T _etext\nffffffffc0001000 t f\t[mod]\nffffffff83400000 B _end\n' > "$corpus/sysmap"
-build/fuzz/fuzz-gdb -max_total_time="${FUZZ_SECONDS:-8}" -max_len=16384 -timeout=10 \
+build/fuzz/fuzz-gdb -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-8}" -max_len=16384 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5

@@ -49,6 +49,6 @@ seeds = {"two": hdr() + image(), "chunk7": hdr(chunk=7) + image(), "loop": hdr()
 for k, v in seeds.items():
     open("%s/%s" % (d, k), "wb").write(v)
 PY
-build/fuzz/fuzz-guest-modules -max_total_time="${FUZZ_SECONDS:-4}" -max_len=8192 -timeout=10 \
+build/fuzz/fuzz-guest-modules -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=8192 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5
 echo ok

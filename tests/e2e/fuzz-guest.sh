@@ -54,6 +54,6 @@ struct.pack_into("<Q", mem, 384 + 8, B + 0x1234000)
 struct.pack_into("<Q", mem, 0x31, B + 128)   # the per-CPU slot
 open(d + "/tasks", "wb").write(lay + bytes(mem))
 PY
-build/fuzz/fuzz-guest -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
+build/fuzz/fuzz-guest -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5
 echo ok

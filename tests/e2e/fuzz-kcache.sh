@@ -26,5 +26,5 @@ cp "$OUT/known" "$corpus/small"
 if head -n 2000 /proc/kallsyms >"$OUT/live.ksyms" 2>/dev/null && [ -s "$OUT/live.ksyms" ]; then
 	"$TT" kcache - "$OUT/live.ksyms" "$corpus/live" || rm -f "$corpus/live"
 fi
-build/fuzz/fuzz-kcache -max_total_time="${FUZZ_SECONDS:-4}" -max_len=262144 \
+build/fuzz/fuzz-kcache -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=262144 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5

@@ -24,5 +24,5 @@ grep -q '^fuzz-ksymnf: refused: built for another index$' "$OUT/control.log" || 
 FUZZ_KSYMNF_VERBOSE=1 build/fuzz/fuzz-ksymnf "$OUT/cut" >"$OUT/cut.log" 2>&1 || true
 grep -q '^fuzz-ksymnf: refused: .* bytes for .* blocks of ' "$OUT/cut.log" || fail "control: a cut filter was not refused: $(grep fuzz-ksymnf: "$OUT/cut.log")"
 cp "$OUT/known" "$corpus/known"
-build/fuzz/fuzz-ksymnf -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 \
+build/fuzz/fuzz-ksymnf -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5

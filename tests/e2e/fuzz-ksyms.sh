@@ -117,5 +117,5 @@ for s in "$corpus"/*.want; do
 	   grep -q "^fuzz-ksyms: build id $want_id$" "$OUT/$name.log" || fail "$name: build id not found: $(grep 'build id' "$OUT/$name.log")" ;;
 	esac
 done
-build/fuzz/fuzz-ksyms -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
+build/fuzz/fuzz-ksyms -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5

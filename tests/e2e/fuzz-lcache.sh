@@ -33,6 +33,6 @@ grep -q '^fuzz-lcache: refused: payload checksum mismatch$' "$OUT/control.log" |
 cp "$known" "$corpus/known"
 "$TT" lcache "$known" "$corpus/forged" 0 0 zero-key >/dev/null || fail "test-tool lcache"
 head -c 200 "$known" >"$corpus/cut"
-build/fuzz/fuzz-lcache -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 \
+build/fuzz/fuzz-lcache -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 \
 	-artifact_prefix="$OUT/" "$corpus" >"$OUT/fuzz.log" 2>&1 || { tail -40 "$OUT/fuzz.log"; fail "fuzzer found a bug"; }
 note "$(grep -E '^Done [0-9]+ runs' "$OUT/fuzz.log")"

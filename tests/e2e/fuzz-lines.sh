@@ -79,6 +79,6 @@ for s in "$corpus"/*; do
 	FUZZ_LINES_VERBOSE=1 build/fuzz/fuzz-lines "$s" >"$OUT/seed.log" 2>&1 || { tail -20 "$OUT/seed.log"; fail "seed $(basename "$s") crashed"; }
 	note "seed $(basename "$s"): $(grep '^fuzz-lines:' "$OUT/seed.log")"
 done
-build/fuzz/fuzz-lines -max_total_time="${FUZZ_SECONDS:-4}" -max_len=70000 -timeout=10 \
+build/fuzz/fuzz-lines -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=70000 -timeout=10 \
 	-rss_limit_mb=1024 "$corpus" >"$OUT/fuzz.log" 2>&1 || { tail -40 "$OUT/fuzz.log"; fail "fuzzer found a bug"; }
 note "$(grep -E '^Done [0-9]+ runs' "$OUT/fuzz.log")"

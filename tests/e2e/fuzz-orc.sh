@@ -80,5 +80,5 @@ for s in "$corpus"/*.want; do
 	esac
 	[ "$name" != lookup ] || grep -q 'fast lookup table' "$OUT/$name.log" || fail "lookup: the orc_lookup table was not used"
 done
-build/fuzz/fuzz-orc -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
+build/fuzz/fuzz-orc -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5

@@ -27,5 +27,5 @@ cp "$OUT/known" "$corpus/guest"
 if command -v perf >/dev/null && [ -x "$WL/threefuncs" ]; then
 	PERF_BUILDID_DIR="$OUT/bid" perf record -q -g -c 2000000 -o "$corpus/real" -- "$WL/threefuncs" 1 >/dev/null 2>&1 || rm -f "$corpus/real"
 fi
-build/fuzz/fuzz-perfdata -max_total_time="${FUZZ_SECONDS:-4}" -max_len=16384 \
+build/fuzz/fuzz-perfdata -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=16384 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5

@@ -36,6 +36,6 @@ FUZZ_UNWIND_VERBOSE=1 build/fuzz/fuzz-unwind "$OUT/known" >"$OUT/known.log" 2>&1
 grep -Eq '^fuzz-unwind: [1-9][0-9]* frames$' "$OUT/known.log" || fail "known seed: $(grep fuzz-unwind: "$OUT/known.log")"
 FUZZ_UNWIND_VERBOSE=1 build/fuzz/fuzz-unwind "$OUT/control" >"$OUT/control.log" 2>&1 || { cat "$OUT/control.log"; fail "control seed crashed"; }
 grep -q '^fuzz-unwind: 0 frames$' "$OUT/control.log" || fail "control: $(grep fuzz-unwind: "$OUT/control.log")"
-build/fuzz/fuzz-unwind -max_total_time="${FUZZ_SECONDS:-4}" -max_len=70000 -timeout=10 \
+build/fuzz/fuzz-unwind -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=70000 -timeout=10 \
 	-rss_limit_mb=1024 "$corpus" >"$OUT/fuzz.log" 2>&1 || { tail -40 "$OUT/fuzz.log"; fail "fuzzer found a bug"; }
 note "$(grep -E '^Done [0-9]+ runs' "$OUT/fuzz.log")"

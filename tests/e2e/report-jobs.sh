@@ -5,8 +5,9 @@
 # 250 ms) and on damaged copies of it (a bad CRC, a frame that does not
 # decompress under a valid CRC, a chunk repeated, one missing, two
 # swapped, the file cut inside its last chunk), report -l -g and export
-# --format folded, and on the intact one also report (summary, csv),
-# flamegraph, export json and diff (against the bad-CRC copy), give
+# --format folded, and on the intact one also report (summary, csv, --cpu,
+# -s pid,symbol, --time), flamegraph, export json, export --by-tid and
+# diff (against the bad-CRC copy), give
 # byte-identical stdout and stderr with -j 1, -j 2 and -j 3.
 # Controls: each damaged copy's report differs from the intact one's (the
 # comparison sees the damage), and -j 0 / -j 65 are usage errors.
@@ -85,12 +86,18 @@ for v in j dup drop swap crc zstd cut; do
 		run "$v.lg" $j report -q -i "$f" -l -g
 		run "$v.folded" $j export --format folded -i "$f"
 		[ "$v" = j ] || continue
-		kinds="lg folded sum csv fg json diff"
+		kinds="lg folded sum csv fg json diff cpu pid tid time"
 		run "$v.sum" $j report -q -i "$f"
 		run "$v.csv" $j report -q -i "$f" -l --format csv
 		run "$v.fg" $j flamegraph -i "$f" -o "$T/$v.fg.j$j.html"
 		run "$v.json" $j export --format json -i "$f"
 		run "$v.diff" $j diff "$T/crc.data" "$f"
+		# the loads whose reader counts samples in groups (-j > 1:
+		# DP_READ_GROUPS), keyed by cpu or tid, and one without
+		run "$v.cpu" $j report -q -i "$f" -l --cpu 0
+		run "$v.pid" $j report -q -i "$f" -s pid,symbol
+		run "$v.tid" $j export --format folded --by-tid -i "$f"
+		run "$v.time" $j report -q -i "$f" -l --time 10%-60%
 	done
 	for k in $kinds; do
 		same "$v.$k"

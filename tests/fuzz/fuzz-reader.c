@@ -5,7 +5,9 @@
  * decoded; user stacks in delta form are rebuilt and hashed whole), and
  * a read on 2 threads (dp_reader_set_threads), and one with
  * DP_READ_NO_CHAINS, must return the same records and damage as the read
- * on one (the flagged read: without any chain): any difference traps. */
+ * on one (the flagged read: without any chain), and a read on 2 threads
+ * with DP_READ_GROUPS must count the same samples (counted()): any
+ * difference traps. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -101,10 +103,75 @@ static uint64_t digest(const uint8_t *data, size_t size, unsigned threads, unsig
 	return h;
 }
 
+/* A read as a counter sees it (DP_READ_GROUPS, format.h): records other
+ * than plain samples and domain switches (they show in the keys'
+ * domains) in order, each stretch of plain samples between
+ * them as order-free sums of its samples' keys (times weight) and
+ * periods, then the damage. A read with groups keyed by tid and cpu, on
+ * 1 thread and on 2, must give what one sample by sample gives. */
+static uint64_t counted(const uint8_t *data, size_t size, unsigned threads, unsigned flags)
+{
+	int err;
+	struct dp_reader *r = dp_reader_open_mem(data, size, &err, NULL, 0);
+	if (!r)
+		return 0;
+	if (dp_reader_set_threads(r, threads))
+		__builtin_trap();
+	dp_reader_set_flags(r, flags);
+	struct dp_record rec;
+	uint64_t h = 0xcbf29ce484222325ull, ksum = 0, psum = 0, n = 0;
+	for (;;) {
+		int got = dp_reader_next(r, &rec);
+		const struct dp_sample *s = &rec.u.sample;
+		bool plain = got > 0 && rec.type == DP_REC_SAMPLE && !s->has_uregs;
+		if (got > 0 && rec.type == DP_REC_DOMAIN_SWITCH)
+			continue;   /* it shows in the samples' keys after it */
+		if (!plain && n) {
+			h = fold(h, &ksum, sizeof(ksum));
+			h = fold(h, &psum, sizeof(psum));
+			h = fold(h, &n, sizeof(n));
+			ksum = psum = n = 0;
+		}
+		if (got <= 0)
+			break;
+		if (!plain) {
+			if (rec.weight != 1)
+				__builtin_trap();
+			h = fold(h, &rec.type, sizeof(rec.type));
+			h = fold(h, rec.raw, rec.raw_len);
+			continue;
+		}
+		uint64_t k = fold(0xcbf29ce484222325ull, &rec.domain, sizeof(rec.domain));
+		k = fold(k, &rec.chunk_offset, sizeof(rec.chunk_offset));
+		k = fold(k, &s->ip, sizeof(s->ip));
+		k = fold(k, &s->pid, sizeof(s->pid));
+		k = fold(k, &s->tid, sizeof(s->tid));
+		k = fold(k, &s->cpu, sizeof(s->cpu));
+		k = fold(k, &s->mode, sizeof(s->mode));
+		k = fold(k, &s->event, sizeof(s->event));
+		k = fold(k, &s->has_asid, sizeof(s->has_asid));
+		k = fold(k, &s->asid, sizeof(s->asid));
+		k = fold(k, s->callchain, 8 * (size_t)s->nr_callchain);
+		ksum += k * rec.weight;
+		psum += s->period;
+		n += rec.weight;
+	}
+	const struct dp_damage *d;
+	size_t nd = dp_reader_damage(r, &d);
+	for (size_t i = 0; i < nd; i++)
+		h = fold(h, d[i].what, strlen(d[i].what));
+	dp_reader_free(r);
+	return h;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint64_t d = digest(data, size, 1, 0);
 	if (d != digest(data, size, 2, 0) || d != digest(data, size, 1, DP_READ_NO_CHAINS))
+		__builtin_trap();
+	uint64_t c = counted(data, size, 1, 0);
+	if (c != counted(data, size, 1, DP_READ_GROUPS | DP_READ_GROUP_TID | DP_READ_GROUP_CPU) ||
+	    c != counted(data, size, 2, DP_READ_GROUPS | DP_READ_GROUP_TID | DP_READ_GROUP_CPU))
 		__builtin_trap();
 	int err;
 	char msg[128];

@@ -11,7 +11,8 @@
  * __pfx_ references and a module. seed-6 holds user stacks in delta
  * form (format 1.5): three threads in two domains whose sp moves and
  * whose stacks change a word now and then, one sample without sp, across
- * chunks.
+ * chunks. seed-7 holds 300 samples of a few keys in runs between other
+ * records (DP_READ_GROUPS' groups), compressed.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -30,7 +31,7 @@ int cmd_mkseed(int argc, char **argv)
 		fprintf(stderr, "usage: test-tool mkseed DIR\n");
 		return 2;
 	}
-	for (int v = 0; v < 7; v++) {
+	for (int v = 0; v < 8; v++) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/seed-%d.data", argv[1], v);
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -40,8 +41,8 @@ int cmd_mkseed(int argc, char **argv)
 		}
 		struct dp_header h;
 		dp_header_fill_local(&h, argc, argv);
-		struct dp_writer_opts o = { .chunk_bytes = v == 4 ? 1024 : v == 6 ? 2048 : 256,
-					    .zstd_level = v == 1 || v == 3 ? 1 : 0,
+		struct dp_writer_opts o = { .chunk_bytes = v == 4 ? 1024 : v == 6 || v == 7 ? 2048 : 256,
+					    .zstd_level = v == 1 || v == 3 || v == 7 ? 1 : 0,
 					    .ustack_delta = v == 6 };
 		int err;
 		struct dp_writer *w = dp_writer_new(fd, &h, &o, &err);
@@ -99,6 +100,19 @@ int cmd_mkseed(int argc, char **argv)
 						       .ustack = &mem[th][320 - depth] };
 				dp_write_sample(w, th == 2 ? 1 : 0, &s);
 			}
+		}
+		/* seed-7: runs of samples that repeat (what DP_READ_GROUPS
+		 * counts as groups), keys apart by one field at a time */
+		for (int i = 0; v == 7 && i < 300; i++) {
+			struct dp_sample s = { .ip = 0x401000u + (uint64_t)(i % 3), .pid = 7,
+					       .tid = 7 + (uint32_t)(i % 2), .cpu = (uint32_t)(i % 5 == 0),
+					       .period = 1000 + (uint64_t)i, .mode = DP_MODE_USER,
+					       .has_asid = i % 11 == 0, .asid = 0x1000,
+					       .nr_callchain = i % 4 == 0 ? 4 : i % 4 == 1 ? 3 : 0,
+					       .callchain = chain };
+			dp_write_sample(w, i % 50 == 49 ? 1 : 0, &s);
+			if (i % 90 == 89)
+				dp_write_mmap(w, 0, &m);
 		}
 		if (v == 2) {
 			const char *k = "ffffffff81000000 T _text\nffffffff81000100 T foo\n";

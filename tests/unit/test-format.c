@@ -1854,6 +1854,118 @@ static uint64_t same_on_threads(const uint8_t *b, size_t len)
 	return same_on_threads_f(b, len, false);
 }
 
+/* A sample's key as a counting reader sees it (DP_READ_GROUPS): its
+ * domain, chunk and the fields a group keeps apart; tid and cpu when
+ * `by` has DP_READ_GROUP_TID / _CPU. */
+static uint64_t sample_key(const struct dp_record *rec, unsigned by)
+{
+	const struct dp_sample *s = &rec->u.sample;
+	uint64_t h = 0xcbf29ce484222325ull;
+	h = fnv(h, &rec->domain, sizeof(rec->domain));
+	h = fnv(h, &rec->chunk_offset, sizeof(rec->chunk_offset));
+	h = fnv(h, &s->ip, sizeof(s->ip));
+	h = fnv(h, &s->pid, sizeof(s->pid));
+	h = fnv(h, &s->mode, sizeof(s->mode));
+	h = fnv(h, &s->event, sizeof(s->event));
+	h = fnv(h, &s->has_asid, sizeof(s->has_asid));
+	h = fnv(h, &s->asid, sizeof(s->asid));
+	h = fnv(h, &s->chain_omitted, sizeof(s->chain_omitted));
+	h = fnv(h, &s->nr_callchain, sizeof(s->nr_callchain));
+	h = fnv(h, s->callchain, 8 * (size_t)s->nr_callchain);
+	if (by & DP_READ_GROUP_TID)
+		h = fnv(h, &s->tid, sizeof(s->tid));
+	if (by & DP_READ_GROUP_CPU)
+		h = fnv(h, &s->cpu, sizeof(s->cpu));
+	return h;
+}
+
+/*
+ * A read as a counter sees it, folded into one number: records other
+ * than plain samples (no user stack) and domain switches (they show in
+ * the keys' domains) in order, each stretch of plain
+ * samples between them as the order-free sums of its samples' keys
+ * (times weight) and periods, then the damage. flags: the reader's
+ * (DP_READ_GROUPS or not, and the keys); key: the fields the sums keep
+ * apart. *grouped: records of weight > 1 seen.
+ */
+static uint64_t counted_read(const uint8_t *b, size_t len, unsigned threads, unsigned flags,
+			     unsigned key, uint64_t *samples, size_t *grouped)
+{
+	int err;
+	struct dp_reader *r = dp_reader_open_mem(b, len, &err, NULL, 0);
+	*samples = 0;
+	*grouped = 0;
+	if (!r)
+		return 1;
+	dp_reader_set_flags(r, flags);
+	CHECK(dp_reader_set_threads(r, threads) == 0);
+	uint64_t h = 0xcbf29ce484222325ull, ksum = 0, psum = 0, n = 0;
+	struct dp_record rec;
+	for (;;) {
+		int got = dp_reader_next(r, &rec);
+		bool plain = got > 0 && rec.type == DP_REC_SAMPLE && !rec.u.sample.has_uregs;
+		/* a domain switch shows in the samples' keys after it */
+		if (got > 0 && rec.type == DP_REC_DOMAIN_SWITCH)
+			continue;
+		if (!plain && n) {   /* a stretch ends */
+			h = fnv(h, &ksum, sizeof(ksum));
+			h = fnv(h, &psum, sizeof(psum));
+			h = fnv(h, &n, sizeof(n));
+			ksum = psum = n = 0;
+		}
+		if (got <= 0)
+			break;
+		if (plain) {
+			ksum += sample_key(&rec, key) * rec.weight;
+			psum += rec.u.sample.period;
+			n += rec.weight;
+			*samples += rec.weight;
+			*grouped += rec.weight > 1;
+			continue;
+		}
+		CHECK_EQ_U64(rec.weight, 1);
+		if (rec.type == DP_REC_SAMPLE)
+			*samples += 1;
+		h = fnv(h, &rec.type, sizeof(rec.type));
+		h = fnv(h, &rec.domain, sizeof(rec.domain));
+		h = fnv(h, rec.raw, rec.raw_len);
+	}
+	const struct dp_damage *d;
+	size_t nd = dp_reader_damage(r, &d);
+	for (size_t i = 0; i < nd; i++)
+		h = fnv(h, d[i].what, strlen(d[i].what));
+	dp_reader_free(r);
+	return h;
+}
+
+/* Groups count what a read sample by sample counts, for each choice of
+ * keys, on 1 and 3 threads (workers make the digests there, or the
+ * reader's thread when it gets to a chunk first). Returns whether the
+ * reads grouped samples. every: all choices, else one. */
+static bool groups_count_same(const uint8_t *b, size_t len, bool every)
+{
+	static const unsigned keys[] = { DP_READ_GROUP_TID | DP_READ_GROUP_CPU, 0,
+					 DP_READ_GROUP_TID, DP_READ_GROUP_CPU };
+	bool any = false;
+	/* !every: the first choice of keys, with chains (damaged copies) */
+	for (size_t k = 0; k < (every ? sizeof(keys) / sizeof(keys[0]) : 1); k++) {
+		for (unsigned nc = 0; nc <= (every ? DP_READ_NO_CHAINS : 0); nc += DP_READ_NO_CHAINS) {
+			uint64_t n1, n3;
+			size_t g1, g3;
+			uint64_t h1 = counted_read(b, len, 1, nc, keys[k], &n1, &g1);
+			CHECK_EQ_U64(g1, 0);
+			for (unsigned t = 1; t <= 3; t += 2) {
+				uint64_t h = counted_read(b, len, t, nc | DP_READ_GROUPS | keys[k],
+							  keys[k], &n3, &g3);
+				CHECK_EQ_U64(h, h1);
+				CHECK_EQ_U64(n3, n1);
+				any |= g3 > 0;
+			}
+		}
+	}
+	return any;
+}
+
 static void threads_same(int zlevel)
 {
 	char *path = tmpfile_path("threads.data");
@@ -1863,10 +1975,13 @@ static void threads_same(int zlevel)
 	uint64_t chain[5] = { 1, 2, 3, 4, 5 };
 	static const uint8_t blob[] = "ffffffff81000000 T _stext\n";
 	for (int i = 0; i < 1500; i++) {
-		struct dp_sample s = { .ip = rnd(), .pid = (uint32_t)(i % 5), .time = (uint64_t)i,
-				       .nr_callchain = (uint32_t)(i % 6), .callchain = chain,
-				       .has_asid = i % 7 == 0, .asid = (uint64_t)i };
-		CHECK(dp_write_sample(w, (uint32_t)(i % 11 == 0), &s) == 0);
+		/* ip: from a few, so that a run's samples repeat (groups) */
+		struct dp_sample s = { .ip = 0x1000 + rnd() % 4, .pid = (uint32_t)(i % 5),
+				       .tid = (uint32_t)(i % 3), .cpu = (uint32_t)(i % 2),
+				       .time = (uint64_t)i, .period = (uint64_t)i * 1000003,
+				       .nr_callchain = (uint32_t)(i % 6 < 3 ? 0 : 5), .callchain = chain,
+				       .has_asid = i % 7 == 0, .asid = (uint64_t)(i % 14) };
+		CHECK(dp_write_sample(w, (uint32_t)(i % 97 == 0), &s) == 0);
 		if (i % 200 == 0) {
 			struct dp_mmap m = { .pid = 1, .start = (uint64_t)i << 12, .len = 4096,
 					     .path = "/bin/x" };
@@ -1886,6 +2001,14 @@ static void threads_same(int zlevel)
 	CHECK(c.n >= 20);
 
 	uint64_t intact = same_on_threads_f(b, len, true);
+	CHECK(groups_count_same(b, len, true));
+	{	/* control: the same keys apart, groups that keep no tid */
+		uint64_t n1, n3;
+		size_t g1, g3;
+		uint64_t h1 = counted_read(b, len, 1, 0, DP_READ_GROUP_TID, &n1, &g1);
+		CHECK(counted_read(b, len, 1, DP_READ_GROUPS, DP_READ_GROUP_TID, &n3, &g3) != h1);
+		CHECK(counted_read(b, len, 3, DP_READ_GROUPS, DP_READ_GROUP_TID, &n3, &g3) != h1);
+	}
 	/* a byte changed every 2999 bytes (every 661st with zstd), in turn:
 	 * headers, payloads, padding (few: the test also runs under valgrind,
 	 * where each read's threads are slow to start) */
@@ -1897,6 +2020,8 @@ static void threads_same(int zlevel)
 		f[i] ^= 0x5a;
 		tried++;
 		changed += same_on_threads(f, len) != intact;  /* control: damage shows */
+		if (tried % 4 == 0)
+			(void)groups_count_same(f, len, false);
 	}
 	CHECK(changed * 10 >= tried * 8);
 	/* a bad CRC, from a file as well */
