@@ -284,15 +284,17 @@ static struct out_key *out_slot(struct loader *L, uint32_t domain, uint32_t pid,
 	return &L->outk[(pid * 0x9e3779b1u ^ domain * 0x85ebca6bu ^ mode) % OUTK];
 }
 
-/* Sample s (outside hits_symbol) counted under its key when that was
- * made already: a sum, in any order. False when it must be queued. */
-static bool out_counted(struct loader *L, uint32_t domain, const struct dp_sample *s, uint64_t asid)
+/* Sample s (weight samples: a group) outside hits_symbol, counted under
+ * its key when that was made already: a sum, in any order. False when
+ * it must be queued. */
+static bool out_counted(struct loader *L, uint32_t domain, const struct dp_sample *s, uint64_t asid,
+			uint32_t weight)
 {
 	const struct out_key *o = out_slot(L, domain, s->pid, s->mode);
 	if (!o->used || o->domain != domain || o->pid != s->pid || o->mode != s->mode ||
 	    o->asid != asid || o->event != s->event || (L->o.by_tid && o->tid != s->tid))
 		return false;
-	L->keys[o->key].count++;
+	L->keys[o->key].count += weight;
 	L->keys[o->key].period += s->period;
 	return true;
 }
@@ -410,7 +412,7 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 	/* annotate NAME: a leaf that cannot be NAME is counted per process
 	 * only (most of a large recording's keys otherwise) */
 	if (L->early && !hits_early_in(L, map, s->ip)) {
-		if (out_counted(L, domain, s, asid))
+		if (out_counted(L, domain, s, asid, weight))
 			return;
 		map = NULL;
 		kip = 0;
