@@ -144,8 +144,10 @@ long profile_symbol_code(const struct profile *p, uint32_t sym, uint8_t *buf, si
 /* ---- opts.hits_only: which keys may be hits_symbol's ---- */
 
 struct narrow_img {
-	long n;                      /* sym_name_ranges: -1 any address */
+	long n;                      /* sym_name_ranges: -1 any address,
+				      * SYM_RANGES_LATER: asked at the end */
 	struct sym_range *r;
+	uint64_t ord;                /* the sample that first asked (L->early) */
 };
 
 struct hits_narrow {
@@ -153,44 +155,76 @@ struct hits_narrow {
 	struct hmap idx;             /* image -> index + 1 in v */
 	struct narrow_img *v;
 	size_t n, cap;
-	const struct sym_image *last_img;  /* keys of one image come in runs */
-	size_t last;
+	/* images answered lately, direct-mapped: keys and samples of a few
+	 * images come in runs (a process's user and kernel samples
+	 * alternate) */
+	struct { const struct sym_image *img; size_t at; } recent[8];
 };
 
 struct hits_narrow *hits_narrow_new(struct loader *L)
 {
 	struct hits_narrow *h = xcalloc(1, sizeof(*h));
 	h->L = L;
+	sym_set_name_probe(L->pv->sym, L->o.hits_symbol);
 	return h;
 }
 
-bool hits_narrow_in(struct hits_narrow *h, const struct key *k)
+/* narrow_img past its cache: the image's entry found or made */
+static __attribute__((noinline)) struct narrow_img *
+narrow_img_slow(struct hits_narrow *h, const struct sym_map *m, const struct sym_image *img, size_t slot,
+		bool reading, uint64_t ord)
 {
 	struct sym_session *sym = h->L->pv->sym;
-	size_t at;
-	const struct sym_image *img = sym_map_image(k->map);
-	if (h->last_img && h->last_img == img) {
-		at = h->last;
+	struct narrow_img *e;
+	uintptr_t got = (uintptr_t)u64map_get(&h->idx, (uint64_t)(uintptr_t)img);
+	if (got) {
+		e = &h->v[got - 1];
 	} else {
-		uintptr_t got = (uintptr_t)u64map_get(&h->idx, (uint64_t)(uintptr_t)img);
-		if (got) {
-			at = got - 1;
+		xgrow((void **)&h->v, &h->cap, h->n + 1, sizeof(*h->v));
+		e = &h->v[h->n++];
+		e->ord = ord;
+		if (reading) {
+			sym_warn_hold(sym, ord);
+			e->n = sym_name_ranges_final(sym, m, h->L->o.hits_symbol, &e->r);
+			sym_warn_unhold(sym);
 		} else {
-			xgrow((void **)&h->v, &h->cap, h->n + 1, sizeof(*h->v));
-			struct narrow_img *e = &h->v[h->n];
-			e->n = sym_name_ranges(sym, k->map, h->L->o.hits_symbol, &e->r);
-			at = h->n++;
-			u64map_put(&h->idx, (uint64_t)(uintptr_t)img, (void *)(uintptr_t)h->n);
+			e->n = sym_name_ranges(sym, m, h->L->o.hits_symbol, &e->r);
 		}
-		h->last_img = img;
-		h->last = at;
+		u64map_put(&h->idx, (uint64_t)(uintptr_t)img, (void *)(uintptr_t)h->n);
 	}
-	const struct narrow_img *e = &h->v[at];
+	h->recent[slot].img = img;
+	h->recent[slot].at = (size_t)(e - h->v);
+	return e;
+}
+
+/* The ranges of map m's image: while reading (ord: the sample's number),
+ * those that cannot change any more, their warnings held at the
+ * sample's turn; at the end, the rest. Inline: asked once per sample. */
+static inline const struct narrow_img *narrow_img(struct hits_narrow *h, const struct sym_map *m,
+						  bool reading, uint64_t ord)
+{
+	const struct sym_image *img = sym_map_image(m);
+	size_t slot = (size_t)(hash_fold64(0, (uint64_t)(uintptr_t)img) >> 61);
+	struct narrow_img *e = h->recent[slot].img == img ? &h->v[h->recent[slot].at]
+							  : narrow_img_slow(h, m, img, slot, reading, ord);
+	if (!reading && e->n == SYM_RANGES_LATER) {
+		/* its warnings at the turn of its first sample, among those
+		 * held while reading (the order of the keys: sample order) */
+		struct sym_session *sym = h->L->pv->sym;
+		sym_warn_hold(sym, e->ord);
+		e->n = sym_name_ranges(sym, m, h->L->o.hits_symbol, &e->r);
+		sym_warn_unhold(sym);
+	}
+	return e;
+}
+
+static bool in_ranges(const struct narrow_img *e, const struct sym_map *m, uint64_t ip)
+{
 	if (e->n < 0)
 		return true;
 	if (!e->n)
 		return false;
-	uint64_t a = sym_map_to_image(k->map, k->ip);
+	uint64_t a = sym_map_to_image(m, ip);
 	/* the last range starting at or before a (sorted by start; entries
 	 * of a symbol table do not overlap) */
 	size_t lo = 0, hi = (size_t)e->n;
@@ -202,6 +236,21 @@ bool hits_narrow_in(struct hits_narrow *h, const struct key *k)
 			hi = mid;
 	}
 	return lo && a < e->r[lo - 1].end;
+}
+
+bool hits_narrow_in(struct hits_narrow *h, const struct key *k)
+{
+	if (!k->map)
+		return false;    /* dropped while reading (hits_early_in) */
+	return in_ranges(narrow_img(h, k->map, false, 0), k->map, k->ip);
+}
+
+bool hits_early_in(struct loader *L, const struct sym_map *m, uint64_t ip)
+{
+	if (!L->narrow)
+		L->narrow = hits_narrow_new(L);
+	const struct narrow_img *e = narrow_img(L->narrow, m, true, L->p->total_samples);
+	return e->n == SYM_RANGES_LATER || in_ranges(e, m, ip);
 }
 
 void hits_narrow_free(struct hits_narrow *h)

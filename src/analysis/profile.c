@@ -42,6 +42,10 @@ static void keep_counters(struct profile *p, struct priv *pv)
 
 static void loader_release(struct loader *L)
 {
+	hits_narrow_free(L->narrow);
+	L->narrow = NULL;
+	free(L->outk);
+	L->outk = NULL;
 	window_spans_release(&L->spans);
 	free(L->pend);
 	free(L->pend_chain);
@@ -241,17 +245,36 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
 {
 	struct dp_reader *r = *rp;
 	struct loader L;
-	struct profile *p = loader_begin(&L, filter, opts, err, msg, msglen);
-	if (!p)
-		return NULL;
-	keep_header(&L, r);
+	/* annotate NAME narrows while reading (hits_early_in) when no
+	 * filter needs the end (the comm filter: a process's last name; the
+	 * image filter turns narrowing off) and the file can be read again */
+	bool early = own && opts && opts->hits && opts->hits_only && opts->hits_symbol &&
+		     !profile_opts_chains(opts) && !opts->timeline &&
+		     !(filter && (filter->comm || filter->image));
+	struct profile *p;
+	for (;;) {
+		p = loader_begin(&L, filter, opts, err, msg, msglen);
+		if (!p)
+			return NULL;
+		L.early = early;
+		keep_header(&L, r);
+		if ((filter && filter->has_time) || L.o.timeline)
+			window_spans_scan(r, &L.spans);
+		if (L.o.timeline)
+			timeline_setup(&L);
+		dp_scan(r, &profile_load_visitor, &L, NULL);
+		profile_load_drain(&L);
+		if (!L.early || !sym_final_stale(L.pv->sym))
+			break;
+		/* a record after the samples changed an image they were
+		 * narrowed by (an embedded ELF, a DOMAIN record): once more,
+		 * narrowed at the end */
+		loader_release(&L);
+		profile_free(p);
+		dp_reader_rewind(r);
+		early = false;
+	}
 	uint64_t size = dp_reader_size(r);
-	if ((filter && filter->has_time) || L.o.timeline)
-		window_spans_scan(r, &L.spans);
-	if (L.o.timeline)
-		timeline_setup(&L);
-	dp_scan(r, &profile_load_visitor, &L, NULL);
-	profile_load_drain(&L);
 	if (L.o.progress)
 		L.o.progress(L.o.progress_arg, size, size);
 	file_warnings(p, r, NULL);

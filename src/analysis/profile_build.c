@@ -526,8 +526,10 @@ void profile_build(struct loader *L)
 	/* annotate NAME: only the leaves that may be NAME are resolved (the
 	 * others were three quarters of its instructions on a large -g
 	 * recording, each resolved to be dropped) */
-	struct hits_narrow *narrow = L->o.hits && L->o.hits_only && L->o.hits_symbol &&
-					     !(f && f->image) ? hits_narrow_new(L) : NULL;
+	struct hits_narrow *narrow = L->narrow;
+	L->narrow = NULL;
+	if (!narrow && L->o.hits && L->o.hits_only && L->o.hits_symbol && !(f && f->image))
+		narrow = hits_narrow_new(L);
 	for (size_t i = 0; i < L->nkeys; i++) {
 		struct key *k = &L->keys[i];
 		k->keep = !(f && f->comm && strcmp(sym_comm(pv->sym, k->domain, k->pid), f->comm));
@@ -555,6 +557,8 @@ void profile_build(struct loader *L)
 	}
 	free(memo);
 	hits_narrow_free(narrow);
+	if (L->early)
+		sym_warn_flush(pv->sym);   /* held while reading (hits_early_in) */
 
 	/* Source lines: every leaf's looked up ahead, the images on as many
 	 * threads as there are CPUs (each image's DWARF is one-time work:

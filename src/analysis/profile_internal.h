@@ -108,6 +108,15 @@ struct loader {
 	bool dom_found;
 	uint32_t dom_id;
 
+	/* opts.hits_only narrowed while reading (profile.c sets early: one
+	 * file, no filter only the end can apply); the images' answers */
+	bool early;
+	struct hits_narrow *narrow;
+	/* the keys of samples outside it, by process and mode (few, each
+	 * hit by most samples): counted without the hash and the queue */
+	struct out_key { uint32_t domain, pid, tid, key; uint64_t asid; uint16_t event;
+			 uint8_t mode; bool used; } *outk;
+
 	struct key *keys;
 	size_t nkeys, capkeys;
 	/* opts.by_tid: the tid of each key, beside the keys so that a key
@@ -205,6 +214,13 @@ struct hits_narrow;
 struct hits_narrow *hits_narrow_new(struct loader *L);
 bool hits_narrow_in(struct hits_narrow *h, const struct key *k);
 void hits_narrow_free(struct hits_narrow *h);
+/* The same while reading (L->early): false when the sample of map m at
+ * ip cannot be hits_symbol's (its key is then made without map and ip,
+ * one per process and mode: hits_narrow_in says out for it); true when
+ * it may be, or when only the end can tell (sym_name_ranges_final).
+ * Warnings are held (sym_warn_hold) at the turn of each image's first
+ * sample; profile_build flushes them after its own narrowing. */
+bool hits_early_in(struct loader *L, const struct sym_map *m, uint64_t ip);
 /* --time found nothing: a warning naming each domain's span. */
 void time_window_note(struct loader *L);
 /* Appends a copy of s to p->warnings. */

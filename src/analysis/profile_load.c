@@ -273,6 +273,39 @@ void time_window_note(struct loader *L)
 	profile_add_warning(p, line);
 }
 
+/* L->outk: a direct-mapped table of the keys without a map (samples
+ * hits_early_in dropped), made as pend_count meets them */
+enum { OUTK = 64 };
+
+static struct out_key *out_slot(struct loader *L, uint32_t domain, uint32_t pid, uint8_t mode)
+{
+	if (!L->outk)
+		L->outk = xcalloc(OUTK, sizeof(*L->outk));
+	return &L->outk[(pid * 0x9e3779b1u ^ domain * 0x85ebca6bu ^ mode) % OUTK];
+}
+
+/* Sample s (weight samples: a group) outside hits_symbol, counted under
+ * its key when that was made already: a sum, in any order. False when
+ * it must be queued. */
+static bool out_counted(struct loader *L, uint32_t domain, const struct dp_sample *s, uint64_t asid,
+			uint32_t weight)
+{
+	const struct out_key *o = out_slot(L, domain, s->pid, s->mode);
+	if (!o->used || o->domain != domain || o->pid != s->pid || o->mode != s->mode ||
+	    o->asid != asid || o->event != s->event || (L->o.by_tid && o->tid != s->tid))
+		return false;
+	L->keys[o->key].count += weight;
+	L->keys[o->key].period += s->period;
+	return true;
+}
+
+static void out_note(struct loader *L, uint32_t domain, const struct dp_sample *s, uint64_t asid,
+		     uint32_t key)
+{
+	*out_slot(L, domain, s->pid, s->mode) =
+		(struct out_key){ domain, s->pid, s->tid, key, asid, s->event, s->mode, true };
+}
+
 /* The oldest queued sample counted under its key, made when new. */
 static void pend_count(struct loader *L)
 {
@@ -291,6 +324,8 @@ static void pend_count(struct loader *L)
 	if (found != HIDX_NONE) {
 		L->keys[found].count += q->weight;
 		L->keys[found].period += s->period;
+		if (!map)
+			out_note(L, domain, s, asid, found);
 		if (L->o.timeline)
 			timeline_add(L, found, domain, s->time);
 		return;
@@ -324,6 +359,8 @@ static void pend_count(struct loader *L)
 		key_chain_maps(L, k, s);
 	}
 	hidx_fill(t, i, h, (uint32_t)L->nkeys);
+	if (!map)
+		out_note(L, domain, s, asid, (uint32_t)L->nkeys);
 	L->nkeys++;
 	if (L->o.timeline)
 		timeline_add(L, (uint32_t)(L->nkeys - 1), domain, s->time);
@@ -372,6 +409,14 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 	uint64_t kip = s->ip;
 	if (!nc && !L->o.hits && sym_map_symbolless(map))
 		kip = 0;
+	/* annotate NAME: a leaf that cannot be NAME is counted per process
+	 * only (most of a large recording's keys otherwise) */
+	if (L->early && !hits_early_in(L, map, s->ip)) {
+		if (out_counted(L, domain, s, asid, weight))
+			return;
+		map = NULL;
+		kip = 0;
+	}
 
 	uint64_t h = 0x1234567ull;
 	h = hash_fold64(h, domain);

@@ -1157,8 +1157,9 @@ static int next_item(struct dp_reader *r, struct dp_record *rec)
 static __attribute__((noinline)) int next_slow(struct dp_reader *r, struct dp_record *rec)
 {
 	if (r->perf) {
-		rec->weight = 1;
-		return pd_next(r->perf, rec);
+		int rc = pd_next(r->perf, rec);
+		rec->weight = 1;   /* after: pd_next clears the record */
+		return rc;
 	}
 	/* A DOMAIN_SWITCH, before the general loop: a file of several
 	 * domains switches every few samples */

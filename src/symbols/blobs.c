@@ -152,6 +152,8 @@ static void add_symtab(struct sym_session *s, uint32_t domain, const struct dp_s
 	struct sym_domain *d = sym_domain_get(s, domain);
 	if (same_as_first(d, st, compression, stored, stored_size))
 		return;
+	if (d->early_elf && st->kind == DP_SYMTAB_ELF)
+		s->early_stale = true;   /* an image answered may have chosen it */
 	if (d->nblobs == d->cblobs)
 		xgrow((void **)&d->blobs, &d->cblobs, d->nblobs + 1, sizeof(*d->blobs));
 	struct blob *b = &d->blobs[d->nblobs++];

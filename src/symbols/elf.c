@@ -139,7 +139,17 @@ static int add_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct sym_tab
 	return added;
 }
 
-static int load_elf(Elf *e, struct elf_info *info, struct sym_table *t, uint64_t bias)
+/* Whether the string table linked from symbol table section sh holds
+ * name (its bytes as libelf read them: bounded by the file). */
+static bool strtab_has(Elf *e, const GElf_Shdr *sh, size_t shnum, const char *name)
+{
+	Elf_Scn *strs = sh->sh_link < shnum ? elf_getscn(e, sh->sh_link) : NULL;
+	Elf_Data *sd = strs ? elf_getdata(strs, NULL) : NULL;
+	return sd && sd->d_buf && memmem(sd->d_buf, sd->d_size, name, strlen(name)) != NULL;
+}
+
+static int load_elf(Elf *e, struct elf_info *info, struct sym_table *t, uint64_t bias,
+		    const char *probe)
 {
 	GElf_Ehdr eh;
 	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh))
@@ -214,6 +224,11 @@ static int load_elf(Elf *e, struct elf_info *info, struct sym_table *t, uint64_t
 		}
 	}
 	info->has_symtab = symtab != NULL;
+	if (probe) {
+		info->probed = true;
+		info->probe_hit = (symtab && strtab_has(e, &symtab_sh, shnum, probe)) ||
+				  (dynsym && strtab_has(e, &dynsym_sh, shnum, probe));
+	}
 	if (!t)
 		return 0;
 	int n = 0;
@@ -228,19 +243,28 @@ struct load_ctx {
 	struct elf_info *info;
 	struct sym_table *t;
 	uint64_t bias;
+	const char *probe;
 };
 
 static int load_cb(void *e, void *ctx)
 {
 	struct load_ctx *c = ctx;
-	return load_elf(e, c->info, c->t, c->bias);
+	return load_elf(e, c->info, c->t, c->bias, c->probe);
 }
 
 int elf_load(const char *path, const void *buf, size_t len,
 	     struct elf_info *info, struct sym_table *t, uint64_t bias)
 {
 	memset(info, 0, sizeof(*info));
-	struct load_ctx c = { info, t, bias };
+	struct load_ctx c = { info, t, bias, NULL };
+	return elf_with(path, buf, len, load_cb, &c);
+}
+
+int elf_load_probe(const char *path, const void *buf, size_t len, struct elf_info *info,
+		   const char *name)
+{
+	memset(info, 0, sizeof(*info));
+	struct load_ctx c = { info, NULL, 0, name };
 	return elf_with(path, buf, len, load_cb, &c);
 }
 
@@ -296,18 +320,20 @@ static int try_debug(const char *cand, const struct elf_info *info, bool check_c
 	return n;
 }
 
-static int elf_load_debug_local(const char *debug_dir, const char *path,
-				const struct elf_info *info, struct sym_table *t, char **found)
+/* The local candidates for a binary's debug file, in elf_load_debug's
+ * order: fn(candidate, whether its CRC must match the debuglink's, ctx)
+ * for each until one returns > 0, which is returned (else 0). */
+static int each_debug_candidate(const char *debug_dir, const char *path, const struct elf_info *info,
+				int (*fn)(const char *cand, bool check_crc, void *ctx), void *ctx)
 {
 	char cand[4096];
 	int n;
-	*found = NULL;
 	if (info->buildid_len >= 2) {
 		int o = snprintf(cand, sizeof(cand), "%s/.build-id/%02x/", debug_dir, info->buildid[0]);
 		for (unsigned i = 1; i < info->buildid_len; i++)
 			o += snprintf(cand + o, sizeof(cand) - o, "%02x", info->buildid[i]);
 		snprintf(cand + o, sizeof(cand) - o, ".debug");
-		if ((size_t)o < sizeof(cand) && (n = try_debug(cand, info, false, t, found)) > 0)
+		if ((size_t)o < sizeof(cand) && (n = fn(cand, false, ctx)) > 0)
 			return n;
 	}
 	if (!info->debuglink || !path || !*path)
@@ -329,10 +355,57 @@ static int elf_load_debug_local(const char *debug_dir, const char *path,
 			continue;
 		if (!strcmp(cand, path))
 			continue;    /* debuglink naming the file itself */
-		if ((n = try_debug(cand, info, true, t, found)) > 0)
+		if ((n = fn(cand, true, ctx)) > 0)
 			return n;
 	}
 	return 0;
+}
+
+struct try_ctx {
+	const struct elf_info *info;
+	struct sym_table *t;
+	char **found;
+};
+
+static int try_cb(const char *cand, bool check_crc, void *ctx)
+{
+	struct try_ctx *c = ctx;
+	return try_debug(cand, c->info, check_crc, c->t, c->found);
+}
+
+static int elf_load_debug_local(const char *debug_dir, const char *path,
+				const struct elf_info *info, struct sym_table *t, char **found)
+{
+	*found = NULL;
+	struct try_ctx c = { info, t, found };
+	return each_debug_candidate(debug_dir, path, info, try_cb, &c);
+}
+
+/* 1 when candidate cand, if it is an ELF file, holds the name: a
+ * superset of try_debug's choice (neither its CRC nor its build-id nor
+ * its count of symbols is checked) */
+static int probe_cb(const char *cand, bool check_crc, void *ctx)
+{
+	(void)check_crc;
+	struct stat st;
+	if (stat(cand, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	struct elf_info di;
+	int r = elf_load_probe(cand, NULL, 0, &di, ctx);
+	bool hit = r >= 0 && di.ok && di.probe_hit;
+	elf_info_release(&di);
+	return hit;
+}
+
+bool elf_debug_may_have(struct sym_session *s, const char *path, const struct elf_info *info,
+			const char *name)
+{
+	/* a server could give what no local file has (elf_load_debug asks
+	 * one when none matched) */
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	if (urls && *urls && info->buildid_len >= 2)
+		return true;
+	return each_debug_candidate(s->debug_dir, path, info, probe_cb, (void *)name) > 0;
 }
 
 int elf_load_debug(struct sym_session *s, const char *path, const struct elf_info *info,

@@ -13,6 +13,7 @@
 #include "symbols/symbols.h"
 #include "symbols/internal.h"
 #include "symbols/vdso.h"
+#include "util/hash.h"
 #include "util/hmap.h"
 
 #include <errno.h>
@@ -26,9 +27,61 @@
 #include "util/fmt.h"
 #include "util/xalloc.h"
 
+static struct sym_image *image_elf_key_slow(struct sym_session *s, struct sym_domain *d,
+					    const char *path, const uint8_t *bid, uint8_t bidlen,
+					    bool vdso, const struct dp_mmap *ident);
+
+/* The image of an identical earlier call, from s->image_memo: the same
+ * domain, path, build-id and identity are the same key below (a stricter
+ * test than the key's: its path is cut at 4000 bytes), found without
+ * writing and hashing the key, ~150 bytes per mapping record. */
+static uint64_t memo_hash(uint32_t dom, const char *path, size_t pl, const uint8_t *bid, uint8_t bidlen,
+			  const struct dp_mmap *ident)
+{
+	uint64_t h = hash_fold64(hash_bytes64(path, pl), dom);
+	h = hash_fold64(h, hash_bytes64(bid, bidlen));
+	if (ident && ident->has_ident)
+		h = hash_fold64(hash_fold64(hash_fold64(hash_fold64(h, ident->dev), ident->ino), ident->size),
+				ident->mtime_ns);
+	return h;
+}
+
+static bool memo_same(const struct image_memo *e, uint64_t h, uint32_t dom, const char *path,
+		      const uint8_t *bid, uint8_t bidlen, const struct dp_mmap *ident)
+{
+	bool hid = ident && ident->has_ident;
+	return e->img && e->h == h && e->dom == dom && e->bidlen == bidlen && e->has_ident == hid &&
+	       (!hid || (e->dev == ident->dev && e->ino == ident->ino && e->size == ident->size &&
+			 e->mtime == ident->mtime_ns)) &&
+	       !memcmp(e->bid, bid, bidlen) && !strcmp(e->img->path, path);
+}
+
 static struct sym_image *image_elf_key(struct sym_session *s, struct sym_domain *d,
 				       const char *path, const uint8_t *bid, uint8_t bidlen,
 				       bool vdso, const struct dp_mmap *ident)
+{
+	if (bidlen > 20)
+		bidlen = 20;    /* as the key's hex */
+	uint64_t mh = memo_hash(d->id, path, strlen(path), bid, bidlen, ident);
+	struct image_memo *me = &s->image_memo[mh % IMAGE_MEMO];
+	if (memo_same(me, mh, d->id, path, bid, bidlen, ident))
+		return me->img;
+	struct sym_image *img = image_elf_key_slow(s, d, path, bid, bidlen, vdso, ident);
+	bool hid = ident && ident->has_ident;
+	*me = (struct image_memo){ .img = img, .h = mh, .dom = d->id, .bidlen = bidlen, .has_ident = hid };
+	memcpy(me->bid, bid, bidlen);
+	if (hid) {
+		me->dev = ident->dev;
+		me->ino = ident->ino;
+		me->size = ident->size;
+		me->mtime = ident->mtime_ns;
+	}
+	return img;
+}
+
+static struct sym_image *image_elf_key_slow(struct sym_session *s, struct sym_domain *d,
+					    const char *path, const uint8_t *bid, uint8_t bidlen,
+					    bool vdso, const struct dp_mmap *ident)
 {
 	/* "ID|PATH|BUILDID[|dev:ino:size:mtime]" (hex), made once per
 	 * mapping: without snprintf, whose two calls were 5% of an
@@ -193,12 +246,14 @@ static void ensure_info(struct sym_session *s, struct sym_image *img)
 	if (!img->blob && !img->is_vdso && !refused && d->kind == DP_DOMAIN_HOST && d->perf_cache &&
 	    buildid_cache_load(s, img))
 		return;
+	/* with a name probe, whether its string tables hold the name comes
+	 * with the layout: sym_name_ranges need not load a table without it */
 	if (img->blob)
-		r = elf_load(NULL, img->blob, img->blob_size, &img->info, NULL, 0);
+		r = elf_load_probe(NULL, img->blob, img->blob_size, &img->info, s->probe);
 	else if (img->is_vdso || d->kind == DP_DOMAIN_PASSIVE || refused)
 		r = -ENOENT;   /* a guest's files are not on this machine */
 	else
-		r = elf_load(img->path, NULL, 0, &img->info, NULL, 0);
+		r = elf_load_probe(img->path, NULL, 0, &img->info, s->probe);
 	if (r < 0 || !img->info.ok) {
 		if (img->blob)
 			sym_warn(s, "domain %s: embedded ELF for %s is not valid, its samples are [unknown]",

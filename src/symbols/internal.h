@@ -120,6 +120,9 @@ struct elf_info {
 	char *debuglink;         /* .gnu_debuglink file name (xmalloc'd) or NULL */
 	uint32_t debuglink_crc;
 	bool has_symtab;         /* .symtab present (not just .dynsym) */
+	/* elf_load_probe: whether the string tables of .symtab and .dynsym
+	 * hold the probed name anywhere (probed false: not at all) */
+	bool probed, probe_hit;
 };
 
 void elf_info_release(struct elf_info *info);
@@ -132,6 +135,17 @@ void elf_info_release(struct elf_info *info);
  */
 int elf_load(const char *path, const void *buf, size_t len,
 	     struct elf_info *info, struct sym_table *t, uint64_t bias);
+/* elf_load without a table, and whether `name` occurs in the string
+ * tables of its .symtab and .dynsym (info->probed, info->probe_hit): a
+ * symbol table read from the file cannot have an entry of that name, or
+ * of a mangled name holding it, when it does not. */
+int elf_load_probe(const char *path, const void *buf, size_t len, struct elf_info *info,
+		   const char *name);
+/* false when no separate debug file elf_load_debug could choose for a
+ * binary (path, info) holds `name` in its string tables (and no
+ * debuginfod server would be asked); true when one may. */
+bool elf_debug_may_have(struct sym_session *s, const char *path, const struct elf_info *info,
+			const char *name);
 
 /*
  * Find and load a separate debug file for a binary at `path` whose info is
@@ -493,6 +507,10 @@ struct sym_domain {
 	bool symtab_refused;        /* a table of it was over the limits */
 	bool no_live_kernel;        /* this machine's kallsyms would lie (sym_set_kernel_local) */
 	bool perf_cache;            /* look in perf's build-id cache first (sym_set_perf_origin) */
+	/* sym_name_ranges_final answered for an image of it while reading:
+	 * a later DOMAIN record changing it (early), or an embedded ELF
+	 * (early_elf, an ELF image answered), makes those answers stale */
+	bool early, early_elf;
 };
 
 struct proc {
@@ -541,6 +559,10 @@ struct sym_session {
 	uint32_t find_cache_cap;     /* 256 first, 4x as stores pass it, FIND_CACHE at most */
 	uint32_t find_cache_stores;  /* entries written since it was made */
 	struct hmap images;
+	/* image_elf's last answers, direct-mapped (image.c) */
+#define IMAGE_MEMO 256
+	struct image_memo { struct sym_image *img; uint64_t h, dev, ino, size, mtime; uint32_t dom;
+			    uint8_t bidlen, bid[20]; bool has_ident; } image_memo[IMAGE_MEMO];
 	struct sym_image *all_images;
 	struct sym_map **maps;      /* every map ever made, for freeing */
 	size_t nmaps, cmaps;
@@ -566,6 +588,13 @@ struct sym_session {
 	uint64_t warn_more;         /* distinct warnings past MAX_WARNINGS */
 	bool more_warn;
 	char more_line[64];
+	/* sym_warn_hold: warnings kept aside with a tag until sym_warn_flush */
+	bool holding;
+	uint64_t hold_tag;
+	struct held_warn { uint64_t tag; size_t seq; char *text; } *held;
+	size_t nheld, cheld;
+	bool early_stale;           /* see sym_domain.early */
+	const char *probe;          /* sym_set_name_probe (pool), or NULL */
 };
 
 /* session.c */

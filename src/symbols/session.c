@@ -61,6 +61,8 @@ void sym_set_kernel_debug(struct sym_session *s, const char *domain, const char 
 						       pool_strdup(&s->pool, path) };
 }
 
+static void warn_keep(struct sym_session *s, const char *buf);
+
 void sym_warn(struct sym_session *s, const char *fmt, ...)
 {
 	char buf[512];
@@ -68,6 +70,52 @@ void sym_warn(struct sym_session *s, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	if (s->holding) {
+		/* kept aside as written: the same text may still come before
+		 * it in the order sym_warn_flush restores */
+		xgrow((void **)&s->held, &s->cheld, s->nheld + 1, sizeof(*s->held));
+		s->held[s->nheld] = (struct held_warn){ s->hold_tag, s->nheld, xstrdup(buf) };
+		s->nheld++;
+		return;
+	}
+	warn_keep(s, buf);
+}
+
+void sym_warn_hold(struct sym_session *s, uint64_t tag)
+{
+	s->holding = true;
+	s->hold_tag = tag;
+}
+
+void sym_warn_unhold(struct sym_session *s)
+{
+	s->holding = false;
+}
+
+static int held_cmp(const void *a, const void *b)
+{
+	const struct held_warn *x = a, *y = b;
+	if (x->tag != y->tag)
+		return x->tag < y->tag ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void sym_warn_flush(struct sym_session *s)
+{
+	s->holding = false;
+	if (s->nheld > 1)
+		qsort(s->held, s->nheld, sizeof(*s->held), held_cmp);
+	for (size_t i = 0; i < s->nheld; i++) {
+		warn_keep(s, s->held[i].text);
+		free(s->held[i].text);
+	}
+	free(s->held);
+	s->held = NULL;
+	s->nheld = s->cheld = 0;
+}
+
+static void warn_keep(struct sym_session *s, const char *buf)
+{
 	/* a file with many domains gives many warnings: each kept once,
 	 * found by hash, not by comparing with every earlier one */
 	if (strmap_get(&s->warnidx, buf))
@@ -152,6 +200,9 @@ void sym_session_free(struct sym_session *s)
 		free(s->maps[i]);
 	free(s->maps);
 	free(s->find_cache);
+	for (size_t i = 0; i < s->nheld; i++)
+		free(s->held[i].text);
+	free(s->held);
 	free(s->warn);
 	free(s->kdebug);
 	free(s->own_vdso);
@@ -183,6 +234,8 @@ void sym_set_domain(struct sym_session *s, uint32_t domain, uint8_t kind,
 		    const char *name, uint64_t kaslr_offset)
 {
 	struct sym_domain *d = sym_domain_get(s, domain);
+	if (d->early && (d->kind != kind || (name && strcmp(d->name, name))))
+		s->early_stale = true;
 	d->kind = kind;
 	/* the kind decides which lookups reach the process lists */
 	if (s->find_cache)
@@ -199,7 +252,10 @@ void sym_set_kernel_local(struct sym_session *s, uint32_t domain, bool local)
 
 void sym_set_perf_origin(struct sym_session *s, uint32_t domain)
 {
-	sym_domain_get(s, domain)->perf_cache = true;
+	struct sym_domain *d = sym_domain_get(s, domain);
+	if (d->early_elf && !d->perf_cache)
+		s->early_stale = true;   /* its images would look in perf's cache first */
+	d->perf_cache = true;
 }
 
 struct sym_map *sym_map_new(struct sym_session *s, struct sym_image *img,
@@ -289,7 +345,9 @@ const struct sym_map *sym_find_map(struct sym_session *s, uint32_t domain,
 				   uint32_t pid, uint8_t mode, bool has_asid,
 				   uint64_t asid, uint64_t ip)
 {
-	struct sym_domain *d = sym_domain_get(s, domain);
+	/* sym_domain_get's own first test, here: asked once per sample */
+	struct sym_domain *d = s->last_dom && s->last_dom->id == domain ? s->last_dom
+									 : sym_domain_get(s, domain);
 	bool khalf = ip >= KERNEL_ADDR_START;
 	if (mode == DP_MODE_HYPERVISOR)
 		return sym_pseudo_map(s, d, "[hypervisor]");
@@ -445,8 +503,16 @@ long sym_name_ranges(struct sym_session *s, const struct sym_map *cm, const char
 	if (strchr(name, '+') || !strcmp(name, SYM_UNKNOWN))
 		return -1;
 	image_place(s, m);
-	image_load_symbols(s, img);
 	bool plain = plain_ident(name);
+	/* the probe said the name is in none of the file's string tables
+	 * (nor of a debug file that could stand in): no entry can be it,
+	 * or a mangled one holding it, and the table need not be read */
+	if (plain && img->kind == IMG_ELF && !img->syms_done && s->probe && !strcmp(s->probe, name) &&
+	    img->info_usable && !img->tab_loaded && img->info.probed && !img->info.probe_hit &&
+	    (img->info.has_symtab || img->is_vdso ||
+	     !elf_debug_may_have(s, img->blob ? NULL : img->path, &img->info, name)))
+		return 0;
+	image_load_symbols(s, img);
 	struct sym_range *v = NULL;
 	size_t n = 0, cap = 0;
 	/* a kernel text table: only an index with a name filter can tell
@@ -477,6 +543,51 @@ long sym_name_ranges(struct sym_session *s, const struct sym_map *cm, const char
 		qsort(v, n, sizeof(*v), range_cmp);
 	*out = v;
 	return (long)n;
+}
+
+/* Whether img's symbols are what they will be when the recording has
+ * been read. A kernel image's and its modules' tables are fixed at the
+ * domain's first kernel lookup (ensure_kernel), which the sample asking
+ * has made; a host ELF image reads the file at its path, unless an
+ * embedded ELF (there is none yet: one later makes it stale) or the
+ * domain's kind or origin (a later DOMAIN record: stale) say otherwise;
+ * a perf map's table may come at the end of the recording. */
+static bool image_final(struct sym_image *img)
+{
+	struct sym_domain *d = img->dom;
+	switch (img->kind) {
+	case IMG_PSEUDO:
+		return true;
+	case IMG_ABS:
+		d->early = true;
+		return true;
+	case IMG_ELF:
+		if (d->kind != DP_DOMAIN_HOST || d->first_kind[DP_SYMTAB_ELF])
+			return false;
+		d->early = d->early_elf = true;
+		return true;
+	default:
+		return false;
+	}
+}
+
+long sym_name_ranges_final(struct sym_session *s, const struct sym_map *m, const char *name,
+			   struct sym_range **out)
+{
+	*out = NULL;
+	if (!image_final(m->img))
+		return SYM_RANGES_LATER;
+	return sym_name_ranges(s, m, name, out);
+}
+
+void sym_set_name_probe(struct sym_session *s, const char *name)
+{
+	s->probe = name && plain_ident(name) ? pool_strdup(&s->pool, name) : NULL;
+}
+
+bool sym_final_stale(const struct sym_session *s)
+{
+	return s->early_stale;
 }
 
 void sym_resolve(struct sym_session *s, const struct sym_map *cm, uint64_t ip,

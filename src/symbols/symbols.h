@@ -166,6 +166,23 @@ struct sym_range {
 long sym_name_ranges(struct sym_session *s, const struct sym_map *m, const char *name,
 		     struct sym_range **out);
 
+/* sym_name_ranges while the recording is still being read, for a caller
+ * that drops the samples outside the ranges as it reads: the same
+ * answer as after the last record, or SYM_RANGES_LATER (*out NULL) when
+ * a later record could still change it (ask again at the end). An
+ * answer given here that a later record did make stale is reported by
+ * sym_final_stale (a file with its records in an unusual order: read it
+ * again without this). */
+/* Before the lookups: sym_name_ranges will be asked for `name` (a
+ * plain identifier; others are ignored), so each ELF image's layout is
+ * read with a look for it in its string tables, and an image without it
+ * anywhere answers 0 without reading its symbol table. */
+void sym_set_name_probe(struct sym_session *s, const char *name);
+#define SYM_RANGES_LATER (-2L)
+long sym_name_ranges_final(struct sym_session *s, const struct sym_map *m, const char *name,
+			   struct sym_range **out);
+bool sym_final_stale(const struct sym_session *s);
+
 /* Optional, before a batch of sym_resolve calls: announce that (m, ip)
  * will be resolved. Lets the kernel table copy the names of all
  * announced symbols out of the compressed kallsyms in one pass, instead
@@ -231,6 +248,15 @@ const char *sym_comm(struct sym_session *s, uint32_t domain, uint32_t pid);
 /* Warnings collected so far (e.g. "no kallsyms in file, using live
  * /proc/kallsyms"), each once. */
 size_t sym_warnings(const struct sym_session *s, const char *const **out);
+
+/* Warnings made between sym_warn_hold and sym_warn_unhold are kept
+ * aside with tag; sym_warn_flush adds them to the others in the order of
+ * their tags (then of their making), as if each had been made at its
+ * tag's turn: work done ahead of its place keeps its warnings where they
+ * were. */
+void sym_warn_hold(struct sym_session *s, uint64_t tag);
+void sym_warn_unhold(struct sym_session *s);
+void sym_warn_flush(struct sym_session *s);
 
 /* Demangle a C++ or Rust name; returns a malloc'd string or NULL when the
  * name is not mangled. Exposed for tests. */

@@ -4,7 +4,7 @@
  * that a crafted file can make numerous (domains, processes, events,
  * images, warnings): a file with 20,000 domains must not cost 20,000
  * compares per record. Keys are either a u64 (u64map_*: domain ids,
- * pid keys, guest cr3s) or a string (strmap_*: the string's hash_str64
+ * pid keys, guest cr3s) or a string (strmap_*: the string's hash_bytes64
  * plus the string itself, compared on a hash match, so colliding names
  * stay apart). Values are non-NULL pointers; to map to an array index,
  * store (void *)(uintptr_t)(index + 1).

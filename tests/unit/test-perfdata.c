@@ -30,6 +30,7 @@ struct summary {
 	uint64_t s0_chain[4];
 	uint8_t mmap_bid_len, mmap_bid0;
 	size_t guest_samples;
+	size_t unweighted;        /* samples whose weight is not 1 (a perf.data has no groups) */
 	char guest_name[64];
 	uint8_t guest_mode;
 	size_t damage;
@@ -64,6 +65,7 @@ static int summarize(struct dp_reader *r, struct summary *s)
 			s->mmaps++;
 			break;
 		case DP_REC_SAMPLE:
+			s->unweighted += rec.weight != 1;
 			if (rec.domain == 1) {
 				s->guest_samples++;
 				s->guest_mode = rec.u.sample.mode;
@@ -153,6 +155,7 @@ static void mapped_file(void)
 	fprintf(stderr, "mapped file: %zu bytes, %zu samples (memory), %zu and %zu (mapped, two passes)\n",
 		n, mem.samples, p1.samples, p2.samples);
 	CHECK(mem.samples == 8000 + 1 + 1 && mem.damage == 0);
+	CHECK_EQ_U64(mem.unweighted, 0);   /* control: weight set before pd_next clears it */
 	CHECK(same_summary(&p1, &mem));
 	CHECK(same_summary(&p2, &mem));
 	memset(b + n / 2, 0, n - n / 2 - 4096);  /* the feature sections at the end stay */
@@ -180,6 +183,7 @@ static void known_answers(const struct pg_opts *o, const char *what)
 	CHECK(s.tasks == 3);                /* COMM, FORK, EXIT */
 	CHECK(s.mmaps == 3);                /* exec MMAP2, kernel MMAP, KSYMBOL; not the data MMAP2 */
 	CHECK(s.samples == 6 + 1 + 1);
+	CHECK_EQ_U64(s.unweighted, 0);
 	CHECK(s.guest_samples == (o->guest ? 4u : 0u));
 	CHECK(s.lost_recs == 3 && s.lost == 3 + 2 + 1);
 	CHECK(s.stats == 1);

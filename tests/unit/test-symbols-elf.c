@@ -490,6 +490,52 @@ static void test_vmlinux_blob(void)
 	sym_session_free(s);
 }
 
+/* sym_set_name_probe: an image whose string tables (and whose debug
+ * file's) lack the name answers 0 without its table; one that has it
+ * answers as without the probe. The fixtures' names are in .symtab
+ * (pie; cxx, "method" inside a mangled name), in a debug file beside a
+ * stripped binary (stripped, stripped2) or under the build-id directory
+ * (stripped3). Control: a probe that ignored debug files (or the
+ * symtab's string table) would answer 0 for their names. */
+static void test_name_probe(void)
+{
+	static const char *const fix[] = { "pie", "stripped", "stripped2", "stripped3", "cxx" };
+	for (size_t f = 0; f < sizeof(fix) / sizeof(fix[0]); f++) {
+		char rel[64];
+		snprintf(rel, sizeof(rel), FIX "%s", fix[f]);
+		struct run r;
+		CHECK(run_fixture(rel, &r) == 0);
+		if (!r.nsyms)
+			continue;
+		const char *names[] = { "fixture_alpha", "fixture_local", "method", "no_such_function_x" };
+		for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
+			long got[2];
+			struct sym_range *rg[2] = { NULL, NULL };
+			for (int probe = 0; probe < 2; probe++) {
+				struct sym_session *s = sym_session_new();
+				if (!strcmp(fix[f], "stripped3"))
+					sym_set_debug_dir(s, FIX "debugroot");
+				if (probe)
+					sym_set_name_probe(s, names[n]);
+				feed_maps(s, 0, &r, 0, NULL, 0, NULL);
+				const struct sym_map *m = sym_find_map(s, 0, PID, DP_MODE_USER, false, 0, r.syms[0].addr);
+				got[probe] = sym_name_ranges(s, m, names[n], &rg[probe]);
+				sym_session_free(s);
+			}
+			/* cxx: "method" is in a mangled name, which demangles to more */
+			bool has = strcmp(fix[f], "cxx") && n < 2;
+			CHECK_EQ_U64((uint64_t)got[0], has ? 1 : 0);
+			CHECK_EQ_U64((uint64_t)got[1], (uint64_t)got[0]);
+			for (long i = 0; i < got[0] && i < got[1]; i++) {
+				CHECK_EQ_U64(rg[1][i].start, rg[0][i].start);
+				CHECK_EQ_U64(rg[1][i].end, rg[0][i].end);
+			}
+			free(rg[0]);
+			free(rg[1]);
+		}
+	}
+}
+
 int main(void)
 {
 	test_vmlinux_blob();
@@ -504,5 +550,6 @@ int main(void)
 	test_garbage_file();
 	test_perfmap();
 	test_vdso();
+	test_name_probe();
 	return unit_done();
 }
