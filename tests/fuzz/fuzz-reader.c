@@ -60,19 +60,40 @@ static uint64_t ksymidx(const uint8_t *data, size_t size)
 	return sink;
 }
 
+/* A reader over data on `threads` with reader flags `flags`. */
+static struct dp_reader *open_read(const uint8_t *data, size_t size, unsigned threads,
+				   unsigned flags)
+{
+	int err;
+	struct dp_reader *r = dp_reader_open_mem(data, size, &err, NULL, 0);
+	if (!r)
+		return NULL;
+	if (dp_reader_set_threads(r, threads))
+		__builtin_trap();
+	dp_reader_set_flags(r, flags);
+	return r;
+}
+
+/* h with the read's damage folded in; the reader freed. */
+static uint64_t damage_done(struct dp_reader *r, uint64_t h)
+{
+	const struct dp_damage *d;
+	size_t nd = dp_reader_damage(r, &d);
+	for (size_t i = 0; i < nd; i++)
+		h = fold(h, d[i].what, strlen(d[i].what));
+	dp_reader_free(r);
+	return h;
+}
+
 /* Records (type, domain, bytes, whether a sample has a chain) and damage
  * of one pass on `threads` with reader flags `flags`: DP_READ_NO_CHAINS
  * must change nothing but the chains handed out, which it must hand out
  * none of. */
 static uint64_t digest(const uint8_t *data, size_t size, unsigned threads, unsigned flags)
 {
-	int err;
-	struct dp_reader *r = dp_reader_open_mem(data, size, &err, NULL, 0);
+	struct dp_reader *r = open_read(data, size, threads, flags);
 	if (!r)
 		return 0;
-	if (dp_reader_set_threads(r, threads))
-		__builtin_trap();
-	dp_reader_set_flags(r, flags);
 	struct dp_record rec;
 	uint64_t h = 0xcbf29ce484222325ull;
 	while (dp_reader_next(r, &rec) > 0) {
@@ -95,12 +116,7 @@ static uint64_t digest(const uint8_t *data, size_t size, unsigned threads, unsig
 				h = fold(h, rec.u.sample.ustack, rec.u.sample.ustack_len);
 		}
 	}
-	const struct dp_damage *d;
-	size_t nd = dp_reader_damage(r, &d);
-	for (size_t i = 0; i < nd; i++)
-		h = fold(h, d[i].what, strlen(d[i].what));
-	dp_reader_free(r);
-	return h;
+	return damage_done(r, h);
 }
 
 /* A read as a counter sees it (DP_READ_GROUPS, format.h): records other
@@ -111,13 +127,9 @@ static uint64_t digest(const uint8_t *data, size_t size, unsigned threads, unsig
  * 1 thread and on 2, must give what one sample by sample gives. */
 static uint64_t counted(const uint8_t *data, size_t size, unsigned threads, unsigned flags)
 {
-	int err;
-	struct dp_reader *r = dp_reader_open_mem(data, size, &err, NULL, 0);
+	struct dp_reader *r = open_read(data, size, threads, flags);
 	if (!r)
 		return 0;
-	if (dp_reader_set_threads(r, threads))
-		__builtin_trap();
-	dp_reader_set_flags(r, flags);
 	struct dp_record rec;
 	uint64_t h = 0xcbf29ce484222325ull, ksum = 0, psum = 0, n = 0;
 	for (;;) {
@@ -156,12 +168,7 @@ static uint64_t counted(const uint8_t *data, size_t size, unsigned threads, unsi
 		psum += s->period;
 		n += rec.weight;
 	}
-	const struct dp_damage *d;
-	size_t nd = dp_reader_damage(r, &d);
-	for (size_t i = 0; i < nd; i++)
-		h = fold(h, d[i].what, strlen(d[i].what));
-	dp_reader_free(r);
-	return h;
+	return damage_done(r, h);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
