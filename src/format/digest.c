@@ -109,10 +109,8 @@ void dg_build(struct dp_digest *d, const uint8_t *pl, size_t len, unsigned flags
 		len = 0;   /* not a chunk's payload: an empty digest (callers never pass one) */
 	if (!d->idx.cap)
 		hidx_init(&d->idx, 1024);
-	else if (d->idx.n) {
-		memset(d->idx.slot, 0, d->idx.cap * sizeof(*d->idx.slot));
-		d->idx.n = 0;
-	}
+	else
+		hidx_clear(&d->idx);
 	uint32_t run = 0, domain = DP_HOST_DOMAIN;  /* as the reader at a chunk's start */
 	size_t pos = 0;
 	/* each step moves on by a record of >= 8 bytes, or ends */
@@ -124,11 +122,11 @@ void dg_build(struct dp_digest *d, const uint8_t *pl, size_t len, unsigned flags
 			push_item(d, (uint32_t)pos);   /* the reader reports it, skips the rest */
 			return;
 		}
-		/* A DOMAIN_SWITCH the reader takes (dec_switch: 16 bytes or
-		 * more) changes the domain of the samples after it, not the
+		/* A DOMAIN_SWITCH the reader takes (dec_switch: DP_SWITCH_LEN
+		 * bytes or more) changes the domain of the samples after it, not the
 		 * state a counter looks samples up in: the run goes on, its
 		 * groups keyed by domain as well. */
-		if (get16(p) == DP_REC_DOMAIN_SWITCH && rl >= 16) {
+		if (get16(p) == DP_REC_DOMAIN_SWITCH && rl >= DP_SWITCH_LEN) {
 			domain = get32(p + DP_REC_HDR);
 			push_item(d, (uint32_t)pos);
 			pos += rl;
@@ -163,6 +161,12 @@ void dg_build(struct dp_digest *d, const uint8_t *pl, size_t len, unsigned flags
 		}
 		pos += rl;
 	}
+}
+
+void dg_trim(struct dp_digest *d)
+{
+	if (d->capitems * sizeof(*d->items) + d->capgroups * sizeof(*d->groups) > (2u << 20))
+		dg_release(d);
 }
 
 void dg_release(struct dp_digest *d)

@@ -66,5 +66,8 @@ struct dp_digest {
  * flags, replacing what d held. */
 void dg_build(struct dp_digest *d, const uint8_t *pl, size_t len, unsigned flags);
 void dg_release(struct dp_digest *d);
+/* Releases a digest that grew large (over 2 MiB: a large chunk's), so a
+ * holder keeps at most that much between builds. */
+void dg_trim(struct dp_digest *d);
 
 #endif

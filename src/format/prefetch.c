@@ -174,9 +174,7 @@ static void pop(struct dp_prefetch *pf)
 		s->buf = NULL;
 		s->cap = 0;
 	}
-	/* nor a large digest: up to about 1.2 bytes a payload byte */
-	if (s->dg.capitems * sizeof(*s->dg.items) + s->dg.capgroups * sizeof(*s->dg.groups) > (2u << 20))
-		dg_release(&s->dg);
+	dg_trim(&s->dg);   /* nor a large digest */
 	pf->head = (pf->head + 1) % pf->nslots;
 	pf->count--;
 	pf->held = false;

@@ -470,10 +470,7 @@ static void close_chunk(struct dp_reader *r)
 	r->dg = NULL;
 	if (r->pf)
 		pf_release(r->pf);
-	/* a large digest (about 1.2 bytes a payload byte) is not kept */
-	if (r->own_dg.capitems * sizeof(*r->own_dg.items) +
-	    r->own_dg.capgroups * sizeof(*r->own_dg.groups) > (2u << 20))
-		dg_release(&r->own_dg);
+	dg_trim(&r->own_dg);   /* nor a large digest */
 	/* SYMTAB data is only valid inside its chunk; a large table (a
 	 * kallsyms is ~10 MB) is not kept for the rest of the read. */
 	if (r->scap > (1u << 20)) {
@@ -841,7 +838,7 @@ dec_sample(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_
 static bool dec_switch(struct dp_reader *r, struct dp_record *rec, const uint8_t *p, uint32_t len)
 {
 	const uint8_t *b = p + DP_REC_HDR;
-	if (len < 16)
+	if (len < DP_SWITCH_LEN)
 		return false;
 	rec->u.switch_to = get32(b);
 	return true;
@@ -1163,10 +1160,10 @@ static __attribute__((noinline)) int next_slow(struct dp_reader *r, struct dp_re
 	}
 	/* A DOMAIN_SWITCH, before the general loop: a file of several
 	 * domains switches every few samples */
-	if (r->payload && r->plen - r->ppos >= 16) {
+	if (r->payload && r->plen - r->ppos >= DP_SWITCH_LEN) {
 		const uint8_t *p = r->payload + r->ppos;
 		uint32_t len = get32(p + 4);
-		if (get16(p) == DP_REC_DOMAIN_SWITCH && len >= 16 && len % 8 == 0 &&
+		if (get16(p) == DP_REC_DOMAIN_SWITCH && len >= DP_SWITCH_LEN && len % 8 == 0 &&
 		    len <= r->plen - r->ppos) {
 			r->ppos += len;
 			r->nrec_seen++;

@@ -21,6 +21,7 @@
 #define DP_CHUNK_MAX (256u << 20)
 #define DP_REC_HDR 8u
 #define DP_SAMPLE_FIXED 40u
+#define DP_SWITCH_LEN 16u  /* a DOMAIN_SWITCH's least length: header, u32 domain, padding */
 #define DP_SAMPLE_F_ASID 1u
 #define DP_SAMPLE_F_CHAIN 2u
 #define DP_SAMPLE_F_USTACK 4u  /* 1.4: user registers and stack block after the chain */

@@ -103,6 +103,13 @@ void hidx_release(struct hidx *t)
 	memset(t, 0, sizeof(*t));
 }
 
+void hidx_clear(struct hidx *t)
+{
+	if (t->n)
+		memset(t->slot, 0, t->cap * sizeof(*t->slot));
+	t->n = 0;
+}
+
 void hidx_fill(struct hidx *t, size_t i, uint64_t h, uint32_t idx)
 {
 	t->slot[i] = (uint64_t)(uint32_t)h << 32 | ((uint64_t)idx + 1);

@@ -77,6 +77,8 @@ struct hidx {
 
 void hidx_init(struct hidx *t, size_t cap);
 void hidx_release(struct hidx *t);
+/* Empties the table, keeping its slots (a table refilled many times). */
+void hidx_clear(struct hidx *t);
 /* Fills the empty slot i (where the probe for h ended) with entry idx. */
 void hidx_fill(struct hidx *t, size_t i, uint64_t h, uint32_t idx);
 
