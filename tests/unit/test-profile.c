@@ -452,20 +452,31 @@ static void write_hits_kernel(struct dp_writer *w, int kmode)
 	free(nf);
 }
 
-static void test_hits_only(int kmode)
+/* The annotate tests' recording at tmpl: the host domain and `other`
+ * declared. NULL when it could not be made (a failed check). */
+static struct dp_writer *hits_writer(char *tmpl, const struct dp_domain *other)
 {
-	char tmpl[] = "/tmp/test-profile-hits-XXXXXX";
 	char *argv[] = { "test-profile", NULL };
 	int err = 0;
 	struct dp_writer *w = fixture_writer_tmp(tmpl, 1, argv, NULL, &err);
 	CHECK(w != NULL);
 	if (!w)
-		return;
+		return NULL;
 	struct dp_domain d0 = { .id = 0, .kind = DP_DOMAIN_HOST, .name = "host", .address = "", .symsrc = "embedded" };
+	CHECK(dp_write_domain(w, &d0) == 0);
+	CHECK(dp_write_domain(w, other) == 0);
+	return w;
+}
+
+static void test_hits_only(int kmode)
+{
+	char tmpl[] = "/tmp/test-profile-hits-XXXXXX";
 	struct dp_domain d1 = { .id = 7, .kind = DP_DOMAIN_PASSIVE, .name = "vm1", .address = "gdb:unix:/x",
 				.symsrc = "kallsyms=/k" };
-	CHECK(dp_write_domain(w, &d0) == 0);
-	CHECK(dp_write_domain(w, &d1) == 0);
+	struct dp_writer *w = hits_writer(tmpl, &d1);
+	if (!w)
+		return;
+	int err = 0;
 	struct dp_symtab tabs[] = {
 		{ 0 },
 		{ .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms", .data = (const uint8_t *)hits_gk, .size = strlen(hits_gk) },
@@ -618,17 +629,12 @@ static void test_hits_only(int kmode)
 static void test_hits_early(bool late)
 {
 	char tmpl[] = "/tmp/test-profile-early-XXXXXX";
-	char *argv[] = { "test-profile", NULL };
-	int err = 0;
-	struct dp_writer *w = fixture_writer_tmp(tmpl, 1, argv, NULL, &err);
-	CHECK(w != NULL);
-	if (!w)
-		return;
-	struct dp_domain d0 = { .id = 0, .kind = DP_DOMAIN_HOST, .name = "host", .address = "", .symsrc = "embedded" };
 	struct dp_domain d3 = { .id = 3, .kind = DP_DOMAIN_ACTIVE, .name = "vm3", .address = "tcp:x",
 				.symsrc = "agent" };
-	CHECK(dp_write_domain(w, &d0) == 0);
-	CHECK(dp_write_domain(w, &d3) == 0);
+	struct dp_writer *w = hits_writer(tmpl, &d3);
+	if (!w)
+		return;
+	int err = 0;
 	static const struct { uint32_t dom, pid; const char *path; } img[] = {
 		{ 0, 500, "/nonexistent/domprof-test/h1.so" },
 		{ 3, 600, "/nonexistent/domprof-test/a1.so" },
