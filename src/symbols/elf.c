@@ -64,14 +64,16 @@ static int add_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct sym_tab
 		       uint64_t bias, size_t shnum)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
-	if (!d || !sh->sh_entsize)
+	if (!d || !d->d_buf || !sh->sh_entsize)
 		return 0;
 	size_t n = d->d_size / sh->sh_entsize;
-	/* the string table's bytes bound the names' (a hostile sh_size is
-	 * bounded by the data libelf read) */
+	/* the string table's bytes bound the names'. Only bytes libelf read
+	 * from the file bound anything: a SHT_NOBITS section has a d_size of
+	 * whatever its header says and no d_buf (fuzz-elfsyms: a string
+	 * table of 0x11c8_0000_0000 bytes asked that much of the arena) */
 	Elf_Scn *strs = sh->sh_link < shnum ? elf_getscn(e, sh->sh_link) : NULL;
 	Elf_Data *sd = strs ? elf_getdata(strs, NULL) : NULL;
-	if (sd && sd->d_size)
+	if (sd && sd->d_buf && sd->d_size)
 		symtab_reserve(t, n, sd->d_size);
 	/* An ELF64 table (libelf hands its symbols out in host order, the
 	 * GElf_Sym layout) is read as the array it is, its names from the
