@@ -182,6 +182,22 @@ bool lines_lookup(void *lines, uint64_t a, struct sym_srcline *out);
  * kind this does not rebuild (32-bit, other-endian, ET_REL, .zdebug,
  * dwz, split DWARF) or is malformed: then libdw reads elf itself. */
 int dwsect_image(void *elf, unsigned threads, void **out, size_t *outlen);
+/* The same in steps, for a caller that spreads the sections of several
+ * files over its own threads (lines.c's prefetch): dwsect_plan finds
+ * the sections and allocates the image (NULL where dwsect_image returns
+ * -1); dwsect_fill inflates section k (k < dwsect_count; each k once,
+ * any thread, different k at once; *inflater: that thread's state, NULL
+ * at first, freed with dwsect_inflater_free); dwsect_cost is section
+ * k's bytes in the file; dwsect_finish, after every fill, frees d and
+ * gives the image as dwsect_image does (-1, nothing kept, when a fill
+ * failed). elf must outlive d. */
+struct dwsect;
+struct dwsect *dwsect_plan(void *elf);
+size_t dwsect_count(const struct dwsect *d);
+uint64_t dwsect_cost(const struct dwsect *d, size_t k);
+bool dwsect_fill(struct dwsect *d, size_t k, void **inflater);
+void dwsect_inflater_free(void *inflater);
+int dwsect_finish(struct dwsect *d, void **out, size_t *outlen);
 
 /* ---- the quick unwind step (unwind_quick.c), used by unwind.c ---- */
 
