@@ -86,7 +86,7 @@ for v in j dup drop swap crc zstd cut; do
 		run "$v.lg" $j report -q -i "$f" -l -g
 		run "$v.folded" $j export --format folded -i "$f"
 		[ "$v" = j ] || continue
-		kinds="lg folded sum csv fg json diff cpu pid tid time"
+		kinds="lg folded sum csv fg json diff cpu pid tid time ann ann3"
 		run "$v.sum" $j report -q -i "$f"
 		run "$v.csv" $j report -q -i "$f" -l --format csv
 		run "$v.fg" $j flamegraph -i "$f" -o "$T/$v.fg.j$j.html"
@@ -98,6 +98,9 @@ for v in j dup drop swap crc zstd cut; do
 		run "$v.pid" $j report -q -i "$f" -s pid,symbol
 		run "$v.tid" $j export --format folded --by-tid -i "$f"
 		run "$v.time" $j report -q -i "$f" -l --time 10%-60%
+		# annotate: by name (the narrowing loader) and the hottest
+		run "$v.ann" $j annotate -i "$f" func_a
+		run "$v.ann3" $j annotate -i "$f" -n 3
 	done
 	for k in $kinds; do
 		same "$v.$k"
@@ -117,6 +120,7 @@ grep -q "bad CRC in chunk" "$T/crc.lg.j1.err" || fail_later "crc: no CRC damage 
 grep -q "does not decompress" "$T/zstd.lg.j1.err" || fail_later "zstd: no decompression damage named"
 grep -q "repeated" "$T/dup.lg.j1.err" || fail_later "dup: no repeat named"
 grep -q "func_a" "$T/j.lg.j1.out" || fail_later "the report has no func_a"
+grep -q "^# annotate: func_a" "$T/j.ann.j1.out" || fail_later "annotate func_a annotated nothing"
 note "$(grep -c . "$T/j.lg.j1.out") lines of report -l -g, the same with -j 1, 2, 3 on 7 files"
 
 "$DOMPROF" report -i "$D" -j 0 >/dev/null 2>"$T/j0.err"; rc=$?
