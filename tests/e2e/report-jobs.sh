@@ -6,11 +6,12 @@
 # decompress under a valid CRC, a chunk repeated, one missing, two
 # swapped, the file cut inside its last chunk), report -l -g and export
 # --format folded, and on the intact one also report (summary, csv, --cpu,
-# -s pid,symbol, --time), flamegraph, export json, export --by-tid and
-# diff (against the bad-CRC copy), give
+# -s pid,symbol, --time), flamegraph, export json, export --by-tid,
+# diff (against the bad-CRC copy) and annotate (func_a, and -n 3), give
 # byte-identical stdout and stderr with -j 1, -j 2 and -j 3.
 # Controls: each damaged copy's report differs from the intact one's (the
-# comparison sees the damage), and -j 0 / -j 65 are usage errors.
+# comparison sees the damage), annotate func_a shows func_a, and -j 0 /
+# -j 65 are usage errors.
 source "$(dirname "$0")/lib/report-common.bash"
 need_workload threefuncs
 CE="$TOP/tests/e2e/lib/chunk-edit.py"
