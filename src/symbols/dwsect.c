@@ -59,6 +59,9 @@ struct dwsect {
 	uint8_t *img;
 	uint64_t len, stroff, shoff;
 	GElf_Ehdr eh;
+	char names[256];         /* .shstrtab: the sections' names, then its own */
+	size_t nlen;
+	uint32_t nameoff[NWANT + 1];
 };
 
 static bool inflate_one(struct dws_sec *s, uint8_t *dst, struct libdeflate_decompressor **dd)
@@ -164,10 +167,15 @@ struct dwsect *dwsect_plan(void *elf)
 	d->n = n;
 	d->eh = eh;
 	d->stroff = off;
-	size_t nlen = 1;
-	for (size_t k = 0; k <= n; k++)
-		nlen += strlen(k < n ? wanted[sec[k].want] : ".shstrtab") + 1;
-	d->shoff = (d->stroff + nlen + 7) & ~7ull;
+	d->nlen = 1;
+	for (size_t k = 0; k <= n; k++) {
+		const char *nm = k < n ? wanted[sec[k].want] : ".shstrtab";
+		size_t l = strlen(nm) + 1;
+		d->nameoff[k] = (uint32_t)d->nlen;
+		memcpy(d->names + d->nlen, nm, l);
+		d->nlen += l;
+	}
+	d->shoff = (d->stroff + d->nlen + 7) & ~7ull;
 	d->len = d->shoff + (n + 2) * sizeof(Elf64_Shdr);
 	if (!(d->img = malloc(d->len))) {
 		free(d);
@@ -205,17 +213,8 @@ int dwsect_finish(struct dwsect *d, void **out, size_t *outlen)
 			free(d);
 			return -1;
 		}
-	char names[256];
-	size_t nlen = 1;
-	uint32_t nameoff[NWANT + 1];
-	names[0] = 0;
-	for (size_t k = 0; k <= n; k++) {
-		const char *nm = k < n ? wanted[d->sec[k].want] : ".shstrtab";
-		size_t l = strlen(nm) + 1;
-		nameoff[k] = (uint32_t)nlen;
-		memcpy(names + nlen, nm, l);
-		nlen += l;
-	}
+	const size_t nlen = d->nlen;
+	const uint32_t *nameoff = d->nameoff;
 	Elf64_Ehdr *h = (Elf64_Ehdr *)img;
 	memset(h, 0, sizeof(*h));
 	memcpy(h->e_ident, d->eh.e_ident, EI_NIDENT);
@@ -228,7 +227,7 @@ int dwsect_finish(struct dwsect *d, void **out, size_t *outlen)
 	h->e_shoff = d->shoff;
 	h->e_shnum = (uint16_t)(n + 2);
 	h->e_shstrndx = (uint16_t)(n + 1);
-	memcpy(img + d->stroff, names, nlen);
+	memcpy(img + d->stroff, d->names, nlen);
 	memset(img + d->stroff + nlen, 0, d->shoff - d->stroff - nlen);
 	Elf64_Shdr *sh = (Elf64_Shdr *)(img + d->shoff);
 	memset(sh, 0, (n + 2) * sizeof(*sh));
