@@ -34,9 +34,11 @@
 #include "collect/perf_source.h"
 #include "collect/recorder.h"
 #include "collect/target.h"
+#include "analysis/profile.h"
 #include "analysis/rates.h"
 #include "commands.h"
 #include "format/format.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 
 const char usage_record[] =
@@ -101,6 +103,11 @@ const char usage_record[] =
 	"                      kernel for them; use it when perf records at the same time\n"
 	"                      (since Linux 5.12 the kernel then marks perf's mappings as\n"
 	"                      carrying build-ids, and perf's report aborts on them)\n"
+	"  --no-lines          do not embed the source lines of the sampled addresses: by\n"
+	"                      default the end of the recording looks them up (DWARF,\n"
+	"                      debug files, the line cache) and stores them in the file,\n"
+	"                      so that report -s srcline needs no DWARF (docs/record.md;\n"
+	"                      not for the files --switch-output ends before the last)\n"
 	"\n"
 	"Ctrl-C, SIGTERM, SIGHUP or SIGPIPE stops recording and finishes the file (a\n"
 	"command still running gets SIGTERM). At the end one line reports samples\n"
@@ -134,7 +141,7 @@ static void on_chld(int sig)
 struct rec {
 	/* options */
 	const char *output;
-	bool force, all, callchain, allow_remote, no_buildid_mmap;
+	bool force, all, callchain, allow_remote, no_buildid_mmap, no_lines;
 	uint32_t ustack_size;   /* --call-graph dwarf[,SIZE]; 0: frame pointers only */
 	const char *pidlist, *cpulist;
 	double duration;
@@ -153,6 +160,11 @@ struct rec {
 	size_t ncpus;
 	pid_t *pids;
 	size_t npids;
+	/* the source lines embedded at the end (embed_lines) */
+	bool lines_ran, lines_done;
+	struct sym_lines_stats lines;
+	uint64_t lines_ns;
+	char lines_why[256];
 };
 
 /* One line naming why perf_event_open failed, with the fix when known. */
@@ -369,7 +381,8 @@ static int check_domain_name(const struct rec *r, const char *spec)
 
 static int parse_args(struct rec *r, int argc, char **argv)
 {
-	enum { OPT_DOMAIN = 256, OPT_ALLOW_REMOTE, OPT_CALL_GRAPH, OPT_SWITCH, OPT_MAX_FILES, OPT_NO_BUILDID };
+	enum { OPT_DOMAIN = 256, OPT_ALLOW_REMOTE, OPT_CALL_GRAPH, OPT_SWITCH, OPT_MAX_FILES, OPT_NO_BUILDID,
+	       OPT_NO_LINES };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
@@ -387,6 +400,7 @@ static int parse_args(struct rec *r, int argc, char **argv)
 		{ "switch-output", optional_argument, NULL, OPT_SWITCH },
 		{ "switch-max-files", required_argument, NULL, OPT_MAX_FILES },
 		{ "no-buildid-mmap", no_argument, NULL, OPT_NO_BUILDID },
+		{ "no-lines", no_argument, NULL, OPT_NO_LINES },
 		{ NULL, 0, NULL, 0 },
 	};
 	size_t dcap = 0;
@@ -413,6 +427,9 @@ static int parse_args(struct rec *r, int argc, char **argv)
 			break;
 		case OPT_NO_BUILDID:
 			r->no_buildid_mmap = true;
+			break;
+		case OPT_NO_LINES:
+			r->no_lines = true;
 			break;
 		case OPT_MAX_FILES: {
 			uint64_t v;
@@ -655,8 +672,60 @@ static void print_summary(const struct recorder *r, const struct collector_resul
 	}
 }
 
+static int put_lines(void *ctx, uint32_t domain, const char *bid, const uint8_t *data, size_t len)
+{
+	struct dp_symtab st = { DP_SYMTAB_LINES, bid, data, len };
+	int werr = dp_write_symtab(ctx, domain, &st);
+	return werr == -EFBIG ? 0 : werr;   /* over a record's size: that image's lines from DWARF */
+}
+
+/*
+ * The recorder's end_file: the file read back as `report -s srcline`
+ * reads it, on this machine while its files and debug files are here,
+ * and every line looked up written into it as SYMTAB kind 10 tables (one
+ * per image with a build-id and line tables). A report of the file then
+ * answers its lines from them: none of the DWARF inflating (libc's debug
+ * file alone is 10-14 ms of it) that made a cold srcline report 2-3x a
+ * flat one, and lines on a machine without the debug files. What it
+ * costs is measured and printed (print_lines). A file that does not
+ * read back gets no tables, which is said; the recording is unharmed.
+ */
+static int embed_lines(void *ctx, struct dp_writer *w, const void *file, size_t len)
+{
+	struct rec *r = ctx;
+	uint64_t t0 = mono_ns();
+	int err = 0;
+	r->lines_ran = true;
+	struct dp_reader *rd = dp_reader_open_mem(file, len, &err, r->lines_why, sizeof(r->lines_why));
+	struct profile_opts o = { .srcline = true, .collect_lines = true };
+	struct profile *p = rd ? profile_load_reader(rd, NULL, &o, &err, r->lines_why, sizeof(r->lines_why)) : NULL;
+	int werr = p ? profile_lines_export(p, put_lines, w, &r->lines) : 0;
+	profile_free(p);
+	dp_reader_free(rd);
+	r->lines_ns = mono_ns() - t0;
+	r->lines_done = p != NULL;
+	return werr;
+}
+
+static void print_lines(const struct rec *r)
+{
+	if (!r->lines_ran)
+		return;   /* --no-lines, or no regular file to read back */
+	if (!r->lines_done) {
+		fprintf(stderr, "domprof record: source lines not embedded: %s\n",
+			r->lines_why[0] ? r->lines_why : "the file could not be read back");
+		return;
+	}
+	fprintf(stderr, "domprof record: source lines of %zu addresses in %zu images embedded (%zu KiB "
+		"before compression, %.1f ms)", r->lines.addrs, r->lines.images, (r->lines.bytes + 1023) / 1024,
+		(double)r->lines_ns / 1e6);
+	if (r->lines.refused)
+		fprintf(stderr, "; %zu images over a table's limits left to their DWARF", r->lines.refused);
+	fputc('\n', stderr);
+}
+
 /* What the recorder needs of the options (borrowed from r). */
-static void fill_config(const struct rec *r, struct recorder_config *c)
+static void fill_config(struct rec *r, struct recorder_config *c)
 {
 	*c = (struct recorder_config){
 		.output = r->output, .force = r->force, .all = r->all, .callchain = r->callchain,
@@ -667,6 +736,7 @@ static void fill_config(const struct rec *r, struct recorder_config *c)
 		.switching = r->switching, .switch_ns = r->switch_ns, .switch_bytes = r->switch_bytes,
 		.switch_flag = r->switch_signal ? &g_switch : NULL, .max_files = r->max_files,
 		.notice = print_notice,
+		.end_file = r->no_lines ? NULL : embed_lines, .end_ctx = r,
 	};
 }
 
@@ -727,8 +797,10 @@ int cmd_record(int argc, char **argv)
 		} else {
 			recorder_signal_ready(ready_fd);
 			ret = recorder_run(&rc, t_start, &res, &bytes);
-			if (!ret)
+			if (!ret) {
 				print_summary(&rc, &res, t_start, bytes);
+				print_lines(r);
+			}
 			collector_result_release(&res);
 		}
 	}

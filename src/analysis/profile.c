@@ -86,6 +86,8 @@ static struct profile *loader_begin(struct loader *L, const struct profile_filte
 
 	for (size_t i = 0; opts && i < opts->nvmlinux; i++)
 		sym_set_kernel_debug(pv->sym, opts->vmlinux[i].domain, opts->vmlinux[i].path);
+	if (opts && opts->collect_lines)
+		sym_lines_collect(pv->sym);
 
 	memset(L, 0, sizeof(*L));
 	L->p = p;
@@ -426,6 +428,11 @@ struct profile *profile_load_reader(struct dp_reader *r, const struct profile_fi
 				    char *msg, size_t msglen)
 {
 	return load(&r, false, filter, opts, err, msg, msglen);
+}
+
+int profile_lines_export(const struct profile *p, sym_lines_fn fn, void *ctx, struct sym_lines_stats *st)
+{
+	return sym_lines_export(((const struct priv *)p->priv)->sym, fn, ctx, st);
 }
 
 void profile_free(struct profile *p)

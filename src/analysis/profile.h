@@ -79,6 +79,8 @@ struct profile_opts {
 	bool no_inline;         /* with srcline: code inlined into a function counts
 				 * as that function's, at the call's line */
 	bool timeline;          /* count samples per time bucket per domain */
+	bool collect_lines;     /* with srcline: keep the lines' answers for
+				 * profile_lines_export */
 	/* --vmlinux: kernel debug files for source lines, per domain name
 	 * (sym_set_kernel_debug); borrowed for the call */
 	const struct profile_vmlinux { const char *domain, *path; } *vmlinux;
@@ -326,6 +328,9 @@ struct profile *profile_load_reader(struct dp_reader *r, const struct profile_fi
 				    const struct profile_opts *opts, int *err,
 				    char *msg, size_t msglen);
 void profile_free(struct profile *p);
+/* With opts.collect_lines: the line tables of the images whose lines the
+ * load looked up (sym_lines_export), each handed to fn. */
+int profile_lines_export(const struct profile *p, sym_lines_fn fn, void *ctx, struct sym_lines_stats *st);
 
 /*
  * Sorting symbol rows. keys: comma-separated list of sample, symbol,

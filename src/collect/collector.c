@@ -400,6 +400,8 @@ static int finish(struct coll *k)
 		dsamples += domain_source_samples(c->ds[i]);
 	if ((werr = write_rates(k)) < 0)
 		return werr;
+	if (c->end_file && (werr = c->end_file(c->end_ctx, k->w)) < 0)
+		return werr;
 	/* Every LOST record went through the writers: the host's rings and
 	 * throttling above, and each domain's missed ticks from its drain. */
 	uint64_t file_lost = dp_writer_lost(k->w);

@@ -66,6 +66,14 @@ struct collector_config {
 	 */
 	int (*rotate)(void *ctx, struct dp_writer **w);
 	void *rotate_ctx;
+	/* At the end of the recording, sampling stopped and every domain
+	 * drained, before the last file's STATS record: what else that file
+	 * gets (the recorder's source lines, recorder.h). Returns 0 or a
+	 * negative errno of w (the file is then ended as on any write
+	 * error). NULL: nothing. Not called for the files --switch-output
+	 * ends before it: a rotation must not hold the rings. */
+	int (*end_file)(void *ctx, struct dp_writer *w);
+	void *end_ctx;
 	uint64_t switch_ns, switch_bytes;
 	volatile sig_atomic_t *switch_flag;
 	/* -a -F HZ: the host's requested rate, per CPU and event, and the

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -487,6 +488,30 @@ static int rotate(void *ctx, struct dp_writer **w)
 	return 0;
 }
 
+/*
+ * The collector's end_file: the command's, over the bytes of the file so
+ * far. They are read through a mapping of the recorder's own descriptor,
+ * not a second open of the file: closing any descriptor of the file
+ * would drop the write lock the recorder holds on it (outfile.h).
+ */
+static int end_file(void *ctx, struct dp_writer *w)
+{
+	struct recorder *r = ctx;
+	struct stat sb;
+	if (!r->cfg->end_file || r->of.fd < 0 || fstat(r->of.fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+		return 0;
+	int werr = dp_writer_flush(w);
+	if (werr < 0)
+		return werr;
+	size_t len = (size_t)dp_writer_bytes(w);
+	void *m = len ? mmap(NULL, len, PROT_READ, MAP_SHARED, r->of.fd, 0) : MAP_FAILED;
+	if (m == MAP_FAILED)
+		return 0;   /* nothing to add to: the file stays as it is */
+	werr = r->cfg->end_file(r->cfg->end_ctx, w, m, len);
+	munmap(m, len);
+	return werr;
+}
+
 /* The collector loop, then the file's end. */
 int recorder_run(struct recorder *r, uint64_t t_start, struct collector_result *res, uint64_t *bytes)
 {
@@ -498,6 +523,7 @@ int recorder_run(struct recorder *r, uint64_t t_start, struct collector_result *
 		.child = r->child, .pids = c->pids, .npids = c->npids,
 		.notice = c->notice, .notice_ctx = c->notice_ctx,
 		.rotate = c->switching ? rotate : NULL, .rotate_ctx = r,
+		.end_file = c->end_file ? end_file : NULL, .end_ctx = r,
 		.switch_ns = c->switch_ns, .switch_bytes = c->switch_bytes,
 		.switch_flag = c->switch_flag,
 		.host_hz = c->all && c->hz ? (unsigned)c->hz : 0,

@@ -69,6 +69,13 @@ struct recorder_config {
 	unsigned max_files;
 	void (*notice)(void *ctx, const char *msg);
 	void *notice_ctx;
+	/* At the recording's end, before the last file's STATS (collector.h:
+	 * end_file): w flushed, and file[0..len) the file's bytes so far (a
+	 * read-only mapping, valid for the call), every record written;
+	 * more records may be written to w. Returns 0 or a negative errno
+	 * of w. Only for a regular file. NULL: nothing. */
+	int (*end_file)(void *ctx, struct dp_writer *w, const void *file, size_t len);
+	void *end_ctx;
 };
 
 struct recorder {

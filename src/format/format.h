@@ -126,6 +126,9 @@ enum dp_symtab_kind {
 	DP_SYMTAB_KSYMNF = 9,    /* a Bloom filter of the names in each block of
 				  * the kind-8 index beside it (format/ksymnf.h),
 				  * for lookups by name; stored with compression 0 */
+	DP_SYMTAB_LINES = 10,    /* the source lines of an image's sampled addresses,
+				  * named by its build-id in hex: a line cache file
+				  * (symbols/lcache.h) made by `record` */
 };
 
 /* EVENT: what was sampled. */

@@ -611,6 +611,7 @@ struct sym_session {
 	size_t nheld, cheld;
 	bool early_stale;           /* see sym_domain.early */
 	const char *probe;          /* sym_set_name_probe (pool), or NULL */
+	bool lines_collect;         /* sym_lines_collect (lines.c) */
 };
 
 /* session.c */

@@ -108,6 +108,12 @@ struct img_lc {
 	int load_rc, store_rc;   /* 1: not done */
 	char why[256], swhy[256];
 	size_t hits, misses;     /* distinct addresses answered by c, by DWARF (prefetch) */
+	struct lcache emb;       /* the recording's own line table of the image (SYMTAB kind
+				  * 10, emb_load), asked before c; strings in the blob */
+	struct lcache_ent *exp;  /* sym_lines_collect: the answers given, for sym_lines_export */
+	bool no_store;           /* sym_lines_collect: the cache is read, never written (the
+				  * recorder's read-back is not a report the user asked for) */
+	size_t nexp, cexp;
 };
 
 struct memo_ent {
@@ -348,10 +354,49 @@ static const char *lc_salt(void)
 	return salt;
 }
 
+/* $DOMPROF_EMBEDDED_LINES: "0", "off" or "no" leaves the recording's
+ * line tables unused (the DWARF and the line cache answer). */
+static bool emb_on(void)
+{
+	const char *e = getenv("DOMPROF_EMBEDDED_LINES");
+	return !e || (strcmp(e, "0") && strcmp(e, "off") && strcmp(e, "no"));
+}
+
+static void bid_hex(const struct sym_image *img, char out[2 * 20 + 1])
+{
+	for (unsigned i = 0; i < img->buildid_len && i < 20; i++)
+		snprintf(out + 2 * i, 3, "%02x", img->buildid[i]);
+	out[2 * (img->buildid_len < 20 ? img->buildid_len : 20)] = 0;
+}
+
+/*
+ * The recording's line table of img (SYMTAB kind 10 named by its
+ * build-id, `record` writes them: docs/file-format.md), read into
+ * lc->emb. It is the recording's, so hostile: lcache_parse checks it as
+ * it checks a cache file (any key: the table was made on the recording's
+ * machine), a table that fails is not used (one warning; the DWARF
+ * answers), and what it says only ever names this recording's rows:
+ * nothing of it goes into the line cache.
+ */
+static void emb_load(struct sym_session *s, struct sym_image *img, struct img_lc *lc)
+{
+	if (!emb_on() || img->kind != IMG_ELF || img->is_vdso || !img->buildid_len || !img->dom)
+		return;
+	char name[2 * 20 + 1];
+	bid_hex(img, name);
+	struct blob *b = find_blob(img->dom, DP_SYMTAB_LINES, name);
+	const uint8_t *data = b ? blob_data(s, img->dom, b) : NULL;
+	char why[256];
+	if (data && lcache_parse(data, b->size, NULL, 0, NULL, &lc->emb, why, sizeof(why)) != 0)
+		sym_warn(s, "the recording's line table of %s is not used (%s): its lines come from its DWARF",
+			 img->name, why);
+}
+
 /* The image's cache state, made once (its keys: two stat calls; not
- * usable when the image's lines may not be cached). Not loaded here:
+ * usable when the image's lines may not be cached), and the recording's
+ * table of its lines (emb_load). The cache file is not loaded here:
  * lc_load. Main thread (reads the environment). */
-static struct img_lc *lc_prepare(struct sym_image *img)
+static struct img_lc *lc_prepare(struct sym_session *s, struct sym_image *img)
 {
 	if (img->lcache)
 		return img->lcache;
@@ -359,6 +404,8 @@ static struct img_lc *lc_prepare(struct sym_image *img)
 	img->lcache = lc;
 	lc->c_kind = -1;
 	lc->load_rc = lc->store_rc = 1;
+	lc->no_store = s->lines_collect;
+	emb_load(s, img, lc);
 	/* the lines of an image whose bytes are this machine's files only:
 	 * an embedded copy is the recording's (hostile) */
 	if (!lcache_mode() || img->kind != IMG_ELF || img->blob || img->is_vdso || !img->buildid_len ||
@@ -429,7 +476,7 @@ static struct lcache_ent lc_ent(uint64_t a, const struct sym_srcline *o, bool ok
  * on which file answers: nothing is written). */
 static bool lc_takes(const struct img_lc *lc, const struct img_lines *L)
 {
-	return lc && lc->usable && L && L->lc_kind >= 0 && lc->has_key[L->lc_kind] &&
+	return lc && lc->usable && !lc->no_store && L && L->lc_kind >= 0 && lc->has_key[L->lc_kind] &&
 	       (lc->c_kind < 0 || lc->c_kind == L->lc_kind);
 }
 
@@ -465,7 +512,9 @@ void lines_cache_end(struct sym_image *img)
 	if (lc->nadd && lc_takes(lc, img->lines))
 		lc_store(lc, img->lines, lc->add, lc->nadd);
 	lcache_release(&lc->c);
+	lcache_release(&lc->emb);
 	free(lc->add);
+	free(lc->exp);
 	for (int k = 0; k < LC_KINDS; k++)
 		free(lc->path[k]);
 	free(lc);
@@ -800,6 +849,17 @@ bool lines_lookup(void *lines, uint64_t a, struct sym_srcline *out)
 	return true;
 }
 
+/* With sym_lines_collect: an answer kept for sym_lines_export. */
+static void lc_collect(const struct sym_session *s, struct img_lc *lc, uint64_t a,
+		       const struct sym_srcline *out, bool ok)
+{
+	if (!s->lines_collect || !lc || a == UINT64_MAX || !out->has_table)
+		return;
+	if (lc->nexp == lc->cexp)
+		xgrow((void **)&lc->exp, &lc->cexp, lc->nexp + 1, sizeof(*lc->exp));
+	lc->exp[lc->nexp++] = lc_ent(a, out, ok);
+}
+
 bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, struct sym_srcline *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -809,15 +869,21 @@ bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, s
 		return false;
 	struct img_lc *lc = NULL;
 	if (!kernel) {
-		/* the line cache first: what image_lines checks first, then
-		 * the file's answer without opening the DWARF */
+		/* the recording's table and the line cache first: what
+		 * image_lines checks first, then the file's answer without
+		 * opening the DWARF */
 		image_load_symbols(s, m->img);
 		if (m->img->info.ok && m->img->info_usable) {
-			lc = lc_prepare(m->img);
-			lc_load(lc);
-			const struct lcache_ent *e = lc->c.n ? lcache_find(&lc->c, sym_map_to_image(m, ip)) : NULL;
+			lc = lc_prepare(s, m->img);
+			uint64_t a = sym_map_to_image(m, ip);
+			const struct lcache_ent *e = lc->emb.n ? lcache_find(&lc->emb, a) : NULL;
+			if (!e) {
+				lc_load(lc);
+				e = lc->c.n ? lcache_find(&lc->c, a) : NULL;
+			}
 			if (e) {
 				lc_answer(e, out);
+				lc_collect(s, lc, a, out, e->ok);
 				return e->ok;
 			}
 		}
@@ -831,15 +897,63 @@ bool sym_srcline(struct sym_session *s, const struct sym_map *cm, uint64_t ip, s
 	const struct memo_ent *me = a != UINT64_MAX ? u64map_get(&L->memo, a + 1) : NULL;
 	if (me) {
 		*out = me->out;
+		lc_collect(s, lc, a, out, me->ok);
 		return me->ok;
 	}
 	bool ok = lines_lookup(L, a, out);
+	lc_collect(s, lc, a, out, ok);
 	if (lc_takes(lc, L)) {   /* written at the session's end (lines_cache_end) */
 		if (lc->nadd == lc->cadd)
 			xgrow((void **)&lc->add, &lc->cadd, lc->nadd + 1, sizeof(*lc->add));
 		lc->add[lc->nadd++] = lc_ent(a, out, ok);
 	}
 	return ok;
+}
+
+void sym_lines_collect(struct sym_session *s)
+{
+	s->lines_collect = true;
+}
+
+static int ent_cmp(const void *a, const void *b)
+{
+	const struct lcache_ent *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int sym_lines_export(struct sym_session *s, sym_lines_fn fn, void *ctx, struct sym_lines_stats *st)
+{
+	static const uint8_t zero[LCACHE_KEY];
+	memset(st, 0, sizeof(*st));
+	for (struct sym_image *img = s->all_images; img; img = img->next_all) {
+		struct img_lc *lc = img->lcache;
+		if (!lc || !lc->nexp || !img->dom)
+			continue;
+		/* one entry per address: an address asked twice (by two
+		 * processes' rows) has the one answer */
+		qsort(lc->exp, lc->nexp, sizeof(*lc->exp), ent_cmp);
+		size_t n = 0;
+		for (size_t i = 0; i < lc->nexp; i++)
+			if (!n || lc->exp[i].addr != lc->exp[n - 1].addr)
+				lc->exp[n++] = lc->exp[i];
+		lc->nexp = n;
+		uint8_t *data;
+		size_t len;
+		if (lcache_encode(zero, lc->exp, n, &data, &len) != 0) {
+			st->refused++;
+			continue;
+		}
+		char name[2 * 20 + 1];
+		bid_hex(img, name);
+		int r = fn(ctx, img->dom->id, name, data, len);
+		free(data);
+		if (r < 0)
+			return r;
+		st->images++;
+		st->addrs += n;
+		st->bytes += len;
+	}
+	return 0;
 }
 
 /*
@@ -917,21 +1031,23 @@ static void *run_half(void *p)
 	return NULL;
 }
 
-/* The addresses the image's line cache answers taken out of j->a (the
+/* The addresses the recording's table or the image's line cache answers taken out of j->a (the
  * rows' sym_srcline calls find them there), counted once each; with the
  * file empty or missing nothing is taken. */
 static void lc_take_answered(struct lines_job *j)
 {
 	struct img_lc *lc = j->lc;
 	lc_load(lc);
-	if (!lc->c.n)
+	if (!lc->c.n && !lc->emb.n)
 		return;
-	uint8_t *seen = xcalloc(lc->c.n, 1);
+	uint8_t *seen = xcalloc(lc->c.n ? lc->c.n : 1, 1);
 	size_t k = 0;
 	for (size_t i = 0; i < j->n; i++) {
 		if (j->a[i] == UINT64_MAX)
 			continue;   /* no image address: dropped below too (not a reason to open) */
-		const struct lcache_ent *e = lcache_find(&lc->c, j->a[i]);
+		if (lc->emb.n && lcache_find(&lc->emb, j->a[i]))
+			continue;   /* the recording's table answers it */
+		const struct lcache_ent *e = lc->c.n ? lcache_find(&lc->c, j->a[i]) : NULL;
 		if (!e) {
 			j->a[k++] = j->a[i];
 			continue;
@@ -950,7 +1066,7 @@ static void lc_take_answered(struct lines_job *j)
  * decides later) */
 static bool plan_lines_job(struct lines_job *j)
 {
-	if (j->lc && j->lc->usable) {
+	if (j->lc && (j->lc->usable || j->lc->emb.n)) {
 		lc_take_answered(j);
 		if (!j->n)
 			return false;   /* all answered: the DWARF stays closed */
@@ -1104,7 +1220,7 @@ void sym_srcline_prefetch(struct sym_session *s, const struct sym_map *const *ma
 			struct lines_job *j = &jobs[njobs++];
 			*j = (struct lines_job){ .img = img, .blob = img->blob, .blob_size = img->blob_size,
 						 .path = img->path, .path2 = other_src(img) ? img->src_path : NULL,
-						 .lc = lc_prepare(img) };
+						 .lc = lc_prepare(s, img) };
 			ji = njobs;
 			u64map_put(&which, (uint64_t)(uintptr_t)img, (void *)ji);
 		}

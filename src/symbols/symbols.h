@@ -234,6 +234,25 @@ struct sym_srcline {
 	bool has_table;
 };
 bool sym_srcline(struct sym_session *s, const struct sym_map *m, uint64_t ip, struct sym_srcline *out);
+/*
+ * Line tables for the recording (SYMTAB kind 10, docs/file-format.md):
+ * after sym_lines_collect, every sym_srcline answer of an image with a
+ * build-id and line tables (its own DWARF, a debug file, the line cache,
+ * the recording's table) is kept; sym_lines_export then hands fn each
+ * such image's answers as the bytes of a line cache file (lcache.h, key
+ * zero), with its domain and its build-id in hex, and fills *st. The
+ * bytes are fn's to copy until it returns. Returns 0 or fn's negative
+ * return.
+ */
+typedef int (*sym_lines_fn)(void *ctx, uint32_t domain, const char *buildid_hex, const uint8_t *data,
+			    size_t len);
+struct sym_lines_stats {
+	size_t images, addrs, bytes;
+	size_t refused;   /* images over the table's limits (lcache_encode): not written */
+};
+void sym_lines_collect(struct sym_session *s);
+int sym_lines_export(struct sym_session *s, sym_lines_fn fn, void *ctx, struct sym_lines_stats *st);
+
 /* The source lines of n addresses (maps[i], ips[i]; a NULL map is
  * skipped) worked out ahead on up to `threads` threads (0: the CPUs
  * this process may run on), one image at a time per thread; sym_srcline then answers them
