@@ -6,10 +6,12 @@
  * domain-scoped record (samples, tasks, mmaps, symbol tables, counters,
  * tags this build does not know) with
  * dp_write_raw under its new domain id, so the bytes of a record are
- * never re-encoded except a SAMPLE whose event id had to change. The
+ * never re-encoded except a SAMPLE whose event id had to change and the
+ * source line tables, united per image at the end (merge_lines.h). The
  * writer inserts the DOMAIN_SWITCH records.
  */
 #include "analysis/merge.h"
+#include "analysis/merge_lines.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -227,6 +229,7 @@ struct copy {
 	struct dp_writer *w;
 	uint64_t *nsamples;
 	struct merge_seen *seen;   /* NULL: no SYMTAB is checked for a repeat */
+	struct merge_lines *lines; /* the line tables, written at the end */
 };
 
 /* The SYMTAB records copied so far (a HOST series): hash -> copy. */
@@ -306,6 +309,8 @@ static int copy_raw(void *ctx, const struct dp_record *rec)
 	if (rec->type == DP_REC_DOMAIN_SWITCH)
 		return 0; /* the writer inserts its own */
 	uint32_t dom = map_domain(c->in, rec->domain);
+	if (rec->type == DP_REC_SYMTAB && merge_lines_hold(c->lines, dom, rec))
+		return 0;
 	if (c->seen && rec->type == DP_REC_SYMTAB && seen_before(c->seen, dom, rec->raw, rec->raw_len))
 		return 0;
 	return dp_write_raw(c->w, dom, rec->raw, rec->raw_len);
@@ -323,9 +328,9 @@ static const struct dp_visitor copy_visitor = {
 };
 
 static int copy_records(struct merge_input *in, struct dp_writer *w, uint64_t *nsamples,
-			struct merge_seen *seen)
+			struct merge_seen *seen, struct merge_lines *lines)
 {
-	struct copy c = { in, w, nsamples, seen };
+	struct copy c = { in, w, nsamples, seen, lines };
 	return dp_scan(in->r, &copy_visitor, &c, NULL);
 }
 
@@ -408,9 +413,10 @@ int merge_write(struct merge *mg, struct dp_writer *w)
 	struct dp_stats st = { 0 };
 	bool series = nin > 1 && !in[1].name;
 	struct merge_seen seen = { 0 };
+	struct merge_lines *lines = merge_lines_new();
 	for (size_t k = 0; k < nin && !ret; k++) {
 		bool host = k == 0 || !in[k].name;
-		ret = copy_records(&in[k], w, &nsamples, series && host ? &seen : NULL);
+		ret = copy_records(&in[k], w, &nsamples, series && host ? &seen : NULL, lines);
 		lost = sat_add64(lost, in[k].m.lost); /* the file's word */
 		/* an input without its end makes the merge incomplete as well */
 		if (dp_reader_incomplete(in[k].r))
@@ -431,6 +437,9 @@ int merge_write(struct merge *mg, struct dp_writer *w)
 		}
 	}
 	seen_release(&seen);
+	if (!ret)
+		ret = merge_lines_write(lines, w);
+	merge_lines_free(lines);
 	if (host_wall > st.wall_ns)
 		st.wall_ns = host_wall;
 	st.samples = nsamples;

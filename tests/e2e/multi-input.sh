@@ -8,7 +8,7 @@
 # reads both; info describes each and prints their total; diff compares
 # two sets ('A,B' against a glob of both: similarity 1; A against A,B:
 # above 0.9 and below 1); merge -o M A B (a host series) reports the same rows as A B,
-# with one kernel table. Controls: report A alone differs from A B; a
+# with one kernel table and one source line table per image. Controls: report A alone differs from A B; a
 # glob that matches nothing is an error naming it (exit 1).
 source "$(dirname "$0")/lib/report-common.bash"
 need_workload threefuncs
@@ -87,7 +87,13 @@ grep -q '^similarity: 0\.9' "$OUT/d.txt" || fail "A against A,B: not the same wo
 rows -i "$OUT/m.data" >"$OUT/m.csv"
 cmp -s "$OUT/m.csv" "$OUT/ab.csv" || { diff "$OUT/m.csv" "$OUT/ab.csv" | head; fail "merged series reports otherwise than A B"; }
 # the kernel's index and its name filter (kinds 8 and 9), once each
-"$DOMPROF" info "$OUT/m.data" | grep -Eq '^  SYMTAB +2$' || fail "merged series holds the kernel table more than once"
+"$DOMPROF" dump -i "$OUT/m.data" | grep -Eo 'SYMTAB +kind=[0-9]+ name=[^ ]+' | sort | uniq -c >"$OUT/symtabs.txt"
+for k in 8 9; do
+	[ "$(grep -c " kind=$k " "$OUT/symtabs.txt")" = 1 ] && grep -Eq "^ +1 SYMTAB +kind=$k " "$OUT/symtabs.txt" ||
+		fail "merged series: kernel table kind $k not once: $(cat "$OUT/symtabs.txt")"
+done
+# and each image's source line table (kind 10) once, united
+! grep -Eqv '^ +1 ' "$OUT/symtabs.txt" || fail "merged series: a table more than once: $(cat "$OUT/symtabs.txt")"
 
 note "errors"
 "$DOMPROF" report -i "$OUT/set/nothing*" >/dev/null 2>"$OUT/err.txt"

@@ -13,6 +13,12 @@
 #    recording (build-id kept), the report still has LINE_A and LINE_B
 #    at 3:1 and is the same as before; control that must fail: without
 #    the tables (DOMPROF_EMBEDDED_LINES=0) the same report has no line;
+#  - merge unites the tables of one image: a copy of threefuncs recorded
+#    running func_a only, then func_b only, its DWARF stripped, the two
+#    merged: one table of it, and the merged file's report names the
+#    lines of both functions (copied as they were, the report would ask
+#    the first table only: no line of func_b); control: without the
+#    tables, none of them;
 #  - --no-lines: no table, no record line about them.
 source "$(dirname "$0")/../lib/common.bash"
 need_workload lines
@@ -67,6 +73,31 @@ sys.exit(0 if abs(r - 75) <= 5 else 1)" "${a:-0}" "${b:-1e9}" ||
 DOMPROF_EMBEDDED_LINES=0 DOMPROF_LINE_CACHE=0 "$DOMPROF" report -q -i "$D" -l -s srcline >"$OUT/strip-off.srcline" 2>/dev/null
 ! grep -q "lines.c:" "$OUT/strip-off.srcline" || fail_later "control: lines without the tables and the DWARF"
 grep -Eq '\[no line info\] +lw ' "$OUT/strip-off.srcline" || fail_later "control: no [no line info] row of lw"
+
+note "merge: one table per image, the union of both"
+need_workload threefuncs
+cp "$WL/threefuncs" "$OUT/tf"
+for f in a b; do
+	[ $f = a ] && calls="1 0 0" || calls="0 1 0"
+	"$DOMPROF" record -f -F 1000 -o "$OUT/tf-$f.data" -- "$OUT/tf" 30 $calls >"$OUT/tf-$f.log" 2>&1 ||
+		{ cat "$OUT/tf-$f.log"; fail "record tf $calls failed"; }
+done
+strip --strip-debug "$OUT/tf"
+tbid=$(readelf -n "$OUT/tf" | sed -n 's/.*Build ID: *//p')
+"$DOMPROF" merge -q -f -o "$OUT/tf.data" "$OUT/tf-a.data" "$OUT/tf-b.data" || fail "merge"
+n=$("$DOMPROF" dump -i "$OUT/tf.data" | grep -c "SYMTAB *kind=10 name=$tbid ")
+[ "$n" = 1 ] || fail_later "merged: $n line tables of tf, not 1"
+# fnline FILE FUNC: the line of FUNC's row in a -s symbol,srcline report
+fnline() { awk -v f="$2" '$NF == f && /threefuncs\.c:[0-9]+/ {print; exit}' "$1"; }
+"$DOMPROF" report -q -i "$OUT/tf.data" -l -s symbol,srcline --comm tf >"$OUT/tf.symsrc" 2>"$OUT/tf.err" ||
+	fail "report merged: $(cat "$OUT/tf.err")"
+for fn in func_a func_b; do
+	[ -n "$(fnline "$OUT/tf.symsrc" $fn)" ] ||
+		fail_later "merged: no line of $fn: $(head -n 12 "$OUT/tf.symsrc")"
+done
+DOMPROF_EMBEDDED_LINES=0 DOMPROF_LINE_CACHE=0 "$DOMPROF" report -q -i "$OUT/tf.data" -l -s symbol,srcline --comm tf \
+	>"$OUT/tf-off.symsrc" 2>/dev/null
+! grep -q "threefuncs\.c:" "$OUT/tf-off.symsrc" || fail_later "control: merged lines without the tables and the DWARF"
 
 note "--no-lines"
 "$DOMPROF" record --no-lines -f -F 1000 -o "$OUT/nolines.data" -- "$WL/lines" 50 >"$OUT/record-nolines.log" 2>&1 ||
