@@ -716,11 +716,18 @@ static void print_lines(const struct rec *r)
 			r->lines_why[0] ? r->lines_why : "the file could not be read back");
 		return;
 	}
-	fprintf(stderr, "domprof record: source lines of %zu addresses in %zu images embedded (%zu KiB "
-		"before compression, %.1f ms)", r->lines.addrs, r->lines.images, (r->lines.bytes + 1023) / 1024,
+	if (!r->lines.addrs && !r->lines.refused) {
+		fprintf(stderr, "domprof record: no source lines embedded: no sampled image has line tables here "
+			"(%.1f ms)\n", (double)r->lines_ns / 1e6);
+		return;
+	}
+	fprintf(stderr, "domprof record: source lines of %zu address%s in %zu image%s embedded (%zu KiB "
+		"before compression, %.1f ms)", r->lines.addrs, r->lines.addrs == 1 ? "" : "es",
+		r->lines.images, r->lines.images == 1 ? "" : "s", (r->lines.bytes + 1023) / 1024,
 		(double)r->lines_ns / 1e6);
 	if (r->lines.refused)
-		fprintf(stderr, "; %zu images over a table's limits left to their DWARF", r->lines.refused);
+		fprintf(stderr, "; %zu image%s over a table's limits left to their DWARF", r->lines.refused,
+			r->lines.refused == 1 ? "" : "s");
 	fputc('\n', stderr);
 }
 

@@ -30,7 +30,7 @@ D=$OUT/lines.data
 cp "$WL/lines" "$OUT/lw"
 "$DOMPROF" record -f -g -F 2000 -o "$D" -- "$OUT/lw" 150 >"$OUT/record.log" 2>&1 ||
 	{ cat "$OUT/record.log"; fail "record failed"; }
-grep -Eq '^domprof record: source lines of [1-9][0-9]* addresses in [1-9][0-9]* images embedded' "$OUT/record.log" ||
+grep -Eq '^domprof record: source lines of [1-9][0-9]* address(es)? in [1-9][0-9]* images? embedded' "$OUT/record.log" ||
 	fail "no line about the embedded lines: $(cat "$OUT/record.log")"
 bid=$(readelf -n "$OUT/lw" | sed -n 's/.*Build ID: *//p')
 "$DOMPROF" dump -i "$D" | grep -q "SYMTAB *kind=10 name=$bid " || fail "no kind 10 table named $bid: $("$DOMPROF" dump -i "$D" | grep SYMTAB)"
