@@ -60,3 +60,10 @@ build/fuzz/fuzz-lcache: tests/fuzz/fuzz-lcache.c $(call fz,$(LCACHE_FUZZ_SRC)) $
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-lcache.c $(call fz,$(LCACHE_FUZZ_SRC)) -lzstd -lpthread
 
+
+# libFuzzer target for a chunk's counts part (src/format/counts.c);
+# seeds from a real recording, run by tests/e2e/fuzz-counts.sh.
+fuzz: build/fuzz/fuzz-counts
+build/fuzz/fuzz-counts: tests/fuzz/fuzz-counts.c $(call fz,$(FORMAT_SRC)) $(wildcard src/format/*.h src/util/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz-counts.c $(call fz,$(FORMAT_SRC)) -lzstd -lpthread

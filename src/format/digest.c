@@ -42,6 +42,12 @@ static bool plain_sample(const uint8_t *p, uint32_t len, struct plain *s)
 	return true;
 }
 
+bool dg_plain(const uint8_t *p, uint32_t len)
+{
+	struct plain s;
+	return get16(p) == DP_REC_SAMPLE && plain_sample(p, len, &s);
+}
+
 /* Offsets in the fixed part (the head of struct dp_sample, reader.c's
  * sample_fixed): ip 8, pid 24, tid 28, cpu 32, event 36, mode 38. */
 static uint64_t key_hash(const struct plain *s, unsigned flags)

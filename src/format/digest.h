@@ -32,6 +32,7 @@
 #ifndef DOMPROF_FORMAT_DIGEST_H
 #define DOMPROF_FORMAT_DIGEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,9 @@ struct dp_digest {
  * flags, replacing what d held. */
 void dg_build(struct dp_digest *d, const uint8_t *pl, size_t len, unsigned flags);
 void dg_release(struct dp_digest *d);
+/* The record p[0..len) (framing checked) is a SAMPLE a group can stand
+ * for: no user stack, its parts within it (what dg_build groups). */
+bool dg_plain(const uint8_t *p, uint32_t len);
 /* Releases a digest that grew large (over 2 MiB: a large chunk's), so a
  * holder keeps at most that much between builds. */
 void dg_trim(struct dp_digest *d);

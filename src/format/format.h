@@ -25,7 +25,7 @@
  * sequence check. Minor 2: TASK may carry the task's address space.
  * Minor 3: the COUNTERS record (named per-domain counters). Minor 4:
  * SAMPLE may carry the user registers and stack bytes (DWARF unwinding). */
-#define DP_VERSION_MINOR 5
+#define DP_VERSION_MINOR 6
 #define DP_HOST_DOMAIN 0u
 
 /* Record tags (u16 on disk). New tags may be added in minor versions;

@@ -8,6 +8,7 @@
  * wait. One mutex guards the ring; decoding runs outside it.
  */
 #include "format/prefetch.h"
+#include "format/counts.h"
 #include "format/digest.h"
 #include "format/wire.h"
 #include "util/crc32c.h"
@@ -22,7 +23,7 @@ enum { SLOT_QUEUED, SLOT_RUNNING, SLOT_DONE };
 struct slot {
 	uint64_t off, end;
 	const uint8_t *pl;
-	uint32_t stored, raw, flags, crc;
+	uint32_t stored, raw, flags, crc, nrec;
 	unsigned digest;        /* pf_submit's: PF_DIGEST | DG_*, or 0 */
 	uint64_t cost;          /* its share of pf->bytes */
 	int state;
@@ -63,11 +64,12 @@ static void decode_slot(struct slot *s, ZSTD_DCtx *dctx, bool worker)
 	s->res.data = NULL;
 	s->res.len = 0;
 	s->res.dg = NULL;
+	s->res.counts = false;
 	if (!s->res.crc_ok)
 		return;
 	if (!(s->flags & DP_CHUNK_ZSTD)) {
 		if (worker && s->digest) {
-			dg_build(&s->dg, s->pl, s->stored, s->digest & ~PF_DIGEST);
+			dg_build(&s->dg, s->pl, s->stored, s->digest & ~(PF_DIGEST | PF_COUNTS));
 			s->res.dg = &s->dg;
 		}
 		return;
@@ -77,12 +79,22 @@ static void decode_slot(struct slot *s, ZSTD_DCtx *dctx, bool worker)
 		s->buf = xmalloc(s->raw);
 		s->cap = s->raw;
 	}
+	const uint8_t *recs;
+	size_t rlen;
+	if ((s->digest & PF_COUNTS) && (s->flags & DP_CHUNK_COUNTS) &&
+	    cnt_decode(dctx, s->pl, s->stored, s->raw, s->nrec, s->buf, &s->dg, &recs, &rlen)) {
+		s->res.dec_ok = s->res.counts = true;
+		s->res.data = recs;
+		s->res.len = rlen;
+		s->res.dg = &s->dg;
+		return;
+	}
 	size_t n = ZSTD_decompressDCtx(dctx, s->buf, s->raw, s->pl, s->stored);
 	s->res.dec_ok = !ZSTD_isError(n) && n == s->raw;
 	s->res.data = s->buf;
 	s->res.len = s->raw;
 	if (worker && s->digest && s->res.dec_ok) {
-		dg_build(&s->dg, s->buf, s->raw, s->digest & ~PF_DIGEST);
+		dg_build(&s->dg, s->buf, s->raw, s->digest & ~(PF_DIGEST | PF_COUNTS));
 		s->res.dg = &s->dg;
 	}
 }
@@ -204,7 +216,7 @@ void pf_free(struct dp_prefetch *pf)
 }
 
 bool pf_submit(struct dp_prefetch *pf, uint64_t off, const uint8_t *pl, uint32_t stored,
-	       uint32_t raw, uint32_t flags, uint32_t crc, unsigned digest)
+	       uint32_t raw, uint32_t flags, uint32_t crc, uint32_t nrec, unsigned digest)
 {
 	uint32_t need = flags & DP_CHUNK_ZSTD ? raw : 0;
 	/* a digest takes up to about as much again as its payload (digest.h):
@@ -224,6 +236,7 @@ bool pf_submit(struct dp_prefetch *pf, uint64_t off, const uint8_t *pl, uint32_t
 		s->raw = need;
 		s->flags = flags;
 		s->crc = crc;
+		s->nrec = nrec;
 		s->digest = digest;
 		s->cost = cost;
 		s->state = SLOT_QUEUED;

@@ -50,6 +50,10 @@ struct pf_result {
 	 * the reader's own thread decoded it (next_chunk then makes it), or
 	 * none was asked */
 	const struct dp_digest *dg;
+	/* data is the chunk's counts part (format/counts.h: its records, dg
+	 * its groups), not its payload: asked with PF_COUNTS, and the chunk
+	 * had a sound one */
+	bool counts;
 };
 
 /* threads: workers to start (1..PF_THREADS_MAX). NULL when none could be
@@ -58,12 +62,15 @@ struct dp_prefetch *pf_new(unsigned threads);
 void pf_free(struct dp_prefetch *pf);
 
 /* Queue the chunk at file offset off (its header is valid): payload
- * pl[0..stored), CRC crc, flags and raw size from its header; digest:
+ * pl[0..stored), CRC crc, flags, raw size and record count nrec from
+ * its header; digest:
  * PF_DIGEST | DG_* flags to have a worker digest it too, or 0. false when
  * the queue is full or the chunk is over the bounds (not queued). */
 #define PF_DIGEST 0x100u
+#define PF_COUNTS 0x200u  /* with PF_DIGEST: a chunk's counts part in place of its payload
+			   * and digest, where it has a sound one (on any thread) */
 bool pf_submit(struct dp_prefetch *pf, uint64_t off, const uint8_t *pl, uint32_t stored,
-	       uint32_t raw, uint32_t flags, uint32_t crc, unsigned digest);
+	       uint32_t raw, uint32_t flags, uint32_t crc, uint32_t nrec, unsigned digest);
 /* Offset after the last chunk queued (0 when nothing is queued). */
 uint64_t pf_queued_end(const struct dp_prefetch *pf);
 /* The result for the chunk at off, waiting for a worker that is on it or

@@ -12,6 +12,7 @@
  */
 #include "format/format.h"
 #include "format/prefetch.h"
+#include "format/counts.h"
 #include "format/digest.h"
 #include "format/ustack.h"
 #include "format/wire.h"
@@ -69,6 +70,7 @@ struct dp_reader {
 	uint8_t *sbuf;          /* symtab decompression buffer */
 	size_t scap;
 	unsigned flags;         /* DP_READ_* */
+	bool counts_off;        /* $DOMPROF_CHUNK_COUNTS=0: counts parts not read */
 	uint64_t *chain;        /* aligned copy of a call chain */
 	size_t chain_cap;
 	uint64_t uregs[64];     /* aligned copy of a sample's user registers */
@@ -185,6 +187,7 @@ static int parse_header(struct dp_reader *r, int *err, char *msg, size_t msglen)
 static struct dp_reader *open_common(struct dp_reader *r, int *err, char *msg, size_t msglen)
 {
 	r->track = true;
+	r->counts_off = cnt_off();
 	if (pd_is_perf(r->map, r->size)) {
 		r->perf = pd_open(r->map, r->size, r->mtime_ns, err, msg, msglen);
 		if (!r->perf) {
@@ -485,7 +488,7 @@ static unsigned digest_flags(const struct dp_reader *r)
 {
 	if (!(r->flags & DP_READ_GROUPS))
 		return 0;
-	return PF_DIGEST | (r->flags & DP_READ_GROUP_TID ? DG_BY_TID : 0) |
+	return PF_DIGEST | (r->counts_off ? 0 : PF_COUNTS) | (r->flags & DP_READ_GROUP_TID ? DG_BY_TID : 0) |
 	       (r->flags & DP_READ_GROUP_CPU ? DG_BY_CPU : 0) |
 	       (r->flags & DP_READ_NO_CHAINS ? DG_NO_CHAINS : 0);
 }
@@ -507,7 +510,7 @@ static void prefetch_ahead(struct dp_reader *r, uint64_t from)
 		uint32_t flags = get32(h + 4), stored = get32(h + 8), raw = get32(h + 12);
 		if (stored > DP_CHUNK_MAX || raw > DP_CHUNK_MAX || q + DP_CHUNK_HDR + stored > r->size)
 			break;
-		if (!pf_submit(r->pf, q, h + DP_CHUNK_HDR, stored, raw, flags, get32(h + 20), digest))
+		if (!pf_submit(r->pf, q, h + DP_CHUNK_HDR, stored, raw, flags, get32(h + 20), get32(h + 16), digest))
 			break;
 		q += DP_CHUNK_HDR + align8(stored);
 	}
@@ -533,7 +536,7 @@ static const struct dp_digest *own_digest(struct dp_reader *r)
 		r->dg_skip--;
 		return NULL;
 	}
-	dg_build(&r->own_dg, r->payload, r->plen, digest_flags(r) & ~PF_DIGEST);
+	dg_build(&r->own_dg, r->payload, r->plen, digest_flags(r) & ~(PF_DIGEST | PF_COUNTS));
 	const struct dp_digest *d = &r->own_dg;
 	if (d->nitems > 64 && (!d->ngroups || d->ngroups * 3 > d->nsamples)) {
 		r->dg_backoff = r->dg_backoff ? (r->dg_backoff < 32 ? 2 * r->dg_backoff : 32) : 4;
@@ -619,7 +622,31 @@ static bool next_chunk(struct dp_reader *r)
 			       "bad CRC in chunk at offset %" PRIu64 "; %u bytes skipped", off, stored);
 			continue;
 		}
-		if (flags & DP_CHUNK_ZSTD) {
+		/* a counting read takes the chunk's counts part where it has a
+		 * sound one (format/counts.h), from a worker or made here */
+		const struct dp_digest *cdg = NULL;
+		if (pr && pr->counts) {
+			cdg = pr->dg;
+			r->payload = pr->data;
+			r->plen = pr->len;
+		} else if (!pr && (flags & DP_CHUNK_COUNTS) && (flags & DP_CHUNK_ZSTD) &&
+			   (digest_flags(r) & PF_COUNTS) && raw <= PF_MAX_RAW) {
+			if (raw > r->zcap) {
+				free(r->zbuf);
+				r->zbuf = xmalloc(raw);
+				r->zcap = raw;
+			}
+			const uint8_t *recs;
+			size_t rlen;
+			if (cnt_decode(r->dctx, pl, stored, raw, get32(h + 16), r->zbuf, &r->own_dg, &recs, &rlen)) {
+				cdg = &r->own_dg;
+				r->payload = recs;
+				r->plen = rlen;
+			}
+		}
+		if (cdg) {
+			/* the payload is set */
+		} else if (flags & DP_CHUNK_ZSTD) {
 			const uint8_t *data = pr ? pr->data : NULL;
 			if (!pr) {
 				if (raw > r->zcap) {
@@ -663,8 +690,10 @@ static bool next_chunk(struct dp_reader *r)
 		/* groups: the worker's digest, else one made here (the same:
 		 * a digest is a function of the payload), so every chunk
 		 * within the bound reads alike on any number of threads */
-		const struct dp_digest *dg = pr ? pr->dg : NULL;
-		if (dg && dg->ngroups == dg->nsamples)
+		const struct dp_digest *dg = cdg ? cdg : pr ? pr->dg : NULL;
+		if (cdg)
+			;   /* its items are the payload's records: always walked */
+		else if (dg && dg->ngroups == dg->nsamples)
 			dg = NULL;   /* it groups nothing: its walk would only cost */
 		else if (!dg && (r->flags & DP_READ_GROUPS) && r->plen <= PF_MAX_RAW)
 			dg = own_digest(r);

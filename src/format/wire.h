@@ -18,6 +18,7 @@
 #define DP_CHUNK_HDR 32u
 #define DP_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" little-endian */
 #define DP_CHUNK_ZSTD 1u
+#define DP_CHUNK_COUNTS 2u /* 1.6: a counts part after the records' zstd frame (format/counts.h) */
 #define DP_CHUNK_MAX (256u << 20)
 #define DP_REC_HDR 8u
 #define DP_SAMPLE_FIXED 40u

@@ -6,6 +6,7 @@
  * DOMAIN_SWITCH records, so a caller cannot forget one or emit one with
  * a stale value. See docs/file-format.md.
  */
+#include "format/counts.h"
 #include "format/format.h"
 #include "format/ustack.h"
 #include "format/wire.h"
@@ -39,6 +40,10 @@ struct dp_writer {
 	uint64_t samples;       /* SAMPLE records written, for STATS */
 	uint64_t lost;          /* sum of LOST counts written (saturating) */
 	struct usd_table usd;   /* threads' last user stacks in the open chunk (delta form) */
+	bool counts;            /* write counts parts (format/counts.h) */
+	struct dp_digest dg;    /* the open chunk's, for its counts part */
+	uint8_t *cbuf;          /* a counts part, decompressed */
+	size_t ccap;
 };
 
 static size_t put_field(uint8_t *p, uint16_t id, const char *s)
@@ -92,6 +97,7 @@ struct dp_writer *dp_writer_new(int fd, const struct dp_header *h,
 	w->bytes = padded;
 	if (w->o.zstd_level > 0)
 		w->zctx = ZSTD_createCCtx();
+	w->counts = !cnt_off();
 	return w;
 }
 
@@ -105,6 +111,42 @@ uint64_t dp_writer_bytes(const struct dp_writer *w) { return w->bytes; }
 uint64_t dp_writer_records(const struct dp_writer *w) { return w->records; }
 uint64_t dp_writer_lost(const struct dp_writer *w) { return w->lost; }
 uint64_t dp_writer_samples(const struct dp_writer *w) { return w->samples; }
+
+/*
+ * The open chunk's counts part (format/counts.h) after its records'
+ * frame (zbuf[0..*stored)), as a zstd skippable frame: u32 magic, u32
+ * size, u32 the part's decompressed length, u32 0, the part's zstd
+ * frame. false (nothing added) when the chunk is better without one.
+ * The cost, on the recorder's thread: one digest of the payload and the
+ * part's compression, measured in bench/record-overhead.
+ */
+static bool add_counts(struct dp_writer *w, size_t *stored)
+{
+	dg_build(&w->dg, w->buf, w->len, DG_BY_TID | DG_BY_CPU);
+	size_t n = cnt_encode(&w->dg, w->buf, w->len, &w->cbuf, &w->ccap);
+	dg_trim(&w->dg);
+	if (!n)
+		return false;
+	size_t bound = ZSTD_compressBound(n);
+	if (*stored + 16 + bound > w->zcap) {
+		/* the records' frame is kept: grow by copying */
+		uint8_t *nb = xmalloc(*stored + 16 + bound);
+		memcpy(nb, w->zbuf, *stored);
+		free(w->zbuf);
+		w->zbuf = nb;
+		w->zcap = *stored + 16 + bound;
+	}
+	uint8_t *s = (uint8_t *)w->zbuf + *stored;
+	size_t z = ZSTD_compressCCtx(w->zctx, s + 16, bound, w->cbuf, n, w->o.zstd_level);
+	if (ZSTD_isError(z) || *stored + 16 + z > DP_CHUNK_MAX)
+		return false;
+	put32(s, CNT_SKIPPABLE);
+	put32(s + 4, (uint32_t)(8 + z));
+	put32(s + 8, (uint32_t)n);
+	put32(s + 12, 0);
+	*stored += 16 + z;
+	return true;
+}
 
 int dp_writer_flush(struct dp_writer *w)
 {
@@ -135,6 +177,8 @@ int dp_writer_flush(struct dp_writer *w)
 			payload = w->zbuf;
 			stored = z;
 			flags |= DP_CHUNK_ZSTD;
+			if (w->counts && add_counts(w, &stored))
+				flags |= DP_CHUNK_COUNTS;
 		}
 	}
 	uint8_t h[DP_CHUNK_HDR];
@@ -663,6 +707,8 @@ void dp_writer_free(struct dp_writer *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	ZSTD_freeCCtx(w->zctx);
+	dg_release(&w->dg);
+	free(w->cbuf);
 	usd_free(&w->usd);
 	free(w->zbuf);
 	free(w->buf);

@@ -53,7 +53,7 @@ pid=$(sed -n 's/^threefuncs: pid \([0-9]*\) done$/\1/p' "$OUT/dw.out")
 "$DOMPROF" dump --type SAMPLE --ustack "$OUT/dw.data" >"$OUT/dw.dump"
 "$DOMPROF" info "$OUT/dw.data" >"$OUT/dw.info"
 grep -q 'damage: *none' "$OUT/dw.info" || fail "damage: $(grep -A3 damage "$OUT/dw.info")"
-grep -Eq '^file: .*format 1\.5\)$' "$OUT/dw.info" || fail "not a 1.5 file: $(head -1 "$OUT/dw.info")"
+grep -Eq '^file: .*format 1\.6)$' "$OUT/dw.info" || fail "not a 1.6 file: $(head -1 "$OUT/dw.info")"
 grep -Eq '^user stacks: [1-9][0-9]* samples, [0-9]+ bytes' "$OUT/dw.info" || fail "info counts no user stacks"
 
 python3 - "$OUT/dw.dump" "$pid" <<'PY' || fail "user registers and stacks"

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/counts.h"
 #include "format/format.h"
 #include "format/wire.h"
 #include "unit.h"
@@ -2072,6 +2073,143 @@ static void threads_same(int zlevel)
 	free(path);
 }
 
+/* ---- counts parts (1.6) ------------------------------------------- */
+
+/* The file b with chunk i's counts part (decompressed: *part, n bytes)
+ * replaced by part[0..n), recompressed, its CRCs made valid again; a
+ * new buffer of *outlen bytes. */
+static uint8_t *recount(const uint8_t *b, size_t len, const struct chunks *c, size_t i, const uint8_t *part,
+			size_t n, size_t *outlen)
+{
+	size_t o = c->off[i];
+	uint32_t stored = get32(b + o + 8);
+	size_t m = ZSTD_findFrameCompressedSize(b + o + DP_CHUNK_HDR, stored);
+	CHECK(!ZSTD_isError(m));
+	size_t bound = ZSTD_compressBound(n);
+	uint8_t *z = xmalloc(bound);
+	size_t zl = ZSTD_compress(z, bound, part, n, 3);
+	size_t ns = m + 16 + zl, nlen = o + DP_CHUNK_HDR + align8((uint32_t)ns);
+	size_t rest = len - (o + c->len[i]);
+	uint8_t *f = xcalloc(1, nlen + rest);
+	memcpy(f, b, o + DP_CHUNK_HDR + m);
+	uint8_t *sk = f + o + DP_CHUNK_HDR + m;
+	put32(sk, CNT_SKIPPABLE);
+	put32(sk + 4, (uint32_t)(8 + zl));
+	put32(sk + 8, (uint32_t)n);
+	memcpy(sk + 16, z, zl);
+	put32(f + o + 8, (uint32_t)ns);
+	fix_crc(f, o);
+	memcpy(f + nlen, b + o + c->len[i], rest);
+	free(z);
+	*outlen = nlen + rest;
+	return f;
+}
+
+/*
+ * A recording whose samples repeat gets counts parts (chunk flag 2);
+ * counting reads of it (taking them, on 1 and 3 threads, every choice
+ * of keys) count what reads sample by sample count, and so do reads
+ * with DOMPROF_CHUNK_COUNTS=0 and reads that ask for no groups (the
+ * records' frame, as a reader before 1.6 reads it). Forged parts under
+ * valid CRCs: a count that does not add up to the chunk's records, a
+ * group whose record has a user stack, a wrong record length, a part
+ * cut short: each refused (the read is the same as sample by sample);
+ * control that must fail: a group's period changed, which holds up, is
+ * what the counting read counts.
+ */
+static void counts_parts(void)
+{
+	char *path = tmpfile_path("counts.data");
+	struct dp_writer *w = open_writer(path, 8192, 3);
+	struct dp_event ev = { .id = 0, .name = "cpu-clock", .period = 1000, .freq = true };
+	dp_write_event(w, &ev);
+	uint64_t chain[3] = { 7, 8, 9 };
+	for (int i = 0; i < 3000; i++) {
+		struct dp_sample s = { .ip = 0x1000 + (uint64_t)(i % 3 == 0), .pid = 4, .tid = 4 + (uint32_t)(i % 2),
+				       .cpu = (uint32_t)(i % 4 == 0), .time = (uint64_t)i, .period = 1000 + (uint64_t)i,
+				       .nr_callchain = i % 5 == 0 ? 3 : 0, .callchain = chain };
+		CHECK(dp_write_sample(w, (uint32_t)(i / 500 % 2), &s) == 0);
+		if (i % 700 == 0) {
+			struct dp_mmap mm = { .pid = 4, .start = 0x1000, .len = 4096, .path = "/bin/x" };
+			CHECK(dp_write_mmap(w, 0, &mm) == 0);
+		}
+	}
+	struct dp_stats st = { .samples = 3000 };
+	dp_write_stats(w, &st);
+	CHECK(dp_writer_finish(w) == 0);
+	size_t len;
+	uint8_t *b = slurp(path, &len);
+	struct chunks c;
+	split_chunks(b, len, &c);
+	size_t with = 0, first = 0;
+	for (size_t i = 0; i < c.n; i++)
+		if (get32(b + c.off[i] + 4) & DP_CHUNK_COUNTS)
+			first = with++ ? first : i;
+	CHECK(with >= 10);
+	CHECK(groups_count_same(b, len, true));
+	uint64_t n1, n2;
+	size_t g1, g2;
+	(void)counted_read(b, len, 1, 0, DP_READ_GROUP_TID | DP_READ_GROUP_CPU, &n1, &g1);
+	CHECK_EQ_U64(n1, 3000);
+	setenv("DOMPROF_CHUNK_COUNTS", "0", 1);
+	CHECK(groups_count_same(b, len, false));
+	unsetenv("DOMPROF_CHUNK_COUNTS");
+
+	/* the first part, decompressed */
+	const uint8_t *pl = b + c.off[first] + DP_CHUNK_HDR, *z;
+	size_t zl;
+	uint32_t raw;
+	CHECK(cnt_locate(pl, get32(b + c.off[first] + 8), get32(b + c.off[first] + 12), &z, &zl, &raw));
+	uint8_t *part = xmalloc(raw), *mut = xmalloc(raw);
+	CHECK_EQ_U64(ZSTD_decompress(part, raw, z, zl), raw);
+	uint32_t nitems = get32(part + 4);
+	size_t g = 0;   /* the first group's entry */
+	while (g < nitems && !get32(part + CNT_HDR + CNT_ENT * g))
+		g++;
+	CHECK(g < nitems);
+	/* its record: after the records of the entries before it */
+	size_t roff = CNT_HDR + CNT_ENT * (size_t)nitems;
+	for (size_t k = 0; k < g; k++)
+		roff += get32(part + roff + 4);
+	for (int kind = 0; kind < 5; kind++) {
+		memcpy(mut, part, raw);
+		size_t mlen = raw;
+		if (kind == 0)
+			put32(mut + CNT_HDR + CNT_ENT * g, get32(mut + CNT_HDR + CNT_ENT * g) + 1);
+		else if (kind == 1) {
+			/* not plain, and its ip moved: taken, it would count elsewhere */
+			put16(mut + roff + 2, get16(mut + roff + 2) | DP_SAMPLE_F_USTACK);
+			put64(mut + roff + DP_REC_HDR + 8, get64(mut + roff + DP_REC_HDR + 8) + 0x100);
+		}
+		else if (kind == 2)
+			put32(mut + roff + 4, get32(mut + roff + 4) + 8);
+		else if (kind == 3)
+			mlen = raw - 8;
+		else
+			put64(mut + CNT_HDR + CNT_ENT * g + 8, get64(mut + CNT_HDR + CNT_ENT * g + 8) + 1);
+		size_t flen;
+		uint8_t *f = recount(b, len, &c, first, mut, mlen, &flen);
+		/* sample by sample (the keys hold chunk offsets: this file's) */
+		uint64_t fplain = counted_read(f, flen, 1, 0, DP_READ_GROUP_TID | DP_READ_GROUP_CPU, &n2, &g2);
+		CHECK_EQ_U64(n2, 3000);
+		for (unsigned t = 1; t <= 3; t += 2) {
+			uint64_t h = counted_read(f, flen, t, DP_READ_GROUPS | DP_READ_GROUP_TID | DP_READ_GROUP_CPU,
+						  DP_READ_GROUP_TID | DP_READ_GROUP_CPU, &n2, &g2);
+			if (kind < 4)
+				CHECK_EQ_U64(h, fplain);   /* refused: the records' frame */
+			else
+				CHECK(h != fplain);        /* control: the part is what counts */
+			CHECK_EQ_U64(n2, 3000);
+		}
+		free(f);
+	}
+	free(part);
+	free(mut);
+	free(b);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -2106,6 +2244,7 @@ int main(void)
 	ustack_delta_hostile();
 	threads_same(0);
 	threads_same(3);
+	counts_parts();
 	enospc();
 	rmdir(tmpdir);
 	return unit_done();

@@ -6,7 +6,7 @@
 # stored payload padded to 8). The chunks' bytes are not changed, so every
 # CRC stays valid: only their sequence is wrong.
 #
-# usage: chunk-edit.py IN list                 one line per chunk: index offset length seq nrecords
+# usage: chunk-edit.py IN list                 one line per chunk: index offset length seq nrecords flags
 #        chunk-edit.py IN OUT drop I [J...]    without chunks I, J, ...
 #        chunk-edit.py IN OUT dup I            chunk I twice
 #        chunk-edit.py IN OUT swap I J         chunks I and J exchanged
@@ -24,8 +24,9 @@ def chunks(b):
         stored, = struct.unpack_from('<I', b, off + 8)
         nrec, = struct.unpack_from('<I', b, off + 16)
         seq, = struct.unpack_from('<I', b, off + 24)
+        flags, = struct.unpack_from('<I', b, off + 4)
         n = 32 + ((stored + 7) & ~7)
-        out.append((off, n, seq, nrec))
+        out.append((off, n, seq, nrec, flags))
         off += n
     return ((hlen + 7) & ~7), out
 
@@ -34,8 +35,8 @@ def main():
     b = open(sys.argv[1], 'rb').read()
     head, cs = chunks(b)
     if sys.argv[2] == 'list':
-        for i, (off, n, seq, nrec) in enumerate(cs):
-            print(i, off, n, seq, nrec)
+        for i, (off, n, seq, nrec, flags) in enumerate(cs):
+            print(i, off, n, seq, nrec, flags)
         return
     op, args = sys.argv[3], [int(a) for a in sys.argv[4:]]
     order = list(range(len(cs)))

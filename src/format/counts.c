@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+/* A chunk's counts part: written from its digest, read back as one (counts.h). */
+#include "format/counts.h"
+#include "format/wire.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+bool cnt_off(void)
+{
+	const char *e = getenv("DOMPROF_CHUNK_COUNTS");
+	return e && !strcmp(e, "0");
+}
+
+/* the payload offset of item it */
+static uint32_t item_off(const struct dp_digest *d, uint32_t it)
+{
+	return it & DG_GROUP ? d->groups[it & ~DG_GROUP].off : it;
+}
+
+size_t cnt_encode(const struct dp_digest *d, const uint8_t *pl, size_t len, uint8_t **out, size_t *cap)
+{
+	if (!d->ngroups || d->nsamples < 2 * d->ngroups)
+		return 0;
+	size_t recs = 0;
+	for (size_t i = 0; i < d->nitems; i++) {
+		uint32_t off = item_off(d, d->items[i]);
+		if (off + (size_t)DP_REC_HDR > len)
+			return 0;
+		const uint8_t *p = pl + off;
+		uint32_t rl = get32(p + 4);
+		if (rl < DP_REC_HDR || rl % 8 || rl > len - off)
+			return 0;
+		/* a user stack in delta form refers to the thread's stack
+		 * before it in the chunk's records: kept out of the question */
+		if (get16(p) == DP_REC_SAMPLE && (get16(p + 2) & (DP_SAMPLE_F_USTACK | DP_SAMPLE_F_USTACK_DELTA)))
+			return 0;
+		recs += rl;
+	}
+	size_t total = CNT_HDR + CNT_ENT * d->nitems + recs;
+	if (total > len / 2)
+		return 0;
+	if (total > *cap) {
+		free(*out);
+		*cap = total + total / 4;
+		*out = xmalloc(*cap);
+	}
+	uint8_t *o = *out;
+	put32(o, CNT_MAGIC);
+	put32(o + 4, (uint32_t)d->nitems);
+	put32(o + 8, (uint32_t)recs);
+	put32(o + 12, 0);
+	uint8_t *e = o + CNT_HDR, *r = e + CNT_ENT * d->nitems;
+	for (size_t i = 0; i < d->nitems; i++, e += CNT_ENT) {
+		uint32_t it = d->items[i], off = item_off(d, it);
+		const struct dg_group *g = it & DG_GROUP ? &d->groups[it & ~DG_GROUP] : NULL;
+		put32(e, g ? g->count : 0);
+		put32(e + 4, 0);
+		put64(e + 8, g ? g->period : 0);
+		uint32_t rl = get32(pl + off + 4);
+		memcpy(r, pl + off, rl);
+		r += rl;
+	}
+	return total;
+}
+
+bool cnt_locate(const uint8_t *pl, uint32_t stored, uint32_t max, const uint8_t **z, size_t *zlen,
+		uint32_t *raw)
+{
+	size_t m = ZSTD_findFrameCompressedSize(pl, stored);
+	if (ZSTD_isError(m) || m > stored || stored - m < 16)
+		return false;
+	const uint8_t *s = pl + m;
+	uint32_t sz = get32(s + 4);
+	if (get32(s) != CNT_SKIPPABLE || sz != stored - m - 8 || get32(s + 12) != 0)
+		return false;
+	*raw = get32(s + 8);
+	if (*raw < CNT_HDR || *raw > max)
+		return false;
+	*z = s + 16;
+	*zlen = sz - 8;
+	return true;
+}
+
+bool cnt_read(const uint8_t *p, size_t len, uint32_t nrec, struct dp_digest *d, const uint8_t **recs,
+	      size_t *recs_len)
+{
+	d->nitems = d->ngroups = d->nsamples = 0;
+	if (len < CNT_HDR || len > DP_CHUNK_MAX || get32(p) != CNT_MAGIC || get32(p + 12) != 0)
+		return false;
+	size_t n = get32(p + 4), rlen = get32(p + 8);
+	if (n > (len - CNT_HDR) / CNT_ENT || CNT_HDR + CNT_ENT * n + rlen != len || rlen % 8)
+		return false;
+	const uint8_t *r = p + CNT_HDR + CNT_ENT * n;
+	xgrow((void **)&d->items, &d->capitems, n ? n : 1, sizeof(*d->items));
+	uint64_t total = 0;
+	size_t pos = 0;
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *e = p + CNT_HDR + CNT_ENT * i;
+		uint32_t count = get32(e);
+		if (get32(e + 4) != 0 || rlen - pos < DP_REC_HDR)
+			goto bad;
+		uint32_t rl = get32(r + pos + 4);
+		if (rl < DP_REC_HDR || rl % 8 || rl > rlen - pos)
+			goto bad;
+		if (count) {
+			if (!dg_plain(r + pos, rl))
+				goto bad;
+			xgrow((void **)&d->groups, &d->capgroups, d->ngroups + 1, sizeof(*d->groups));
+			struct dg_group *g = &d->groups[d->ngroups];
+			memset(g, 0, sizeof(*g));
+			g->off = (uint32_t)pos;
+			g->count = count;
+			g->period = get64(e + 8);
+			d->items[d->nitems++] = DG_GROUP | (uint32_t)d->ngroups++;
+			d->nsamples += count;
+		} else {
+			d->items[d->nitems++] = (uint32_t)pos;
+		}
+		total += count ? count : 1;
+		pos += rl;
+	}
+	if (pos != rlen || total != nrec)
+		goto bad;
+	*recs = r;
+	*recs_len = rlen;
+	return true;
+bad:
+	d->nitems = d->ngroups = d->nsamples = 0;
+	return false;
+}
+
+bool cnt_decode(ZSTD_DCtx *dctx, const uint8_t *pl, uint32_t stored, uint32_t raw, uint32_t nrec, uint8_t *buf,
+		struct dp_digest *d, const uint8_t **recs, size_t *recs_len)
+{
+	const uint8_t *z;
+	size_t zlen;
+	uint32_t n;
+	if (!cnt_locate(pl, stored, raw, &z, &zlen, &n))
+		return false;
+	size_t got = ZSTD_decompressDCtx(dctx, buf, n, z, zlen);
+	return !ZSTD_isError(got) && got == n && cnt_read(buf, n, nrec, d, recs, recs_len);
+}
