@@ -31,6 +31,17 @@
  * measured read bandwidth here (5.9 GB/s, a 1 GB array summed): a 50-byte
  * record at that rate would be ~118 M/s, at 10 GB/s 200 M/s; the zstd
  * read is bound by zstd's sequence decoding, not by memory.
+ *
+ * Again on 2026-12-03 (idle, pinned, format 1.6): read raw 42.1-48.3 M/s,
+ * zstd-1 15.5-24.0 M/s; zstd -b on this benchmark's raw records (1 MiB
+ * blocks, 44 bytes a record): level 1 1218 MB/s = 27.7 M rec/s, level -1
+ * 1272 MB/s = 28.9 M, --fast=4 2008 MB/s but 3.4x instead of 12.9x.
+ * zstd alone stays under 30 M records/s at any level that compresses.
+ * A chunk's counts part (format 1.6) spares counting reads most of
+ * this, but this benchmark reads every record, and its scattered
+ * samples get no parts; the writer's attempt at one is skipped after
+ * chunks without (zstd write 6.0 M/s when every chunk tried, 8.5-9.8
+ * M/s as written, 8.8-9.1 M/s with DOMPROF_CHUNK_COUNTS=0).
  */
 #include <fcntl.h>
 #include <stdio.h>
