@@ -513,6 +513,19 @@ static void split_chunks(const uint8_t *b, size_t len, struct chunks *c)
 	}
 }
 
+/* w finished with a STATS record of `samples`, its file read back (a new
+ * buffer of *len bytes) and split into chunks */
+static uint8_t *finish_split(struct dp_writer *w, const char *path, uint64_t samples, size_t *len,
+			     struct chunks *c)
+{
+	struct dp_stats st = { .samples = samples };
+	dp_write_stats(w, &st);
+	CHECK(dp_writer_finish(w) == 0);
+	uint8_t *b = slurp(path, len);
+	split_chunks(b, *len, c);
+	return b;
+}
+
 /* A new file: the header, then the chunks idx[0..n) in that order. */
 static uint8_t *rebuild(const uint8_t *b, const struct chunks *c, const int *idx, size_t n,
 			size_t *outlen)
@@ -1992,13 +2005,9 @@ static void threads_same(int zlevel)
 			CHECK(dp_write_symtab(w, 0, &st) == 0);
 		}
 	}
-	struct dp_stats st = { .samples = 1500 };
-	dp_write_stats(w, &st);
-	CHECK(dp_writer_finish(w) == 0);
 	size_t len;
-	uint8_t *b = slurp(path, &len);
 	struct chunks c;
-	split_chunks(b, len, &c);
+	uint8_t *b = finish_split(w, path, 1500, &len, &c);
 	CHECK(c.n >= 20);
 
 	uint64_t intact = same_on_threads_f(b, len, true);
@@ -2134,13 +2143,9 @@ static void counts_parts(void)
 			CHECK(dp_write_mmap(w, 0, &mm) == 0);
 		}
 	}
-	struct dp_stats st = { .samples = 3000 };
-	dp_write_stats(w, &st);
-	CHECK(dp_writer_finish(w) == 0);
 	size_t len;
-	uint8_t *b = slurp(path, &len);
 	struct chunks c;
-	split_chunks(b, len, &c);
+	uint8_t *b = finish_split(w, path, 3000, &len, &c);
 	size_t with = 0, first = 0;
 	for (size_t i = 0; i < c.n; i++)
 		if (get32(b + c.off[i] + 4) & DP_CHUNK_COUNTS)
