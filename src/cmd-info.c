@@ -215,6 +215,9 @@ static int info_one(const char *path, struct info_sum *sum)
 	uint64_t total = m.samples, lost = m.lost;
 	if (h->source)  /* a perf.data: its records as they were translated */
 		printf("records:     translated from perf's\n");
+	else if (dp_reader_chunks_counts(r))  /* format 1.6 */
+		printf("records:     %" PRIu64 " chunks, %" PRIu64 " with a counts part\n", dp_reader_chunks(r),
+		       dp_reader_chunks_counts(r));
 	else
 		printf("records:     %" PRIu64 " chunks\n", dp_reader_chunks(r));
 	/* tags up to STATS always; later ones (COUNTERS, 1.3) only when the

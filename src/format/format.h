@@ -553,6 +553,9 @@ size_t dp_reader_damage(const struct dp_reader *r, const struct dp_damage **out)
 uint64_t dp_reader_pos(const struct dp_reader *r);
 uint64_t dp_reader_size(const struct dp_reader *r);
 uint64_t dp_reader_chunks(const struct dp_reader *r);
+/* Of those chunks, how many carry a counts part (format 1.6: their flag;
+ * whether a part is sound is found only by a counting read). */
+uint64_t dp_reader_chunks_counts(const struct dp_reader *r);
 
 /*
  * After a full pass: NULL when the recording is complete, else a one-line

@@ -58,6 +58,7 @@ struct dp_reader {
 
 	uint64_t pos;           /* next chunk header offset */
 	uint64_t chunks;
+	uint64_t chunks_counts;  /* of them, with a counts part (flag; not checked) */
 	/* open chunk */
 	const uint8_t *payload; /* decoded payload */
 	size_t plen, ppos;
@@ -308,6 +309,7 @@ int dp_reader_perf_guest(struct dp_reader *r, const struct dp_perf_guest *g)
 }
 uint64_t dp_reader_size(const struct dp_reader *r) { return r->size; }
 uint64_t dp_reader_chunks(const struct dp_reader *r) { return r->chunks; }
+uint64_t dp_reader_chunks_counts(const struct dp_reader *r) { return r->chunks_counts; }
 
 size_t dp_reader_damage(const struct dp_reader *r, const struct dp_damage **out)
 {
@@ -336,7 +338,7 @@ void dp_reader_rewind(struct dp_reader *r)
 	r->dg = NULL;
 	r->dg_skip = r->dg_backoff = 0;
 	r->plen = r->ppos = 0;
-	r->chunks = 0;
+	r->chunks = r->chunks_counts = 0;
 	r->at_end = false;
 	r->check_seq = r->hdr.minor >= 1;
 	r->nruns = 0;
@@ -687,6 +689,7 @@ static bool next_chunk(struct dp_reader *r)
 		r->cur_domain = DP_HOST_DOMAIN;
 		usd_reset(&r->usd);
 		r->chunks++;
+		r->chunks_counts += (flags & DP_CHUNK_COUNTS) != 0;
 		/* groups: the worker's digest, else one made here (the same:
 		 * a digest is a function of the payload), so every chunk
 		 * within the bound reads alike on any number of threads */

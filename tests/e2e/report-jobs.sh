@@ -167,6 +167,8 @@ differs j.lg nc.cnt && fail_later "the forged counts part was read with DOMPROF_
 parts=$(python3 "$CE" "$D" list | awk '$6 % 4 >= 2' | wc -l)
 [ "$parts" -ge 3 ] || fail_later "only $parts chunks with a counts part (want >= 3)"
 note "$parts of $nch chunks have a counts part"
+"$DOMPROF" info "$D" | grep -qx "records: *$nch chunks, $parts with a counts part" ||
+	fail_later "info: $("$DOMPROF" info "$D" | grep '^records:')"
 grep -q "bad CRC in chunk" "$T/crc.lg.j1.err" || fail_later "crc: no CRC damage named"
 grep -q "does not decompress" "$T/zstd.lg.j1.err" || fail_later "zstd: no decompression damage named"
 grep -q "repeated" "$T/dup.lg.j1.err" || fail_later "dup: no repeat named"
