@@ -24,7 +24,10 @@
  * mapped file's identity. Files of minor 0 are read as before, without the
  * sequence check. Minor 2: TASK may carry the task's address space.
  * Minor 3: the COUNTERS record (named per-domain counters). Minor 4:
- * SAMPLE may carry the user registers and stack bytes (DWARF unwinding). */
+ * SAMPLE may carry the user registers and stack bytes (DWARF unwinding).
+ * Minor 5: a user stack may be stored in delta form. Minor 6: a zstd
+ * chunk may carry a counts part (its samples in groups, format/counts.h)
+ * after its records' frame. */
 #define DP_VERSION_MINOR 6
 #define DP_HOST_DOMAIN 0u
 
