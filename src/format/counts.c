@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* A chunk's counts part: written from its digest, read back as one (counts.h). */
 #include "format/counts.h"
+#include "format/raw.h"
 #include "format/wire.h"
 #include "util/xalloc.h"
 
@@ -26,16 +27,14 @@ size_t cnt_encode(const struct dp_digest *d, const uint8_t *pl, size_t len, uint
 		return 0;
 	size_t recs = 0;
 	for (size_t i = 0; i < d->nitems; i++) {
-		uint32_t off = item_off(d, d->items[i]);
-		if (off + (size_t)DP_REC_HDR > len)
-			return 0;
-		const uint8_t *p = pl + off;
-		uint32_t rl = get32(p + 4);
-		if (rl < DP_REC_HDR || rl % 8 || rl > len - off)
+		size_t at = item_off(d, d->items[i]);
+		uint16_t tag;
+		uint32_t rl;
+		if (dp_raw_next(pl, len, &at, &tag, &rl) != 1)
 			return 0;
 		/* a user stack in delta form refers to the thread's stack
 		 * before it in the chunk's records: kept out of the question */
-		if (get16(p) == DP_REC_SAMPLE && (get16(p + 2) & (DP_SAMPLE_F_USTACK | DP_SAMPLE_F_USTACK_DELTA)))
+		if (tag == DP_REC_SAMPLE && (get16(pl + at - rl + 2) & (DP_SAMPLE_F_USTACK | DP_SAMPLE_F_USTACK_DELTA)))
 			return 0;
 		recs += rl;
 	}
@@ -99,11 +98,10 @@ bool cnt_read(const uint8_t *p, size_t len, uint32_t nrec, struct dp_digest *d, 
 	size_t pos = 0;
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *e = p + CNT_HDR + CNT_ENT * i;
-		uint32_t count = get32(e);
-		if (get32(e + 4) != 0 || rlen - pos < DP_REC_HDR)
-			goto bad;
-		uint32_t rl = get32(r + pos + 4);
-		if (rl < DP_REC_HDR || rl % 8 || rl > rlen - pos)
+		uint32_t count = get32(e), rl;
+		size_t at = pos;
+		uint16_t tag;
+		if (get32(e + 4) != 0 || dp_raw_next(r, rlen, &at, &tag, &rl) != 1 || rl % 8)
 			goto bad;
 		if (count) {
 			if (!dg_plain(r + pos, rl))

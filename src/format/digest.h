@@ -70,6 +70,23 @@ void dg_release(struct dp_digest *d);
 /* The record p[0..len) (framing checked) is a SAMPLE a group can stand
  * for: no user stack, its parts within it (what dg_build groups). */
 bool dg_plain(const uint8_t *p, uint32_t len);
+/* Digests that do not pay are not built for a while (the reader's own,
+ * the writer's counts parts): after one that did not, the next 4 chunks
+ * go without, twice as many after each such one in a row, at most 32. */
+struct dg_backoff {
+	unsigned skip, wait;    /* chunks still to go without; the next wait */
+};
+/* true (and one fewer to skip) when this chunk goes without */
+static inline bool dg_backoff_skip(struct dg_backoff *b)
+{
+	return b->skip ? (b->skip--, true) : false;
+}
+/* what the digest just built was worth */
+static inline void dg_backoff_paid(struct dg_backoff *b, bool paid)
+{
+	b->wait = paid ? 0 : !b->wait ? 4 : b->wait < 32 ? 2 * b->wait : 32;
+	b->skip = b->wait;
+}
 /* Releases a digest that grew large (over 2 MiB: a large chunk's), so a
  * holder keeps at most that much between builds. */
 void dg_trim(struct dp_digest *d);

@@ -94,7 +94,7 @@ struct dp_reader {
 	const struct dp_digest *dg;
 	size_t dg_i, dg_plen;
 	struct dp_digest own_dg;  /* made by this thread (no worker's) */
-	unsigned dg_skip, dg_backoff;  /* chunks to read without one (own_digest) */
+	struct dg_backoff dg_bo; /* chunks to read without one (own_digest) */
 
 	struct dp_damage *damage;
 	size_t ndamage, damage_cap;
@@ -336,7 +336,7 @@ void dp_reader_rewind(struct dp_reader *r)
 	r->pf_ahead = 0;
 	r->payload = NULL;
 	r->dg = NULL;
-	r->dg_skip = r->dg_backoff = 0;
+	r->dg_bo = (struct dg_backoff){ 0 };
 	r->plen = r->ppos = 0;
 	r->chunks = r->chunks_counts = 0;
 	r->at_end = false;
@@ -534,19 +534,25 @@ static void prefetch_ahead(struct dp_reader *r, uint64_t from)
  */
 static const struct dp_digest *own_digest(struct dp_reader *r)
 {
-	if (r->dg_skip) {
-		r->dg_skip--;
+	if (dg_backoff_skip(&r->dg_bo))
 		return NULL;
-	}
 	dg_build(&r->own_dg, r->payload, r->plen, digest_flags(r) & ~(PF_DIGEST | PF_COUNTS));
 	const struct dp_digest *d = &r->own_dg;
-	if (d->nitems > 64 && (!d->ngroups || d->ngroups * 3 > d->nsamples)) {
-		r->dg_backoff = r->dg_backoff ? (r->dg_backoff < 32 ? 2 * r->dg_backoff : 32) : 4;
-		r->dg_skip = r->dg_backoff;
-	} else {
-		r->dg_backoff = 0;
-	}
+	dg_backoff_paid(&r->dg_bo, !(d->nitems > 64 && (!d->ngroups || d->ngroups * 3 > d->nsamples)));
 	return d->ngroups < d->nsamples ? d : NULL;  /* made: used if it groups at all */
+}
+
+/* zbuf holds at least raw bytes: a quarter more when it grows, as the
+ * next chunk is a little larger as often as not, and a new buffer costs
+ * a page fault a 4 KiB */
+static void zbuf_fit(struct dp_reader *r, uint32_t raw)
+{
+	if (raw <= r->zcap)
+		return;
+	size_t cap = raw + (size_t)raw / 4;
+	free(r->zbuf);
+	r->zbuf = xmalloc(cap);
+	r->zcap = cap;
 }
 
 /*
@@ -633,33 +639,19 @@ static bool next_chunk(struct dp_reader *r)
 			r->plen = pr->len;
 		} else if (!pr && (flags & DP_CHUNK_COUNTS) && (flags & DP_CHUNK_ZSTD) &&
 			   (digest_flags(r) & PF_COUNTS) && raw <= PF_MAX_RAW) {
-			if (raw > r->zcap) {
-				free(r->zbuf);
-				r->zbuf = xmalloc(raw);
-				r->zcap = raw;
-			}
 			const uint8_t *recs;
 			size_t rlen;
+			zbuf_fit(r, raw);
 			if (cnt_decode(r->dctx, pl, stored, raw, get32(h + 16), r->zbuf, &r->own_dg, &recs, &rlen)) {
 				cdg = &r->own_dg;
 				r->payload = recs;
 				r->plen = rlen;
 			}
 		}
-		if (cdg) {
-			/* the payload is set */
-		} else if (flags & DP_CHUNK_ZSTD) {
+		if (!cdg && (flags & DP_CHUNK_ZSTD)) {
 			const uint8_t *data = pr ? pr->data : NULL;
 			if (!pr) {
-				if (raw > r->zcap) {
-					/* a quarter more: the next chunk is a
-					 * little larger as often as not, and a
-					 * new buffer costs a page fault a 4 KiB */
-					size_t cap = raw + raw / 4;
-					free(r->zbuf);
-					r->zbuf = xmalloc(cap);
-					r->zcap = cap;
-				}
+				zbuf_fit(r, raw);
 				size_t n = ZSTD_decompressDCtx(r->dctx, r->zbuf, raw, pl, stored);
 				if (!ZSTD_isError(n) && n == raw)
 					data = r->zbuf;
@@ -673,7 +665,7 @@ static bool next_chunk(struct dp_reader *r)
 			}
 			r->payload = data;
 			r->plen = raw;
-		} else {
+		} else if (!cdg) {
 			if (raw != stored) {
 				damage(r, off, DP_CHUNK_HDR + stored,
 				       "chunk at offset %" PRIu64 " has inconsistent lengths", off);
@@ -693,13 +685,14 @@ static bool next_chunk(struct dp_reader *r)
 		/* groups: the worker's digest, else one made here (the same:
 		 * a digest is a function of the payload), so every chunk
 		 * within the bound reads alike on any number of threads */
-		const struct dp_digest *dg = cdg ? cdg : pr ? pr->dg : NULL;
-		if (cdg)
-			;   /* its items are the payload's records: always walked */
-		else if (dg && dg->ngroups == dg->nsamples)
-			dg = NULL;   /* it groups nothing: its walk would only cost */
-		else if (!dg && (r->flags & DP_READ_GROUPS) && r->plen <= PF_MAX_RAW)
-			dg = own_digest(r);
+		const struct dp_digest *dg = cdg;   /* a counts part's items are its records: always walked */
+		if (!cdg) {
+			dg = pr ? pr->dg : NULL;
+			if (dg && dg->ngroups == dg->nsamples)
+				dg = NULL;   /* it groups nothing: its walk would only cost */
+			else if (!dg && (r->flags & DP_READ_GROUPS) && r->plen <= PF_MAX_RAW)
+				dg = own_digest(r);
+		}
 		if (dg) {
 			r->dg = dg;
 			r->dg_i = 0;

@@ -41,7 +41,7 @@ struct dp_writer {
 	uint64_t lost;          /* sum of LOST counts written (saturating) */
 	struct usd_table usd;   /* threads' last user stacks in the open chunk (delta form) */
 	bool counts;            /* write counts parts (format/counts.h) */
-	unsigned cskip, cbackoff; /* chunks to write without trying one; the next such wait */
+	struct dg_backoff cbo;  /* chunks to write without trying one */
 	struct dp_digest dg;    /* the open chunk's, for its counts part */
 	uint8_t *cbuf;          /* a counts part, decompressed */
 	size_t ccap;
@@ -125,31 +125,18 @@ static bool add_counts(struct dp_writer *w, size_t *stored)
 {
 	/* the digest is most of the cost (a third of bench/format's zstd
 	 * write): after chunks that were better without a part, the next
-	 * 4, 8, .. 32 do not try */
-	if (w->cskip) {
-		w->cskip--;
+	 * do not try (digest.h) */
+	if (dg_backoff_skip(&w->cbo))
 		return false;
-	}
 	dg_build(&w->dg, w->buf, w->len, DG_BY_TID | DG_BY_CPU);
 	size_t n = cnt_encode(&w->dg, w->buf, w->len, &w->cbuf, &w->ccap);
 	dg_trim(&w->dg);
-	if (!n) {
-		w->cbackoff = w->cbackoff ? (w->cbackoff < 32 ? 2 * w->cbackoff : 32) : 4;
-		w->cskip = w->cbackoff;
+	dg_backoff_paid(&w->cbo, n != 0);
+	if (!n)
 		return false;
-	}
-	w->cbackoff = 0;
-	size_t bound = ZSTD_compressBound(n);
-	if (*stored + 16 + bound > w->zcap) {
-		/* the records' frame is kept: grow by copying */
-		uint8_t *nb = xmalloc(*stored + 16 + bound);
-		memcpy(nb, w->zbuf, *stored);
-		free(w->zbuf);
-		w->zbuf = nb;
-		w->zcap = *stored + 16 + bound;
-	}
+	/* zbuf has room for it (dp_writer_flush): n is at most half the payload */
 	uint8_t *s = (uint8_t *)w->zbuf + *stored;
-	size_t z = ZSTD_compressCCtx(w->zctx, s + 16, bound, w->cbuf, n, w->o.zstd_level);
+	size_t z = ZSTD_compressCCtx(w->zctx, s + 16, w->zcap - *stored - 16, w->cbuf, n, w->o.zstd_level);
 	if (ZSTD_isError(z) || *stored + 16 + z > DP_CHUNK_MAX)
 		return false;
 	put32(s, CNT_SKIPPABLE);
@@ -170,7 +157,9 @@ int dp_writer_flush(struct dp_writer *w)
 	size_t stored = w->len;
 	uint32_t flags = 0;
 	if (w->zctx) {
-		size_t bound = ZSTD_compressBound(w->len);
+		/* the records' frame, and room for a counts part after it */
+		size_t bound = ZSTD_compressBound(w->len) +
+			       (w->counts ? 16 + ZSTD_compressBound(w->len / 2) : 0);
 		if (bound > w->zcap) {
 			free(w->zbuf);
 			w->zbuf = xmalloc(bound);
