@@ -42,7 +42,8 @@ const char usage_annotate[] =
 	"  -n, --top N            without SYMBOL: the N hottest functions (1..1000)\n"
 	"      --domain NAME      only samples of this domain (host, or a VM's name)\n"
 	"      --pid PID          only samples of this process\n"
-	"      --comm NAME        only samples of processes with this command name\n"
+	"      --comm NAME        only samples taken while their process had this\n"
+	"                         command name (an exec renames it, as in perf)\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
 	FILTER_WINDOW_HELP
 	"      --source-prefix DIR  look for source files under DIR\n"

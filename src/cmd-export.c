@@ -43,7 +43,8 @@ const char usage_export[] =
 	"  -o, --output OUT       output file (default: standard output)\n"
 	"      --domain NAME      only samples of this domain (host, or a VM's name)\n"
 	"      --pid PID          only samples of this process\n"
-	"      --comm NAME        only samples of processes with this command name\n"
+	"      --comm NAME        only samples taken while their process had this\n"
+	"                         command name (an exec renames it, as in perf)\n"
 	"      --image NAME       only samples whose leaf is in this image\n"
 	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
 	FILTER_WINDOW_HELP

@@ -17,36 +17,47 @@
 
 /* ---- resolution ---- */
 
+/* k's process name: the one in force at its samples, else the last */
+static const char *key_comm(struct sym_session *sym, const struct key *k)
+{
+	return k->comm ? k->comm : sym_comm(sym, k->domain, k->pid);
+}
+
 struct sym_want {
 	const struct profile_symbol *syms;
 	uint32_t domain, pid;
-	const char *image, *symbol, *srcline;
+	const char *comm, *image, *symbol, *srcline;
 };
 
 static bool sym_eq(const void *ctx, uint32_t e)
 {
 	const struct sym_want *w = ctx;
 	const struct profile_symbol *y = &w->syms[e];
-	return y->domain == w->domain && y->pid == w->pid && streq(y->image, w->image) &&
+	return y->domain == w->domain && y->pid == w->pid && streq(y->comm, w->comm) &&
+	       streq(y->image, w->image) &&
 	       streq(y->symbol, w->symbol) &&
 	       (y->srcline == w->srcline || (y->srcline && w->srcline && streq(y->srcline, w->srcline)));
 }
 
 /* srcline: NULL, or the row's source line (opts.srcline); inl: the
- * function an inlined symbol was inlined into */
+ * function an inlined symbol was inlined into; pid and comm (key_comm)
+ * only split rows by_process */
 static uint32_t sym_intern(struct loader *L, uint32_t domain, const struct sym_result *r,
-			   bool kernel, uint32_t pid, const char *srcline, const char *inl)
+			   bool kernel, uint32_t pid, const char *comm, const char *srcline,
+			   const char *inl)
 {
 	struct profile *p = L->p;
 	bool bp = L->o.by_process;
-	if (!bp)
+	if (!bp) {
 		pid = 0;
-	uint64_t h = hash_fold64(hash_fold64(77, domain), pid);
+		comm = NULL;
+	}
+	uint64_t h = hash_str(hash_fold64(hash_fold64(77, domain), pid), comm);
 	h = hash_str(hash_str(h, r->image), r->symbol);
 	if (srcline)
 		h = hash_str(h, srcline);
 	struct hidx *t = &L->symtab;
-	struct sym_want want = { p->syms, domain, pid, r->image, r->symbol, srcline };
+	struct sym_want want = { p->syms, domain, pid, comm, r->image, r->symbol, srcline };
 	size_t i;
 	uint32_t found = hidx_find(t, h, sym_eq, &want, &i);
 	if (found != HIDX_NONE)
@@ -64,7 +75,7 @@ static uint32_t sym_intern(struct loader *L, uint32_t domain, const struct sym_r
 	y->fde = r->fde;
 	y->kernel = kernel;
 	y->pid = pid;
-	y->comm = bp ? sym_comm(L->pv->sym, domain, pid) : NULL;
+	y->comm = comm;
 	y->srcline = srcline;
 	y->inlined_into = inl;
 	hidx_fill(t, i, h, idx);
@@ -121,6 +132,7 @@ static const char *line_of(struct loader *L, const struct sym_map *map, uint64_t
 struct addr_want {
 	const struct loader *L;
 	const struct key *k;
+	const char *comm;            /* by_process: key_comm, else NULL */
 	const struct sym_image *img;
 	uint64_t addr;
 };
@@ -131,7 +143,8 @@ static bool addr_eq(const void *ctx, uint32_t e)
 	const struct loader *L = w->L;
 	const struct addr *a = &L->addrs[e];
 	return a->img == w->img && a->addr == w->addr &&
-	       (!L->o.by_process || L->p->syms[a->sym].pid == w->k->pid) &&
+	       (!L->o.by_process ||
+		(L->p->syms[a->sym].pid == w->k->pid && streq(L->p->syms[a->sym].comm, w->comm))) &&
 	       L->p->syms[a->sym].domain == w->k->domain;
 }
 
@@ -150,9 +163,10 @@ static uint32_t resolve_addr(struct loader *L, const struct key *k, const struct
 	const struct sym_image *img = sym_map_image(map);
 	uint64_t ia = sym_map_symbolless(map) ? 0 : sym_map_to_image(map, ip);
 	uint64_t h = hash_fold64(hash_fold64(99, (uint64_t)(uintptr_t)img), ia);
-	h = hash_fold64(h, L->o.by_process ? k->pid : 0);
+	const char *comm = L->o.by_process ? key_comm(L->pv->sym, k) : NULL;
+	h = hash_str(hash_fold64(h, L->o.by_process ? k->pid : 0), comm);
 	struct hidx *t = &L->addrtab;
-	struct addr_want want = { L, k, img, ia };
+	struct addr_want want = { L, k, comm, img, ia };
 	size_t i;
 	uint32_t found = hidx_find(t, h, addr_eq, &want, &i);
 	if (found != HIDX_NONE)
@@ -163,7 +177,7 @@ static uint32_t resolve_addr(struct loader *L, const struct key *k, const struct
 	const char *srcline = NULL, *inl = NULL;
 	if (L->o.srcline)
 		srcline = line_of(L, map, ip, &r, &inl);
-	uint32_t sym = sym_intern(L, k->domain, &r, mode_is_kernel(mode), k->pid, srcline, inl);
+	uint32_t sym = sym_intern(L, k->domain, &r, mode_is_kernel(mode), k->pid, comm, srcline, inl);
 	xgrow((void **)&L->addrs, &L->capaddrs, L->naddrs + 1, sizeof(*L->addrs));
 	struct addr *a = &L->addrs[L->naddrs];
 	a->img = img;
@@ -266,6 +280,7 @@ struct stack_tab {
 struct stack_want {
 	const struct stack_tab *S;
 	const struct key *k;
+	const char *comm;
 	const uint32_t *leaf_first;
 	uint32_t n;
 	uint32_t tid;
@@ -278,7 +293,7 @@ static bool stack_eq(const void *ctx, uint32_t i)
 	const struct key *k = w->k;
 	uint32_t n = w->n;
 	if (e->n != n || e->domain != k->domain || e->pid != k->pid || e->tid != w->tid ||
-	    e->mode != k->mode || e->event != k->event)
+	    e->mode != k->mode || e->event != k->event || strcmp(e->comm, w->comm))
 		return false;
 	/* stored root-first */
 	for (uint32_t j = 0; j < n; j++)
@@ -287,16 +302,16 @@ static bool stack_eq(const void *ctx, uint32_t i)
 	return true;
 }
 
-static void stack_add(struct stack_tab *S, const struct key *k, uint32_t tid,
+static void stack_add(struct stack_tab *S, const struct key *k, const char *comm, uint32_t tid,
 		      const uint32_t *leaf_first, uint32_t n)
 {
-	uint64_t h = hash_fold64(hash_fold64(11, k->domain), k->pid);
+	uint64_t h = hash_str(hash_fold64(hash_fold64(11, k->domain), k->pid), comm);
 	if (tid)
 		h = hash_fold64(h, tid);
 	h = hash_fold64(hash_fold64(h, k->mode), k->event);
 	for (uint32_t j = 0; j < n; j++)
 		h = hash_fold64(h, leaf_first[j]);
-	struct stack_want want = { S, k, leaf_first, n, tid };
+	struct stack_want want = { S, k, comm, leaf_first, n, tid };
 	size_t i;
 	uint32_t found = hidx_find(&S->t, h, stack_eq, &want, &i);
 	if (found != HIDX_NONE) {
@@ -307,7 +322,7 @@ static void stack_add(struct stack_tab *S, const struct key *k, uint32_t tid,
 	xgrow((void **)&S->v, &S->cap, S->n + 1, sizeof(*S->v));
 	xgrow((void **)&S->fr, &S->capfr, S->nfr + n, sizeof(*S->fr));
 	struct stack_ent *e = &S->v[S->n];
-	*e = (struct stack_ent){ h, (uint32_t)S->nfr, n, k->domain, k->pid, tid, k->mode,
+	*e = (struct stack_ent){ h, (uint32_t)S->nfr, n, k->domain, k->pid, tid, comm, k->mode,
 				 k->event, k->count, k->period };
 	for (uint32_t j = 0; j < n; j++)
 		S->fr[S->nfr + j] = leaf_first[n - 1 - j];
@@ -488,7 +503,7 @@ static void finish_stacks(struct loader *L, struct stack_tab *S)
 			.domain_name = profile_domain_get(L, e->domain)->name,
 			.pid = e->pid,
 			.tid = e->tid,
-			.comm = sym_comm(pv->sym, e->domain, e->pid),
+			.comm = e->comm,
 			.mode = e->mode,
 			.nframes = e->n,
 			.frames = S->fr + e->off,
@@ -532,7 +547,7 @@ void profile_build(struct loader *L)
 		narrow = hits_narrow_new(L);
 	for (size_t i = 0; i < L->nkeys; i++) {
 		struct key *k = &L->keys[i];
-		k->keep = !(f && f->comm && strcmp(sym_comm(pv->sym, k->domain, k->pid), f->comm));
+		k->keep = !(f && f->comm && strcmp(key_comm(pv->sym, k), f->comm));
 		if (!k->keep)
 			continue;
 		if (narrow && !hits_narrow_in(narrow, k)) {
@@ -652,10 +667,10 @@ void profile_build(struct loader *L)
 		/* A passive domain has no process names: its samples form one
 		 * application, "[guest]", under the domain's name. */
 		const char *app = p->domains[dom].kind == DP_DOMAIN_PASSIVE
-					  ? "[guest]" : sym_comm(pv->sym, k->domain, k->pid);
+					  ? "[guest]" : key_comm(pv->sym, k);
 		image_add(&I, k->domain, leaf->domain_name, app, leaf->image, c);
 		if (L->o.stacks)
-			stack_add(&S, k, L->key_tid ? L->key_tid[i] : 0, fr, n);
+			stack_add(&S, k, key_comm(pv->sym, k), L->key_tid ? L->key_tid[i] : 0, fr, n);
 	}
 	free(fr);
 	free(stamp);

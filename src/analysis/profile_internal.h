@@ -39,13 +39,17 @@ static inline bool streq(const char *a, const char *b)
 
 /* ---- private state ---- */
 
-/* One unique sample key (64 bytes; the index holds its hash). */
+/* One unique sample key (the index holds its hash). */
 struct key {
 	uint64_t ip;
 	uint64_t asid;
 	uint64_t count;
 	uint64_t period;             /* sum of the samples' periods */
 	const struct sym_map *map;
+	/* the process's name at its samples' time (sym_comm_now: a process
+	 * that exec'd has samples under two names, as perf counts them);
+	 * NULL when none had named it yet: its last name (key_comm) */
+	const char *comm;
 	uint32_t domain, pid;
 	uint32_t chain_off, nchain;  /* raw call chain in keys' arena */
 	uint32_t leaf_sym;           /* filled by resolve (HITS_OUT: not resolved) */
@@ -67,6 +71,7 @@ struct stack_ent {
 	uint64_t hash;
 	uint32_t off, n;
 	uint32_t domain, pid, tid;
+	const char *comm;            /* key_comm: owned by the symbol session */
 	uint8_t mode;
 	uint16_t event;
 	uint64_t count, period;
@@ -114,8 +119,8 @@ struct loader {
 	struct hits_narrow *narrow;
 	/* the keys of samples outside it, by process and mode (few, each
 	 * hit by most samples): counted without the hash and the queue */
-	struct out_key { uint32_t domain, pid, tid, key; uint64_t asid; uint16_t event;
-			 uint8_t mode; bool used; } *outk;
+	struct out_key { uint32_t domain, pid, tid, key; uint64_t asid; const char *comm;
+			 uint16_t event; uint8_t mode; bool used; } *outk;
 
 	struct key *keys;
 	size_t nkeys, capkeys;
@@ -166,6 +171,7 @@ struct loader {
 	struct pend {
 		struct dp_sample s;      /* callchain: its own slot of pend_chain */
 		const struct sym_map *map;
+		const char *comm;
 		uint64_t kip, asid, h;
 		uint32_t domain, nc;
 		uint32_t weight;         /* samples it stands for */

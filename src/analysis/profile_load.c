@@ -180,6 +180,7 @@ struct key_want {
 	uint32_t domain;
 	uint64_t asid;
 	uint32_t nc;
+	const char *comm;
 };
 
 static bool key_eq(const void *ctx, uint32_t e)
@@ -188,7 +189,7 @@ static bool key_eq(const void *ctx, uint32_t e)
 	const struct key *k = &w->L->keys[e];
 	const struct dp_sample *s = w->s;
 	uint32_t nc = w->nc;
-	return k->ip == w->ip && k->map == w->map && k->domain == w->domain &&
+	return k->ip == w->ip && k->map == w->map && k->comm == w->comm && k->domain == w->domain &&
 	       k->pid == s->pid && k->mode == s->mode && k->asid == w->asid &&
 	       (!w->L->key_tid || w->L->key_tid[e] == s->tid) &&
 	       k->event == s->event && k->nchain == nc &&
@@ -288,11 +289,12 @@ static struct out_key *out_slot(struct loader *L, uint32_t domain, uint32_t pid,
  * its key when that was made already: a sum, in any order. False when
  * it must be queued. */
 static bool out_counted(struct loader *L, uint32_t domain, const struct dp_sample *s, uint64_t asid,
-			uint32_t weight)
+			const char *comm, uint32_t weight)
 {
 	const struct out_key *o = out_slot(L, domain, s->pid, s->mode);
 	if (!o->used || o->domain != domain || o->pid != s->pid || o->mode != s->mode ||
-	    o->asid != asid || o->event != s->event || (L->o.by_tid && o->tid != s->tid))
+	    o->asid != asid || o->comm != comm || o->event != s->event ||
+	    (L->o.by_tid && o->tid != s->tid))
 		return false;
 	L->keys[o->key].count += weight;
 	L->keys[o->key].period += s->period;
@@ -300,10 +302,10 @@ static bool out_counted(struct loader *L, uint32_t domain, const struct dp_sampl
 }
 
 static void out_note(struct loader *L, uint32_t domain, const struct dp_sample *s, uint64_t asid,
-		     uint32_t key)
+		     const char *comm, uint32_t key)
 {
 	*out_slot(L, domain, s->pid, s->mode) =
-		(struct out_key){ domain, s->pid, s->tid, key, asid, s->event, s->mode, true };
+		(struct out_key){ domain, s->pid, s->tid, key, asid, comm, s->event, s->mode, true };
 }
 
 /* The oldest queued sample counted under its key, made when new. */
@@ -318,14 +320,14 @@ static void pend_count(struct loader *L)
 	const struct sym_map *map = q->map;
 
 	struct hidx *t = &L->keytab;
-	struct key_want want = { L, s, map, q->kip, domain, asid, nc };
+	struct key_want want = { L, s, map, q->kip, domain, asid, nc, q->comm };
 	size_t i;
 	uint32_t found = hidx_find(t, h, key_eq, &want, &i);
 	if (found != HIDX_NONE) {
 		L->keys[found].count += q->weight;
 		L->keys[found].period += s->period;
 		if (!map)
-			out_note(L, domain, s, asid, found);
+			out_note(L, domain, s, asid, q->comm, found);
 		if (L->o.timeline)
 			timeline_add(L, found, domain, s->time);
 		return;
@@ -340,6 +342,7 @@ static void pend_count(struct loader *L)
 	k->period = s->period;
 	k->event = s->event;
 	k->map = map;
+	k->comm = q->comm;
 	k->domain = domain;
 	k->pid = s->pid;
 	k->mode = s->mode;
@@ -360,7 +363,7 @@ static void pend_count(struct loader *L)
 	}
 	hidx_fill(t, i, h, (uint32_t)L->nkeys);
 	if (!map)
-		out_note(L, domain, s, asid, (uint32_t)L->nkeys);
+		out_note(L, domain, s, asid, q->comm, (uint32_t)L->nkeys);
 	L->nkeys++;
 	if (L->o.timeline)
 		timeline_add(L, (uint32_t)(L->nkeys - 1), domain, s->time);
@@ -411,8 +414,9 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 		kip = 0;
 	/* annotate NAME: a leaf that cannot be NAME is counted per process
 	 * only (most of a large recording's keys otherwise) */
+	const char *comm = sym_comm_now(L->pv->sym, domain, s->pid);
 	if (L->early && !hits_early_in(L, map, s->ip)) {
-		if (out_counted(L, domain, s, asid, weight))
+		if (out_counted(L, domain, s, asid, comm, weight))
 			return;
 		map = NULL;
 		kip = 0;
@@ -428,6 +432,7 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 	h = hash_fold64(h, kip);
 	h = hash_fold64(h, s->event);
 	h = hash_fold64(h, (uint64_t)(uintptr_t)map);
+	h = hash_fold64(h, (uint64_t)(uintptr_t)comm);
 	for (uint32_t i = 0; i < nc; i++)
 		h = hash_fold64(h, s->callchain[i]);
 	h = hash_fold64(h, nc);
@@ -446,6 +451,7 @@ static void on_sample(struct loader *L, uint32_t domain, const struct dp_sample 
 	q->domain = domain;
 	q->nc = nc;
 	q->map = map;
+	q->comm = comm;
 	q->kip = kip;
 	q->asid = asid;
 	q->h = h;

@@ -116,6 +116,14 @@ static bool proc_own_maps(struct sym_session *s, struct proc *p)
 	return true;
 }
 
+/* p named comm: a name that stays the same keeps its pointer (a loader
+ * tells names in force apart by pointer, sym_comm_now) */
+static void proc_name(struct sym_session *s, struct proc *p, const char *comm)
+{
+	if (!p->comm || strcmp(p->comm, comm))
+		p->comm = pool_strdup(&s->pool, comm);
+}
+
 void sym_add_task(struct sym_session *s, uint32_t domain, const struct dp_task *t)
 {
 	if (!t)
@@ -127,7 +135,7 @@ void sym_add_task(struct sym_session *s, uint32_t domain, const struct dp_task *
 		/* the process is named by its main thread; others name it only
 		 * until the main thread is seen */
 		if (t->comm && (t->tid == t->pid || !p->comm))
-			p->comm = pool_strdup(&s->pool, t->comm);
+			proc_name(s, p, t->comm);
 		break;
 	}
 	case DP_TASK_FORK: {
@@ -158,13 +166,19 @@ void sym_add_task(struct sym_session *s, uint32_t domain, const struct dp_task *
 			c->comm = parent->comm;
 		}
 		if (t->comm && *t->comm)
-			c->comm = pool_strdup(&s->pool, t->comm);
+			proc_name(s, c, t->comm);
 		break;
 	}
 	default:
 		/* EXIT: keep the maps, late samples of the process still need them */
 		break;
 	}
+}
+
+const char *sym_comm_now(struct sym_session *s, uint32_t domain, uint32_t pid)
+{
+	struct proc *p = sym_proc_get(s, domain, pid, false);
+	return p ? p->comm : NULL;
 }
 
 const char *sym_comm(struct sym_session *s, uint32_t domain, uint32_t pid)

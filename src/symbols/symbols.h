@@ -261,8 +261,16 @@ int sym_lines_export(struct sym_session *s, sym_lines_fn fn, void *ctx, struct s
 void sym_srcline_prefetch(struct sym_session *s, const struct sym_map *const *maps, const uint64_t *ips,
 			  size_t n, unsigned threads);
 
-/* Command name of a pid in a domain, "[unknown]" if never seen. */
+/* Command name of a pid in a domain, "[unknown]" if never seen: the
+ * last name the records added so far gave it. */
 const char *sym_comm(struct sym_session *s, uint32_t domain, uint32_t pid);
+
+/* The name in force for pid as the records added so far stand (the
+ * name of a sample read at this point: a process renamed by exec has
+ * one name before it and another after), NULL when none named it yet.
+ * Owned by the session; a name given again unchanged keeps its pointer,
+ * so two pointers that differ are two names. */
+const char *sym_comm_now(struct sym_session *s, uint32_t domain, uint32_t pid);
 
 /* Warnings collected so far (e.g. "no kallsyms in file, using live
  * /proc/kallsyms"), each once. */

@@ -22,7 +22,10 @@
 #    address) and DWARF (>= 0.95: two unwinders, libdwfl and perf's).
 # Then the flame graph of the -g perf.data equals, as user-frame folded
 # stacks, that of `domprof record -g` of the same workload within
-# sampling noise (>= 0.90). Controls, each must fail: domprof's symbol
+# sampling noise (>= 0.90). A process that execs (sh, then threefuncs)
+# has its samples under the name each ran under, as perf counts them:
+# the counts per command of its perf.data equal perf's, and domprof's
+# own recording of it has the same shares within 5 points. Controls, each must fail: domprof's symbol
 # names moved one row; every stack's leaf dropped; func_a and func_c
 # swapped in the domprof recording's stacks. Runs alone: perf 6.1 cannot
 # read its own file while another process records with attr.build_id
@@ -97,6 +100,22 @@ note "pipe: perf record -o - > file"
 check pipe 0.99
 perf_rec dwarf --call-graph dwarf,8192 -o "$OUT/dwarf.perf" -- $WL/threefuncs 4
 check dwarf 0.95
+
+note "exec: sh runs a loop, then execs threefuncs: each sample under the name it ran under"
+EX="i=0; while [ \$i -lt 100000 ]; do i=\$((i+1)); done; exec $TF"
+perf_rec exec -e cpu-clock -o "$OUT/exec.perf" -- sh -c "$EX"
+"$PERF" report -i "$OUT/exec.perf" --stdio --no-children -g none --sort comm -n >"$OUT/exec.comm" 2>/dev/null ||
+	fail "exec: perf report failed"
+"$DOMPROF" report -q -i "$OUT/exec.perf" -s comm --format csv >"$OUT/exec.csv" 2>/dev/null ||
+	fail "exec: domprof report failed"
+python3 "$CHECK" comms "$OUT/exec.comm" "$OUT/exec.csv" 0 || fail_later "exec: samples per command differ from perf's"
+python3 "$CHECK" comms "$OUT/exec.comm" "$OUT/exec.csv" 0 --merge || fail_later "control: one name per pid passed"
+note "exec, recorded by domprof: the same shares within 5 points (another run of the same work)"
+record exec -- sh -c "$EX"
+"$DOMPROF" report -q -i "$OUT/exec.data" -s comm --format csv >"$OUT/exec-dp.csv" 2>/dev/null ||
+	fail "exec: domprof report of its recording failed"
+python3 "$CHECK" comms "$OUT/exec.comm" "$OUT/exec-dp.csv" 5 || fail_later "exec: domprof's recording names its samples otherwise"
+python3 "$CHECK" comms "$OUT/exec.comm" "$OUT/exec-dp.csv" 5 --merge || fail_later "control: one name per pid passed"
 
 note "the flame graph of a perf.data against domprof's recording of the same workload"
 record dp -g -- $TF

@@ -20,6 +20,12 @@
       two domprof folded profiles of the same workload (a perf.data and a
       domprof recording): user frames only, pids dropped, >= MIN.
       --swap (the control) swaps func_a and func_c in B: must fall below.
+  comms A B TOL [--merge]
+      samples per command name: each file `perf report --sort comm -n` or
+      `domprof report -s comm --format csv`; every name's share in A within
+      TOL points of B's (TOL 0: the counts equal). --merge (the control)
+      counts all of B's samples under its largest name, as a reader that
+      names a process by its last name does: must fail.
 """
 import collections
 import csv
@@ -198,6 +204,36 @@ def same(a_path, b_path, minimum, swap=False):
     return (s >= minimum) != swap
 
 
+def comm_counts(path):
+    c = collections.Counter()
+    with open(path) as f:
+        if f.readline().startswith("samples,"):
+            f.seek(0)
+            for r in csv.DictReader(f):
+                c[r["comm"]] += int(r["samples"])
+            return c
+        f.seek(0)
+        for line in f:
+            m = re.match(r"^\s*[\d.]+%\s+(\d+)\s+(.*?)\s*$", line)
+            if m:
+                c[m.group(2)] += int(m.group(1))
+    return c
+
+
+def comms(a_path, b_path, tol, merge=False):
+    a, b = comm_counts(a_path), comm_counts(b_path)
+    if merge and b:
+        b = collections.Counter({b.most_common(1)[0][0]: sum(b.values())})
+    ta, tb = sum(a.values()) or 1, sum(b.values()) or 1
+    print("  samples per command%s: %s vs %s" % (" (control, merged)" if merge else "",
+                                                 dict(a.most_common(6)), dict(b.most_common(6))))
+    if tol == 0:
+        ok = a == b and len(a) > 0
+    else:
+        ok = len(a) > 0 and all(abs(100 * a[k] / ta - 100 * b[k] / tb) <= tol for k in set(a) | set(b))
+    return ok != merge
+
+
 def main(argv):
     cmd = argv[1]
     if cmd == "counts":
@@ -208,6 +244,8 @@ def main(argv):
         ok = fold(argv[2], argv[3], float(argv[4]), "--rotate" in argv)
     elif cmd == "same":
         ok = same(argv[2], argv[3], float(argv[4]), "--swap" in argv)
+    elif cmd == "comms":
+        ok = comms(argv[2], argv[3], float(argv[4]), "--merge" in argv)
     else:
         raise SystemExit("unknown subcommand " + cmd)
     return 0 if ok else 1
