@@ -142,10 +142,9 @@ static bool addr_eq(const void *ctx, uint32_t e)
 	const struct addr_want *w = ctx;
 	const struct loader *L = w->L;
 	const struct addr *a = &L->addrs[e];
-	return a->img == w->img && a->addr == w->addr &&
+	return a->img == w->img && a->addr == w->addr && a->domain == w->k->domain &&
 	       (!L->o.by_process ||
-		(L->p->syms[a->sym].pid == w->k->pid && streq(L->p->syms[a->sym].comm, w->comm))) &&
-	       L->p->syms[a->sym].domain == w->k->domain;
+		(L->p->syms[a->sym].pid == w->k->pid && streq(L->p->syms[a->sym].comm, w->comm)));
 }
 
 /*
@@ -183,6 +182,7 @@ static uint32_t resolve_addr(struct loader *L, const struct key *k, const struct
 	a->img = img;
 	a->addr = ia;
 	a->sym = sym;
+	a->domain = k->domain;
 	hidx_fill(t, i, h, (uint32_t)L->naddrs);
 	L->naddrs++;
 	return sym;

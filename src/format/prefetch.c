@@ -281,8 +281,25 @@ const struct pf_result *pf_take(struct dp_prefetch *pf, uint64_t off)
 		pthread_mutex_lock(&pf->mu);
 		s->state = SLOT_DONE;
 	}
-	while (s && s->state != SLOT_DONE)
-		pthread_cond_wait(&pf->done, &pf->mu);
+	while (s && s->state != SLOT_DONE) {
+		/* A worker is on this chunk: decode a later one meanwhile, as
+		 * a worker would (its digest too). Waiting instead left the
+		 * reader idle behind a single worker, whose speed then bounded
+		 * the read: -j 2 was no faster than -j 1. */
+		struct slot *q = NULL;
+		for (unsigned i = 1; i < pf->count && !q; i++)
+			if (at(pf, i)->state == SLOT_QUEUED)
+				q = at(pf, i);
+		if (!q) {
+			pthread_cond_wait(&pf->done, &pf->mu);
+			continue;
+		}
+		q->state = SLOT_RUNNING;
+		pthread_mutex_unlock(&pf->mu);
+		decode_slot(q, pf->dctx, true);
+		pthread_mutex_lock(&pf->mu);
+		q->state = SLOT_DONE;
+	}
 	if (s)
 		pf->held = true;
 	pthread_mutex_unlock(&pf->mu);
