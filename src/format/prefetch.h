@@ -14,7 +14,9 @@
  * Bounds: at most PF_SLOTS_MAX chunks are queued, each of at most
  * PF_MAX_RAW decoded bytes, PF_MAX_BYTES in all; a larger chunk is left
  * to the reader (decoded inline, as without workers). A chunk no worker
- * has started when the reader needs it is decoded by the reader's thread.
+ * has started when the reader needs it is decoded by the reader's thread;
+ * while a worker is on it, the reader decodes the next queued one (as a
+ * worker, digest included) instead of waiting.
  *
  * Ownership: the prefetcher owns its threads, buffers and zstd contexts;
  * the payload pointers it is given point into the reader's file and must
