@@ -666,11 +666,11 @@ void profile_build(struct loader *L)
 		const struct profile_symbol *leaf = &p->syms[fr[0]];
 		/* A passive domain has no process names: its samples form one
 		 * application, "[guest]", under the domain's name. */
-		const char *app = p->domains[dom].kind == DP_DOMAIN_PASSIVE
-					  ? "[guest]" : key_comm(pv->sym, k);
+		const char *comm = key_comm(pv->sym, k);
+		const char *app = p->domains[dom].kind == DP_DOMAIN_PASSIVE ? "[guest]" : comm;
 		image_add(&I, k->domain, leaf->domain_name, app, leaf->image, c);
 		if (L->o.stacks)
-			stack_add(&S, k, key_comm(pv->sym, k), L->key_tid ? L->key_tid[i] : 0, fr, n);
+			stack_add(&S, k, comm, L->key_tid ? L->key_tid[i] : 0, fr, n);
 	}
 	free(fr);
 	free(stamp);

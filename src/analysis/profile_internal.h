@@ -65,7 +65,7 @@ struct addr {
 	const struct sym_image *img;
 	uint64_t addr;
 	uint32_t sym;
-	uint32_t domain;             /* syms[sym].domain, here to spare a probe that load */
+	uint32_t domain;             /* syms[sym].domain: a probe compares it without loading the row */
 };
 
 struct stack_ent {
