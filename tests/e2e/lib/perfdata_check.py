@@ -20,12 +20,15 @@
       two domprof folded profiles of the same workload (a perf.data and a
       domprof recording): user frames only, pids dropped, >= MIN.
       --swap (the control) swaps func_a and func_c in B: must fall below.
-  comms A B TOL [--merge]
-      samples per command name: each file `perf report --sort comm -n` or
-      `domprof report -s comm --format csv`; every name's share in A within
-      TOL points of B's (TOL 0: the counts equal). --merge (the control)
+  comms PERF_COMM.txt DP.csv [--merge]
+      samples per command name of `perf report --sort comm -n` and of
+      `domprof report -s comm --format csv` equal. --merge (the control)
       counts all of B's samples under its largest name, as a reader that
       names a process by its last name does: must fail.
+  imagecomm DP.csv IMAGE=COMM... [--merge]
+      in `domprof report -s comm --format csv`, every sample whose leaf is
+      in IMAGE is under COMM, and each IMAGE has samples (no shares
+      compared: they depend on the run). --merge (the control) as above.
 """
 import collections
 import csv
@@ -220,17 +223,29 @@ def comm_counts(path):
     return c
 
 
-def comms(a_path, b_path, tol, merge=False):
+def comms(a_path, b_path, merge=False):
     a, b = comm_counts(a_path), comm_counts(b_path)
     if merge and b:
         b = collections.Counter({b.most_common(1)[0][0]: sum(b.values())})
-    ta, tb = sum(a.values()) or 1, sum(b.values()) or 1
     print("  samples per command%s: %s vs %s" % (" (control, merged)" if merge else "",
                                                  dict(a.most_common(6)), dict(b.most_common(6))))
-    if tol == 0:
-        ok = a == b and len(a) > 0
-    else:
-        ok = len(a) > 0 and all(abs(100 * a[k] / ta - 100 * b[k] / tb) <= tol for k in set(a) | set(b))
+    return (a == b and len(a) > 0) != merge
+
+
+def imagecomm(dp_csv, pairs, merge=False):
+    want = dict(p.split("=", 1) for p in pairs)
+    rows = list(csv.DictReader(open(dp_csv)))
+    if merge and rows:
+        top = comm_counts(dp_csv).most_common(1)[0][0]
+        for r in rows:
+            r["comm"] = top
+    got = collections.defaultdict(collections.Counter)
+    for r in rows:
+        if r["image"] in want:
+            got[r["image"]][r["comm"]] += int(r["samples"])
+    print("  commands of each image's samples%s: %s" % (" (control, merged)" if merge else "",
+                                                       {k: dict(v) for k, v in got.items()}))
+    ok = all(got[i] and set(got[i]) == {c} for i, c in want.items())
     return ok != merge
 
 
@@ -245,7 +260,10 @@ def main(argv):
     elif cmd == "same":
         ok = same(argv[2], argv[3], float(argv[4]), "--swap" in argv)
     elif cmd == "comms":
-        ok = comms(argv[2], argv[3], float(argv[4]), "--merge" in argv)
+        ok = comms(argv[2], argv[3], "--merge" in argv)
+    elif cmd == "imagecomm":
+        args = [a for a in argv[3:] if a != "--merge"]
+        ok = imagecomm(argv[2], args, "--merge" in argv)
     else:
         raise SystemExit("unknown subcommand " + cmd)
     return 0 if ok else 1
