@@ -206,7 +206,7 @@ int cmd_annotate(int argc, char **argv)
 	/* with a name, only the samples where it may be are resolved (and
 	 * annotate uses no call chains: neither callgraph nor stacks) */
 	/* Without -j, the CPUs whatever the file's size (report's default
-	 * is one thread below 64 MiB): annotate counts little per sample
+	 * is one thread below 4 MiB): annotate counts little per sample
 	 * (only where NAME may be), so decompressing on workers pays on a
 	 * small file already. Measured (perf stat -r 30, 2 CPUs), -j 1 -> 2:
 	 * a 2 MB -g recording 25.4 -> 23.5 ms (NAME), 70.5 -> 60.6 ms

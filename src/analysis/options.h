@@ -65,18 +65,19 @@ int parse_vmlinux(char *arg, struct profile_vmlinux *v, size_t *n, char *err, si
  * number. Without -j, profile_opts.jobs is 0 and profile_load takes
  * jobs_for_size() of each file. jobs_for_size(): one thread for a
  * file below JOBS_AUTO_BYTES, else the CPUs this process may run on (its
- * affinity mask). Why the bound: starting and feeding the workers cost
- * 3-4 ms, a fifth of a report of a 1-2 MB file (bench/report-dwarf:
- * python 19.6 -> 15.3 ms with -j 1), while decoding is a few percent of
- * a large report's time, so threads gain little below it either
- * (docs/report.md, "-j").
+ * affinity mask). Why the bound: on a file of a few chunks the workers
+ * have nothing to take and cost their start (measured at stop 31, 2
+ * CPUs, -j 1 -> 2, medians of 15-20: a 1 MB -a -g recording 6.9 -> 7.2
+ * ms, DWARF ones of 0.7 and 1.4 MB 6.7 -> 7.3 and 10.0 -> 10.8 ms; a
+ * 4.6 MB one 29.0 -> 27.5 ms, a 5.3 MB one 1.00-1.29x). It was 64 MiB
+ * while the reader waited for its worker (docs/report.md, "-j").
  */
-#define JOBS_AUTO_BYTES (64ull << 20)
+#define JOBS_AUTO_BYTES (4ull << 20)
 int parse_jobs(const char *s, unsigned *jobs);
 unsigned jobs_for_size(uint64_t bytes);
 #define JOBS_HELP \
 	"  -j, --jobs N           decode the recording on N threads (default: one below\n" \
-	"                         64 MiB of file, else the CPUs this process may use;\n" \
+	"                         4 MiB of file, else the CPUs this process may use;\n" \
 	"                         the output is the same)\n"
 #define JOBS_ERROR "jobs '%s' is not a number of threads (1..64)"
 
