@@ -99,16 +99,23 @@ static void decode_slot(struct slot *s, ZSTD_DCtx *dctx, bool worker)
 	}
 }
 
+/* The first queued slot of the ring from index from on, NULL when none
+ * (lock held) */
+static struct slot *first_queued(struct dp_prefetch *pf, unsigned from)
+{
+	for (unsigned i = from; i < pf->count; i++)
+		if (at(pf, i)->state == SLOT_QUEUED)
+			return at(pf, i);
+	return NULL;
+}
+
 static void *worker(void *arg)
 {
 	struct dp_prefetch *pf = arg;
 	ZSTD_DCtx *dctx = ZSTD_createDCtx();
 	pthread_mutex_lock(&pf->mu);
 	for (;;) {
-		struct slot *s = NULL;
-		for (unsigned i = 0; i < pf->count && !s; i++)
-			if (at(pf, i)->state == SLOT_QUEUED)
-				s = at(pf, i);
+		struct slot *s = first_queued(pf, 0);
 		if (pf->stop)
 			break;
 		if (!s || !dctx) {
@@ -286,10 +293,7 @@ const struct pf_result *pf_take(struct dp_prefetch *pf, uint64_t off)
 		 * a worker would (its digest too). Waiting instead left the
 		 * reader idle behind a single worker, whose speed then bounded
 		 * the read: -j 2 was no faster than -j 1. */
-		struct slot *q = NULL;
-		for (unsigned i = 1; i < pf->count && !q; i++)
-			if (at(pf, i)->state == SLOT_QUEUED)
-				q = at(pf, i);
+		struct slot *q = first_queued(pf, 1);
 		if (!q) {
 			pthread_cond_wait(&pf->done, &pf->mu);
 			continue;
