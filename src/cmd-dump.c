@@ -185,8 +185,9 @@ int cmd_dump(int argc, char **argv)
 		return 1;
 	}
 	/* only sizes are printed: a table is never decompressed (a file may
-	 * claim 1 GiB for each) */
-	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED);
+	 * claim 1 GiB for each). The records are printed: a counts part
+	 * that disagrees with them is damage, as in info. */
+	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED | DP_READ_VERIFY_COUNTS);
 	const struct dp_visitor vis = { .record = on_record };
 	dp_scan(r, &vis, (void *)type, NULL);
 	const struct dp_damage *d;

@@ -188,8 +188,9 @@ static int info_one(const char *path, struct info_sum *sum)
 		return 1;
 	}
 	/* symbol tables are counted, never decompressed (a file may claim
-	 * 1 GiB for each) */
-	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED);
+	 * 1 GiB for each); a chunk's counts part is checked against its
+	 * records, a disagreement is damage (docs/file-format.md) */
+	dp_reader_set_flags(r, DP_READ_SYMTAB_STORED | DP_READ_VERIFY_COUNTS);
 	const struct dp_header *h = dp_reader_header(r);
 	time_t t = (time_t)(h->created_ns / 1000000000ull);
 	char tbuf[64];

@@ -27,7 +27,7 @@ const char usage_report[] =
 	"                      [--domain NAME] [--pid PID] [--comm NAME] [--image NAME]\n"
 	"                      [--mode user|kernel] [--time START,END] [--cpu LIST]\n"
 	"                      [--timeline[=SECONDS]] [--format text|csv|json|html]\n"
-	"                      [-o OUT] [-j N]\n"
+	"                      [-o OUT] [-j N] [--verify]\n"
 	"\n"
 	"Show where the samples of a recording went. Without -l: an image summary\n"
 	"like opreport (each application, with the images its samples fell in\n"
@@ -66,6 +66,10 @@ const char usage_report[] =
 	"  -o, --output OUT       write the report to OUT instead of standard output\n"
 
 	"  -q, --quiet            no progress line on stderr\n"
+	"      --verify           check each chunk's counts part (format 1.6) against\n"
+	"                         the chunk's records, as info does: a disagreement is\n"
+	"                         damage (a warning on stderr) and the samples are\n"
+	"                         counted from the records (slower: both are decoded)\n"
 	JOBS_HELP
 	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
 	"\n"
@@ -126,7 +130,7 @@ static void progress_cb(void *arg, uint64_t pos, uint64_t size)
 
 enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_IMAGE, OPT_MODE, OPT_FORMAT, OPT_BYPROC, OPT_TIME, OPT_CPU,
        OPT_TIMELINE, OPT_NO_DEBUGINFOD,
-       OPT_INLINE, OPT_NO_INLINE, OPT_VMLINUX, OPT_GUEST };
+       OPT_INLINE, OPT_NO_INLINE, OPT_VMLINUX, OPT_GUEST, OPT_VERIFY };
 
 int cmd_report(int argc, char **argv)
 {
@@ -157,6 +161,7 @@ int cmd_report(int argc, char **argv)
 		{ "guest-name", required_argument, NULL, OPT_GUEST },
 		{ "guest-kallsyms", required_argument, NULL, OPT_GUEST },
 		{ "guest-sysmap", required_argument, NULL, OPT_GUEST },
+		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *format = "text", *out = NULL;
@@ -169,7 +174,7 @@ int cmd_report(int argc, char **argv)
 	enum profile_sort_key keys[PROFILE_MAX_SORT];
 	bool quiet = false;
 	uint64_t timeline_ns = 0;
-	bool no_inline = false;
+	bool no_inline = false, verify = false;
 	unsigned jobs = 0;   /* -j; 0: chosen per file (jobs_for_size) */
 	char emsg[256];
 	struct perf_guest_args guests = { 0 };
@@ -243,6 +248,7 @@ int cmd_report(int argc, char **argv)
 				return usage_error("report", "%s", e);
 			break;
 		}
+		case OPT_VERIFY: verify = true; break;
 		case OPT_INLINE: no_inline = false; break;
 		case OPT_NO_INLINE: no_inline = true; break;
 		case ':':
@@ -279,6 +285,7 @@ int cmd_report(int argc, char **argv)
 		.progress = progress_cb,
 		.progress_arg = &pr,
 		.jobs = jobs,
+		.verify_counts = verify,
 	};
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];

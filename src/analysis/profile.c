@@ -296,7 +296,8 @@ static struct profile *load(struct dp_reader **rp, bool own, const struct profil
  * their fields in the reader, on its workers when it has them, before
  * the loader sees them) are asked for unless times count (--time,
  * --timeline), and keep the threads apart for by_tid, the CPUs for
- * --cpu. */
+ * --cpu. verify_counts reads the records and checks the counts parts
+ * against them. */
 static void reader_options(struct dp_reader *r, const struct profile_filter *filter,
 			   const struct profile_opts *opts)
 {
@@ -304,6 +305,8 @@ static void reader_options(struct dp_reader *r, const struct profile_filter *fil
 	if (!(filter && filter->has_time) && !(opts && opts->timeline))
 		fl |= DP_READ_GROUPS | (opts && opts->by_tid ? DP_READ_GROUP_TID : 0) |
 		      (filter && filter->cpus ? DP_READ_GROUP_CPU : 0);
+	if (opts && opts->verify_counts)
+		fl |= DP_READ_VERIFY_COUNTS;
 	dp_reader_set_flags(r, fl);
 }
 

@@ -98,6 +98,10 @@ struct profile_opts {
 	/* a perf.data's perf kvm guests: names and kernel tables
 	 * (analysis/options.h; NULL: none) */
 	const struct perf_guest_args *perf_guests;
+	/* report --verify: each chunk's counts part is checked against its
+	 * records (DP_READ_VERIFY_COUNTS): a disagreement is a file warning
+	 * (damage), and the samples counted are the records' */
+	bool verify_counts;
 };
 
 /* Whether a load with opts (NULL: none) uses the samples' call chains,

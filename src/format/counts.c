@@ -5,6 +5,7 @@
 #include "format/wire.h"
 #include "util/xalloc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -140,4 +141,96 @@ bool cnt_decode(ZSTD_DCtx *dctx, const uint8_t *pl, uint32_t stored, uint32_t ra
 		return false;
 	size_t got = ZSTD_decompressDCtx(dctx, buf, n, z, zlen);
 	return !ZSTD_isError(got) && got == n && cnt_read(buf, n, nrec, d, recs, recs_len);
+}
+
+/* The first fixed field in which the samples a[0..al) and b[0..bl) (both
+ * framed) differ, for a message: the SAMPLE record's fixed part by
+ * offset (reader.c's sample_fixed), then what follows it. */
+static const char *sample_diff(const uint8_t *a, uint32_t al, const uint8_t *b, uint32_t bl)
+{
+	static const struct {
+		uint8_t off, len;
+		const char *name;
+	} f[] = {
+		{ 2, 2, "flags" }, { 4, 4, "length" }, { 8, 8, "time" }, { 16, 8, "ip" },
+		{ 24, 8, "period" }, { 32, 4, "pid" }, { 36, 4, "tid" }, { 40, 4, "cpu" },
+		{ 44, 2, "event" }, { 46, 1, "mode" }, { 47, 1, "reserved byte" },
+	};
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if ((uint32_t)f[i].off + f[i].len > al || (uint32_t)f[i].off + f[i].len > bl)
+			break;
+		if (memcmp(a + f[i].off, b + f[i].off, f[i].len))
+			return f[i].name;
+	}
+	return "asid or call chain";
+}
+
+/* Item i of the part (d over prt) and of the records' digest (m over pl)
+ * compared: NULL when they agree, else what differs, in buf. */
+static const char *item_diff(const struct dp_digest *d, const uint8_t *prt, size_t plen,
+			     const struct dp_digest *m, const uint8_t *pl, size_t len, size_t i, char *buf,
+			     size_t buflen)
+{
+	uint32_t a = d->items[i], b = m->items[i];
+	const struct dg_group *ga = a & DG_GROUP ? &d->groups[a & ~DG_GROUP] : NULL;
+	const struct dg_group *gb = b & DG_GROUP ? &m->groups[b & ~DG_GROUP] : NULL;
+	/* the part's items are framed in prt (cnt_read); the records' are
+	 * but for a last one whose framing is bad (dg_build) */
+	size_t at = item_off(d, a), bt = item_off(m, b);
+	uint16_t ta, tb;
+	uint32_t la, lb;
+	if (dp_raw_next(prt, plen, &at, &ta, &la) != 1) {
+		snprintf(buf, buflen, "the part's record does not frame");  /* not after cnt_read */
+		return buf;
+	}
+	if (dp_raw_next(pl, len, &bt, &tb, &lb) != 1) {
+		snprintf(buf, buflen, "the records end in a record whose length is bad");
+		return buf;
+	}
+	const uint8_t *ra = prt + at - la, *rb = pl + bt - lb;
+	if (ga && !gb) {
+		snprintf(buf, buflen, "a group of %u samples, a %s record in the records", ga->count,
+			 dp_rec_type_name(tb));
+	} else if (!ga && gb) {
+		snprintf(buf, buflen, "a %s record, a group of %u samples in the records",
+			 dp_rec_type_name(ta), gb->count);
+	} else if (!ga) {
+		if (la == lb && !memcmp(ra, rb, la))
+			return NULL;
+		snprintf(buf, buflen, "a %s record differs", dp_rec_type_name(ta));
+	} else if (la != lb || memcmp(ra, rb, la)) {
+		snprintf(buf, buflen, "a group of %u samples, its %s differs", ga->count,
+			 sample_diff(ra, la, rb, lb));
+	} else if (ga->count != gb->count) {
+		snprintf(buf, buflen, "a group of %u samples, %u in the records", ga->count, gb->count);
+	} else if (ga->period != gb->period) {
+		snprintf(buf, buflen, "a group of %u samples, its period sum differs", ga->count);
+	} else {
+		return NULL;
+	}
+	return buf;
+}
+
+bool cnt_agrees(const struct dp_digest *d, const uint8_t *prt, size_t plen, const uint8_t *pl, size_t len,
+		struct dp_digest *mine, char *why, size_t whylen)
+{
+	dg_build(mine, pl, len, DG_BY_TID | DG_BY_CPU);
+	size_t n = d->nitems < mine->nitems ? d->nitems : mine->nitems, ndiff = 0, first = 0;
+	char buf[160], what[160] = "";
+	for (size_t i = 0; i < n; i++) {
+		const char *w = item_diff(d, prt, plen, mine, pl, len, i, buf, sizeof(buf));
+		if (w && !ndiff++) {
+			first = i;
+			snprintf(what, sizeof(what), "%s", w);
+		}
+	}
+	if (!ndiff && d->nitems == mine->nitems)
+		return true;
+	if (!ndiff) {
+		first = n;
+		snprintf(what, sizeof(what), "the part has %zu items, the records %zu", d->nitems, mine->nitems);
+	}
+	ndiff += d->nitems > n ? d->nitems - n : mine->nitems - n;
+	snprintf(why, whylen, "%zu of %zu items differ, item %zu: %s", ndiff, d->nitems, first, what);
+	return false;
 }

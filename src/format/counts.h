@@ -68,6 +68,18 @@ bool cnt_read(const uint8_t *p, size_t len, uint32_t nrec, struct dp_digest *d, 
 bool cnt_decode(ZSTD_DCtx *dctx, const uint8_t *pl, uint32_t stored, uint32_t raw, uint32_t nrec,
 		uint8_t *buf, struct dp_digest *d, const uint8_t **recs, size_t *recs_len);
 
+/* The counts part d over its records prt[0..plen) (cnt_read's) against
+ * the chunk's own records pl[0..len) (its records frame decompressed):
+ * true when the part is what the writer makes of those records
+ * (cnt_encode of dg_build with DG_BY_TID | DG_BY_CPU): the same items in
+ * the same order, each record byte for byte, each group with the same
+ * first sample, count and period sum. Otherwise false, with why[] saying
+ * how many items differ and how the first one does (one line, no offset).
+ * mine is a digest of the caller's, the records' (its arrays reused).
+ * Bounded by the two lengths: one pass over each. */
+bool cnt_agrees(const struct dp_digest *d, const uint8_t *prt, size_t plen, const uint8_t *pl, size_t len,
+		struct dp_digest *mine, char *why, size_t whylen);
+
 /* $DOMPROF_CHUNK_COUNTS is "0": write no counts parts, read none. */
 bool cnt_off(void);
 

@@ -465,7 +465,7 @@ struct dp_record {
 struct dp_damage {
 	uint64_t offset;        /* file offset where it was found */
 	uint64_t bytes_lost;    /* bytes skipped because of it */
-	char what[128];         /* "bad CRC in chunk", "file truncated", ... */
+	char what[192];         /* "bad CRC in chunk", "file truncated", ... */
 };
 
 /*
@@ -513,6 +513,17 @@ void dp_reader_free(struct dp_reader *r);
 #define DP_READ_GROUPS 4u
 #define DP_READ_GROUP_TID 8u
 #define DP_READ_GROUP_CPU 16u
+/* DP_READ_VERIFY_COUNTS: the two views of a chunk with a counts part
+ * (format 1.6, docs/file-format.md "Counts part") are both decoded and
+ * compared: its records and the part (format/counts.h cnt_agrees). A
+ * part that disagrees with the records, or that is flagged but does not
+ * hold up, is damage ("counts part of chunk at offset N ..."; nothing is
+ * skipped: bytes_lost 0). The records are what is read then, always
+ * (they are the authoritative view), with DP_READ_GROUPS too: its groups
+ * come from digests of the records, never from a part. Costs a counting
+ * read the parts' gain and the part's decoding besides: for info, dump
+ * and report --verify. */
+#define DP_READ_VERIFY_COUNTS 32u
 void dp_reader_set_flags(struct dp_reader *r, unsigned flags);
 
 /*

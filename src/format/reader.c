@@ -94,6 +94,11 @@ struct dp_reader {
 	const struct dp_digest *dg;
 	size_t dg_i, dg_plen;
 	struct dp_digest own_dg;  /* made by this thread (no worker's) */
+	/* DP_READ_VERIFY_COUNTS: the open chunk's counts part decoded into
+	 * vbuf (vcap bytes), its digest and one of its records (counts.h) */
+	uint8_t *vbuf;
+	size_t vcap;
+	struct dp_digest vpart, vrecs;
 	struct dg_backoff dg_bo; /* chunks to read without one (own_digest) */
 
 	struct dp_damage *damage;
@@ -275,6 +280,9 @@ void dp_reader_free(struct dp_reader *r)
 	free(r->runs);
 	usd_free(&r->usd);
 	dg_release(&r->own_dg);
+	dg_release(&r->vpart);
+	dg_release(&r->vrecs);
+	free(r->vbuf);
 	free(r);
 }
 
@@ -476,6 +484,8 @@ static void close_chunk(struct dp_reader *r)
 	if (r->pf)
 		pf_release(r->pf);
 	dg_trim(&r->own_dg);   /* nor a large digest */
+	dg_trim(&r->vpart);
+	dg_trim(&r->vrecs);
 	/* SYMTAB data is only valid inside its chunk; a large table (a
 	 * kallsyms is ~10 MB) is not kept for the rest of the read. */
 	if (r->scap > (1u << 20)) {
@@ -490,7 +500,9 @@ static unsigned digest_flags(const struct dp_reader *r)
 {
 	if (!(r->flags & DP_READ_GROUPS))
 		return 0;
-	return PF_DIGEST | (r->counts_off ? 0 : PF_COUNTS) | (r->flags & DP_READ_GROUP_TID ? DG_BY_TID : 0) |
+	/* a verifying read reads the records (DP_READ_VERIFY_COUNTS) */
+	bool counts = !r->counts_off && !(r->flags & DP_READ_VERIFY_COUNTS);
+	return PF_DIGEST | (counts ? PF_COUNTS : 0) | (r->flags & DP_READ_GROUP_TID ? DG_BY_TID : 0) |
 	       (r->flags & DP_READ_GROUP_CPU ? DG_BY_CPU : 0) |
 	       (r->flags & DP_READ_NO_CHAINS ? DG_NO_CHAINS : 0);
 }
@@ -553,6 +565,33 @@ static void zbuf_fit(struct dp_reader *r, uint32_t raw)
 	free(r->zbuf);
 	r->zbuf = xmalloc(cap);
 	r->zcap = cap;
+}
+
+/*
+ * DP_READ_VERIFY_COUNTS: the counts part of the chunk at off (stored
+ * payload pl[0..stored), raw decoded bytes, nrec records, flags) against
+ * its records, r->payload[0..plen): damage when it does not hold up or
+ * disagrees. The records stay what is read.
+ */
+static void verify_counts(struct dp_reader *r, uint64_t off, const uint8_t *pl, uint32_t stored, uint32_t raw,
+			  uint32_t nrec, uint32_t flags)
+{
+	const uint8_t *recs;
+	size_t rlen;
+	if (raw > r->vcap) {
+		free(r->vbuf);
+		r->vcap = raw;
+		r->vbuf = xmalloc(r->vcap ? r->vcap : 1);
+	}
+	if (!(flags & DP_CHUNK_ZSTD) ||
+	    !cnt_decode(r->dctx, pl, stored, raw, nrec, r->vbuf, &r->vpart, &recs, &rlen)) {
+		damage(r, off, 0, "counts part of chunk at offset %" PRIu64 " does not hold up (not read)", off);
+		return;
+	}
+	char why[256];
+	if (!cnt_agrees(&r->vpart, recs, rlen, r->payload, r->plen, &r->vrecs, why, sizeof(why)))
+		damage(r, off, 0, "counts part of chunk at offset %" PRIu64 " disagrees with its records "
+		       "(%s)", off, why);
 }
 
 /*
@@ -674,6 +713,8 @@ static bool next_chunk(struct dp_reader *r)
 			r->payload = pl;
 			r->plen = stored;
 		}
+		if ((r->flags & DP_READ_VERIFY_COUNTS) && (flags & DP_CHUNK_COUNTS))
+			verify_counts(r, off, pl, stored, raw, get32(h + 16), flags);
 		r->ppos = 0;
 		r->nrec_expected = get32(h + 16);
 		r->nrec_seen = 0;
