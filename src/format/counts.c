@@ -162,7 +162,7 @@ static const char *sample_diff(const uint8_t *a, uint32_t al, const uint8_t *b, 
 		if (memcmp(a + f[i].off, b + f[i].off, f[i].len))
 			return f[i].name;
 	}
-	return "asid or call chain";
+	return "asid or chain";
 }
 
 /* Item i of the part (d over prt) and of the records' digest (m over pl)
@@ -189,22 +189,22 @@ static const char *item_diff(const struct dp_digest *d, const uint8_t *prt, size
 	}
 	const uint8_t *ra = prt + at - la, *rb = pl + bt - lb;
 	if (ga && !gb) {
-		snprintf(buf, buflen, "a group of %u samples, a %s record in the records", ga->count,
+		snprintf(buf, buflen, "%u samples, a %s record in the records", ga->count,
 			 dp_rec_type_name(tb));
 	} else if (!ga && gb) {
-		snprintf(buf, buflen, "a %s record, a group of %u samples in the records",
+		snprintf(buf, buflen, "a %s record, %u samples in the records",
 			 dp_rec_type_name(ta), gb->count);
 	} else if (!ga) {
 		if (la == lb && !memcmp(ra, rb, la))
 			return NULL;
 		snprintf(buf, buflen, "a %s record differs", dp_rec_type_name(ta));
 	} else if (la != lb || memcmp(ra, rb, la)) {
-		snprintf(buf, buflen, "a group of %u samples, its %s differs", ga->count,
+		snprintf(buf, buflen, "%u samples, %s differs", ga->count,
 			 sample_diff(ra, la, rb, lb));
 	} else if (ga->count != gb->count) {
-		snprintf(buf, buflen, "a group of %u samples, %u in the records", ga->count, gb->count);
+		snprintf(buf, buflen, "%u samples, %u in the records", ga->count, gb->count);
 	} else if (ga->period != gb->period) {
-		snprintf(buf, buflen, "a group of %u samples, its period sum differs", ga->count);
+		snprintf(buf, buflen, "%u samples, period sum differs", ga->count);
 	} else {
 		return NULL;
 	}
@@ -227,10 +227,13 @@ bool cnt_agrees(const struct dp_digest *d, const uint8_t *prt, size_t plen, cons
 	if (!ndiff && d->nitems == mine->nitems)
 		return true;
 	if (!ndiff) {
-		first = n;
-		snprintf(what, sizeof(what), "the part has %zu items, the records %zu", d->nitems, mine->nitems);
+		snprintf(why, whylen, "%zu items, %zu in the records", d->nitems, mine->nitems);
+		return false;
 	}
 	ndiff += d->nitems > n ? d->nitems - n : mine->nitems - n;
-	snprintf(why, whylen, "%zu of %zu items differ, item %zu: %s", ndiff, d->nitems, first, what);
+	if (ndiff > 1)
+		snprintf(why, whylen, "item %zu/%zu: %s (+%zu more)", first, d->nitems, what, ndiff - 1);
+	else
+		snprintf(why, whylen, "item %zu/%zu: %s", first, d->nitems, what);
 	return false;
 }

@@ -74,7 +74,8 @@ bool cnt_decode(ZSTD_DCtx *dctx, const uint8_t *pl, uint32_t stored, uint32_t ra
  * (cnt_encode of dg_build with DG_BY_TID | DG_BY_CPU): the same items in
  * the same order, each record byte for byte, each group with the same
  * first sample, count and period sum. Otherwise false, with why[] saying
- * how many items differ and how the first one does (one line, no offset).
+ * which item differs first and how, and how many more do (one line,
+ * "item I/N: 10 samples, mode differs (+2 more)", no offset).
  * mine is a digest of the caller's, the records' (its arrays reused).
  * Bounded by the two lengths: one pass over each. */
 bool cnt_agrees(const struct dp_digest *d, const uint8_t *prt, size_t plen, const uint8_t *pl, size_t len,

@@ -465,7 +465,7 @@ struct dp_record {
 struct dp_damage {
 	uint64_t offset;        /* file offset where it was found */
 	uint64_t bytes_lost;    /* bytes skipped because of it */
-	char what[192];         /* "bad CRC in chunk", "file truncated", ... */
+	char what[128];         /* "bad CRC in chunk", "file truncated", ... */
 };
 
 /*

@@ -590,8 +590,8 @@ static void verify_counts(struct dp_reader *r, uint64_t off, const uint8_t *pl, 
 	}
 	char why[256];
 	if (!cnt_agrees(&r->vpart, recs, rlen, r->payload, r->plen, &r->vrecs, why, sizeof(why)))
-		damage(r, off, 0, "counts part of chunk at offset %" PRIu64 " disagrees with its records "
-		       "(%s)", off, why);
+		damage(r, off, 0, "counts part of chunk at offset %" PRIu64 " disagrees with its records: %s",
+		       off, why);
 }
 
 /*
