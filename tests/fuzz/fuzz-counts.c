@@ -11,9 +11,16 @@
  * framed inside the records, a group's record a plain sample of at
  * least one sample, groups and single records adding up to nrec.
  *
+ * A part that decodes is also compared with the chunk's records frame
+ * (cnt_agrees, what info and report --verify do), and one read as
+ * decompressed with its own records and with the whole input as the
+ * records (hostile records): whatever they hold, no crash.
+ *
  * With FUZZ_COUNTS_VERBOSE set, the decode's result is printed on stderr
  * ("fuzz-counts: ok N items, G groups, S samples" or "fuzz-counts:
- * refused"; tests/e2e/fuzz-counts.sh checks its seeds and a control).
+ * refused", then "fuzz-counts: agrees with its records" or
+ * "fuzz-counts: disagrees: WHY" when the records frame decodes too;
+ * tests/e2e/fuzz-counts.sh checks its seeds and a control).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -65,15 +72,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t stored = size - 8;
 	if (raw > RAW_MAX)
 		raw = RAW_MAX;
+	static struct dp_digest mine;   /* cnt_agrees' digest of the records, kept */
 	struct dp_digest d = { 0 };
 	const uint8_t *recs;
 	size_t rlen;
 	uint8_t *buf = malloc(raw ? raw : 1);
 	bool ok = cnt_decode(dctx, pl, (uint32_t)stored, raw, nrec, buf, &d, &recs, &rlen);
+	int agrees = -1;   /* the part against the chunk's records frame, when both decode */
+	char why[256];
 	if (ok) {
 		if (recs < buf || recs + rlen > buf + raw)
 			__builtin_trap();
 		promises(&d, recs, rlen, nrec);
+		uint8_t *rbuf = malloc(raw ? raw : 1);
+		size_t n = ZSTD_decompressDCtx(dctx, rbuf, raw, pl, stored);
+		if (!ZSTD_isError(n) && n == raw)
+			agrees = cnt_agrees(&d, recs, rlen, rbuf, raw, &mine, why, sizeof(why));
+		free(rbuf);
 	}
 	if (getenv("FUZZ_COUNTS_VERBOSE")) {
 		if (ok)
@@ -81,6 +96,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				d.nsamples);
 		else
 			fprintf(stderr, "fuzz-counts: refused\n");
+		if (agrees >= 0)
+			fprintf(stderr, "fuzz-counts: %s%s\n", agrees ? "agrees with its records" : "disagrees: ",
+				agrees ? "" : why);
 	}
 	free(buf);
 	/* the same bytes as a decompressed part (8-aligned, as reader buffers are) */
@@ -90,6 +108,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (recs < copy || recs + rlen > copy + stored)
 			__builtin_trap();
 		promises(&d, recs, rlen, nrec);
+		/* against hostile records: the part's own, and the whole input */
+		if (!cnt_agrees(&d, recs, rlen, recs, rlen, &mine, why, sizeof(why)) && !memchr(why, 0, sizeof(why)))
+			__builtin_trap();
+		(void)cnt_agrees(&d, recs, rlen, copy, stored, &mine, why, sizeof(why));
 	}
 	free(copy);
 	dg_release(&d);

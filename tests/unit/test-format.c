@@ -2114,6 +2114,28 @@ static uint8_t *recount(const uint8_t *b, size_t len, const struct chunks *c, si
 	return f;
 }
 
+/* A read of b[0..len) with DP_READ_VERIFY_COUNTS (and DP_READ_GROUPS
+ * when groups) on t threads: its damage count, the first one's text in
+ * what[0..wl). */
+static size_t verify_damage(const uint8_t *b, size_t len, unsigned t, bool groups, char *what, size_t wl)
+{
+	int err;
+	struct dp_reader *r = dp_reader_open_mem(b, len, &err, NULL, 0);
+	CHECK(r != NULL);
+	if (!r)
+		return 0;
+	dp_reader_set_flags(r, DP_READ_VERIFY_COUNTS | (groups ? DP_READ_GROUPS : 0));
+	CHECK(dp_reader_set_threads(r, t) == 0);
+	struct dp_record rec;
+	while (dp_reader_next(r, &rec) > 0)
+		;
+	const struct dp_damage *d;
+	size_t nd = dp_reader_damage(r, &d);
+	snprintf(what, wl, "%s", nd ? d[0].what : "");
+	dp_reader_free(r);
+	return nd;
+}
+
 /*
  * A recording whose samples repeat gets counts parts (chunk flag 2);
  * counting reads of it (taking them, on 1 and 3 threads, every choice
@@ -2124,7 +2146,13 @@ static uint8_t *recount(const uint8_t *b, size_t len, const struct chunks *c, si
  * group whose record has a user stack, a wrong record length, a part
  * cut short: each refused (the read is the same as sample by sample);
  * control that must fail: a group's period changed, which holds up, is
- * what the counting read counts.
+ * what the counting read counts. A verifying read
+ * (DP_READ_VERIFY_COUNTS) finds no damage in the intact file, calls each
+ * refused part damage ("does not hold up"), and each part that holds up
+ * but disagrees with its records (that period; a group's ip moved; a
+ * sample moved from one group to another; a record of its own changed)
+ * damage naming the item and what differs, and reads the records: with
+ * groups, on 1 and 3 threads, it counts what the records count.
  */
 static void counts_parts(void)
 {
@@ -2172,11 +2200,26 @@ static void counts_parts(void)
 	while (g < nitems && !get32(part + CNT_HDR + CNT_ENT * g))
 		g++;
 	CHECK(g < nitems);
-	/* its record: after the records of the entries before it */
-	size_t roff = CNT_HDR + CNT_ENT * (size_t)nitems;
-	for (size_t k = 0; k < g; k++)
-		roff += get32(part + roff + 4);
-	for (int kind = 0; kind < 5; kind++) {
+	/* its record: after the records of the entries before it; the
+	 * next group's entry (gn), the first record of its own that is not
+	 * a domain switch (its offset solo) */
+	size_t roff = CNT_HDR + CNT_ENT * (size_t)nitems, at = roff, gn = 0, solo = 0;
+	for (size_t k = 0; k < nitems; k++) {
+		if (k < g)
+			roff += get32(part + at + 4);
+		if (k > g && !gn && get32(part + CNT_HDR + CNT_ENT * k))
+			gn = k;
+		if (!solo && !get32(part + CNT_HDR + CNT_ENT * k) && get16(part + at) != DP_REC_DOMAIN_SWITCH)
+			solo = at;
+		at += get32(part + at + 4);
+	}
+	CHECK(gn > g && get32(part + CNT_HDR + CNT_ENT * gn) > 1 && solo);   /* kinds 6, 7 */
+	char what[sizeof(((struct dp_damage *)0)->what)], want[160];
+	for (unsigned t = 1; t <= 3; t += 2) {
+		CHECK_EQ_U64(verify_damage(b, len, t, true, what, sizeof(what)), 0);
+		CHECK_STR(what, "");
+	}
+	for (int kind = 0; kind < 8; kind++) {
 		memcpy(mut, part, raw);
 		size_t mlen = raw;
 		if (kind == 0)
@@ -2190,8 +2233,15 @@ static void counts_parts(void)
 			put32(mut + roff + 4, get32(mut + roff + 4) + 8);
 		else if (kind == 3)
 			mlen = raw - 8;
-		else
+		else if (kind == 4)
 			put64(mut + CNT_HDR + CNT_ENT * g + 8, get64(mut + CNT_HDR + CNT_ENT * g + 8) + 1);
+		else if (kind == 5)
+			put64(mut + roff + DP_REC_HDR + 8, get64(mut + roff + DP_REC_HDR + 8) + 0x100);
+		else if (kind == 6) {
+			put32(mut + CNT_HDR + CNT_ENT * g, get32(mut + CNT_HDR + CNT_ENT * g) + 1);
+			put32(mut + CNT_HDR + CNT_ENT * gn, get32(mut + CNT_HDR + CNT_ENT * gn) - 1);
+		} else
+			mut[solo + get32(mut + solo + 4) - 1] ^= 0x40;   /* its last byte */
 		size_t flen;
 		uint8_t *f = recount(b, len, &c, first, mut, mlen, &flen);
 		/* sample by sample (the keys hold chunk offsets: this file's) */
@@ -2204,6 +2254,31 @@ static void counts_parts(void)
 				CHECK_EQ_U64(h, fplain);   /* refused: the records' frame */
 			else
 				CHECK(h != fplain);        /* control: the part is what counts */
+			CHECK_EQ_U64(n2, 3000);
+		}
+		/* verifying: damage, and the records counted */
+		uint32_t cg = get32(part + CNT_HDR + CNT_ENT * g);
+		if (kind < 4)
+			snprintf(want, sizeof(want), "counts part of chunk at offset %zu does not hold up", c.off[first]);
+		else if (kind == 4)
+			snprintf(want, sizeof(want), "item %zu/%u: %u samples, period sum differs", g, nitems, cg);
+		else if (kind == 5)
+			snprintf(want, sizeof(want), "item %zu/%u: %u samples, ip differs", g, nitems, cg);
+		else if (kind == 6)
+			snprintf(want, sizeof(want), "item %zu/%u: %u samples, %u in the records (+1 more)", g, nitems,
+				 cg + 1, cg);
+		else
+			snprintf(want, sizeof(want), "record differs");
+		uint64_t hrec = counted_read(f, flen, 1, DP_READ_VERIFY_COUNTS, DP_READ_GROUP_TID | DP_READ_GROUP_CPU,
+					     &n2, &g2);
+		for (unsigned t = 1; t <= 3; t += 2) {
+			CHECK_EQ_U64(verify_damage(f, flen, t, true, what, sizeof(what)), 1);
+			if (!strstr(what, want) || (kind >= 4 && !strstr(what, "disagrees with its records: item ")))
+				fprintf(stderr, "counts_parts kind %d: \"%s\", want \"%s\"\n", kind, what, want);
+			CHECK(strstr(what, want) != NULL);
+			uint64_t h = counted_read(f, flen, t, DP_READ_VERIFY_COUNTS | DP_READ_GROUPS | DP_READ_GROUP_TID |
+						  DP_READ_GROUP_CPU, DP_READ_GROUP_TID | DP_READ_GROUP_CPU, &n2, &g2);
+			CHECK_EQ_U64(h, hrec);    /* the records win */
 			CHECK_EQ_U64(n2, 3000);
 		}
 		free(f);
