@@ -95,7 +95,8 @@ struct dp_reader {
 	size_t dg_i, dg_plen;
 	struct dp_digest own_dg;  /* made by this thread (no worker's) */
 	/* DP_READ_VERIFY_COUNTS: the open chunk's counts part decoded into
-	 * vbuf (vcap bytes), its digest and one of its records (counts.h) */
+	 * vbuf (vcap bytes) as a digest (vpart), and the digest of the
+	 * chunk's records it is compared with (vrecs; counts.h cnt_agrees) */
 	uint8_t *vbuf;
 	size_t vcap;
 	struct dp_digest vpart, vrecs;
