@@ -6,8 +6,10 @@
  * a read on 2 threads (dp_reader_set_threads), and one with
  * DP_READ_NO_CHAINS, must return the same records and damage as the read
  * on one (the flagged read: without any chain), and a read on 2 threads
- * with DP_READ_GROUPS must count the same samples (counted()): any
- * difference traps. */
+ * with DP_READ_GROUPS must count the same samples (counted()); a read
+ * with DP_READ_VERIFY_COUNTS (the counts parts checked against the
+ * records) must give the same records, and with groups count the same
+ * samples, damage aside (it may add some): any difference traps. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -74,12 +76,15 @@ static struct dp_reader *open_read(const uint8_t *data, size_t size, unsigned th
 	return r;
 }
 
+/* set while verifying reads are compared with others: damage is not folded */
+static bool no_damage;
+
 /* h with the read's damage folded in; the reader freed. */
 static uint64_t damage_done(struct dp_reader *r, uint64_t h)
 {
 	const struct dp_damage *d;
 	size_t nd = dp_reader_damage(r, &d);
-	for (size_t i = 0; i < nd; i++)
+	for (size_t i = 0; i < nd && !no_damage; i++)
 		h = fold(h, d[i].what, strlen(d[i].what));
 	dp_reader_free(r);
 	return h;
@@ -180,6 +185,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (c != counted(data, size, 1, DP_READ_GROUPS | DP_READ_GROUP_TID | DP_READ_GROUP_CPU) ||
 	    c != counted(data, size, 2, DP_READ_GROUPS | DP_READ_GROUP_TID | DP_READ_GROUP_CPU))
 		__builtin_trap();
+	no_damage = true;
+	d = digest(data, size, 1, 0);
+	c = counted(data, size, 1, 0);
+	if (d != digest(data, size, 1, DP_READ_VERIFY_COUNTS) || d != digest(data, size, 2, DP_READ_VERIFY_COUNTS) ||
+	    c != counted(data, size, 1, DP_READ_VERIFY_COUNTS | DP_READ_GROUPS | DP_READ_GROUP_TID | DP_READ_GROUP_CPU) ||
+	    c != counted(data, size, 2, DP_READ_VERIFY_COUNTS | DP_READ_GROUPS | DP_READ_GROUP_TID | DP_READ_GROUP_CPU))
+		__builtin_trap();
+	no_damage = false;
 	int err;
 	char msg[128];
 	struct dp_reader *r = dp_reader_open_mem(data, size, &err, msg, sizeof(msg));
