@@ -176,8 +176,10 @@ int cmd_merge(int argc, char **argv)
 				"`domprof import %s -o FILE.data`\n", in[i].path, in[i].path);
 			goto done;
 		}
-		/* tables are copied as stored, never decompressed */
-		dp_reader_set_flags(in[i].r, DP_READ_SYMTAB_STORED);
+		/* tables are copied as stored, never decompressed; the records
+		 * are copied, so a counts part that disagrees with them is
+		 * damage to warn of (as in info) */
+		dp_reader_set_flags(in[i].r, DP_READ_SYMTAB_STORED | DP_READ_VERIFY_COUNTS);
 	}
 
 	char why[320];

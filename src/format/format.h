@@ -521,8 +521,8 @@ void dp_reader_free(struct dp_reader *r);
  * skipped: bytes_lost 0). The records are what is read then, always
  * (they are the authoritative view), with DP_READ_GROUPS too: its groups
  * come from digests of the records, never from a part. Costs a counting
- * read the parts' gain and the part's decoding besides: for info, dump
- * and report --verify. */
+ * read the parts' gain and the part's decoding besides: for info, dump,
+ * merge and report --verify. */
 #define DP_READ_VERIFY_COUNTS 32u
 void dp_reader_set_flags(struct dp_reader *r, unsigned flags);
 

@@ -12,6 +12,8 @@
 # - report --verify warns of it on stderr and in its header (exit 0), and
 #   reports what the records hold: the intact file's report -l, -j 1, 2
 #   and 3 alike; its total is dump's, no [hypervisor] sample as in dump;
+# - merge warns of it and writes the records (the merged file reports
+#   as the intact one, without damage);
 # - a part that does not hold up (its magic changed, counts-break) is
 #   damage for info too, and is not what plain report counts.
 # Controls: the intact file has "damage: none" in info and no warning
@@ -97,6 +99,15 @@ dhyp=$(grep -c 'mode=hypervisor' "$T/dump.flip" || true)
 grep -Eq "^# samples: $total total" "$T/verify.flip.j1" || fail "report --verify total is not dump's $total: $(grep '^# samples' "$T/verify.flip.j1")"
 [ "$(hyp "$T/verify.flip.csv")" = "$dhyp" ] || fail "report --verify: $(hyp "$T/verify.flip.csv") [hypervisor] samples, dump $dhyp"
 note "dump: $total samples, $dhyp hypervisor; report --verify the same, plain report $moved hypervisor"
+
+# merge copies the records: it warns of the part, and the merged file
+# (its parts made afresh) reports what the records hold, without damage
+"$DOMPROF" merge -q -f -o "$T/merged.data" "$T/flip.data" 2>"$T/merge.err" || fail "merge forged: exit $?"
+grep -q "counts part of chunk at offset $coff disagrees" "$T/merge.err" || fail "merge: no warning: $(cat "$T/merge.err")"
+"$DOMPROF" info "$T/merged.data" | grep -qx 'damage: *none' || fail "merged file: damage"
+"$DOMPROF" report -q -l "$T/merged.data" >"$T/plain.merged" 2>/dev/null || fail "report merged"
+cmp -s <(strip "$T/plain.tf" | grep -v '^# command:') <(strip "$T/plain.merged" | grep -v '^# command:') ||
+	fail "the merged file does not report the records' numbers"
 
 # --- a counts part that does not hold up: damage for info, never counted
 "$DOMPROF" info "$T/break.data" >"$T/info.break" 2>&1 || fail "info broken part: exit $?"
