@@ -74,9 +74,11 @@ int guest_cache_put(const char *buildid, const char *kind, const void *data, siz
 /* ---- The kallsyms entry ------------------------------------------------ */
 
 #define KALLSYMS_HEAD "# domprof guest kallsyms 2 text=%" PRIx64 " lo=%" PRIx64 " hi=%" PRIx64 \
-	" relbase=%" PRIx64 " addrs=%" PRIx64 " nsyms=%" PRIu64 " sha256=%s\n"
+	" num_syms=%" PRIx64 " markers=%" PRIx64 " mwidth=%" PRIu64 " ti=%" PRIx64 " addrs=%" PRIx64 \
+	" relbase=%" PRIx64 " nsyms=%" PRIu64 " sha256=%s\n"
 #define KALLSYMS_SCAN "# domprof guest kallsyms 2 text=%" SCNx64 " lo=%" SCNx64 " hi=%" SCNx64 \
-	" relbase=%" SCNx64 " addrs=%" SCNx64 " nsyms=%" SCNu64 " sha256=%64[0-9a-f]"
+	" num_syms=%" SCNx64 " markers=%" SCNx64 " mwidth=%" SCNu64 " ti=%" SCNx64 " addrs=%" SCNx64 \
+	" relbase=%" SCNx64 " nsyms=%" SCNu64 " sha256=%64[0-9a-f]"
 
 /* Moves every kernel-image address of a cached table by delta (this
  * boot's _text minus the cached one); per-CPU offsets ('A' symbols below
@@ -113,11 +115,11 @@ static char *shift_table(const char *in, size_t len, int64_t delta, size_t *outl
 char *guest_cache_kallsyms_encode(const char *text, size_t len, uint64_t text_addr,
 				  const struct guest_ksyms_src *src, size_t *outlen)
 {
-	char head[300], hex[2 * 32 + 1];
+	char head[400], hex[2 * 32 + 1];
 	for (int i = 0; i < 32; i++)
 		snprintf(hex + 2 * i, 3, "%02x", src->digest[i]);
-	int hn = snprintf(head, sizeof(head), KALLSYMS_HEAD, text_addr, src->lo, src->hi, src->relbase, src->addrs,
-			  src->nsyms, hex);
+	int hn = snprintf(head, sizeof(head), KALLSYMS_HEAD, text_addr, src->lo, src->hi, src->num_syms, src->markers,
+			  src->mwidth, src->ti, src->addrs, src->relbase, src->nsyms, hex);
 	char *buf = xmalloc((size_t)hn + len);
 	memcpy(buf, head, (size_t)hn);
 	memcpy(buf + hn, text, len);
@@ -130,14 +132,14 @@ char *guest_cache_kallsyms_decode(const char *data, size_t len, uint64_t text_ad
 {
 	uint64_t text = 0;
 	const char *nl = memchr(data, '\n', len);
-	char head[300], hex[65];
+	char head[400], hex[65];
 	if (!nl || (size_t)(nl - data) >= sizeof(head))
 		return NULL;
 	memcpy(head, data, (size_t)(nl - data));
 	head[nl - data] = 0;
 	memset(src, 0, sizeof(*src));
-	if (sscanf(head, KALLSYMS_SCAN, &text, &src->lo, &src->hi, &src->relbase, &src->addrs, &src->nsyms,
-		   hex) != 7 || strlen(hex) != 64 || text % GUEST_KIMAGE_ALIGN || text < GUEST_KIMAGE_START ||
+	if (sscanf(head, KALLSYMS_SCAN, &text, &src->lo, &src->hi, &src->num_syms, &src->markers, &src->mwidth,
+		   &src->ti, &src->addrs, &src->relbase, &src->nsyms, hex) != 11 || strlen(hex) != 64 || text % GUEST_KIMAGE_ALIGN || text < GUEST_KIMAGE_START ||
 	    text >= GUEST_KIMAGE_END)
 		return NULL;
 	for (int i = 0; i < 32; i++) {

@@ -46,7 +46,8 @@ static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
 static void cache_entry(const uint8_t *data, size_t size)
 {
 	static const char head[] = "# domprof guest kallsyms 2 text=ffffffff81000000 lo=1000000 hi=1200000 "
-		"relbase=1100000 addrs=0 nsyms=3 sha256=0101010101010101010101010101010101010101010101010101010101010101\n";
+		"num_syms=1000008 markers=1080000 mwidth=4 ti=10a0000 addrs=1000010 relbase=1100000 nsyms=3 "
+		"sha256=0101010101010101010101010101010101010101010101010101010101010101\n";
 	struct guest_ksyms_src src;
 	char *buf = malloc(sizeof(head) - 1 + size);
 	if (!buf)

@@ -73,24 +73,30 @@ static int reuse_check(const struct guest_ksyms *k, struct flip *f, const char *
 	struct guest_ksyms k2;
 	int r = guest_kimage_find(&m, rips, nrips, &img, why, sizeof(why));
 	uint64_t b0 = m.bytes, r0 = m.reads;
-	if (r == 0)
-		r = guest_ksyms_reuse(&m, &img, &k->src, &k2, why, sizeof(why));
-	if (r < 0) {
-		fprintf(stderr, "reuse: refused (%s): %s bytes=%" PRIu64 " reads=%" PRIu64 "\n",
-			r == -ESTALE ? "stale" : r == -EBADMSG ? "bad" : "error", why, m.bytes - b0, m.reads - r0);
-		tt_mem_close(t2);
-		return 1;
-	}
-	/* the first table moved to this _text, as the cache moves it */
+	/* the entry as the cache writes and reads it: the first table moved
+	 * to this _text, and where the tables were */
 	size_t n, len, ns;
 	struct guest_ksyms_src src;
 	char *e = guest_cache_kallsyms_encode(k->text, k->len, k->text_addr, &k->src, &n);
 	char *moved = guest_cache_kallsyms_decode(e, n, img.text, &src, &len, &ns);
+	free(e);
+	if (r == 0 && !moved) {
+		snprintf(why, sizeof(why), "the entry written does not read back");
+		r = -EINVAL;
+	}
+	if (r == 0)
+		r = guest_ksyms_reuse(&m, &img, &src, &k2, why, sizeof(why));
+	if (r < 0) {
+		fprintf(stderr, "reuse: refused (%s): %s bytes=%" PRIu64 " reads=%" PRIu64 "\n",
+			r == -ESTALE ? "stale" : r == -EBADMSG ? "bad" : "error", why, m.bytes - b0, m.reads - r0);
+		free(moved);
+		tt_mem_close(t2);
+		return 1;
+	}
 	bool same = moved && len == k2.len && !memcmp(moved, k2.text, len);
 	fwrite(k2.text, 1, k2.len, stdout);
 	fprintf(stderr, "reuse: ok symbols=%zu bytes=%" PRIu64 " reads=%" PRIu64 " span=%" PRIu64
 		" same=%d layout=%s\n", k2.nsyms, m.bytes - b0, m.reads - r0, k->src.hi - k->src.lo, same, k2.layout);
-	free(e);
 	free(moved);
 	guest_ksyms_free(&k2);
 	tt_mem_close(t2);
