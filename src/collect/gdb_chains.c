@@ -234,7 +234,7 @@ static uint8_t *from_cache(const char *buildid, struct guest_mem *m, const struc
 	int r = guest_cache_get(buildid, "orc", CHAINS_CACHE_MAX, &data, &len, w, sizeof(w));
 	if (r < 0) {
 		if (r != -ENOENT)
-			snprintf(why, whylen, ", host cache not used: %.200s", w);
+			snprintf(why, whylen, "; host cache not used: %.120s", w);
 		return NULL;
 	}
 	uint64_t seed = 0;
@@ -242,8 +242,8 @@ static uint8_t *from_cache(const char *buildid, struct guest_mem *m, const struc
 		seed = mono_ns();
 	if ((r = guest_orc_verify_raw(m, l, (const uint8_t *)data, len, CHAINS_CACHE_SAMPLE, seed, w,
 				      sizeof(w))) < 0) {
-		snprintf(why, whylen, ", the host cache's ORC entry %s: %.150s", r == -ESTALE ?
-			 "was not this guest's tables, replaced" : "could not be checked", w);
+		snprintf(why, whylen, "; cached ORC entry %s", r == -ESTALE ? "replaced: not this guest's tables" :
+			 "not checked, replaced");
 		free(data);
 		return NULL;
 	}

@@ -128,19 +128,18 @@ static char *from_cache(struct gdb_guest *g, struct guest_mem *m, const struct g
 	if (r < 0) {
 		/* no entry yet, or no cache directory: nothing to say */
 		if (r != -ENOENT)
-			snprintf(why, whylen, "; host cache not used: %.200s", w);
+			snprintf(why, whylen, "; host cache not used: %.120s", w);
 		return NULL;
 	}
 	char *t = guest_cache_kallsyms_decode(data, dl, img->text, &src, &len, &n);
 	free(data);
 	if (!t) {
-		snprintf(why, whylen, "; the host cache's kallsyms entry was not one of this version: replaced");
+		snprintf(why, whylen, "; cached kallsyms entry replaced: not of this version");
 		return NULL;
 	}
 	struct guest_ksyms k;
 	if ((r = guest_ksyms_reuse(m, img, &src, &k, w, sizeof(w))) < 0) {
-		snprintf(why, whylen, "; the host cache's kallsyms entry was not made from this guest's tables, "
-			 "replaced (%.150s)", w);
+		snprintf(why, whylen, "; cached kallsyms entry replaced: %s", r == -ESTALE ? "not this guest's tables" : w);
 		free(t);
 		return NULL;
 	}
@@ -148,7 +147,7 @@ static char *from_cache(struct gdb_guest *g, struct guest_mem *m, const struct g
 	if (k.len != len || memcmp(k.text, t, len)) {
 		/* the entry's table is not what this guest's tables decode
 		 * to: the decode is used, and replaces the entry */
-		snprintf(why, whylen, "; the host cache's kallsyms entry differs from this guest's tables: replaced");
+		snprintf(why, whylen, "; cached kallsyms entry replaced: not what this guest's tables decode to");
 		to_cache(g, &k);
 	}
 	free(t);
@@ -196,9 +195,9 @@ static int read_kernel(struct gdb_source *s, struct gdb_guest *g, struct guest_m
 	char cwhy[300] = "";
 	uint64_t b0 = m->bytes;
 	if (have_id && from_cache(g, m, &img, &nsyms, cwhy, sizeof(cwhy))) {
-		snprintf(note, notelen, "kernel symbols from guest memory (where the host cache says for build-id "
-			 "%.12s..., %.1f MB read)%s: %zu symbols, KASLR offset 0x%" PRIx64, g->buildid,
-			 (m->bytes - b0) / 1e6, cwhy, nsyms, (uint64_t)(img.text - GUEST_LINK_TEXT));
+		snprintf(note, notelen, "kernel symbols from guest memory (at the places cached for %.12s, %.1f MB "
+			 "read): %zu symbols, KASLR offset 0x%" PRIx64 "%s", g->buildid, (m->bytes - b0) / 1e6, nsyms,
+			 (uint64_t)(img.text - GUEST_LINK_TEXT), cwhy);
 		return 0;
 	}
 	struct guest_ksyms k;
