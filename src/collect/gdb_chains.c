@@ -242,8 +242,7 @@ static uint8_t *from_cache(const char *buildid, struct guest_mem *m, const struc
 		seed = mono_ns();
 	if ((r = guest_orc_verify_raw(m, l, (const uint8_t *)data, len, CHAINS_CACHE_SAMPLE, seed, w,
 				      sizeof(w))) < 0) {
-		snprintf(why, whylen, "; cached ORC entry %s", r == -ESTALE ? "replaced: not this guest's tables" :
-			 "not checked, replaced");
+		snprintf(why, whylen, "; cached ORC entry replaced%s", r == -ESTALE ? "" : " (not checked)");
 		free(data);
 		return NULL;
 	}

@@ -134,12 +134,12 @@ static char *from_cache(struct gdb_guest *g, struct guest_mem *m, const struct g
 	char *t = guest_cache_kallsyms_decode(data, dl, img->text, &src, &len, &n);
 	free(data);
 	if (!t) {
-		snprintf(why, whylen, "; cached kallsyms entry replaced: not of this version");
+		snprintf(why, whylen, "; cached kallsyms entry replaced (not of this version)");
 		return NULL;
 	}
 	struct guest_ksyms k;
 	if ((r = guest_ksyms_reuse(m, img, &src, &k, w, sizeof(w))) < 0) {
-		snprintf(why, whylen, "; cached kallsyms entry replaced: %s", r == -ESTALE ? "not this guest's tables" : w);
+		snprintf(why, whylen, "; cached kallsyms entry replaced (%.120s)", r == -ESTALE ? "not this guest's tables" : w);
 		free(t);
 		return NULL;
 	}
@@ -147,7 +147,7 @@ static char *from_cache(struct gdb_guest *g, struct guest_mem *m, const struct g
 	if (k.len != len || memcmp(k.text, t, len)) {
 		/* the entry's table is not what this guest's tables decode
 		 * to: the decode is used, and replaces the entry */
-		snprintf(why, whylen, "; cached kallsyms entry replaced: not what this guest's tables decode to");
+		snprintf(why, whylen, "; cached kallsyms entry replaced (not this guest's table)");
 		to_cache(g, &k);
 	}
 	free(t);
