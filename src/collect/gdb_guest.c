@@ -139,7 +139,8 @@ static char *from_cache(struct gdb_guest *g, struct guest_mem *m, const struct g
 	}
 	struct guest_ksyms k;
 	if ((r = guest_ksyms_reuse(m, img, &src, &k, w, sizeof(w))) < 0) {
-		snprintf(why, whylen, "; cached kallsyms entry replaced (%.120s)", r == -ESTALE ? "not this guest's tables" : w);
+		snprintf(why, whylen, "; cached kallsyms entry replaced (%.120s)",
+			 r == -ESTALE ? "not this guest's tables" : w);
 		free(t);
 		return NULL;
 	}

@@ -139,7 +139,8 @@ char *guest_cache_kallsyms_decode(const char *data, size_t len, uint64_t text_ad
 	head[nl - data] = 0;
 	memset(src, 0, sizeof(*src));
 	if (sscanf(head, KALLSYMS_SCAN, &text, &src->lo, &src->hi, &src->num_syms, &src->markers, &src->mwidth,
-		   &src->ti, &src->addrs, &src->relbase, &src->nsyms, hex) != 11 || strlen(hex) != 64 || text % GUEST_KIMAGE_ALIGN || text < GUEST_KIMAGE_START ||
+		   &src->ti, &src->addrs, &src->relbase, &src->nsyms, hex) != 11 || strlen(hex) != 64 ||
+	    text % GUEST_KIMAGE_ALIGN || text < GUEST_KIMAGE_START ||
 	    text >= GUEST_KIMAGE_END)
 		return NULL;
 	for (int i = 0; i < 32; i++) {
