@@ -9,7 +9,8 @@
  * At start (the VM is stopped since connect): the kernel image is found
  * from the vCPUs' kernel rips, its build-id keys the host cache
  * (guest/cache.h), and the kallsyms tables are decoded from memory (or
- * taken from the cache and checked against memory); the modules list and
+ * taken from the cache after the span they were decoded from, read again
+ * from this guest, hashes the same); the modules list and
  * the BTF layouts follow, then the task list. The symbol text becomes the
  * domain's embedded SYMTAB, exactly like a kallsyms copy of the same boot.
  *
@@ -98,39 +99,65 @@ static uint64_t text_sym(void *ctx, const char *name)
 
 /* ---- Kernel symbols ---------------------------------------------------- */
 
-
-/* The cached table of this kernel, moved to this boot, if it still
- * matches guest memory (linux_banner where it says). */
-static char *from_cache(struct gdb_guest *g, struct guest_mem *m, const struct guest_kimage *img,
-			size_t *len, size_t *nsyms)
-{
-	char *data;
-	size_t dl;
-	if (guest_cache_get(g->buildid, "kallsyms", GUEST_CACHE_MAX, &data, &dl) < 0)
-		return NULL;
-	char *t = guest_cache_kallsyms_decode(data, dl, img->text, len, nsyms);
-	free(data);
-	if (!t)
-		return NULL;
-	g->symtab = t;
-	g->symtab_len = *len;
-	uint64_t banner = text_sym(g, "linux_banner");
-	char b[16] = "";
-	if (!banner || guest_mem_read(m, banner, b, 14) < 0 || memcmp(b, "Linux version ", 14)) {
-		free(t);
-		g->symtab = NULL;
-		g->symtab_len = 0;
-		return NULL;
-	}
-	return t;
-}
-
 static void to_cache(const struct gdb_guest *g, const struct guest_ksyms *k)
 {
 	size_t n;
-	char *buf = guest_cache_kallsyms_encode(k->text, k->len, k->text_addr, &n);
-	(void)guest_cache_put(g->buildid, "kallsyms", buf, n);
+	char why[300];
+	if (!k->src.nsyms)
+		return;   /* no span to check a later guest against: not cached */
+	char *buf = guest_cache_kallsyms_encode(k->text, k->len, k->text_addr, &k->src, &n);
+	(void)guest_cache_put(g->buildid, "kallsyms", buf, n, why, sizeof(why));
 	free(buf);
+}
+
+/* This guest's table through the host cache: the entry says where the
+ * tables are (no search), and the table is decoded from this guest's
+ * memory there (guest_ksyms_reuse: the span read again and its digest
+ * compared first); the build-id that keys the entry is only what the
+ * guest says, so nothing of the entry's own table is used. The entry's
+ * table must equal the one decoded, else the entry is replaced. Returns
+ * the decoded table (g->symtab), or NULL (the caller searches) with
+ * *why a "; ..." note when an entry was there but is not used. */
+static char *from_cache(struct gdb_guest *g, struct guest_mem *m, const struct guest_kimage *img,
+			size_t *nsyms, char *why, size_t whylen)
+{
+	char *data, w[240];
+	size_t dl, len, n;
+	struct guest_ksyms_src src;
+	int r = guest_cache_get(g->buildid, "kallsyms", GUEST_CACHE_MAX, &data, &dl, w, sizeof(w));
+	if (r < 0) {
+		/* no entry yet, or no cache directory: nothing to say */
+		if (r != -ENOENT)
+			snprintf(why, whylen, "; host cache not used: %.120s", w);
+		return NULL;
+	}
+	char *t = guest_cache_kallsyms_decode(data, dl, img->text, &src, &len, &n);
+	free(data);
+	if (!t) {
+		snprintf(why, whylen, "; cached kallsyms entry replaced (not of this version)");
+		return NULL;
+	}
+	struct guest_ksyms k;
+	if ((r = guest_ksyms_reuse(m, img, &src, &k, w, sizeof(w))) < 0) {
+		snprintf(why, whylen, "; cached kallsyms entry replaced (%.120s)",
+			 r == -ESTALE ? "not this guest's tables" : w);
+		free(t);
+		return NULL;
+	}
+	why[0] = 0;
+	if (k.len != len || memcmp(k.text, t, len)) {
+		/* the entry's table is not what this guest's tables decode
+		 * to: the decode is used, and replaces the entry */
+		snprintf(why, whylen, "; cached kallsyms entry replaced (not this guest's table)");
+		to_cache(g, &k);
+	}
+	free(t);
+	*nsyms = k.nsyms;
+	g->symtab = k.text;
+	g->symtab_len = k.len;
+	k.text = NULL;
+	guest_ksyms_free(&k);
+	return g->symtab;
 }
 
 /* Kernel-mode rips of the stopped VM; selects (Hg) a vCPU in kernel
@@ -165,10 +192,13 @@ static int read_kernel(struct gdb_source *s, struct gdb_guest *g, struct guest_m
 		return r;
 	}
 	bool have_id = guest_kernel_buildid(m, &img, g->buildid, why, sizeof(why)) == 0;
-	size_t len = 0, nsyms = 0;
-	if (have_id && from_cache(g, m, &img, &len, &nsyms)) {
-		snprintf(note, notelen, "kernel symbols from guest memory (cached for build-id %.12s...): %zu symbols, "
-			 "KASLR offset 0x%" PRIx64, g->buildid, nsyms, (uint64_t)(img.text - GUEST_LINK_TEXT));
+	size_t nsyms = 0;
+	char cwhy[300] = "";
+	uint64_t b0 = m->bytes;
+	if (have_id && from_cache(g, m, &img, &nsyms, cwhy, sizeof(cwhy))) {
+		snprintf(note, notelen, "kernel symbols from guest memory (at the places cached for %.12s, %.1f MB "
+			 "read): %zu symbols, KASLR offset 0x%" PRIx64 "%s", g->buildid, (m->bytes - b0) / 1e6, nsyms,
+			 (uint64_t)(img.text - GUEST_LINK_TEXT), cwhy);
 		return 0;
 	}
 	struct guest_ksyms k;
@@ -178,8 +208,8 @@ static int read_kernel(struct gdb_source *s, struct gdb_guest *g, struct guest_m
 	}
 	if (have_id)
 		to_cache(g, &k);
-	snprintf(note, notelen, "kernel symbols from guest memory (%s): %zu symbols, KASLR offset 0x%" PRIx64,
-		 k.layout, k.nsyms, k.kaslr_offset);
+	snprintf(note, notelen, "kernel symbols from guest memory (%s): %zu symbols, KASLR offset 0x%" PRIx64 "%s",
+		 k.layout, k.nsyms, k.kaslr_offset, cwhy);
 	g->symtab = k.text;
 	g->symtab_len = k.len;
 	k.text = NULL;
@@ -193,18 +223,14 @@ static void read_layout(struct gdb_source *s, struct gdb_guest *g, struct guest_
 			char *note, size_t notelen)
 {
 	char why[200] = "";
-	char *cached = NULL;
 	void *btf = NULL;
 	size_t blen = 0;
-	int r = 0;
-	if (g->buildid[0] && guest_cache_get(g->buildid, "btf", GUEST_BTF_MAX, &cached, &blen) == 0)
-		btf = cached;
-	else
-		r = guest_layout_fetch_btf(m, text_sym, g, &btf, &blen, why, sizeof(why));
+	/* BTF is not cached: checking a cached copy against this guest
+	 * means reading the guest's BTF whole (any byte can change a
+	 * layout), which is what reading it costs */
+	int r = guest_layout_fetch_btf(m, text_sym, g, &btf, &blen, why, sizeof(why));
 	if (r == 0)
 		r = guest_layout_from_btf(btf, blen, &g->layout, why, sizeof(why));
-	if (r == 0 && !cached && g->buildid[0])
-		(void)guest_cache_put(g->buildid, "btf", btf, blen);
 	free(btf);
 	if (r == 0)
 		r = guest_layout_resolve(m, text_sym, g, &g->layout, why, sizeof(why));

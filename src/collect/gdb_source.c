@@ -152,7 +152,7 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 		/* The table read from memory holds this boot's addresses: the
 		 * DOMAIN record's offset stays 0, as for a kallsyms copy of
 		 * the same boot; the note says the offset found. */
-		char note[400];
+		char note[512];
 		if ((r = gdb_guest_start(s, note, sizeof(note))) < 0) {
 			snprintf(err, errlen, "%s: %s while reading guest memory", s->spec.name, gdb_rsp_strerror(r));
 			goto fail;

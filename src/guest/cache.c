@@ -4,29 +4,20 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "guest/cache.h"
 #include "guest/ksyms.h"
 #include "symbols/kallsyms.h"
+#include "util/cachedir.h"
 #include "util/xalloc.h"
-#include "util/file.h"
 
-void guest_cache_dir(char *buf, size_t len)
+bool guest_cache_dir(char *buf, size_t len)
 {
-	const char *d = getenv("DOMPROF_CACHE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-	if (d && *d)
-		snprintf(buf, len, "%s/guest-kernels", d);
-	else if (x && *x == '/')
-		snprintf(buf, len, "%s/domprof/guest-kernels", x);
-	else
-		snprintf(buf, len, "%s/.cache/domprof/guest-kernels", h && *h == '/' ? h : "/tmp");
+	return cache_dir("guest-kernels", buf, len);
 }
 
 static bool good_key(const char *id)
@@ -40,7 +31,7 @@ static bool good_key(const char *id)
 
 static bool good_kind(const char *k)
 {
-	return !strcmp(k, "kallsyms") || !strcmp(k, "btf");
+	return !strcmp(k, "kallsyms") || !strcmp(k, "orc");
 }
 
 static int entry_path(const char *id, const char *kind, char *buf, size_t len)
@@ -48,59 +39,46 @@ static int entry_path(const char *id, const char *kind, char *buf, size_t len)
 	if (!good_key(id) || !good_kind(kind))
 		return -EINVAL;
 	char dir[4096];
-	guest_cache_dir(dir, sizeof(dir));
+	if (!guest_cache_dir(dir, sizeof(dir)))
+		return -ENOENT;
 	if ((size_t)snprintf(buf, len, "%s/%s.%s", dir, id, kind) >= len)
 		return -ENAMETOOLONG;
 	return 0;
 }
 
-int guest_cache_get(const char *buildid, const char *kind, size_t max, char **data, size_t *len)
+int guest_cache_get(const char *buildid, const char *kind, size_t max, char **data, size_t *len,
+		    char *why, size_t whylen)
 {
 	char path[4200];
 	int r = entry_path(buildid, kind, path, sizeof(path));
-	if (r < 0)
+	if (r < 0) {
+		snprintf(why, whylen, "%s", r == -ENOENT ? "no cache directory" : "not a cache key");
 		return r;
-	return file_read_all(path, max, data, len);
+	}
+	return cache_read(path, max, data, len, why, whylen);
 }
 
-int guest_cache_put(const char *buildid, const char *kind, const void *data, size_t len)
+int guest_cache_put(const char *buildid, const char *kind, const void *data, size_t len,
+		    char *why, size_t whylen)
 {
-	char path[4200], tmp[4300], dir[4096];
+	char path[4200];
 	int r = entry_path(buildid, kind, path, sizeof(path));
-	if (r < 0)
+	if (r < 0) {
+		snprintf(why, whylen, "%s", r == -ENOENT ? "no cache directory" : "not a cache key");
 		return r;
-	guest_cache_dir(dir, sizeof(dir));
-	if ((r = file_make_dirs(dir)) < 0)
-		return r;
-	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	const char *p = data;
-	size_t left = len;
-	while (left) {
-		ssize_t n = write(fd, p, left);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : -EIO;
-			break;
-		}
-		p += n;
-		left -= (size_t)n;
 	}
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
+	struct iovec v = { (void *)data, len };
+	return cache_write(path, &v, 1, why, whylen);
 }
 
 /* ---- The kallsyms entry ------------------------------------------------ */
 
-#define KALLSYMS_HEAD "# domprof guest kallsyms 1 text=%" PRIx64 "\n"
+#define KALLSYMS_HEAD "# domprof guest kallsyms 2 text=%" PRIx64 " lo=%" PRIx64 " hi=%" PRIx64 \
+	" num_syms=%" PRIx64 " markers=%" PRIx64 " mwidth=%" PRIu64 " ti=%" PRIx64 " addrs=%" PRIx64 \
+	" relbase=%" PRIx64 " nsyms=%" PRIu64 " sha256=%s\n"
+#define KALLSYMS_SCAN "# domprof guest kallsyms 2 text=%" SCNx64 " lo=%" SCNx64 " hi=%" SCNx64 \
+	" num_syms=%" SCNx64 " markers=%" SCNx64 " mwidth=%" SCNu64 " ti=%" SCNx64 " addrs=%" SCNx64 \
+	" relbase=%" SCNx64 " nsyms=%" SCNu64 " sha256=%64[0-9a-f]"
 
 /* Moves every kernel-image address of a cached table by delta (this
  * boot's _text minus the cached one); per-CPU offsets ('A' symbols below
@@ -134,10 +112,14 @@ static char *shift_table(const char *in, size_t len, int64_t delta, size_t *outl
 	return out;
 }
 
-char *guest_cache_kallsyms_encode(const char *text, size_t len, uint64_t text_addr, size_t *outlen)
+char *guest_cache_kallsyms_encode(const char *text, size_t len, uint64_t text_addr,
+				  const struct guest_ksyms_src *src, size_t *outlen)
 {
-	char head[96];
-	int hn = snprintf(head, sizeof(head), KALLSYMS_HEAD, text_addr);
+	char head[400], hex[2 * 32 + 1];
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", src->digest[i]);
+	int hn = snprintf(head, sizeof(head), KALLSYMS_HEAD, text_addr, src->lo, src->hi, src->num_syms, src->markers,
+			  src->mwidth, src->ti, src->addrs, src->relbase, src->nsyms, hex);
 	char *buf = xmalloc((size_t)hn + len);
 	memcpy(buf, head, (size_t)hn);
 	memcpy(buf + hn, text, len);
@@ -145,19 +127,33 @@ char *guest_cache_kallsyms_encode(const char *text, size_t len, uint64_t text_ad
 	return buf;
 }
 
-char *guest_cache_kallsyms_decode(const char *data, size_t len, uint64_t text_addr, size_t *outlen,
-				  size_t *nsyms)
+char *guest_cache_kallsyms_decode(const char *data, size_t len, uint64_t text_addr,
+				  struct guest_ksyms_src *src, size_t *outlen, size_t *nsyms)
 {
 	uint64_t text = 0;
 	const char *nl = memchr(data, '\n', len);
-	char head[96];
+	char head[400], hex[65];
 	if (!nl || (size_t)(nl - data) >= sizeof(head))
 		return NULL;
 	memcpy(head, data, (size_t)(nl - data));
 	head[nl - data] = 0;
-	if (sscanf(head, "# domprof guest kallsyms 1 text=%" SCNx64, &text) != 1 || text % GUEST_KIMAGE_ALIGN ||
-	    text < GUEST_KIMAGE_START || text >= GUEST_KIMAGE_END)
+	memset(src, 0, sizeof(*src));
+	if (sscanf(head, KALLSYMS_SCAN, &text, &src->lo, &src->hi, &src->num_syms, &src->markers, &src->mwidth,
+		   &src->ti, &src->addrs, &src->relbase, &src->nsyms, hex) != 11 || strlen(hex) != 64 ||
+	    text % GUEST_KIMAGE_ALIGN || text < GUEST_KIMAGE_START ||
+	    text >= GUEST_KIMAGE_END)
 		return NULL;
+	for (int i = 0; i < 32; i++) {
+		unsigned v;
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return NULL;
+		src->digest[i] = (uint8_t)v;
+	}
 	size_t skip = (size_t)(nl + 1 - data);
-	return shift_table(nl + 1, len - skip, (int64_t)(text_addr - text), outlen, nsyms);
+	char *t = shift_table(nl + 1, len - skip, (int64_t)(text_addr - text), outlen, nsyms);
+	if (t && *nsyms != src->nsyms) {   /* not the table the span holds */
+		free(t);
+		return NULL;
+	}
+	return t;
 }

@@ -34,6 +34,7 @@
 
 #include "guest/ksyms.h"
 #include "util/le.h"
+#include "util/sha256.h"
 #include "util/xalloc.h"
 
 #define KSYM_NAME_LEN 512          /* the kernel's limit since 6.1 */
@@ -545,6 +546,149 @@ static int decode(const struct win *w, const struct tables *t, const struct gues
 	return 0;
 }
 
+/* The digest of the span at buf (guest address lo, len bytes) by the
+ * rules of struct guest_ksyms_src, for a boot whose _text is text. */
+static void span_digest(const uint8_t *buf, uint64_t lo, size_t len, uint64_t text,
+			const struct guest_ksyms_src *src, uint8_t out[SHA256_LEN])
+{
+	struct sha256 c;
+	sha256_init(&c);
+	static const char tag[] = "domprof guest kallsyms span 2";
+	sha256_update(&c, tag, sizeof(tag));
+	uint64_t hdr[8] = { src->hi - src->lo, src->num_syms, src->markers, src->mwidth, src->ti, src->addrs,
+			    src->relbase, src->nsyms };
+	sha256_update(&c, hdr, sizeof(hdr));
+	size_t o;
+	if (src->relbase) {
+		size_t rb = (size_t)(text + src->relbase - lo);
+		sha256_update(&c, buf, rb);
+		/* not hashed: every address decodes as relative_base plus an
+		 * offset and is then moved by this boot's _text minus the
+		 * decoded _text, so relative_base cancels out of the table
+		 * (the decode still validates it) */
+		static const uint8_t zero[8];
+		sha256_update(&c, zero, 8);
+		o = rb + 8;
+	} else {
+		size_t a = (size_t)(text + src->addrs - lo);
+		sha256_update(&c, buf, a);
+		for (uint64_t i = 0; i < src->nsyms; i++) {
+			uint8_t v[8];
+			uint64_t x = get64(buf + a + 8 * i);
+			put64(v, x >= GUEST_KIMAGE_START ? x - text : x);
+			sha256_update(&c, v, 8);
+		}
+		o = a + 8 * src->nsyms;
+	}
+	sha256_update(&c, buf + o, len - o);
+	sha256_final(&c, out);
+}
+
+static bool in_span(const struct guest_ksyms_src *s, uint64_t off, uint64_t len)
+{
+	return off >= s->lo && off <= s->hi && len <= s->hi - off;
+}
+
+/* Is src a span this module makes: bounded, every table inside? */
+static bool span_ok(const struct guest_ksyms_src *s)
+{
+	if (s->hi <= s->lo || s->hi - s->lo > GUEST_KSYMS_MAX_SPAN || s->lo >= GUEST_KIMAGE_END - GUEST_KIMAGE_START ||
+	    s->nsyms == 0 || s->nsyms > GUEST_KSYMS_MAX_SYMS || (s->mwidth != 4 && s->mwidth != 8))
+		return false;
+	uint64_t nm = (s->nsyms + 255) / 256;
+	if (!in_span(s, s->num_syms, 8) || !in_span(s, s->markers, nm * s->mwidth) || !in_span(s, s->ti, 512) ||
+	    s->markers <= s->num_syms + 8 || s->ti <= s->markers)
+		return false;
+	if (s->relbase)
+		return in_span(s, s->relbase, 8) && in_span(s, s->addrs, 4 * s->nsyms);
+	return in_span(s, s->addrs, 8 * s->nsyms);
+}
+
+/* Fills out->src from the tables found (all inside the window). */
+static void span_make(const struct win *w, const struct tables *t, const struct guest_kimage *img,
+		      struct guest_ksyms *out)
+{
+	struct guest_ksyms_src *s = &out->src;
+	uint64_t alen = t->relbase ? 4 * t->nsyms : 8 * t->nsyms;
+	uint64_t rb = t->relbase ? t->addrs + align8(alen) : 0;   /* where addrs_find took it */
+	uint64_t lo = t->addrs < t->num_syms_at ? t->addrs : t->num_syms_at;
+	uint64_t hi = t->ti + 512;
+	if (t->addrs + alen > hi)
+		hi = t->addrs + alen;
+	if (rb && rb + 8 > hi)
+		hi = rb + 8;
+	memset(s, 0, sizeof(*s));
+	if (lo < img->text || lo < w->lo || hi > w->lo + w->len)
+		return;   /* not a span of this image: nothing cached */
+	uint64_t x = img->text;
+	*s = (struct guest_ksyms_src){ .lo = lo - x, .hi = hi - x, .num_syms = t->num_syms_at - x,
+				       .markers = t->markers - x, .mwidth = t->mwidth, .ti = t->ti - x,
+				       .addrs = t->addrs - x, .relbase = rb ? rb - x : 0, .nsyms = t->nsyms };
+	if (!span_ok(s)) {
+		memset(s, 0, sizeof(*s));
+		return;
+	}
+	span_digest(at(w, lo), lo, (size_t)(hi - lo), img->text, s, s->digest);
+}
+
+int guest_ksyms_reuse(struct guest_mem *m, const struct guest_kimage *img,
+		      const struct guest_ksyms_src *src, struct guest_ksyms *out, char *why, size_t whylen)
+{
+	memset(out, 0, sizeof(*out));
+	if (!span_ok(src))
+		return fail(why, whylen, -EINVAL, "not a kallsyms span");
+	uint64_t x = img->text;
+	struct win w = { .lo = x + src->lo, .len = (size_t)(src->hi - src->lo) };
+	w.cap = w.len;
+	w.buf = xmalloc(w.len);
+	int r = guest_mem_read(m, w.lo, w.buf, w.len);
+	if (r < 0) {
+		free(w.buf);
+		return fail(why, whylen, r, "cannot read the guest's kallsyms tables (%zu bytes at 0x%llx)", w.len,
+			    (unsigned long long)w.lo);
+	}
+	uint8_t d[SHA256_LEN];
+	span_digest(w.buf, w.lo, w.len, x, src, d);
+	if (memcmp(d, src->digest, SHA256_LEN)) {
+		free(w.buf);
+		return fail(why, whylen, -ESTALE, "the guest's kallsyms tables (%zu bytes at _text+0x%llx) are not "
+			    "the ones the entry was made from", w.len, (unsigned long long)src->lo);
+	}
+	/* the tables at their places, validated as the search validates
+	 * its candidates */
+	struct tables t;
+	memset(&t, 0, sizeof(t));
+	t.markers = x + src->markers;
+	t.mwidth = (unsigned)src->mwidth;
+	t.nmarkers = (src->nsyms + 255) / 256;
+	t.num_syms_at = x + src->num_syms;
+	t.names = t.num_syms_at + 8;
+	t.addrs = x + src->addrs;
+	t.relbase = src->relbase ? get64(at(&w, x + src->relbase)) : 0;
+	t.offsets_first = src->addrs < src->num_syms;
+	bool ok = tokens_at(&w, x + src->ti, &t) && t.tt > t.markers &&
+		  get32(at(&w, t.num_syms_at)) == src->nsyms && names_walk(&w, &t, src->nsyms) &&
+		  (!t.relbase || guest_kptr(t.relbase)) && addrs_sorted(&w, &t);
+	if (!ok) {
+		free(w.buf);
+		return fail(why, whylen, -EBADMSG, "the guest's kallsyms tables where the entry says do not decode");
+	}
+	uint64_t mend = align8(t.markers + t.nmarkers * t.mwidth);
+	t.seqs_size = t.tt > mend ? t.tt - mend : 0;
+	r = decode(&w, &t, img, out, why, whylen);
+	if (r == 0) {
+		snprintf(out->layout, sizeof(out->layout), "%s%s, %s first, markers u%u%s",
+			 t.relbase ? "base-relative" : "absolute", t.abs_percpu ? " abs-percpu" : "",
+			 t.offsets_first ? (t.relbase ? "offsets" : "addresses") : "names", t.mwidth * 8,
+			 t.seqs_size ? ", seqs" : "");
+		out->tables_at = t.offsets_first ? t.addrs : t.num_syms_at;
+		out->tokens_at = t.tt;
+		out->src = *src;
+	}
+	free(w.buf);
+	return r;
+}
+
 #define PROBE_STEP (64u << 10)
 
 /* Does the packet look like kallsyms_offsets: at least 80% of the steps
@@ -655,6 +799,7 @@ static int ksyms_from(struct guest_mem *m, const struct guest_kimage *img, uint6
 			 t.seqs_size ? ", seqs" : "");
 		out->tables_at = t.offsets_first ? t.addrs : t.num_syms_at;
 		out->tokens_at = t.tt;
+		span_make(&w, &t, img, out);
 	}
 	free(w.buf);
 	return r;

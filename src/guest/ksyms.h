@@ -61,6 +61,28 @@ int guest_kimage_find(struct guest_mem *m, const uint64_t *krips, size_t nrips,
 int guest_kernel_buildid(struct guest_mem *m, const struct guest_kimage *img,
 			 char hex[41], char *why, size_t whylen);
 
+/* Where the decoded tables are and a digest of their bytes, for the host
+ * cache (guest/cache.h). Offsets are from _text. The span [lo, hi) holds
+ * every table (num_syms, names, markers, seqs, token table and index,
+ * offsets and relative_base or addresses); the digest is SHA-256 over it
+ * with the values KASLR relocates made boot-independent: relative_base
+ * left out (it cancels out of the decoded table), each absolute address
+ * at or above the image area taken minus _text. The decoded table is a
+ * function of the digested bytes and this boot's _text alone. */
+struct guest_ksyms_src {
+	uint64_t lo, hi;        /* the span */
+	uint64_t num_syms;      /* kallsyms_num_syms (names follow it) */
+	uint64_t markers;       /* kallsyms_markers */
+	uint64_t mwidth;        /* its entries' bytes: 4 or 8 */
+	uint64_t ti;            /* kallsyms_token_index (the token table ends at it) */
+	uint64_t addrs;         /* kallsyms_offsets or kallsyms_addresses */
+	uint64_t relbase;       /* kallsyms_relative_base; 0: absolute addresses */
+	uint64_t nsyms;
+	uint8_t digest[32];
+};
+/* The span's largest size accepted (the tables of 6.1: ~1.9 MB). */
+#define GUEST_KSYMS_MAX_SPAN (2 * GUEST_KSYMS_MAX_SCAN)
+
 struct guest_ksyms {
 	char *text;             /* /proc/kallsyms-style text, one
 				 * "%016lx T name\n" line per symbol, runtime
@@ -81,6 +103,7 @@ struct guest_ksyms {
 				 * live guest (its tables are relocated);
 				 * the shift of an unrelocated image */
 	char version[64];       /* the banner's version word, "6.1.0-57-amd64" */
+	struct guest_ksyms_src src;   /* where the tables were, their digest */
 };
 
 /* Finds and decodes the tables in img (reads 2-3 MB of guest memory on
@@ -91,5 +114,17 @@ int guest_ksyms_read(struct guest_mem *m, const struct guest_kimage *img,
 		     struct guest_ksyms *out, char *why, size_t whylen);
 
 void guest_ksyms_free(struct guest_ksyms *k);
+
+/* Decodes the guest's own tables where src says they are, with no
+ * search: reads the span (hi - lo bytes at img->text + lo, nothing
+ * else), compares its digest with src's, then decodes and validates the
+ * tables at src's places exactly as guest_ksyms_read does. The text
+ * comes from this guest's memory alone; src only says where to look.
+ * Returns 0 (*out filled, out->src = *src), -ESTALE (the span's bytes
+ * are not the ones src was made from: the caller searches afresh),
+ * -EINVAL (src is not a span this module makes), -EBADMSG (the tables
+ * there do not validate), or the read's errno; *why one line. */
+int guest_ksyms_reuse(struct guest_mem *m, const struct guest_kimage *img,
+		      const struct guest_ksyms_src *src, struct guest_ksyms *out, char *why, size_t whylen);
 
 #endif

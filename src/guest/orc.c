@@ -261,6 +261,58 @@ int guest_orc_read_raw(struct guest_mem *m, const struct guest_orc_loc *l, uint8
 	return 0;
 }
 
+/* Compares len bytes of raw at off (a table at guest address at) with
+ * the guest's; 0, -ESTALE or the read's errno. */
+static int same_packet(struct guest_mem *m, uint64_t at, const uint8_t *raw, size_t off, size_t len,
+		       uint8_t *buf)
+{
+	int r = guest_mem_read(m, at + off, buf, len);
+	if (r < 0)
+		return r;
+	return memcmp(buf, raw + off, len) ? -ESTALE : 0;
+}
+
+int guest_orc_verify_raw(struct guest_mem *m, const struct guest_orc_loc *l, const uint8_t *raw,
+			 size_t rawlen, unsigned packets, uint64_t seed, char *why, size_t whylen)
+{
+	if (rawlen != l->n * GUEST_ORC_RAW_ENTRY || !l->n) {
+		snprintf(why, whylen, "the cached tables hold %zu bytes, the guest's %zu entries need %zu", rawlen,
+			 l->n, l->n * GUEST_ORC_RAW_ENTRY);
+		return -ESTALE;
+	}
+	uint8_t buf[GUEST_MEM_CHUNK];
+	size_t pkt = m->chunk && m->chunk < sizeof(buf) ? m->chunk : sizeof(buf);
+	const struct { uint64_t at; size_t off, len; const char *name; } t[2] = {
+		{ l->ipt, 0, l->n * 4, "ip" }, { l->ent, l->n * 4, l->n * ORC_ENTRY_SIZE, "entry" },
+	};
+	uint64_t x = seed | 1;
+	for (int k = 0; k < 2; k++) {
+		size_t np = (t[k].len + pkt - 1) / pkt;
+		for (unsigned i = 0; i < packets + 2; i++) {
+			/* the first and last packets, then random ones */
+			size_t p;
+			if (i == 0)
+				p = 0;
+			else if (i == 1)
+				p = np - 1;
+			else {
+				x ^= x << 13;   /* xorshift64 */
+				x ^= x >> 7;
+				x ^= x << 17;
+				p = (size_t)(x % np);
+			}
+			size_t off = p * pkt, len = t[k].len - off < pkt ? t[k].len - off : pkt;
+			int r = same_packet(m, t[k].at, raw + t[k].off, off, len, buf);
+			if (r < 0) {
+				snprintf(why, whylen, r == -ESTALE ? "the guest's ORC %s table differs at byte %zu" :
+					 "reading the guest's ORC %s table at byte %zu: %s", t[k].name, off, strerror(-r));
+				return r;
+			}
+		}
+	}
+	return 0;
+}
+
 int guest_orc_from_raw(const uint8_t *raw, const struct guest_orc_loc *l, const char *version,
 		       enum guest_orc_layout layout, struct guest_orc *o, char *why, size_t whylen)
 {

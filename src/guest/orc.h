@@ -162,6 +162,21 @@ int guest_orc_read_raw(struct guest_mem *m, const struct guest_orc_loc *l, uint8
 int guest_orc_from_raw(const uint8_t *raw, const struct guest_orc_loc *l, const char *version,
 		       enum guest_orc_layout layout, struct guest_orc *o, char *why, size_t whylen);
 
+/* Checks raw tables from the host cache (rawlen bytes, the layout of
+ * guest_orc_read_raw) against the guest's, in l: the first and last
+ * packet of each table and `packets` more of each at random (xorshift
+ * from seed), compared byte for byte. Reads at most (packets + 2) * 2
+ * packets (GUEST_MEM_CHUNK bytes each) instead of the tables' 10 bytes an
+ * entry. A sample, not a proof: a cache entry that differs from the
+ * guest in one packet passes with the chance that no sampled packet is
+ * that one; what differs is the unwind rules of the call chains (never
+ * a sample's own function or process), and the fast lookup table, when
+ * read, checks every 256-byte block's first ip again (docs/passive.md).
+ * Returns 0, -ESTALE (a packet differs, or the size is not the guest's
+ * table; *why says where) or the read's errno. */
+int guest_orc_verify_raw(struct guest_mem *m, const struct guest_orc_loc *l, const uint8_t *raw,
+			 size_t rawlen, unsigned packets, uint64_t seed, char *why, size_t whylen);
+
 /* Reads the fast lookup table located in l into o (already read from
  * l) and checks it: lookup_num_blocks blocks (bounded by the table's
  * size and the text's), every value the first entry covering its block.

@@ -315,11 +315,9 @@ int kcache_load(const struct kcache_key *k, char **buf, const uint8_t **ix, size
 	}
 	char *data;
 	size_t len;
-	int r = file_read_all(path, KCACHE_MAX, &data, &len);
-	if (r < 0) {
-		snprintf(why, whylen, "%s: %s", path, file_strerror(r));
+	int r = cache_read(path, KCACHE_MAX, &data, &len, why, whylen);
+	if (r < 0)
 		return r;
-	}
 	char w[200];
 	if ((r = kcache_check((const uint8_t *)data, len, k->key, ixlen, w, sizeof(w))) < 0) {
 		snprintf(why, whylen, "%s: %s", path, w);
@@ -334,36 +332,13 @@ int kcache_load(const struct kcache_key *k, char **buf, const uint8_t **ix, size
 int kcache_store(const struct kcache_key *k, const uint8_t *ix, size_t len, char *why,
 		 size_t whylen)
 {
-	char path[4200], tmp[4300], dir[4096];
-	if (len > KCACHE_MAX - KCACHE_HEAD || !kcache_path(k, path, sizeof(path)) ||
-	    !cache_dir("host-kernel", dir, sizeof(dir))) {
+	char path[4200];
+	if (len > KCACHE_MAX - KCACHE_HEAD || !kcache_path(k, path, sizeof(path))) {
 		snprintf(why, whylen, "no cache directory (HOME unset)");
 		return -ENOENT;
 	}
-	int r = file_make_dirs(dir);
-	if (r < 0) {
-		snprintf(why, whylen, "%s: %s", dir, strerror(-r));
-		return r;
-	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		r = -errno;
-		snprintf(why, whylen, "%s: %s", tmp, strerror(-r));
-		return r;
-	}
 	uint8_t head[KCACHE_HEAD];
 	kcache_header(head, k->key, ix, len);
-	r = file_write_all(fd, head, sizeof(head));
-	if (!r)
-		r = file_write_all(fd, ix, len);
-	if (close(fd) < 0 && !r)
-		r = -errno;
-	if (!r && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0) {
-		unlink(tmp);
-		snprintf(why, whylen, "%s: %s", path, strerror(-r));
-	}
-	return r;
+	struct iovec v[2] = { { head, sizeof(head) }, { (void *)ix, len } };
+	return cache_write(path, v, 2, why, whylen);
 }

@@ -168,11 +168,9 @@ int lcache_load(const char *path, const uint8_t (*keys)[LCACHE_KEY], size_t nkey
 	char *data;
 	size_t len;
 	memset(c, 0, sizeof(*c));
-	int r = file_read_all(path, LCACHE_MAX, &data, &len);
-	if (r < 0) {
-		snprintf(why, whylen, "%s: %s", path, file_strerror(r));
+	int r = cache_read(path, LCACHE_MAX, &data, &len, why, whylen);
+	if (r < 0)
 		return r;
-	}
 	if ((r = lcache_parse((const uint8_t *)data, len, keys, nkeys, which, c, why, whylen)) < 0) {
 		free(data);
 		return r;
@@ -306,33 +304,6 @@ int lcache_encode(const uint8_t key[LCACHE_KEY], const struct lcache_ent *e, siz
 
 int lcache_store(const char *path, const uint8_t *data, size_t len, char *why, size_t whylen)
 {
-	char dir[4200], tmp[4300];
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (!slash || snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, (int)gettid()) >= (int)sizeof(tmp)) {
-		snprintf(why, whylen, "%s: bad path", path);
-		return -EINVAL;
-	}
-	*slash = '\0';
-	int r = file_make_dirs(dir);
-	if (r < 0) {
-		snprintf(why, whylen, "%s: %s", dir, strerror(-r));
-		return r;
-	}
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		r = -errno;
-		snprintf(why, whylen, "%s: %s", tmp, strerror(-r));
-		return r;
-	}
-	r = file_write_all(fd, data, len);
-	if (close(fd) < 0 && !r)
-		r = -errno;
-	if (!r && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0) {
-		unlink(tmp);
-		snprintf(why, whylen, "%s: %s", path, strerror(-r));
-	}
-	return r;
+	struct iovec v = { (void *)data, len };
+	return cache_write(path, &v, 1, why, whylen);
 }

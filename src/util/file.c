@@ -53,6 +53,13 @@ int file_read_all(const char *path, size_t max, char **data, size_t *len)
 	int fd = file_open_regular(path, &size);
 	if (fd < 0)
 		return fd;
+	return file_read_fd(fd, size, max, data, len);
+}
+
+int file_read_fd(int fd, uint64_t size, size_t max, char **data, size_t *len)
+{
+	*data = NULL;
+	*len = 0;
 	if (size > max) {
 		close(fd);
 		return -EFBIG;

@@ -45,14 +45,17 @@ static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
  * after a valid header, moved to another boot. */
 static void cache_entry(const uint8_t *data, size_t size)
 {
-	static const char head[] = "# domprof guest kallsyms 1 text=ffffffff81000000\n";
+	static const char head[] = "# domprof guest kallsyms 2 text=ffffffff81000000 lo=1000000 hi=1200000 "
+		"num_syms=1000008 markers=1080000 mwidth=4 ti=10a0000 addrs=1000010 relbase=1100000 nsyms=3 "
+		"sha256=0101010101010101010101010101010101010101010101010101010101010101\n";
+	struct guest_ksyms_src src;
 	char *buf = malloc(sizeof(head) - 1 + size);
 	if (!buf)
 		return;
 	memcpy(buf, head, sizeof(head) - 1);
 	memcpy(buf + sizeof(head) - 1, data, size);
 	size_t len, n;
-	char *t = guest_cache_kallsyms_decode(buf, sizeof(head) - 1 + size, GUEST_LINK_TEXT + 0x200000, &len, &n);
+	char *t = guest_cache_kallsyms_decode(buf, sizeof(head) - 1 + size, GUEST_LINK_TEXT + 0x200000, &src, &len, &n);
 	if (t && len > size + 64)
 		abort();
 	free(t);

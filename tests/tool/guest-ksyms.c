@@ -9,6 +9,14 @@
  * the layout decoded. --flip ADDR inverts one byte the decoder reads at
  * ADDR (the corrupted-image controls); --rip ADDR adds a kernel rip the
  * image must contain.
+ *
+ * --reuse [SPEC2]: the host cache's path (guest_ksyms_reuse): the tables
+ * are decoded as above (no flip), then decoded again where that decode
+ * found them, from SPEC2 (another backend, e.g. another shift; default
+ * the same memory) with --flip applied there; prints that second table,
+ * and a "reuse:" line with its result, bytes and reads and whether the
+ * two tables are equal (moved to one _text). Exit 1 when the reuse is
+ * refused.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,8 +25,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "guest/cache.h"
 #include "guest/ksyms.h"
 #include "guestmem.h"
+#include "util/file.h"
 #include "test-tool.h"
 
 struct flip {
@@ -43,6 +53,56 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* The second decode of --reuse (see the head comment). */
+static int reuse_check(const struct guest_ksyms *k, struct flip *f, const char *spec2, const uint64_t *rips,
+		       size_t nrips)
+{
+	struct flip f2 = { .addr = f->addr, .on = f->on };
+	struct tt_mem *t2 = NULL;
+	if (spec2) {
+		if (!(t2 = tt_mem_open(spec2, &f2.inner)))
+			return 1;
+	} else {
+		f2.inner = f->inner;
+	}
+	struct guest_mem m = f2.inner;
+	m.read = flip_read;
+	m.ctx = &f2;
+	char why[256] = "";
+	struct guest_kimage img;
+	struct guest_ksyms k2;
+	int r = guest_kimage_find(&m, rips, nrips, &img, why, sizeof(why));
+	uint64_t b0 = m.bytes, r0 = m.reads;
+	/* the entry as the cache writes and reads it: the first table moved
+	 * to this _text, and where the tables were */
+	size_t n, len, ns;
+	struct guest_ksyms_src src;
+	char *e = guest_cache_kallsyms_encode(k->text, k->len, k->text_addr, &k->src, &n);
+	char *moved = guest_cache_kallsyms_decode(e, n, img.text, &src, &len, &ns);
+	free(e);
+	if (r == 0 && !moved) {
+		snprintf(why, sizeof(why), "the entry written does not read back");
+		r = -EINVAL;
+	}
+	if (r == 0)
+		r = guest_ksyms_reuse(&m, &img, &src, &k2, why, sizeof(why));
+	if (r < 0) {
+		fprintf(stderr, "reuse: refused (%s): %s bytes=%" PRIu64 " reads=%" PRIu64 "\n",
+			r == -ESTALE ? "stale" : r == -EBADMSG ? "bad" : "error", why, m.bytes - b0, m.reads - r0);
+		free(moved);
+		tt_mem_close(t2);
+		return 1;
+	}
+	bool same = moved && len == k2.len && !memcmp(moved, k2.text, len);
+	fwrite(k2.text, 1, k2.len, stdout);
+	fprintf(stderr, "reuse: ok symbols=%zu bytes=%" PRIu64 " reads=%" PRIu64 " span=%" PRIu64
+		" same=%d layout=%s\n", k2.nsyms, m.bytes - b0, m.reads - r0, k->src.hi - k->src.lo, same, k2.layout);
+	free(moved);
+	guest_ksyms_free(&k2);
+	tt_mem_close(t2);
+	return 0;
+}
+
 int cmd_guest_ksyms(int argc, char **argv)
 {
 	const char *spec = NULL;
@@ -50,9 +110,16 @@ int cmd_guest_ksyms(int argc, char **argv)
 	struct flip f = { 0 };
 	uint64_t rips[8];
 	size_t nrips = 0;
+	bool reuse = false;
+	const char *spec2 = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--buildid"))
 			buildid = true;
+		else if (!strcmp(argv[i], "--reuse")) {
+			reuse = true;
+			if (i + 1 < argc && argv[i + 1][0] != '-')
+				spec2 = argv[++i];
+		}
 		else if (!strcmp(argv[i], "--flip") && i + 1 < argc) {
 			f.addr = strtoull(argv[++i], NULL, 0);
 			f.on = true;
@@ -61,12 +128,12 @@ int cmd_guest_ksyms(int argc, char **argv)
 		else if (!spec && argv[i][0] != '-')
 			spec = argv[i];
 		else {
-			fprintf(stderr, "usage: test-tool guest-ksyms MEMSPEC [--buildid] [--rip ADDR] [--flip ADDR]\n");
+			fprintf(stderr, "usage: test-tool guest-ksyms MEMSPEC [--buildid] [--rip ADDR] [--flip ADDR] [--reuse [SPEC2]]\n");
 			return 2;
 		}
 	}
 	if (!spec) {
-		fprintf(stderr, "usage: test-tool guest-ksyms MEMSPEC [--buildid] [--rip ADDR] [--flip ADDR]\n");
+		fprintf(stderr, "usage: test-tool guest-ksyms MEMSPEC [--buildid] [--rip ADDR] [--flip ADDR] [--reuse [SPEC2]]\n");
 		return 2;
 	}
 	struct guest_mem m;
@@ -74,6 +141,9 @@ int cmd_guest_ksyms(int argc, char **argv)
 	if (!t)
 		return 1;
 	m = f.inner;
+	bool flip2 = f.on;
+	if (reuse)
+		f.on = false;   /* the first decode is of the clean tables */
 	m.read = flip_read;
 	m.ctx = &f;
 	nrips += tt_mem_krips(t, rips + nrips, 8 - nrips);
@@ -105,6 +175,10 @@ int cmd_guest_ksyms(int argc, char **argv)
 			fprintf(stderr, "test-tool: guest-ksyms: %s (bytes=%" PRIu64 " reads=%" PRIu64 ")\n",
 				why, m.bytes, m.reads);
 			rc = 1;
+		} else if (reuse) {
+			f.on = flip2;
+			rc = reuse_check(&k, &f, spec2, rips, nrips);
+			guest_ksyms_free(&k);
 		} else {
 			fwrite(k.text, 1, k.len, stdout);
 			fprintf(stderr, "guest-ksyms: symbols=%zu bytes=%" PRIu64 " reads=%" PRIu64
@@ -117,4 +191,32 @@ int cmd_guest_ksyms(int argc, char **argv)
 	}
 	tt_mem_close(t);
 	return rc;
+}
+
+/* test-tool guest-cache-kallsyms ENTRY TEXT-ADDR: what a host cache
+ * kallsyms entry holds (the VM tests' control that a forged entry is
+ * well-formed: the decoder alone takes it). */
+int cmd_guest_cache_kallsyms(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: test-tool guest-cache-kallsyms ENTRY TEXT-ADDR\n");
+		return 2;
+	}
+	char *data;
+	size_t dl, len, n;
+	if (file_read_all(argv[1], 256u << 20, &data, &dl) < 0) {
+		fprintf(stderr, "test-tool guest-cache-kallsyms: cannot read %s\n", argv[1]);
+		return 1;
+	}
+	struct guest_ksyms_src src;
+	char *t = guest_cache_kallsyms_decode(data, dl, strtoull(argv[2], NULL, 0), &src, &len, &n);
+	free(data);
+	if (!t) {
+		fprintf(stderr, "test-tool guest-cache-kallsyms: %s: not an entry\n", argv[1]);
+		return 1;
+	}
+	fwrite(t, 1, len, stdout);
+	fprintf(stderr, "guest-cache-kallsyms: %zu symbols, span %" PRIu64 " bytes\n", n, src.hi - src.lo);
+	free(t);
+	return 0;
 }

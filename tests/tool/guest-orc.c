@@ -18,6 +18,8 @@
  * the stopped vCPU is in kernel mode, unwind its stack and print the
  * chain, symbolized: "chain STOP-REASON frames=N bytes=N reads=N: a <- b
  * <- ...". --window=N, --max-bytes=N, --depth=N are the unwind options.
+ * --verify-raw: the host cache's sampled check of the raw tables (see
+ * verify_raw below).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -165,8 +167,45 @@ static void stops(struct tt_mem *t, const struct guest_orc *o, const struct syms
 		bytes);
 }
 
+/* --verify-raw: the host cache's check of raw tables (guest_orc_verify_raw)
+ * against this memory: the tables read here pass; a copy with one byte of
+ * its first ip packet changed, and one with every byte changed, do not.
+ * One line: "verify-raw: clean=ok bytes=N tables=N first=stale all=stale". */
+static int verify_raw(struct guest_mem *m, struct syms *s)
+{
+	struct guest_orc_loc l;
+	char why[256];
+	uint8_t *raw;
+	if (guest_orc_locate(sym_lookup, s, &l, why, sizeof(why)) < 0 || guest_orc_read_raw(m, &l, &raw, why, sizeof(why)) < 0) {
+		fprintf(stderr, "test-tool guest-orc: %s\n", why);
+		return 1;
+	}
+	size_t len = l.n * GUEST_ORC_RAW_ENTRY;
+	const char *res[3];
+	uint64_t bytes = 0;
+	for (int k = 0; k < 3; k++) {
+		uint8_t *c = xmalloc(len);
+		memcpy(c, raw, len);
+		if (k == 1)
+			c[100] ^= 1;
+		for (size_t i = 0; k == 2 && i < len; i++)
+			c[i] ^= 0x5a;
+		uint64_t b0 = m->bytes;
+		int r = guest_orc_verify_raw(m, &l, c, len, 64, 12345 + (uint64_t)k, why, sizeof(why));
+		if (k == 0)
+			bytes = m->bytes - b0;
+		res[k] = r == 0 ? "ok" : r == -ESTALE ? "stale" : "error";
+		free(c);
+	}
+	fprintf(stderr, "verify-raw: clean=%s bytes=%" PRIu64 " tables=%zu first=%s all=%s\n", res[0], bytes, len, res[1],
+		res[2]);
+	free(raw);
+	return 0;
+}
+
 int cmd_guest_orc(int argc, char **argv)
 {
+	bool verify = false;
 	enum guest_orc_layout layout = GUEST_ORC_AUTO;
 	const char *version = NULL;
 	uint64_t shift = 0, orc_shift = 0;
@@ -192,12 +231,14 @@ int cmd_guest_orc(int argc, char **argv)
 			opt.max_bytes = strtoul(argv[a] + 12, NULL, 0);
 		else if (!strncmp(argv[a], "--depth=", 8))
 			opt.depth = (unsigned)strtoul(argv[a] + 8, NULL, 0);
+		else if (!strcmp(argv[a], "--verify-raw"))
+			verify = true;
 		else
 			break;
 	}
 	if (argc - a != 2 || nstops > 10000) {
 		fprintf(stderr, "usage: test-tool guest-orc [--layout=v1|v3] [--version=V] [--shift=N] [--orc-shift=N] "
-				"[--stops=N] [--window=N] [--max-bytes=N] [--depth=N] MEMSPEC KALLSYMS\n");
+				"[--stops=N] [--window=N] [--max-bytes=N] [--depth=N] [--verify-raw] MEMSPEC KALLSYMS\n");
 		return 2;
 	}
 	struct syms s = { 0 };
@@ -225,6 +266,8 @@ int cmd_guest_orc(int argc, char **argv)
 		" ms=%.1f text=0x%" PRIx64 "..0x%" PRIx64 "\n", o.n, o.layout == GUEST_ORC_V1 ? "v1" : "v3", o.undefined,
 		o.ends, m.bytes, m.reads, ms, o.text, o.etext);
 	check_functions(&o, &s, shift);
+	if (verify && verify_raw(&m, &s))
+		goto out;
 	for (size_t i = 0; i < o.n; i++)   /* the wrong-table control */
 		o.ip[i] += orc_shift;
 	if (nstops)

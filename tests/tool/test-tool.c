@@ -22,7 +22,10 @@
  *   test-tool symtab get|set ...
  *       a domain's embedded kallsyms table out of / into a recording
  *       (two views of one recording, tests/vm/test-guest-kernels.sh)
- *   test-tool guest-ksyms MEMSPEC [--buildid] [--rip A] [--flip A]
+ *   test-tool guest-cache-kallsyms ENTRY TEXT-ADDR
+ *       the table a host cache kallsyms entry holds, moved to TEXT-ADDR
+ *       (guest/cache.h), without any check against a guest
+ *   test-tool guest-ksyms MEMSPEC [--buildid] [--rip A] [--flip A] [--reuse [SPEC2]]
  *       the guest kernel's kallsyms (or build id) decoded from guest
  *       memory: a vmlinux file or a live gdbstub (tests/e2e/guest-ksyms.sh)
  *   test-tool guest-tasks [OPTIONS] MEMSPEC KALLSYMS
@@ -61,7 +64,8 @@ static const struct {
 	{ "gen-hostile", cmd_gen_hostile, "bomb|domains|forks|tables|fifo OUT ARGS..." },
 	{ "symtab", cmd_symtab, "get IN DOMAIN OUT | set IN DOMAIN FILE OUT" },
 	{ "guest-modules", cmd_guest_modules, "[--shift-kallsyms N] vmlinux:PATH|gdb:SOCKET KALLSYMS" },
-	{ "guest-ksyms", cmd_guest_ksyms, "vmlinux:PATH[,shift=0x..]|gdb:SOCKET [--buildid] [--rip A] [--flip A]" },
+	{ "guest-ksyms", cmd_guest_ksyms, "vmlinux:PATH[,shift=0x..]|gdb:SOCKET [--buildid] [--rip A] [--flip A] [--reuse [SPEC2]]" },
+	{ "guest-cache-kallsyms", cmd_guest_cache_kallsyms, "ENTRY TEXT-ADDR" },
 	{ "guest-tasks", cmd_guest_tasks, "[--shift=N [--shift-only=SYM]] [--pob=ADDR] [--samples=N] MEMSPEC KALLSYMS" },
 	{ "guest-orc", cmd_guest_orc, "[--layout=v1|v3] [--version=V] [--shift=N] [--stops=N] MEMSPEC KALLSYMS" },
 	{ "guest-read", cmd_guest_read, "MEMSPEC ADDR LEN OUT" },

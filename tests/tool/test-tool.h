@@ -16,6 +16,7 @@ int cmd_gen_counters(int argc, char **argv); /* gen-counters.c */
 int cmd_symtab(int argc, char **argv);      /* symtab.c */
 int cmd_guest_modules(int argc, char **argv); /* guest-modules.c */
 int cmd_guest_ksyms(int argc, char **argv); /* guest-ksyms.c */
+int cmd_guest_cache_kallsyms(int argc, char **argv); /* guest-ksyms.c */
 int cmd_guest_tasks(int argc, char **argv); /* guest-tasks.c */
 int cmd_guest_orc(int argc, char **argv); /* guest-orc.c */
 int cmd_guest_read(int argc, char **argv); /* guest-read.c */
