@@ -86,6 +86,8 @@ struct gdb_guest {
 	struct hmap by_task;    /* task_struct address -> index + 1 */
 	unsigned task_reads;    /* current tasks read (checked) this tick */
 	uint64_t *vtask;        /* [nvcpu]: the task last checked current there */
+	atomic_uint_fast64_t checks, changes;  /* identities read, of which changed */
+	atomic_uint_fast64_t check_ns;         /* time the VM was held for them */
 	bool want_walk;         /* a sample had an unknown address space */
 	uint64_t last_walk_ns;
 	/* Set by the recorder's thread (a new --switch-output file): the
@@ -397,7 +399,11 @@ static const struct gproc *current_of(struct gdb_source *s, struct gdb_guest *g,
 	struct mem_ctx mc;
 	struct guest_task k;
 	gdb_guest_mem(s, &m, &mc);
-	if (guest_task_ident(&m, &g->layout, task, &k) < 0)
+	atomic_fetch_add(&g->checks, 1);
+	uint64_t t0 = mono_ns();
+	int r = guest_task_ident(&m, &g->layout, task, &k);
+	atomic_fetch_add(&g->check_ns, mono_ns() - t0);
+	if (r < 0)
 		return NULL;
 	if (p && same_task(p, &k)) {
 		if (p->recheck)
@@ -405,7 +411,11 @@ static const struct gproc *current_of(struct gdb_source *s, struct gdb_guest *g,
 		g->vtask[cpu] = task;
 		return p;
 	}
-	if (guest_task_read(&m, &g->layout, task, &k) < 0)
+	atomic_fetch_add(&g->changes, 1);
+	t0 = mono_ns();
+	r = guest_task_read(&m, &g->layout, task, &k);
+	atomic_fetch_add(&g->check_ns, mono_ns() - t0);
+	if (r < 0)
 		return NULL;
 	p = note_task(s, g, &k, t);
 	if (p) {
@@ -560,6 +570,13 @@ void gdb_guest_replay(struct gdb_source *s)
 {
 	if (s->guest)
 		atomic_store(&s->guest->replay, true);
+}
+
+void gdb_guest_stats(const struct gdb_source *s, struct gdb_source_stats *st)
+{
+	st->task_checks = s->guest ? atomic_load(&s->guest->checks) : 0;
+	st->task_changes = s->guest ? atomic_load(&s->guest->changes) : 0;
+	st->task_check_ns = s->guest ? atomic_load(&s->guest->check_ns) : 0;
 }
 
 int gdb_guest_drain(struct gdb_source *s, struct dp_writer *w)
