@@ -640,6 +640,12 @@ static void print_summary(const struct recorder *r, const struct collector_resul
 					100.0 * (double)st.chains_complete / (double)st.chains);
 				in = ", ";
 			}
+			if (st.task_checks && st.ticks) {
+				fprintf(stderr, "%s%.2f task checks a tick (%.3f ms each), %" PRIu64 " changed", in,
+					(double)st.task_checks / (double)st.ticks,
+					(double)st.task_check_ns / 1e6 / (double)st.task_checks, st.task_changes);
+				in = ", ";
+			}
 			if (dl) {
 				fprintf(stderr, "%s%" PRIu64 " lost", in, dl);
 				in = ", ";

@@ -17,8 +17,13 @@
  * While sampling (sampler thread, VM stopped by the tick): with the
  * guest's current task read at every tick (the sampler's batch carries
  * one `m` per vCPU, see gdb_build_batch; current=0 turns it off), every
- * sample, kernel or user, gets the pid and thread of the task that ran;
- * a task pointer not seen yet is read once (a thread, an idle task).
+ * sample, kernel or user, gets the pid and thread of the task that ran.
+ * A task is known by its identity (pointer, pid, start_time, mm), not by
+ * its pointer alone, which a new process reuses: a pointer is checked
+ * again (current_of) when its vCPU ran another task at the last tick or
+ * the sample's cr3 is not its address space, and a changed identity
+ * (a new process, an exec) is read whole and renamed by a new TASK
+ * record from that tick on.
  * Otherwise user-mode samples get the pid of the process whose address
  * space their cr3 is. An address space not yet known triggers a new walk
  * of the task list, at most once per GUEST_REWALK_NS; at the end one more
@@ -63,6 +68,8 @@ struct gproc {
 	uint64_t addr;          /* the task_struct's address */
 	uint32_t pid, tgid, ppid;
 	uint64_t asid;
+	uint64_t mm, start_time;  /* with pid and addr: the task's identity */
+	unsigned recheck;       /* checks left while it may be mid-exec */
 	char comm[16];
 };
 
@@ -78,7 +85,10 @@ struct gdb_guest {
 	struct hmap by_asid;    /* asid -> index + 1 */
 	struct hmap by_pid;     /* pid -> index + 1 */
 	struct hmap by_task;    /* task_struct address -> index + 1 */
-	unsigned task_reads;    /* unknown current tasks read this tick */
+	unsigned task_reads;    /* current tasks read (checked) this tick */
+	uint64_t *vtask;        /* [nvcpu]: the task last checked current there */
+	atomic_uint_fast64_t checks, changes;  /* identities read, of which changed */
+	atomic_uint_fast64_t check_ns;         /* time the VM was held for them */
 	bool want_walk;         /* a sample had an unknown address space */
 	uint64_t last_walk_ns;
 	/* Set by the recorder's thread (a new --switch-output file): the
@@ -279,12 +289,13 @@ static void queue_task(struct gdb_source *s, struct gdb_guest *g, const struct g
 
 /* Remembers a task read from guest memory; a new or renamed one is
  * queued as a TASK record. Returns it (NULL: over GUEST_MAX_PROCS). */
-static const struct gproc *note_task(struct gdb_source *s, struct gdb_guest *g,
-				     const struct guest_task *k, uint64_t t)
+static struct gproc *note_task(struct gdb_source *s, struct gdb_guest *g, const struct guest_task *k,
+			       uint64_t t)
 {
 	uintptr_t at = (uintptr_t)u64map_get(&g->by_pid, k->pid);
 	struct gproc *p = at ? &g->procs[at - 1] : NULL;
-	if (p && p->addr == k->addr && p->asid == k->asid && !memcmp(p->comm, k->comm, sizeof(p->comm)))
+	if (p && p->addr == k->addr && p->asid == k->asid && p->mm == k->mm &&
+	    p->start_time == k->start_time && !memcmp(p->comm, k->comm, sizeof(p->comm)))
 		return p;   /* known, unchanged */
 	if (!p) {
 		if (g->nprocs >= GUEST_MAX_PROCS)
@@ -299,6 +310,9 @@ static const struct gproc *note_task(struct gdb_source *s, struct gdb_guest *g,
 	p->tgid = k->tgid;
 	p->ppid = k->ppid;
 	p->asid = k->asid;
+	p->mm = k->mm;
+	p->start_time = k->start_time;
+	p->recheck = 0;
 	memcpy(p->comm, k->comm, sizeof(p->comm));
 	p->comm[15] = 0;
 	u64map_put(&g->by_task, k->addr, (void *)idx);
@@ -349,18 +363,61 @@ static const struct gproc *proc_of(struct gdb_guest *g, struct dp_sample *v)
 	return p;
 }
 
-/* The task a vCPU ran: known from a walk or an earlier read, else read
- * now (at most GUEST_TASK_READS per tick; the acks owed go first). */
-#define GUEST_TASK_READS 4u
-static const struct gproc *current_of(struct gdb_source *s, struct gdb_guest *g, uint64_t task,
-				      unsigned *acks, uint64_t t)
+/* Whether sample v's address space can be task p's: a task with an mm
+ * runs in it in kernel and user mode alike (page-table isolation's user
+ * half sets bit 12); a kernel thread borrows whichever mm ran before it,
+ * but never runs in user mode. A mismatch means the task changed its mm
+ * (exec) or the pointer is another task's now. */
+static bool asid_fits(const struct gproc *p, const struct dp_sample *v)
 {
+	if (!v->has_asid)
+		return true;
+	if (!p->asid)
+		return v->mode != DP_MODE_USER;
+	return v->asid == p->asid || (v->asid & ~0x1000ull) == p->asid;
+}
+
+static bool same_task(const struct gproc *p, const struct guest_task *k)
+{
+	return p->pid == k->pid && p->tgid == k->tgid && p->mm == k->mm && p->start_time == k->start_time &&
+	       !memcmp(p->comm, k->comm, sizeof(p->comm));
+}
+
+/* The task vCPU cpu ran (its pointer s->cur_task[cpu], read in the
+ * tick's batch), as a process known by its identity: task pointers are
+ * reused by new processes as soon as old ones are reaped, and a task
+ * that execs keeps its pointer and pid but gets a new mm and comm. So a
+ * known pointer is taken as is only while it is the one this vCPU ran
+ * at the last tick it was checked and the sample's cr3 is still its
+ * address space; otherwise (another task, a new cr3, a task changed
+ * lately) its identity is read again (guest_task_ident, one transfer),
+ * and only a changed identity costs the whole task read (its parent,
+ * its mm's pgd) and a new TASK record. At most GUEST_TASK_READS tasks
+ * are checked per tick (the acks owed go first); past that a known
+ * pointer is taken unchecked. Idle tasks (pid 0, one per CPU, for the
+ * whole boot) are never checked. */
+#define GUEST_TASK_READS 4u
+/* A task that changed is checked again at every tick it runs until it
+ * is seen in user mode (an exec gives the task its new mm first, tears
+ * down the old one, and names it last, all before it returns to user
+ * mode), at most this many times. */
+#define GUEST_RECHECKS 64u
+static const struct gproc *current_of(struct gdb_source *s, struct gdb_guest *g, size_t cpu,
+				      const struct dp_sample *v, unsigned *acks, uint64_t t)
+{
+	uint64_t task = s->cur_task[cpu];
 	uintptr_t at = (uintptr_t)u64map_get(&g->by_task, task);
-	if (at)
-		return &g->procs[at - 1];
+	struct gproc *p = at ? &g->procs[at - 1] : NULL;
+	if (p && p->pid == 0)
+		return p;
+	if (p && p->addr != task)
+		p = NULL;   /* that pid lives in another task_struct since */
+	if (p && g->vtask[cpu] == task && !p->recheck && asid_fits(p, v))
+		return p;
 	if (g->task_reads >= GUEST_TASK_READS || !guest_kptr(task))
-		return NULL;
+		return p;
 	g->task_reads++;
+	g->vtask[cpu] = 0;
 	if (*acks && rsp_ack(s->conn, *acks) < 0)
 		return NULL;
 	*acks = 0;
@@ -368,9 +425,30 @@ static const struct gproc *current_of(struct gdb_source *s, struct gdb_guest *g,
 	struct mem_ctx mc;
 	struct guest_task k;
 	gdb_guest_mem(s, &m, &mc);
-	if (guest_task_read(&m, &g->layout, task, &k) < 0)
+	atomic_fetch_add(&g->checks, 1);
+	uint64_t t0 = mono_ns();
+	int r = guest_task_ident(&m, &g->layout, task, &k);
+	atomic_fetch_add(&g->check_ns, mono_ns() - t0);
+	if (r < 0)
 		return NULL;
-	return note_task(s, g, &k, t);
+	if (p && same_task(p, &k)) {
+		if (p->recheck)
+			p->recheck = v->mode == DP_MODE_USER ? 0 : p->recheck - 1;
+		g->vtask[cpu] = task;
+		return p;
+	}
+	atomic_fetch_add(&g->changes, 1);
+	t0 = mono_ns();
+	r = guest_task_read(&m, &g->layout, task, &k);
+	atomic_fetch_add(&g->check_ns, mono_ns() - t0);
+	if (r < 0)
+		return NULL;
+	p = note_task(s, g, &k, t);
+	if (p) {
+		p->recheck = k.mm && v->mode != DP_MODE_USER ? GUEST_RECHECKS : 0;
+		g->vtask[cpu] = task;
+	}
+	return p;
 }
 
 /* The vCPUs' per-CPU bases, read once now so that the first tick
@@ -449,6 +527,8 @@ void gdb_guest_tick(struct gdb_source *s, struct dp_sample *v, size_t n, unsigne
 		return;
 	int kcpu = -1;
 	g->task_reads = 0;
+	if (s->cur_task && !g->vtask)
+		g->vtask = xcalloc(s->nvcpu, sizeof(*g->vtask));
 	if (atomic_exchange(&g->replay, false))
 		for (size_t i = 0; i < g->nprocs; i++)
 			queue_task(s, g, &g->procs[i], n ? v[0].time : mono_ns());
@@ -456,7 +536,7 @@ void gdb_guest_tick(struct gdb_source *s, struct dp_sample *v, size_t n, unsigne
 		if (v[i].mode == DP_MODE_KERNEL && kcpu < 0)
 			kcpu = (int)i;
 		if (s->cur_task && s->cur_task[i]) {
-			const struct gproc *p = current_of(s, g, s->cur_task[i], acks, v[i].time);
+			const struct gproc *p = current_of(s, g, i, &v[i], acks, v[i].time);
 			if (p) {
 				v[i].pid = p->tgid;
 				v[i].tid = p->pid;
@@ -518,6 +598,13 @@ void gdb_guest_replay(struct gdb_source *s)
 		atomic_store(&s->guest->replay, true);
 }
 
+void gdb_guest_stats(const struct gdb_source *s, struct gdb_source_stats *st)
+{
+	st->task_checks = s->guest ? atomic_load(&s->guest->checks) : 0;
+	st->task_changes = s->guest ? atomic_load(&s->guest->changes) : 0;
+	st->task_check_ns = s->guest ? atomic_load(&s->guest->check_ns) : 0;
+}
+
 int gdb_guest_drain(struct gdb_source *s, struct dp_writer *w)
 {
 	struct gdb_guest *g = s->guest;
@@ -546,6 +633,7 @@ void gdb_guest_free(struct gdb_source *s)
 		return;
 	free(g->symtab);
 	free(g->procs);
+	free(g->vtask);
 	hmap_release(&g->by_asid);
 	hmap_release(&g->by_pid);
 	hmap_release(&g->by_task);

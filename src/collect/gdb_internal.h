@@ -236,6 +236,8 @@ void gdb_guest_final(struct gdb_source *s);
 /* Any thread: the sampler queues a TASK record of every process it knows
  * again at its next tick (they name the samples of a new file). */
 void gdb_guest_replay(struct gdb_source *s);
+/* Any thread: the task-check counters into st (0 without a guest). */
+void gdb_guest_stats(const struct gdb_source *s, struct gdb_source_stats *st);
 /* Writes the TASK records queued. Records written or a negative errno. */
 int gdb_guest_drain(struct gdb_source *s, struct dp_writer *w);
 void gdb_guest_free(struct gdb_source *s);

@@ -84,6 +84,10 @@ struct gdb_source_stats {
 	/* With -g: chains unwound, of which complete (ended at the end of a
 	 * stack or the user boundary), stack bytes and `m` reads for them */
 	uint64_t chains, chains_complete, unwind_bytes, unwind_reads;
+	/* Current tasks checked again (their identity read: a task switch,
+	 * a new cr3, a task that just changed) and of those read whole (a
+	 * new process or an exec), see gdb_guest.c */
+	uint64_t task_checks, task_changes, task_check_ns;  /* ns: the VM held for them */
 };
 void gdb_source_get_stats(const struct gdb_source *s, struct gdb_source_stats *st);
 

@@ -172,6 +172,12 @@ static int task_fields(struct bctx *c, struct guest_layout *l)
 	    (r = field(c, t, "task_struct", "real_parent", 8, 8, &l->task_real_parent, NULL)) < 0 ||
 	    (r = field(c, t, "task_struct", "flags", 4, 4, &l->task_flags, NULL)) < 0)
 		return r;
+	/* optional: a task's identity is then its address, pid and mm */
+	if (field(c, t, "task_struct", "start_time", 8, 8, &l->task_start_time, NULL) < 0) {
+		l->task_start_time = GUEST_NO_OFFSET;
+		if (c->why && c->whylen)
+			c->why[0] = 0;
+	}
 	t = find_struct(c, "mm_struct", NULL);
 	if (!t)
 		return fail(c, -ENOENT, "BTF has no struct mm_struct");
@@ -268,6 +274,7 @@ static void layout_clear(struct guest_layout *l)
 	memset(l, 0, sizeof(*l));
 	l->task_tasks = l->task_pid = l->task_tgid = l->task_comm = GUEST_NO_OFFSET;
 	l->task_mm = l->task_real_parent = l->task_flags = l->mm_pgd = GUEST_NO_OFFSET;
+	l->task_start_time = GUEST_NO_OFFSET;
 	l->mod_list = l->mod_name = l->mod_kallsyms = GUEST_NO_OFFSET;
 	l->mod_core_base = l->mod_core_size = GUEST_NO_OFFSET;
 	l->mks_symtab = l->mks_num_symtab = l->mks_strtab = l->mks_typetab = GUEST_NO_OFFSET;

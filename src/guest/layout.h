@@ -36,6 +36,8 @@ struct guest_layout {
 	uint32_t task_mm;           /* struct mm_struct *mm */
 	uint32_t task_real_parent;  /* struct task_struct *real_parent */
 	uint32_t task_flags;        /* unsigned int flags (PF_KTHREAD 0x00200000) */
+	uint32_t task_start_time;   /* u64 start_time (monotonic ns at fork); optional:
+				     * GUEST_NO_OFFSET when BTF lacks it */
 	/* struct mm_struct */
 	uint32_t mm_pgd;            /* pgd_t *pgd */
 	/* The per-CPU current task: offset of the task pointer from a CPU's

@@ -6,9 +6,9 @@
  * checked with guest_kptr before it is followed, a task address seen
  * twice ends the walk (a cycle that does not come back to the head), and
  * the walk never takes more than `max` steps. One task costs two reads
- * of its own fields on 6.1 and 6.12 (flags near the start; tasks..comm
- * within 800 bytes, see read_fields) plus its mm's pgd and its parent's
- * tgid.
+ * of its own fields on 6.1 and 6.12 (flags near the start; tasks..comm,
+ * start_time among them, within 800 bytes, see read_fields) plus its mm's
+ * pgd and its parent's tgid; its identity alone (guest_task_ident) one.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -38,6 +38,21 @@ static bool layout_ok(const struct guest_layout *l)
 	return l->task_comm_len >= 1 && l->task_comm_len <= 64;
 }
 
+/* start_time is optional (GUEST_NO_OFFSET: not read) */
+static bool has_start(const struct guest_layout *l)
+{
+	return l->task_start_time <= (1u << 20);
+}
+
+/* A comm as read (clen bytes, maybe without NUL) into out[16]:
+ * printable, others '?', cut at 15. */
+static void take_comm(char out[16], const char *comm, uint32_t clen)
+{
+	memset(out, 0, 16);
+	for (uint32_t i = 0; i < clen && i < 15 && comm[i]; i++)
+		out[i] = comm[i] >= 0x20 && comm[i] < 0x7f ? comm[i] : '?';
+}
+
 /* Reads the fields f[0..n) of the task at address task, in as few
  * transfers as the layout allows: fields sorted by offset are read
  * together while the gap to the next is at most RUN_GAP and the run
@@ -46,7 +61,7 @@ struct fld { uint32_t off, len; uint8_t *dst; };
 
 static int read_fields(struct guest_mem *m, uint64_t task, struct fld *f, size_t n)
 {
-	for (size_t i = 1; i < n; i++)   /* insertion sort: n is 7 */
+	for (size_t i = 1; i < n; i++)   /* insertion sort: n is 8 at most */
 		for (size_t j = i; j > 0 && f[j - 1].off > f[j].off; j--) {
 			struct fld x = f[j];
 			f[j] = f[j - 1];
@@ -78,14 +93,17 @@ static int read_task(struct guest_mem *m, const struct guest_layout *l, uint64_t
 		     uint64_t *next)
 {
 	uint32_t clen = l->task_comm_len < sizeof(t->comm) ? l->task_comm_len : sizeof(t->comm);
-	uint8_t b[7][8];
+	uint8_t b[8][8] = { { 0 } };
 	char comm[sizeof(t->comm)];
-	struct fld f[] = {
+	struct fld f[8] = {
 		{ l->task_tasks, 8, b[0] }, { l->task_pid, 4, b[1] }, { l->task_tgid, 4, b[2] },
 		{ l->task_comm, clen, (uint8_t *)comm }, { l->task_mm, 8, b[4] },
 		{ l->task_real_parent, 8, b[5] }, { l->task_flags, 4, b[6] },
 	};
-	int r = read_fields(m, task, f, sizeof(f) / sizeof(f[0]));
+	size_t nf = 7;
+	if (has_start(l))
+		f[nf++] = (struct fld){ l->task_start_time, 8, b[7] };
+	int r = read_fields(m, task, f, nf);
 	if (r < 0)
 		return r;
 	memset(t, 0, sizeof(*t));
@@ -93,10 +111,10 @@ static int read_task(struct guest_mem *m, const struct guest_layout *l, uint64_t
 	*next = get64(b[0]);
 	t->pid = get32(b[1]);
 	t->tgid = get32(b[2]);
-	for (uint32_t i = 0; i < clen && comm[i]; i++)
-		t->comm[i] = comm[i] >= 0x20 && comm[i] < 0x7f ? comm[i] : '?';
-	t->comm[sizeof(t->comm) - 1] = 0;   /* a comm without NUL is cut at 15 */
+	take_comm(t->comm, comm, clen);
 	uint64_t mm = get64(b[4]), parent = get64(b[5]);
+	t->mm = mm;
+	t->start_time = get64(b[7]);
 	t->kthread = (get32(b[6]) & PF_KTHREAD) || mm == 0;
 	uint32_t ptgid;
 	if (guest_kptr(parent) && guest_mem_u32(m, parent + l->task_tgid, &ptgid) == 0)
@@ -178,6 +196,36 @@ int guest_task_read(struct guest_mem *m, const struct guest_layout *l, uint64_t 
 	if (!guest_kptr(task))
 		return -EFAULT;
 	return read_task(m, l, task, out, &next);
+}
+
+int guest_task_ident(struct guest_mem *m, const struct guest_layout *l, uint64_t task, struct guest_task *out)
+{
+	if (!layout_ok(l))
+		return -ENOENT;
+	if (!guest_kptr(task))
+		return -EFAULT;
+	uint32_t clen = l->task_comm_len < sizeof(out->comm) ? l->task_comm_len : sizeof(out->comm);
+	uint8_t b[4][8] = { { 0 } };
+	char comm[sizeof(out->comm)];
+	struct fld f[5] = {
+		{ l->task_pid, 4, b[0] }, { l->task_tgid, 4, b[1] }, { l->task_mm, 8, b[2] },
+		{ l->task_comm, clen, (uint8_t *)comm },
+	};
+	size_t nf = 4;
+	if (has_start(l))
+		f[nf++] = (struct fld){ l->task_start_time, 8, b[3] };
+	int r = read_fields(m, task, f, nf);
+	if (r < 0)
+		return r;
+	memset(out, 0, sizeof(*out));
+	out->addr = task;
+	out->pid = get32(b[0]);
+	out->tgid = get32(b[1]);
+	out->mm = get64(b[2]);
+	out->start_time = get64(b[3]);
+	out->kthread = out->mm == 0;
+	take_comm(out->comm, comm, clen);
+	return 0;
 }
 
 int guest_current_task(struct guest_mem *m, const struct guest_layout *l, uint64_t percpu_base,

@@ -46,6 +46,8 @@ struct guest_task {
 	uint64_t asid;          /* guest_asid_of_cr3 form; 0: kernel thread (no mm) */
 	bool kthread;
 	uint64_t addr;          /* the task_struct's guest address */
+	uint64_t mm;            /* its mm pointer (0: none); exec gives a new one */
+	uint64_t start_time;    /* its start_time (0 when the layout lacks it) */
 };
 
 /* The address-space id of a cr3 value: the page-table base without PCID
@@ -60,6 +62,16 @@ static inline uint64_t guest_asid_of_cr3(uint64_t cr3)
  * task fields), -EFAULT (not a kernel address) or a read error. */
 int guest_task_read(struct guest_mem *m, const struct guest_layout *l, uint64_t task,
 		    struct guest_task *out);
+
+/* The identity of the task at address task, cheaply: pid, tgid, comm,
+ * mm and start_time only (one transfer when they lie within one stub
+ * packet's span, as on 6.1 and 6.12), for telling whether a task pointer
+ * seen again is still the process read before: a task_struct freed and
+ * reused by a new process has another pid and start_time, an exec gives
+ * the task a new mm (then its comm). ppid and asid are left 0; kthread
+ * is set from mm alone. Returns as guest_task_read. */
+int guest_task_ident(struct guest_mem *m, const struct guest_layout *l, uint64_t task,
+		     struct guest_task *out);
 
 /* Walks the task list. *out is malloc'd (caller frees; NULL when none),
  * at most max (clamped to GUEST_TASKS_MAX) entries. Returns the number of

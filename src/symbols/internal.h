@@ -516,9 +516,11 @@ struct sym_domain {
 	struct sym_map *unknown;  /* pseudo's SYM_UNKNOWN map, once made: every
 				   * frame outside all mappings (a chain's junk
 				   * return addresses) asks for it */
-	struct hmap asids;        /* guest cr3 -> map */
-	struct sym_map *last_asid_map;
-	uint64_t last_asid;
+	struct hmap asids;        /* guest cr3 -> map, for samples of no known process */
+	struct sym_map *last_asid_map;  /* guest_user_map's memo: its last answer, */
+	uint64_t last_asid;             /* for that cr3, */
+	uint32_t last_asid_pid;         /* pid */
+	const char *last_asid_comm;     /* and that pid's name then (by pointer) */
 	uint64_t symtab_used;       /* bytes decompressed for its tables (admitted) */
 	bool symtab_refused;        /* a table of it was over the limits */
 	bool no_live_kernel;        /* this machine's kallsyms would lie (sym_set_kernel_local) */

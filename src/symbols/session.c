@@ -316,28 +316,37 @@ const char *sym_base_name(const char *path)
 /* ---- lookup ---- */
 
 /* A passive domain whose recorder read the guest's task list gives its
- * user samples the pid of their address space's process (and TASK
- * records name it): that image is "[guest user] COMM (PID)". */
+ * user samples the pid of the process that ran (and TASK records name
+ * it): their image is "[guest user] COMM (PID)", with the name that pid
+ * has at the sample (file order, as the kernel part of the same sample
+ * is named), so one process's user and kernel time carry one name. Not
+ * keyed by cr3: a page-table page is reused by the next process as soon
+ * as the last one exits. Samples of no named process stay per address
+ * space, "[guest user cr3=0x...]". */
 static const struct sym_map *guest_user_map(struct sym_session *s, struct sym_domain *d,
 					    bool has_asid, uint64_t asid, uint32_t pid)
 {
 	if (!has_asid)
 		return sym_pseudo_map(s, d, "[guest user]");
-	if (d->last_asid_map && d->last_asid == asid)
+	const char *comm = pid ? sym_comm_now(s, d->id, pid) : NULL;
+	if (comm && !strcmp(comm, SYM_UNKNOWN))
+		comm = NULL;
+	if (d->last_asid_map && d->last_asid == asid && d->last_asid_pid == pid && d->last_asid_comm == comm)
 		return d->last_asid_map;
-	struct sym_map *m = u64map_get(&d->asids, asid);
-	if (!m) {
-		char name[96];
-		const char *comm = pid ? sym_comm(s, d->id, pid) : NULL;
-		if (comm && strcmp(comm, SYM_UNKNOWN))
-			snprintf(name, sizeof(name), "[guest user] %.40s (%" PRIu32 ")", comm, pid);
-		else
-			snprintf(name, sizeof(name), "[guest user cr3=0x%" PRIx64 "]", asid);
+	char name[96];
+	struct sym_map *m;
+	if (comm) {
+		snprintf(name, sizeof(name), "[guest user] %.40s (%" PRIu32 ")", comm, pid);
+		m = sym_pseudo_map(s, d, name);
+	} else if (!(m = u64map_get(&d->asids, asid))) {
+		snprintf(name, sizeof(name), "[guest user cr3=0x%" PRIx64 "]", asid);
 		struct sym_image *img = sym_image_new(s, d, IMG_PSEUDO, name, name);
 		m = sym_map_new(s, img, 0, UINT64_MAX, 0);
 		u64map_put(&d->asids, asid, m);
 	}
 	d->last_asid = asid;
+	d->last_asid_pid = pid;
+	d->last_asid_comm = comm;
 	return d->last_asid_map = m;
 }
 

@@ -2,7 +2,7 @@
 /*
  * libFuzzer target for what a passive domain reads from guest memory to
  * name processes: the guest kernel's BTF (guest_layout_from_btf, through
- * libbpf) and its task list (guest_tasks_walk, guest_current_task) on a
+ * libbpf) and its task list (guest_tasks_walk, guest_current_task, guest_task_ident) on a
  * fake guest memory made of the input.
  *
  * First byte odd: the rest is a BTF blob. Even: bytes 1..15 are a task
@@ -37,6 +37,7 @@ static void tasks(const uint8_t *d, size_t n)
 	l.task_real_parent = d[6];
 	l.task_flags = d[7];
 	l.mm_pgd = d[8];
+	l.task_start_time = d[15] == 255 ? GUEST_NO_OFFSET : d[15];
 	l.task_comm_len = d[9] & 63;   /* 0 is refused */
 	l.init_task = BASE;
 	l.page_offset_base = BASE;
@@ -56,6 +57,8 @@ static void tasks(const uint8_t *d, size_t n)
 	}
 	struct guest_task cur;
 	(void)guest_current_task(&m, &l, BASE + d[14], &cur);
+	if (guest_task_ident(&m, &l, BASE + d[14], &cur) == 0 && strnlen(cur.comm, sizeof(cur.comm)) == sizeof(cur.comm))
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

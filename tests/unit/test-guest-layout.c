@@ -163,6 +163,7 @@ static void test_synthetic(void)
 	CHECK_EQ_U64(l.task_mm, 200);
 	CHECK_EQ_U64(l.task_real_parent, 208);
 	CHECK_EQ_U64(l.task_comm, 300);
+	CHECK_EQ_U64(l.task_start_time, GUEST_NO_OFFSET);   /* optional: not in this BTF */
 	CHECK_EQ_U64(l.task_comm_len, 16);
 	CHECK_EQ_U64(l.mm_pgd, 16);
 	CHECK_EQ_U64(l.mod_list, 8);
@@ -290,10 +291,10 @@ static void test_kernel(const char *path)
 	char why[256];
 	int r = guest_layout_from_btf(btf, len, &l, why, sizeof(why));
 	CHECK(r == 0);
-	printf("%s: .BTF %zu bytes: tasks %u pid %u tgid %u comm %u mm %u real_parent %u flags %u pgd %u; "
-	       "module list %u name %u/%u kallsyms %u core %u/%u; current %s+%llu\n",
+	printf("%s: .BTF %zu bytes: tasks %u pid %u tgid %u comm %u mm %u real_parent %u flags %u start_time %u "
+	       "pgd %u; module list %u name %u/%u kallsyms %u core %u/%u; current %s+%llu\n",
 	       path, len, l.task_tasks, l.task_pid, l.task_tgid, l.task_comm, l.task_mm, l.task_real_parent,
-	       l.task_flags, l.mm_pgd, l.mod_list, l.mod_name, l.mod_name_len, l.mod_kallsyms, l.mod_core_base,
+	       l.task_flags, l.task_start_time, l.mm_pgd, l.mod_list, l.mod_name, l.mod_name_len, l.mod_kallsyms, l.mod_core_base,
 	       l.mod_core_size, l.percpu_sym, (unsigned long long)l.percpu_current);
 	/* struct task_struct: thread_info (24 bytes on x86_64), __state,
 	 * stack, usage, flags; ...; pid_t pid, tgid; stack_canary;
@@ -304,6 +305,10 @@ static void test_kernel(const char *path)
 	CHECK_EQ_U64(l.task_real_parent, l.task_pid + 4 + 4 + 8);
 	CHECK_EQ_U64(l.task_mm, l.task_tasks + 16 + 40 + 24);
 	CHECK_EQ_U64(l.task_comm_len, 16);
+	/* start_time lies between pid and comm: a task's identity is one
+	 * transfer (guest_task_ident) */
+	CHECK(l.task_start_time > l.task_pid && l.task_start_time < l.task_comm &&
+	      l.task_comm + 16 - l.task_pid <= 2032);
 	CHECK(l.mm_pgd % 8 == 0 && l.mm_pgd < 256);
 	/* struct module: state, list, name[MODULE_NAME_LEN = 64 - 8]. */
 	CHECK_EQ_U64(l.mod_list, 8);

@@ -56,6 +56,7 @@ static struct guest_layout lay(void)
 	l.task_comm = 64;
 	l.task_comm_len = 16;
 	l.task_mm = 96;
+	l.task_start_time = 104;
 	l.mm_pgd = 8;
 	l.init_task = BASE;
 	l.page_offset_base = POB;
@@ -77,6 +78,7 @@ static void set_task(const struct guest_layout *l, unsigned i, uint32_t pid, uin
 	memcpy(t + l->task_comm, comm, strnlen(comm, 16));
 	put64(t + l->task_real_parent, parent);
 	put32(t + l->task_flags, kthread ? 0x00200000u : 0x400000u);
+	put64(t + l->task_start_time, 1000000ull * pid + 7);
 	if (!kthread) {
 		put64(t + l->task_mm, mm_at(i));
 		put64(mem + (mm_at(i) - BASE) + l->mm_pgd, pgd);
@@ -344,6 +346,55 @@ static void test_current(void)
 	CHECK(guest_current_task(&m, &l, percpu, &t) == -ENOENT);
 }
 
+/* A task's identity, as the sampler checks a current task pointer with:
+ * one transfer; a reused task_struct (new pid, start time) and an exec
+ * (new mm, then comm) read differently. */
+static void test_ident(void)
+{
+	struct guest_layout l = lay();
+	build_good(&l);
+	struct guest_mem m = gm(0);
+	struct guest_task t, full;
+	CHECK(guest_task_ident(&m, &l, task_at(3), &t) == 0);
+	CHECK_EQ_U64(m.reads, 1);
+	CHECK(t.pid == 77 && t.tgid == 77 && !strcmp(t.comm, "gw") && !t.kthread);
+	CHECK_EQ_U64(t.mm, mm_at(3));
+	CHECK_EQ_U64(t.start_time, 77000007);
+	CHECK_EQ_U64(t.addr, task_at(3));
+	CHECK(t.asid == 0 && t.ppid == 0);          /* not read: the whole read gives them */
+	CHECK(guest_task_read(&m, &l, task_at(3), &full) == 0);
+	CHECK(full.mm == t.mm && full.start_time == t.start_time && full.asid == 0x5678000 && full.ppid == 1);
+	/* the pointer reused by a new process: another pid and start time */
+	set_task(&l, 3, 78, 78, "gw", task_at(1), POB + 0x5678000, false);
+	struct guest_task u;
+	CHECK(guest_task_ident(&m, &l, task_at(3), &u) == 0);
+	CHECK(u.pid == 78 && u.start_time != t.start_time);
+	/* an exec: a new mm, then a new comm */
+	put64(mem + (task_at(3) - BASE) + l.task_mm, mm_at(5));
+	CHECK(guest_task_ident(&m, &l, task_at(3), &u) == 0);
+	CHECK(u.mm == mm_at(5) && !strcmp(u.comm, "gw"));
+	memcpy(mem + (task_at(3) - BASE) + l.task_comm, "alpha\0", 6);
+	CHECK(guest_task_ident(&m, &l, task_at(3), &u) == 0);
+	CHECK(!strcmp(u.comm, "alpha"));
+	/* a kernel thread: no mm */
+	CHECK(guest_task_ident(&m, &l, task_at(2), &u) == 0);
+	CHECK(u.kthread && u.mm == 0 && u.pid == 2);
+	/* hostile comm: no NUL, control bytes */
+	memcpy(mem + (task_at(3) - BASE) + l.task_comm, "\x1b]0;0123456789abcdef", 20);
+	CHECK(guest_task_ident(&m, &l, task_at(3), &u) == 0);
+	CHECK_STR(u.comm, "?]0;0123456789a");
+	/* without start_time in the layout: 0, the rest as before */
+	l.task_start_time = GUEST_NO_OFFSET;
+	CHECK(guest_task_ident(&m, &l, task_at(3), &u) == 0);
+	CHECK(u.start_time == 0 && u.pid == 78);
+	/* controls: not a kernel address, a layout without task fields,
+	 * an address that cannot be read */
+	CHECK(guest_task_ident(&m, &l, 0x7f0000001000ull, &u) == -EFAULT);
+	CHECK(guest_task_ident(&m, &l, BASE + SIZE + 0x100000000ull, &u) < 0);
+	l.task_comm = GUEST_NO_OFFSET;
+	CHECK(guest_task_ident(&m, &l, task_at(3), &u) == -ENOENT);
+}
+
 static void test_asid(void)
 {
 	CHECK_EQ_U64(guest_asid_of_cr3(0x1234000), 0x1234000);
@@ -361,6 +412,7 @@ int main(void)
 	test_broken();
 	test_endless();
 	test_current();
+	test_ident();
 	test_asid();
 	return unit_done();
 }

@@ -223,6 +223,29 @@ static void test_passive_guest(void)
 	CHECK_STR(r.image, "[guest user cr3=0xffffffffffffffff]");
 	r = look(s, 2, 0, DP_MODE_USER, false, 0, 0x401000);
 	CHECK_STR(r.image, "[guest user]");
+	/* a named process: its name and pid at the sample, as its kernel
+	 * samples are named, whatever cr3 it had before or after: a fork
+	 * (named as its parent) execs, and the next process gets the same
+	 * page tables (issue 34: both went under the first pid's name) */
+	struct dp_task tk = { .kind = DP_TASK_COMM, .pid = 84, .tid = 84, .comm = "init" };
+	sym_add_task(s, 2, &tk);
+	r = look(s, 2, 84, DP_MODE_USER, true, 0x9000000, 0x401000);
+	CHECK_STR(r.image, "[guest user] init (84)");
+	tk.comm = "dd";
+	sym_add_task(s, 2, &tk);
+	r = look(s, 2, 84, DP_MODE_USER, true, 0x9000000, 0x401000);
+	CHECK_STR(r.image, "[guest user] dd (84)");
+	struct dp_task t85 = { .kind = DP_TASK_COMM, .pid = 85, .tid = 85, .comm = "dd" };
+	sym_add_task(s, 2, &t85);
+	r = look(s, 2, 85, DP_MODE_USER, true, 0x9000000, 0x401000);
+	CHECK_STR(r.image, "[guest user] dd (85)");
+	r = look(s, 2, 84, DP_MODE_USER, true, 0x9001000, 0x401000);   /* PTI's user half: one process */
+	CHECK_STR(r.image, "[guest user] dd (84)");
+	/* controls: a pid with no TASK record, pid 0: by address space */
+	r = look(s, 2, 86, DP_MODE_USER, true, 0x9000000, 0x401000);
+	CHECK_STR(r.image, "[guest user cr3=0x9000000]");
+	r = look(s, 2, 0, DP_MODE_USER, true, 0x9000000, 0x401000);
+	CHECK_STR(r.image, "[guest user cr3=0x9000000]");
 	/* the same cr3 in another passive domain is another image */
 	sym_set_domain(s, 3, DP_DOMAIN_PASSIVE, "vm3", 0);
 	CHECK(sym_find_map(s, 3, 0, DP_MODE_USER, true, 0x1234000, 0x401000) != a);

@@ -17,7 +17,10 @@
  * its own wall-clock time from two such lines (bench/passive-overhead):
  * the guest's clock stands still while a debugger holds the VM stopped,
  * so a rate measured inside the guest would hide the sampling cost.
- * -t SECONDS stops gw after that much guest time.
+ * -t SECONDS stops gw after that much guest time, -n ROUNDS after that
+ * many loop iterations (a known amount of work: the VM tests run two
+ * names of gw with counts in a known ratio); -c prints "gw rounds N" as
+ * it stops (with -t: the rate of this guest, to size -n).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -49,13 +52,18 @@ static int one_round(int fd, char *buf)
 
 int main(int argc, char **argv)
 {
-	int report = 0, opt;
+	int report = 0, count = 0, opt;
 	double limit = 0;
-	while ((opt = getopt(argc, argv, "rt:")) != -1) {
+	unsigned long rounds = 0;
+	while ((opt = getopt(argc, argv, "rt:n:c")) != -1) {
 		if (opt == 'r')
 			report = 1;
 		else if (opt == 't')
 			limit = atof(optarg);
+		else if (opt == 'n')
+			rounds = strtoul(optarg, NULL, 10);
+		else if (opt == 'c')
+			count = 1;
 		else
 			goto usage;
 	}
@@ -87,6 +95,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		n++;
+		if (rounds && n >= rounds)
+			break;
 		if ((n & mask) == 0) {
 			double t = now();
 			if (report && t - mark >= 0.1) {
@@ -94,10 +104,13 @@ int main(int argc, char **argv)
 				mark = t;
 			}
 			if (limit > 0 && t - start >= limit)
-				return 0;
+				break;
 		}
 	}
+	if (count)
+		printf("gw rounds %lu\n", n);
+	return 0;
 usage:
-	fprintf(stderr, "usage: gw [-r] [-t SECONDS] urandom|zero|spin\n");
+	fprintf(stderr, "usage: gw [-rc] [-t SECONDS] [-n ROUNDS] urandom|zero|spin\n");
 	return 2;
 }
