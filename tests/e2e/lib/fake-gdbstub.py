@@ -20,6 +20,8 @@ the MODE makes it:
   die-mem  the same at the first read of guest memory
   slow   every read is answered after DELAY seconds (default 0.3) with
          zero bytes: a start-up that reads for as long as it is let
+  slow-hello  as plain, but qSupported, ? and each qXfer are answered
+         after DELAY seconds: a recorder that takes long to start
 
 Started by the tests; stops when killed.
 """
@@ -84,6 +86,9 @@ class Conn:
 
     def packet(self, p):
         """The reply to packet p, None for none; raises EOFError to close."""
+        if self.mode == "slow-hello" and (p.startswith(b"qSupported") or p == b"?" or
+                                          p.startswith(b"qXfer")):
+            time.sleep(self.delay)
         if p.startswith(b"qSupported"):
             return b"PacketSize=1000;qXfer:features:read+;QStartNoAckMode+"
         if p == b"QStartNoAckMode":
