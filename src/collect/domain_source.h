@@ -35,7 +35,10 @@ struct domain_source_opts {
 /*
  * Parse `spec` ("vm1=gdb:unix:/tmp/s,kallsyms=/f,kaslr=auto"), connect,
  * validate the target (x86_64, registers found), load the symbol source,
- * and start sampling. domain_id is the id the recorder assigned.
+ * and start sampling. A passive domain that reads its symbols from guest
+ * memory does that on its own thread afterwards, while the recording
+ * runs (gdb_source.h): a failure there ends the source (ended(),
+ * message()), never this call. domain_id is the id the recorder assigned.
  * Returns NULL on failure with a one-line reason in err that names the
  * domain ("vm1: cannot connect to 127.0.0.1:1234: Connection refused").
  */
@@ -44,7 +47,9 @@ struct domain_source *domain_source_start(const char *spec, uint32_t domain_id,
 					  char *err, size_t errlen);
 
 /* Write the DOMAIN record and embedded SYMTAB records (call once, right
- * after start). Returns 0 or a negative errno from the writer. */
+ * after start; a passive source still reading guest memory writes
+ * nothing here, and its drain writes them when that is over, before its
+ * first samples). Returns 0 or a negative errno from the writer. */
 int domain_source_write_meta(struct domain_source *s, struct dp_writer *w);
 
 /* The same for the next file of `record --switch-output`: the DOMAIN

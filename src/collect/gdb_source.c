@@ -408,7 +408,8 @@ void gdb_source_get_stats(const struct gdb_source *s, struct gdb_source_stats *s
 	st->vcpus = s->nvcpu;
 	st->kaslr_offset = s->kaslr;
 	st->chains = st->chains_complete = st->unwind_bytes = st->unwind_reads = 0;
-	gdb_chains_stats(s, st);
+	if (atomic_load(&s->ready))   /* the chains are the start-up's until then */
+		gdb_chains_stats(s, st);
 }
 
 void gdb_source_stop(struct gdb_source *s)

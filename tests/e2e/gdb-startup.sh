@@ -14,6 +14,8 @@
 #    start-up was cut by the recording's end;
 #  - its budget (start-time=1): the start-up is cut after it, said in
 #    one line, and the domain samples on;
+#  - three stubs that stop answering (SIGSTOP) during -d 2: their 2 s
+#    stop graces run together, the recording ends in ~4 s, not 8;
 #  - control: no stub at all is still a start-up error (exit 1, no file).
 source "$(dirname "$0")/../lib/common.bash"
 command -v python3 >/dev/null || skip "python3 not installed (the fake stub)"
@@ -81,7 +83,35 @@ n=$(dsamples "$OUT/budget.data" slow)
 	2>"$OUT/bad.err" && fail "start-time=0 accepted"
 grep -q 'start-time= must be a number from 1 to 600' "$OUT/bad.err" || fail "start-time=0: $(cat "$OUT/bad.err")"
 
-# 4. control: nothing listening is still an error before the recording
+# 4. three stubs that stop answering during the recording: their stop
+# graces (2 s) run together, not one after the other, so -d 2 ends in
+# about 4 s (one after the other: 8 s)
+for i in 1 2 3; do
+	python3 "$STUB" "$SOCK/h$i.sock" plain &
+	hp[$i]=$!
+	bg_pids+=($!)
+done
+at_exit 'kill -CONT ${hp[*]} 2>/dev/null'
+for i in 1 2 3; do
+	for _ in $(seq 100); do [ -S "$SOCK/h$i.sock" ] && break; sleep 0.1; done
+done
+t0=$(date +%s%N)
+"$DOMPROF" record -f -d 2 -F 100 --domain h1=gdb:unix:"$SOCK/h1.sock" --domain h2=gdb:unix:"$SOCK/h2.sock" \
+	--domain h3=gdb:unix:"$SOCK/h3.sock" -o "$OUT/hang.data" 2>"$OUT/hang.err" &
+rec=$!
+sleep 1
+kill -STOP ${hp[1]} ${hp[2]} ${hp[3]}
+rc=0; wait $rec || rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+kill -CONT ${hp[1]} ${hp[2]} ${hp[3]}
+cat "$OUT/hang.err"
+echo "-d 2 with three hanging stubs: ${ms} ms, exit $rc"
+[ $rc -eq 0 ] || fail "record with hanging stubs exited $rc"
+[ "$ms" -lt 6500 ] || fail "-d 2 took ${ms} ms with three hanging stubs (their graces one after the other?)"
+[ "$(grep -c '^domprof record: h[123]: stub did not answer' "$OUT/hang.err")" -eq 3 ] ||
+	fail "not one line per hanging stub"
+
+# 5. control: nothing listening is still an error before the recording
 rc=0
 "$DOMPROF" record -f -a -d 1 --domain none=gdb:unix:"$SOCK/none.sock" -o "$OUT/none.data" 2>"$OUT/none.err" || rc=$?
 cat "$OUT/none.err"
