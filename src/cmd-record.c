@@ -87,7 +87,7 @@ const char usage_record[] =
 	"                      with -g its kernel's call chains too, unwound with its ORC\n"
 	"                      tables (,unwind-window=BYTES,unwind-max=BYTES,unwind-depth=N);\n"
 	"                      that start-up runs while the others sample, at most\n"
-	"                      start-time=SECONDS (default 10) and start-mb=MIB (64) of\n"
+	"                      start-time=SECONDS (default 10) and start-mb=MIB (32) of\n"
 	"                      guest memory; past them the domain goes on with what it\n"
 	"                      read, and a guest that fails during it ends only itself\n"
 	"  --allow-remote-stub allow a gdb stub that is not on this machine\n"
