@@ -12,8 +12,9 @@
 #    seconds, another passive domain keeps its samples (against a run
 #    without the slow guest, loosely), and the slow one says its
 #    start-up was cut by the recording's end;
-#  - its budget (start-time=1): the start-up is cut after it, said in
-#    one line, and the domain samples on;
+#  - its budget (start-time=1; start-mb=1 on a stub answering zeros at
+#    once): the start-up is cut after it, said in one line, and the
+#    domain samples on;
 #  - three stubs that stop answering (SIGSTOP) during -d 2: their 2 s
 #    stop graces run together, the recording ends in ~4 s, not 8;
 #  - control: no stub at all is still a start-up error (exit 1, no file).
@@ -79,6 +80,15 @@ cat "$OUT/budget.err"
 	fail "no one line for the spent budget"
 n=$(dsamples "$OUT/budget.data" slow)
 [ "${n:-0}" -gt 0 ] || fail "the domain did not sample on after its budget"
+# and the byte budget (start-mb=1), on a stub answering zeros at once
+python3 "$STUB" "$SOCK/zeros.sock" slow 0 &
+bg_pids+=($!)
+for _ in $(seq 100); do [ -S "$SOCK/zeros.sock" ] && break; sleep 0.1; done
+"$DOMPROF" record -f -d 2 -F 100 --domain z=gdb:unix:"$SOCK/zeros.sock",start-mb=1 -o "$OUT/mb.data" \
+	2>"$OUT/mb.err" || { cat "$OUT/mb.err"; fail "record with start-mb=1"; }
+cat "$OUT/mb.err"
+[ "$(grep -c 'z: .*start-up cut after .* and 1.0 MB (its byte budget, start-mb=): skipped ' "$OUT/mb.err")" -eq 1 ] ||
+	fail "no one line for the spent byte budget"
 "$DOMPROF" record -f -d 1 --domain slow=gdb:unix:"$SOCK/slow.sock",start-time=0 -o "$OUT/bad.data" \
 	2>"$OUT/bad.err" && fail "start-time=0 accepted"
 grep -q 'start-time= must be a number from 1 to 600' "$OUT/bad.err" || fail "start-time=0: $(cat "$OUT/bad.err")"
