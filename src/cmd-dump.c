@@ -164,7 +164,7 @@ int cmd_dump(int argc, char **argv)
 	const char *path = "domprof.data", *type = NULL;
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+i:t:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:t:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': path = optarg; break;
 		case 't': type = optarg; break;  /* -t is --threshold elsewhere; kept for scripts */

@@ -296,7 +296,7 @@ int cmd_info(int argc, char **argv)
 	size_t ni = 0;
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+i:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:", opts, NULL)) != -1) {
 		if (c == 'i')
 			iargs[ni++] = optarg;
 		else if (c == 'D')

@@ -10,7 +10,7 @@
  * this command parses options, opens the inputs and the output, and
  * prints the messages.
  * The output follows the rule of util/outfile.h (as `record -o` does):
- * written to OUT.tmp-PID and renamed into place at the end, so an input
+ * written to .OUT.tmp-PID and renamed into place at the end, so an input
  * may be the output and a failure leaves OUT untouched; a symlink OUT is
  * followed, OUT.old kept unless -f, a non-regular OUT refused, and an OUT
  * a recorder is still writing is refused.

@@ -43,6 +43,8 @@
 
 const char usage_record[] =
 	"usage: domprof record [options] [--] COMMAND [ARGS...]\n"
+	"       (record's options come before COMMAND: what follows it, -h and --help\n"
+	"       too, is the command's)\n"
 	"       domprof record [options] -a | -p PID[,PID...]\n"
 	"       domprof record [options] --domain NAME=SPEC... (guests only)\n"
 	"\n"
@@ -83,7 +85,11 @@ const char usage_record[] =
 	"                      gdb: with no symbol file, the guest kernel's symbols and\n"
 	"                      processes are read from guest memory (docs/passive.md);\n"
 	"                      with -g its kernel's call chains too, unwound with its ORC\n"
-	"                      tables (,unwind-window=BYTES,unwind-max=BYTES,unwind-depth=N)\n"
+	"                      tables (,unwind-window=BYTES,unwind-max=BYTES,unwind-depth=N);\n"
+	"                      that start-up runs while the others sample, at most\n"
+	"                      start-time=SECONDS (default 10) and start-mb=MIB (32) of\n"
+	"                      guest memory; past them the domain goes on with what it\n"
+	"                      read, and a guest that fails during it ends only itself\n"
 	"  --allow-remote-stub allow a gdb stub that is not on this machine\n"
 	"output:\n"
 	"  -o, --output FILE   output file (default domprof.data); an existing file is\n"
@@ -379,6 +385,7 @@ static int check_domain_name(const struct rec *r, const char *spec)
 	return 0;
 }
 
+/* 0; 2 after a usage error (said); -1 after --help (printed). */
 static int parse_args(struct rec *r, int argc, char **argv)
 {
 	enum { OPT_DOMAIN = 256, OPT_ALLOW_REMOTE, OPT_CALL_GRAPH, OPT_SWITCH, OPT_MAX_FILES, OPT_NO_BUILDID,
@@ -401,6 +408,7 @@ static int parse_args(struct rec *r, int argc, char **argv)
 		{ "switch-max-files", required_argument, NULL, OPT_MAX_FILES },
 		{ "no-buildid-mmap", no_argument, NULL, OPT_NO_BUILDID },
 		{ "no-lines", no_argument, NULL, OPT_NO_LINES },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	size_t dcap = 0;
@@ -408,8 +416,13 @@ static int parse_args(struct rec *r, int argc, char **argv)
 	char *end;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:o:fap:C:d:e:F:c:gm:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:fap:C:d:e:F:c:gm:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'h':
+			/* only among record's own options: after COMMAND,
+			 * -h and --help are the command's (getopt stops there) */
+			fputs(usage_record, stdout);
+			return -1;
 		case 'o': r->output = optarg; break;
 		case 'f': r->force = true; break;
 		case 'a': r->all = true; break;
@@ -790,7 +803,7 @@ int cmd_record(int argc, char **argv)
 	if (ret || (ret = check_targets(r, host))) {
 		free(r->domains);
 		free(r->pids);
-		return ret;
+		return ret < 0 ? 0 : ret;   /* -1: --help printed */
 	}
 	struct recorder_config cfg;
 	struct recorder rc;

@@ -5,6 +5,7 @@
  */
 #include <malloc.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,20 +16,23 @@ struct command {
 	int (*fn)(int, char **);
 	const char *usage;
 	const char *summary;
+	/* Its own parser finds --help: what follows its operands (record's
+	 * COMMAND and its arguments) is not its to read. */
+	bool own_help;
 };
 
 static const struct command commands[] = {
-	{ "record", cmd_record, usage_record, "record samples from the host and from VMs into a file" },
-	{ "report", cmd_report, usage_report, "show where the time went (images, symbols, call graphs)" },
-	{ "info", cmd_info, usage_info, "describe a recording: header, domains, events, counts, damage" },
-	{ "dump", cmd_dump, usage_dump, "print every record of a recording, one per line" },
-	{ "diff", cmd_diff, usage_diff, "compare two profiles symbol by symbol" },
-	{ "merge", cmd_merge, usage_merge, "join recordings made separately into one multi-domain file" },
-	{ "import", cmd_import, usage_import, "write a perf.data as a domprof recording (for merge)" },
-	{ "agent", cmd_agent, usage_agent, "run inside a guest and record on request of a host" },
-	{ "flamegraph", cmd_flamegraph, usage_flamegraph, "write an interactive flame graph (HTML or SVG)" },
-	{ "annotate", cmd_annotate, usage_annotate, "a function's instructions with their samples" },
-	{ "export", cmd_export, usage_export, "export a profile: folded, pprof, speedscope, json" },
+	{ "record", cmd_record, usage_record, "record samples from the host and from VMs into a file", true },
+	{ "report", cmd_report, usage_report, "show where the time went (images, symbols, call graphs)", false },
+	{ "info", cmd_info, usage_info, "describe a recording: header, domains, events, counts, damage", false },
+	{ "dump", cmd_dump, usage_dump, "print every record of a recording, one per line", false },
+	{ "diff", cmd_diff, usage_diff, "compare two profiles symbol by symbol", false },
+	{ "merge", cmd_merge, usage_merge, "join recordings made separately into one multi-domain file", false },
+	{ "import", cmd_import, usage_import, "write a perf.data as a domprof recording (for merge)", false },
+	{ "agent", cmd_agent, usage_agent, "run inside a guest and record on request of a host", false },
+	{ "flamegraph", cmd_flamegraph, usage_flamegraph, "write an interactive flame graph (HTML or SVG)", false },
+	{ "annotate", cmd_annotate, usage_annotate, "a function's instructions with their samples", false },
+	{ "export", cmd_export, usage_export, "export a profile: folded, pprof, speedscope, json", false },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -98,7 +102,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "domprof: unknown command '%s' (see 'domprof --help')\n", c);
 		return 2;
 	}
-	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+	for (int i = 2; !cmd->own_help && i < argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(cmd->usage, stdout);
 			return 0;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "analysis/inputs.h"
+#include "util/outfile.h"
 #include "util/xalloc.h"
 
 static int push(struct inputs *in, const char *p, size_t n, char *err, size_t errlen)
@@ -30,7 +31,12 @@ static int add_one(struct inputs *in, const char *p, size_t n, char *err, size_t
 	struct stat st;
 	int ret = 0;
 	if (stat(one, &st) == 0 || !strpbrk(one, "*?[")) {
-		ret = push(in, one, n, err, errlen);
+		if (outfile_is_temp(one)) {
+			snprintf(err, errlen, "'%s' is a recorder's temporary file (being written, or left by a "
+				 "killed recorder): not a recording to read", one);
+			ret = -EINVAL;
+		} else
+			ret = push(in, one, n, err, errlen);
 	} else {
 		glob_t g;
 		int gr = glob(one, 0, NULL, &g);
@@ -42,8 +48,17 @@ static int add_one(struct inputs *in, const char *p, size_t n, char *err, size_t
 				 gr == GLOB_NOSPACE ? "out of memory" : "read error");
 			ret = -EIO;
 		}
+		/* a series' glob skips the temporaries among its files */
+		size_t kept = 0;
 		for (size_t i = 0; !ret && gr == 0 && i < g.gl_pathc; i++)
-			ret = push(in, g.gl_pathv[i], strlen(g.gl_pathv[i]), err, errlen);
+			if (!outfile_is_temp(g.gl_pathv[i])) {
+				ret = push(in, g.gl_pathv[i], strlen(g.gl_pathv[i]), err, errlen);
+				kept++;
+			}
+		if (!ret && gr == 0 && !kept) {
+			snprintf(err, errlen, "no file matches '%s' (only recorders' temporary files)", one);
+			ret = -ENOENT;
+		}
 		if (gr == 0 || gr == GLOB_NOMATCH)
 			globfree(&g);
 	}

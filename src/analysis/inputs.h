@@ -9,7 +9,8 @@
  * quoted pattern works where the shell did not expand it (a remote
  * command, diff's two sides). A pattern that matches nothing is an
  * error; a path that does not exist is kept (its open fails with the
- * usual message).
+ * usual message). A writer's temporary file (util/outfile.h,
+ * outfile_is_temp) is skipped by a pattern and refused when named.
  *
  * Nothing here prints. Ownership: the list owns its strings
  * (inputs_free).
@@ -26,8 +27,9 @@ struct inputs {
 	size_t n, cap;
 };
 
-/* Add what arg names. 0, or -ENOENT (a pattern matched nothing) or
- * -E2BIG (past INPUTS_MAX) with a one-line reason in err. */
+/* Add what arg names. 0, or -ENOENT (a pattern matched nothing),
+ * -EINVAL (a temporary file named) or -E2BIG (past INPUTS_MAX) with a
+ * one-line reason in err. */
 int inputs_add(struct inputs *in, const char *arg, char *err, size_t errlen);
 /* A command's inputs: each -i value (iargs), then each positional
  * argument (pos), through inputs_add; "domprof.data" when there is none.

@@ -40,6 +40,14 @@ void rate_format(const struct rate_sums *r, const char *unit, char *buf, size_t 
 			 r->samples, r->missed, (double)r->cpu_ns / 1e9);
 		return;
 	}
+	/* A source that ended at its start (a guest gone during start-up):
+	 * a rate or a share of a CPU over a few ms says nothing true. */
+	if (r->span_ns < RATE_MIN_SPAN_NS) {
+		snprintf(buf, len, "ended at its start (sampled %.3f s), %" PRIu64 " samples, %" PRIu64
+			 " lost, recorder CPU %.3f s", (double)r->span_ns / 1e9, r->samples, r->missed,
+			 (double)r->cpu_ns / 1e9);
+		return;
+	}
 	double us = (double)r->unit_ns / 1e9, span = (double)r->span_ns / 1e9;
 	double want = (double)r->requested / us, got = (double)r->samples / us;
 	double units = (double)r->unit_ns / (double)r->span_ns;

@@ -42,7 +42,10 @@ bool rate_from_counters(const struct dp_meta *m, uint32_t domain, struct rate_su
  * CPU 0.412 s (0.69% of a CPU)", and for a passive sampler "; held
  * 1.907 ms a tick, woke 0.648 ms late (1809 of 20912 ticks slept for)".
  * unit names the units ("CPU", "vCPU"). Rates per unit; a span of 0
- * prints "no span". */
+ * prints "no span sampled", one under RATE_MIN_SPAN_NS "ended at its
+ * start (sampled 0.004 s)" with the counts but no rate nor share of a
+ * CPU. */
+#define RATE_MIN_SPAN_NS 100000000ull
 void rate_format(const struct rate_sums *r, const char *unit, char *buf, size_t len);
 
 #endif

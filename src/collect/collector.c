@@ -82,6 +82,11 @@ void collector_stop_domains(struct domain_source **ds, size_t nds, volatile sig_
 		for (size_t i = 0; pass == 1 && i < nds; i++)
 			if (ds[i] && !domain_source_is_passive(ds[i]))
 				domain_source_request_stop(ds[i]);
+		/* the passive ones too: a stalled stub's grace runs with the
+		 * others', not after them */
+		for (size_t i = 0; pass == 0 && i < nds; i++)
+			if (ds[i] && domain_source_is_passive(ds[i]))
+				domain_source_request_stop(ds[i]);
 		for (size_t i = 0; i < nds; i++)
 			if (ds[i] && domain_source_is_passive(ds[i]) == (pass == 0))
 				domain_source_stop(ds[i]);
@@ -127,6 +132,10 @@ static int drain_domains(struct coll *k)
 		t = t2;
 		if (ret < 0)
 			return ret;
+		/* a passive domain's start-up that ended while sampling */
+		const char *info = domain_source_take_info(s);
+		if (info)
+			notice(k, info);
 		if (!k->ds_ended[i] && domain_source_ended(s)) {
 			const char *m = domain_source_message(s);
 			k->ds_ended[i] = true;

@@ -23,6 +23,7 @@ struct domain_source {
 	struct agent_source *agent;
 	const struct domain_source_ops *ops;  /* DS_CUSTOM */
 	void *impl;
+	bool info_said;                       /* an agent's info was taken */
 };
 
 struct domain_source *domain_source_custom(const struct domain_source_ops *ops, void *impl)
@@ -120,6 +121,13 @@ const char *domain_source_info(const struct domain_source *s)
 	return DISPATCH(s, gdb_source_info(s->gdb), agent_source_info(s->agent), NULL);
 }
 
+const char *domain_source_take_info(struct domain_source *s)
+{
+	if (s && s->kind == DS_AGENT)
+		return s->info_said ? NULL : (s->info_said = true, agent_source_info(s->agent));
+	return s && s->kind == DS_GDB ? gdb_source_take_info(s->gdb) : NULL;
+}
+
 const char *domain_source_name(const struct domain_source *s)
 {
 	return DISPATCH3(s, name, gdb_source_name(s->gdb), agent_source_name(s->agent), NULL);
@@ -167,6 +175,8 @@ void domain_source_request_stop(struct domain_source *s)
 {
 	if (s && s->kind == DS_AGENT)
 		agent_source_request_stop(s->agent);
+	else if (s && s->kind == DS_GDB)
+		gdb_source_request_stop(s->gdb);
 }
 
 void domain_source_stop(struct domain_source *s)

@@ -35,7 +35,10 @@ struct domain_source_opts {
 /*
  * Parse `spec` ("vm1=gdb:unix:/tmp/s,kallsyms=/f,kaslr=auto"), connect,
  * validate the target (x86_64, registers found), load the symbol source,
- * and start sampling. domain_id is the id the recorder assigned.
+ * and start sampling. A passive domain that reads its symbols from guest
+ * memory does that on its own thread afterwards, while the recording
+ * runs (gdb_source.h): a failure there ends the source (ended(),
+ * message()), never this call. domain_id is the id the recorder assigned.
  * Returns NULL on failure with a one-line reason in err that names the
  * domain ("vm1: cannot connect to 127.0.0.1:1234: Connection refused").
  */
@@ -44,7 +47,9 @@ struct domain_source *domain_source_start(const char *spec, uint32_t domain_id,
 					  char *err, size_t errlen);
 
 /* Write the DOMAIN record and embedded SYMTAB records (call once, right
- * after start). Returns 0 or a negative errno from the writer. */
+ * after start; a passive source still reading guest memory writes
+ * nothing here, and its drain writes them when that is over, before its
+ * first samples). Returns 0 or a negative errno from the writer. */
 int domain_source_write_meta(struct domain_source *s, struct dp_writer *w);
 
 /* The same for the next file of `record --switch-output`: the DOMAIN
@@ -77,9 +82,14 @@ int domain_source_drain(struct domain_source *s, struct dp_writer *w);
 bool domain_source_ended(const struct domain_source *s);
 const char *domain_source_message(const struct domain_source *s);
 
-/* Info lines printed by the recorder at start, e.g. "vm1: KASLR offset
- * 0x1e000000 found from IDT". NULL if none. */
+/* The source's info line, e.g. "vm1: KASLR offset 0x1e000000 found from
+ * IDT". NULL if none, or not yet: a passive domain reading guest memory
+ * knows it when its start-up ends (gdb_source.h), while the recording
+ * samples. */
 const char *domain_source_info(const struct domain_source *s);
+/* The info line once (the recorder at start, the collector while it
+ * runs: whichever sees it first prints it); NULL otherwise. */
+const char *domain_source_take_info(struct domain_source *s);
 
 const char *domain_source_name(const struct domain_source *s);
 /* True for a passive (gdb) source: its stop returns at once, while an
@@ -120,8 +130,10 @@ void domain_source_rate(const struct domain_source *s, struct domain_source_rate
 /* Stop sampling (resume the VM, close the connection), then a final drain
  * may still be done. Safe to call twice. */
 void domain_source_stop(struct domain_source *s);
-/* An agent: ask it to stop without waiting for its records (a later
- * domain_source_stop waits). Others: no-op. */
+/* Ask the source to stop without waiting (a later domain_source_stop
+ * waits): an agent for its records, a passive source for its thread, so
+ * that several stalled stubs' graces (GDB_STOP_GRACE_MS) run at once.
+ * Custom sources: no-op. */
 void domain_source_request_stop(struct domain_source *s);
 void domain_source_free(struct domain_source *s);
 

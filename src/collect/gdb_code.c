@@ -117,6 +117,8 @@ static int read_page(struct gdb_source *s, uint64_t addr, uint8_t *buf)
 	size_t chunk = s->mem_chunk ? s->mem_chunk : 1024;
 	for (size_t off = 0; off < PAGE; off += chunk) {
 		size_t n = PAGE - off < chunk ? PAGE - off : chunk;
+		if (gdb_final_over(s))
+			return -ECANCELED;   /* a slow stub: the end does not wait */
 		int r = rsp_read_memory(s->conn, addr + off, buf + off, n);
 		if (r < 0)
 			return r;

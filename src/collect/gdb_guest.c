@@ -464,6 +464,23 @@ static void learn_bases(struct gdb_source *s)
 
 /* ---- Entry points (gdb_internal.h) -------------------------------------- */
 
+/* The stub itself failed (no more answers will come). */
+static bool stub_failed(int e)
+{
+	return e == -ETIMEDOUT || e == -EPIPE || e == -EBADMSG || e == -EMSGSIZE;
+}
+
+/* A start-up cut short by its budget or by the recording's end: one
+ * clause saying so and what was not read. */
+static void say_cut(char *note, size_t notelen, const struct mem_ctx *mc, uint64_t t0, const char *skipped)
+{
+	size_t used = strlen(note);
+	snprintf(note + used, notelen - used, "; start-up cut after %.1f s and %.1f MB (%s): skipped %s",
+		 (double)(mono_ns() - t0) / 1e9, (double)mc->bytes / 1e6,
+		 mc->over == -ETIME ? "its time budget, start-time=" :
+		 mc->over == -E2BIG ? "its byte budget, start-mb=" : "the recording ended", skipped);
+}
+
 int gdb_guest_start(struct gdb_source *s, char *note, size_t notelen)
 {
 	struct gdb_guest *g = xcalloc(1, sizeof(*g));
@@ -471,21 +488,35 @@ int gdb_guest_start(struct gdb_source *s, char *note, size_t notelen)
 	struct mem_ctx mc;
 	uint64_t t0 = mono_ns();
 	gdb_guest_mem(s, &m, &mc);
+	/* The budget of gdb_source.h: every read of the start-up goes
+	 * through mc, so a guest serving endless tables is cut wherever it
+	 * is, and the stages after the cut are not begun. */
+	mc.startup = true;
+	mc.deadline_ns = t0 + (uint64_t)(s->spec.start_s ? s->spec.start_s : GDB_START_S) * 1000000000ull;
+	mc.max_bytes = (uint64_t)(s->spec.start_mb ? s->spec.start_mb : GDB_START_MB) << 20;
 	note[0] = 0;
 	int r = read_kernel(s, g, &m, note, notelen);
-	if (r < 0 && r != -ETIMEDOUT && r != -EPIPE) {
+	if (r == -ETIMEDOUT || r == -EPIPE || stub_failed(mc.over)) {
 		free(g);
-		if (s->want_chains) {
+		return stub_failed(mc.over) ? mc.over : r;   /* the stub itself failed */
+	}
+	if (r < 0) {
+		free(g);
+		if (mc.over)
+			say_cut(note, notelen, &mc, t0, s->want_chains ? "the kernel's symbols, modules, processes "
+				"and call chains" : "the kernel's symbols, modules and processes");
+		else if (s->want_chains) {
 			size_t used = strlen(note);
 			snprintf(note + used, notelen - used, "; no call chains (no kernel symbols)");
 		}
 		return 0;   /* recorded by address; note says why */
 	}
-	if (r < 0) {
-		free(g);
-		return r;   /* the stub itself failed */
-	}
-	read_layout(s, g, &m, note + strlen(note), notelen - strlen(note));
+	s->guest = g;   /* from here on what was read is kept, whatever comes */
+	const char *cut = NULL;
+	if (!mc.over)
+		read_layout(s, g, &m, note + strlen(note), notelen - strlen(note));
+	if (mc.over)
+		cut = s->want_chains ? "modules, processes and call chains" : "modules and processes";
 	if (g->have_layout && g->layout.has_current && !s->spec.no_current && !s->use_p &&
 	    s->gs_base.in_g && s->k_gs_base.in_g) {
 		s->cur_off = g->layout.percpu_current;
@@ -495,11 +526,17 @@ int gdb_guest_start(struct gdb_source *s, char *note, size_t notelen)
 		learn_bases(s);
 	}
 	size_t nprocs = 0;
-	if (g->have_layout && walk(s, g, &m) == 0)
+	/* a walk cut by the budget keeps the tasks read before the cut */
+	if (!cut && g->have_layout && walk(s, g, &m) == 0)
 		nprocs = g->nprocs;
+	if (!cut && mc.over)
+		cut = s->want_chains ? "the rest of the task list and call chains" : "the rest of the task list";
 	char chains[400] = "";
-	if (s->want_chains)
+	if (!cut && s->want_chains) {
 		(void)gdb_chains_start(s, &m, text_sym, g, g->buildid, chains, sizeof(chains));
+		if (mc.over)
+			cut = "call chains";
+	}
 	uint64_t pause = mono_ns() - t0;
 	size_t used = strlen(note);
 	if (g->have_layout)
@@ -508,7 +545,10 @@ int gdb_guest_start(struct gdb_source *s, char *note, size_t notelen)
 	used = strlen(note);
 	snprintf(note + used, notelen - used, "%s; VM paused %.2f s to read %.1f MB", chains, pause / 1e9,
 		 m.bytes / 1e6);
-	s->guest = g;
+	if (stub_failed(mc.over))
+		return mc.over;
+	if (cut)
+		say_cut(note, notelen, &mc, t0, cut);
 	return 0;
 }
 

@@ -29,6 +29,10 @@
 /* How long a stub that stopped answering is still waited for once the
  * recording is asked to stop (see recover_vm). */
 #define GDB_STOP_GRACE_MS 2000
+/* How long after the stop was asked the end's reads of guest memory
+ * (the last task walk, the hottest code pages) may go on: a slow stub
+ * cannot hold the recording's end with them. */
+#define GDB_FINAL_MS 500
 /* Appended to an end message when we cannot know the VM was resumed. */
 #define MAY_BE_PAUSED "; the VM may be left paused (run `cont` in its QEMU monitor)"
 #define GDB_MAX_SYMFILE (1024ull << 20)
@@ -110,6 +114,20 @@ struct gdb_source {
 	uint64_t stop_req_ns;   /* under lock: when stop_req was set */
 	bool stopped;           /* stop() done */
 	atomic_bool ended;
+	/* mono_ns() when stop was asked, 0 before: read by the memory
+	 * reader (struct mem_ctx) without the lock */
+	atomic_uint_fast64_t stop_at_ns;
+	/* The start-up from guest memory runs on the sampler thread
+	 * (gdb_source.h): `late` says so; `ready` is set (release) when it
+	 * is over, and info, symsrc, the guest state and the queue are
+	 * the sampler's until then. info_said: info was taken (once);
+	 * meta_written: the file being written has this source's DOMAIN
+	 * record (collector thread). */
+	bool late;
+	bool starting;          /* sampler thread: in the late start-up */
+	atomic_bool ready;
+	atomic_bool info_said;
+	bool meta_written;
 
 	/* Queue, under lock. */
 	struct dp_sample *q;
@@ -132,10 +150,18 @@ struct gdb_source {
 };
 
 /* gdb_source.c */
+/* Sampler thread, VM stopped since connect: the start-up from guest
+ * memory (gdb_guest_start within the budget), info and symsrc filled,
+ * the queue made, ready set. 0, or the stub's negative errno (the
+ * source then ends; info says nothing). */
+int gdb_source_late_start(struct gdb_source *s);
 /* The spec key of a symbol source ("kallsyms", "sysmap", "vmlinux"). */
 const char *gdb_symsrc_key(enum gdb_symsrc s);
 /* Describe an errno from the protocol layer. */
 const char *gdb_rsp_strerror(int e);
+
+/* True once the source was asked to stop more than GDB_FINAL_MS ago. */
+bool gdb_final_over(const struct gdb_source *s);
 
 /* gdb_code.c: count a tick's guest kernel samples per page; at the end
  * (VM stopped by us, sampler thread) read the hottest pages; the final
@@ -169,8 +195,20 @@ void *gdb_sampler_main(void *arg);
 /* gdb_symbols.c */
 /* A symbol file the user named: bounded, and never a FIFO or device. */
 int gdb_read_symfile(const char *path, uint8_t **data, size_t *len);
-/* kaslr_find's memory reader on the stub (vctx: a struct mem_ctx). */
-struct mem_ctx { struct rsp_conn *c; };
+/* kaslr_find's memory reader on the stub (vctx: a struct mem_ctx).
+ * With s set, a stop of the source ends the reads: at once during the
+ * start-up, else GDB_FINAL_MS after it was asked (the final task walk
+ * still runs, but a huge one cannot hold the recording's end).
+ * With startup set, the reads stop at deadline_ns and past max_bytes,
+ * and after the stub's first fatal error; over says why (-ETIME,
+ * -E2BIG, -ECANCELED for the stop, or the stub's error). */
+struct mem_ctx {
+	struct rsp_conn *c;
+	struct gdb_source *s;
+	bool startup;
+	uint64_t deadline_ns, max_bytes, bytes;
+	int over;
+};
 int gdb_mem_read(void *vctx, uint64_t addr, void *buf, size_t len);
 /* Guest memory through the stub (src/guest/'s reader), in reads of at
  * most the stub's largest `m`; mc holds the context. */
@@ -219,10 +257,12 @@ void gdb_chains_free(struct gdb_source *s);
 
 /* gdb_guest.c: symbols and processes from guest memory */
 /* With the VM stopped after gdb_setup_target: read the kernel's symbols,
- * modules and processes (s->guest). What was found or not goes into
- * note (one line, for s->info). Returns 0 (also when nothing could be
- * read: the domain is then recorded by address) or a negative errno
- * when the stub itself failed. */
+ * modules and processes (s->guest), within the start-up budget and
+ * until the source is stopped (gdb_source.h). What was found or not,
+ * and what a cut skipped, goes into note (one line, for s->info).
+ * Returns 0 (also when nothing could be read: the domain is then
+ * recorded by address) or a negative errno when the stub itself failed
+ * (s->guest then keeps what was read before). */
 int gdb_guest_start(struct gdb_source *s, char *note, size_t notelen);
 /* The kallsyms text read (kernel and modules), NULL if none. */
 const char *gdb_guest_symtab(const struct gdb_source *s, size_t *len);

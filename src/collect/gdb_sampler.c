@@ -340,8 +340,12 @@ static void end_with(struct gdb_source *s, const char *cause, const char *tail)
 {
 	if (atomic_load(&s->ended))
 		return;
-	snprintf(s->message, sizeof(s->message), "%s: %s after %" PRIu64 " samples%s",
-		 s->spec.name, cause, (uint64_t)atomic_load(&s->samples), tail ? tail : "");
+	if (s->starting)
+		snprintf(s->message, sizeof(s->message), "%s: %s during its start-up (reading guest memory); "
+			 "the recording goes on without this domain%s", s->spec.name, cause, tail ? tail : "");
+	else
+		snprintf(s->message, sizeof(s->message), "%s: %s after %" PRIu64 " samples%s",
+			 s->spec.name, cause, (uint64_t)atomic_load(&s->samples), tail ? tail : "");
 	atomic_store(&s->ended, true);
 }
 
@@ -504,9 +508,25 @@ void *gdb_sampler_main(void *arg)
 	uint64_t period = 1000000000ull / s->hz;
 	struct dp_sample *v = xcalloc(s->nvcpu, sizeof(*v));
 	bool held = true;       /* the VM is stopped by us (since connect) */
-	int r = gdb_resume_vm(s, 0);
-	uint64_t next = mono_ns() + period;
-
+	int r = 0;
+	uint64_t next = 0;
+	if (s->late) {
+		/* The VM stays stopped while its memory is read (a bounded
+		 * time: gdb_source.h); the others sample meanwhile. */
+		s->starting = true;   /* an end now is "during its start-up" */
+		if ((r = gdb_source_late_start(s)) < 0)
+			goto out;
+		s->starting = false;
+		if (atomic_load(&s->stop_at_ns)) {
+			/* the recording ended first: leave the VM running */
+			atomic_store(&s->t_end, mono_ns());
+			if ((r = gdb_detach_vm(s)) < 0 && r != -EPIPE)
+				end_with(s, "stub did not answer when the recording ended", MAY_BE_PAUSED);
+			goto close;
+		}
+	}
+	r = gdb_resume_vm(s, 0);
+	next = mono_ns() + period;
 	if (r < 0)
 		goto out;
 	held = false;

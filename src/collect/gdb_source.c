@@ -69,6 +69,42 @@ const char *gdb_rsp_strerror(int e)
 	}
 }
 
+/* The sample queue, sized for the rate, the vCPUs and the chains. */
+static void alloc_queue(struct gdb_source *s)
+{
+	size_t cap = (size_t)s->hz * s->nvcpu * 2;
+	/* with chains, each slot holds one: at most ~64 MiB of them */
+	size_t most = s->chain_depth ? (64u << 20) / (s->chain_depth * sizeof(uint64_t)) : (1u << 20);
+	s->qcap = cap < 4096 ? 4096 : cap > most ? most : cap;
+	s->q = xcalloc(s->qcap, sizeof(*s->q));
+	if (s->chain_depth) {
+		s->qchain = xcalloc(s->qcap * s->chain_depth, sizeof(*s->qchain));
+		s->dchain = xcalloc(GDB_DRAIN_BATCH * s->chain_depth, sizeof(*s->dchain));
+	}
+}
+
+int gdb_source_late_start(struct gdb_source *s)
+{
+	/* The table read from memory holds this boot's addresses: the
+	 * DOMAIN record's offset stays 0, as for a kallsyms copy of the
+	 * same boot; the note says the offset found. */
+	char note[512];
+	int r = gdb_guest_start(s, note, sizeof(note));
+	size_t glen;
+	if (gdb_guest_symtab(s, &glen))
+		snprintf(s->symsrc, sizeof(s->symsrc), "kallsyms=guest");
+	size_t il = strlen(s->info);
+	if (r == 0)
+		snprintf(s->info + il, sizeof(s->info) - il, "; %s", note);
+	else
+		s->info[0] = 0;   /* the end message says it */
+	pthread_mutex_lock(&s->lock);
+	alloc_queue(s);
+	pthread_mutex_unlock(&s->lock);
+	atomic_store(&s->ready, true);
+	return r;
+}
+
 struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 				    const struct domain_source_opts *o,
 				    char *err, size_t errlen)
@@ -149,30 +185,14 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 			  s->nvcpu, s->nvcpu == 1 ? "" : "s", s->address + 4, s->use_p ? "p" : "g",
 			  s->conn->noack ? ", no-ack" : "");
 	if (from_guest) {
-		/* The table read from memory holds this boot's addresses: the
-		 * DOMAIN record's offset stays 0, as for a kallsyms copy of
-		 * the same boot; the note says the offset found. */
-		char note[512];
-		if ((r = gdb_guest_start(s, note, sizeof(note))) < 0) {
-			snprintf(err, errlen, "%s: %s while reading guest memory", s->spec.name, gdb_rsp_strerror(r));
-			goto fail;
-		}
-		if (s->guest)
-			snprintf(s->symsrc, sizeof(s->symsrc), "kallsyms=guest");
-		snprintf(s->info + il, sizeof(s->info) - (size_t)il, "; %s", note);
+		/* Guest memory is read on the sampler thread, while the
+		 * recording runs (gdb_source_late_start). */
+		s->late = true;
 	} else {
 		snprintf(s->info + il, sizeof(s->info) - (size_t)il, "; KASLR offset 0x%" PRIx64 " (%s%s)",
 			 s->kaslr, s->spec.kaslr_auto ? "auto, from " : "", kwhy);
-	}
-
-	size_t cap = (size_t)s->hz * s->nvcpu * 2;
-	/* with chains, each slot holds one: at most ~64 MiB of them */
-	size_t most = s->chain_depth ? (64u << 20) / (s->chain_depth * sizeof(uint64_t)) : (1u << 20);
-	s->qcap = cap < 4096 ? 4096 : cap > most ? most : cap;
-	s->q = xcalloc(s->qcap, sizeof(*s->q));
-	if (s->chain_depth) {
-		s->qchain = xcalloc(s->qcap * s->chain_depth, sizeof(*s->qchain));
-		s->dchain = xcalloc(GDB_DRAIN_BATCH * s->chain_depth, sizeof(*s->dchain));
+		alloc_queue(s);
+		atomic_store(&s->ready, true);
 	}
 	if ((r = pthread_create(&s->thread, NULL, gdb_sampler_main, s)) != 0) {
 		snprintf(err, errlen, "%s: cannot start the sampler thread: %s", s->spec.name, strerror(r));
@@ -205,6 +225,10 @@ fail:
 
 int gdb_source_write_meta(struct gdb_source *s, struct dp_writer *w)
 {
+	/* a start-up still reading guest memory: its drain writes them */
+	if (!atomic_load(&s->ready))
+		return 0;
+	s->meta_written = true;
 	struct dp_domain d = {
 		.id = s->domain_id,
 		.kind = DP_DOMAIN_PASSIVE,
@@ -243,8 +267,9 @@ int gdb_source_write_meta(struct gdb_source *s, struct dp_writer *w)
 
 int gdb_source_write_next_meta(struct gdb_source *s, struct dp_writer *w)
 {
+	s->meta_written = false;
 	int r = gdb_source_write_meta(s, w);
-	if (r >= 0)
+	if (r >= 0 && s->meta_written)
 		gdb_guest_replay(s);
 	return r;
 }
@@ -260,10 +285,22 @@ void gdb_source_begin(struct gdb_source *s)
 int gdb_source_drain(struct gdb_source *s, struct dp_writer *w)
 {
 	struct dp_sample buf[GDB_DRAIN_BATCH];
+	if (!atomic_load(&s->ready))
+		return 0;   /* starting: nothing is queued yet */
+	/* The DOMAIN record and tables of a start-up that ended while the
+	 * recording ran, before anything of the domain. */
+	int written = 0;
+	if (!s->meta_written) {
+		int r = gdb_source_write_meta(s, w);
+		if (r < 0)
+			return r;
+		written++;
+	}
 	/* TASK records first: they name the samples that follow. */
-	int written = gdb_guest_drain(s, w);
-	if (written < 0)
-		return written;
+	int wt = gdb_guest_drain(s, w);
+	if (wt < 0)
+		return wt;
+	written += wt;
 
 	for (;;) {
 		size_t n = 0;
@@ -326,7 +363,13 @@ const char *gdb_source_message(const struct gdb_source *s)
 
 const char *gdb_source_info(const struct gdb_source *s)
 {
-	return s->info[0] ? s->info : NULL;
+	return atomic_load(&s->ready) && s->info[0] ? s->info : NULL;
+}
+
+const char *gdb_source_take_info(struct gdb_source *s)
+{
+	const char *info = gdb_source_info(s);
+	return info && !atomic_exchange(&s->info_said, true) ? info : NULL;
 }
 
 const char *gdb_source_name(const struct gdb_source *s)
@@ -365,8 +408,11 @@ void gdb_source_get_stats(const struct gdb_source *s, struct gdb_source_stats *s
 	st->vcpus = s->nvcpu;
 	st->kaslr_offset = s->kaslr;
 	st->chains = st->chains_complete = st->unwind_bytes = st->unwind_reads = 0;
-	gdb_chains_stats(s, st);
-	gdb_guest_stats(s, st);
+	st->task_checks = st->task_changes = st->task_check_ns = 0;
+	if (atomic_load(&s->ready)) {   /* the chains and tasks are the start-up's until then */
+		gdb_chains_stats(s, st);
+		gdb_guest_stats(s, st);
+	}
 }
 
 void gdb_source_stop(struct gdb_source *s)
@@ -374,14 +420,22 @@ void gdb_source_stop(struct gdb_source *s)
 	if (!s || s->stopped)
 		return;
 	s->stopped = true;
-	pthread_mutex_lock(&s->lock);
-	s->stop_req = true;
-	s->stop_req_ns = mono_ns();
-	pthread_cond_signal(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	gdb_source_request_stop(s);
 	if (s->thread_started)
 		pthread_join(s->thread, NULL);
 	s->thread_started = false;
+}
+
+void gdb_source_request_stop(struct gdb_source *s)
+{
+	if (!s || atomic_load(&s->stop_at_ns))
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stop_req = true;
+	s->stop_req_ns = mono_ns();
+	atomic_store(&s->stop_at_ns, s->stop_req_ns);
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
 }
 
 void gdb_source_free(struct gdb_source *s)

@@ -100,6 +100,23 @@ static int spec_option(const char *name, const char *opt, const char *val, struc
 			out->unwind.window = v;
 		else
 			out->unwind.max_bytes = v;
+	} else if (!strcmp(opt, "start-time") || !strcmp(opt, "start-mb")) {
+		/* The start-up budget (gdb_source.h): whole seconds and MiB,
+		 * from a blink to what a 65,536-task guest would cost. */
+		bool time = !strcmp(opt, "start-time");
+		unsigned long hi = time ? 600 : 1024;
+		char *e;
+		errno = 0;
+		unsigned long v = strtoul(val, &e, 10);
+		if (!val[0] || *e || errno || v < 1 || v > hi || val[0] == '-') {
+			snprintf(err, errlen, "%s: %s= must be a number from 1 to %lu (%s)", name, opt, hi,
+				 time ? "seconds" : "MiB");
+			return -EINVAL;
+		}
+		if (time)
+			out->start_s = (unsigned)v;
+		else
+			out->start_mb = (unsigned)v;
 	} else if (!strcmp(opt, "regs")) {
 		if (strcmp(val, "g") && strcmp(val, "p")) {
 			snprintf(err, errlen, "%s: regs= must be g or p", name);
@@ -107,7 +124,7 @@ static int spec_option(const char *name, const char *opt, const char *val, struc
 		}
 		out->regs_p = val[0] == 'p';
 	} else {
-		snprintf(err, errlen, "%s: unknown option '%s' (kallsyms=, sysmap=, vmlinux=, kaslr=, regs=, pipeline=, current=, unwind-window=, unwind-max=, unwind-depth=)", name, opt);
+		snprintf(err, errlen, "%s: unknown option '%s' (kallsyms=, sysmap=, vmlinux=, kaslr=, regs=, pipeline=, current=, unwind-window=, unwind-max=, unwind-depth=, start-time=, start-mb=)", name, opt);
 		return -EINVAL;
 	}
 	return 0;

@@ -42,13 +42,36 @@ int gdb_read_symfile(const char *path, uint8_t **data, size_t *len)
 int gdb_mem_read(void *vctx, uint64_t addr, void *buf, size_t len)
 {
 	struct mem_ctx *m = vctx;
-	return rsp_read_memory(m->c, addr, buf, len);
+	if (m->over)
+		return m->over;
+	if (m->s && (m->startup ? atomic_load(&m->s->stop_at_ns) != 0 : gdb_final_over(m->s)))
+		return m->over = -ECANCELED;
+	if (m->startup) {
+		if (mono_ns() >= m->deadline_ns)
+			return m->over = -ETIME;
+		if (m->bytes + len > m->max_bytes)
+			return m->over = -E2BIG;
+	}
+	int r = rsp_read_memory(m->c, addr, buf, len);
+	if (r == 0)
+		m->bytes += len;
+	else if (m->startup && (r == -ETIMEDOUT || r == -EPIPE || r == -EBADMSG || r == -EMSGSIZE))
+		m->over = r;   /* the stub failed: nothing more will come */
+	return r;
+}
+
+bool gdb_final_over(const struct gdb_source *s)
+{
+	uint64_t stop = atomic_load(&s->stop_at_ns);
+	return stop && mono_ns() >= stop + GDB_FINAL_MS * 1000000ull;
 }
 
 void gdb_guest_mem(struct gdb_source *s, struct guest_mem *m, struct mem_ctx *mc)
 {
 	memset(m, 0, sizeof(*m));
+	memset(mc, 0, sizeof(*mc));
 	mc->c = s->conn;
+	mc->s = s;
 	m->read = gdb_mem_read;
 	m->ctx = mc;
 	m->chunk = s->mem_chunk;
@@ -102,7 +125,7 @@ int gdb_find_kaslr(struct gdb_source *s, const struct kaslr_image *img, char *ho
 	snprintf(req, sizeof(req), "Hg%s", s->tids[kcpu]);
 	if ((r = rsp_request(s->conn, req)) < 0)
 		return r;
-	struct mem_ctx mc = { s->conn };
+	struct mem_ctx mc = { .c = s->conn };
 	uint64_t off = 0;
 	r = kaslr_find(img, gdb_mem_read, &mc, rips, nr, &off, how, howlen);
 	if (r == 0)

@@ -231,6 +231,10 @@ static int start_agents(struct recorder *r)
 	int ret = 0;
 	for (size_t i = 0; i < c->ndomains; i++) {
 		const char *m = domain_source_message(r->ds[i]);
+		/* A passive domain ended already (its start-up runs on its
+		 * own thread): only that domain ends; the collector says it. */
+		if (domain_source_is_passive(r->ds[i]))
+			continue;
 		if (domain_source_ended(r->ds[i]))
 			say(r, "%s", m ? m : domain_source_name(r->ds[i]));
 		else if (domain_source_started(r->ds[i]))
@@ -289,7 +293,7 @@ static int start_domains(struct recorder *r)
 	}
 	free(j);
 	for (size_t i = 0; !ret && i < c->ndomains; i++) {
-		const char *info = domain_source_info(r->ds[i]);
+		const char *info = domain_source_take_info(r->ds[i]);
 		if (info)
 			say(r, "%s", info);
 		int werr = domain_source_write_meta(r->ds[i], r->w);

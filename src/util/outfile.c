@@ -153,8 +153,13 @@ int outfile_open(struct outfile *of, const char *path, unsigned flags)
 	if (held >= 0)
 		close(held); /* only a test here; the commit locks it again */
 
-	if ((size_t)snprintf(of->tmp, sizeof(of->tmp), "%s.tmp-%d", of->path, (int)getpid()) >=
-	    sizeof(of->tmp))
+	/* .NAME.tmp-PID beside NAME: hidden, so no glob of the finished
+	 * files (NAME.*, the --switch-output series) takes a temporary,
+	 * nor one a killed recorder left */
+	const char *slash = strrchr(of->path, '/');
+	int dirlen = slash ? (int)(slash - of->path + 1) : 0;
+	if ((size_t)snprintf(of->tmp, sizeof(of->tmp), "%.*s.%s.tmp-%d", dirlen, of->path, of->path + dirlen,
+			     (int)getpid()) >= sizeof(of->tmp))
 		return fail(of, OUTFILE_ST_CREATE, -ENAMETOOLONG);
 	of->fd = open(of->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
 	if (of->fd < 0) {
@@ -288,4 +293,22 @@ uint64_t outfile_size(const struct outfile *of)
 	if (of->fd < 0 || fstat(of->fd, &st) < 0)
 		return 0;
 	return (uint64_t)st.st_size;
+}
+
+bool outfile_is_temp(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	const char *t = strstr(base, ".tmp-");
+	if (!t || t == base)
+		return false;
+	for (const char *n = strstr(t + 5, ".tmp-"); n; n = strstr(n + 5, ".tmp-"))
+		t = n;   /* the last one */
+	const char *d = t + 5;
+	if (!*d)
+		return false;
+	for (; *d; d++)
+		if (*d < '0' || *d > '9')
+			return false;
+	return true;
 }

@@ -3,7 +3,8 @@
  * The output-file rule of the commands that write a domprof file
  * (`record -o`, `merge -o`), in one place:
  *
- *  - The data goes to a new temporary file FILE.tmp-PID in FILE's own
+ *  - The data goes to a new temporary file .FILE.tmp-PID (hidden: outside
+ *    the FILE.* glob of a series' readers) in FILE's own
  *    directory (O_CREAT|O_EXCL|O_NOFOLLOW, so nothing planted there is
  *    followed or overwritten). outfile_commit() renames it onto FILE once
  *    the command knows it will produce a file; a failure before that
@@ -59,7 +60,7 @@ enum outfile_stage {
 
 struct outfile {
 	char path[PATH_MAX];    /* the file written: FILE with symlinks followed */
-	char tmp[PATH_MAX];     /* FILE.tmp-PID until committed ("" in place) */
+	char tmp[PATH_MAX];     /* .FILE.tmp-PID until committed ("" in place) */
 	char old[PATH_MAX];     /* FILE.old, when the commit moved one there */
 	int fd;                 /* the open file (owned; -1 when none) */
 	unsigned flags;
@@ -114,5 +115,11 @@ const char *outfile_strerror(const struct outfile *of, const char *given, int er
 /* Size of the file written, through the descriptor (so a rename of FILE
  * by someone else does not change the answer). 0 if unknown. */
 uint64_t outfile_size(const struct outfile *of);
+
+/* True when path's last component is a writer's temporary file, the
+ * .FILE.tmp-PID of outfile_open or the FILE.tmp-PID of older recorders:
+ * a file being written or left by a killed writer, never a recording to
+ * read (analysis/inputs.h skips or refuses it). */
+bool outfile_is_temp(const char *path);
 
 #endif

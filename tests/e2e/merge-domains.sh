@@ -109,7 +109,7 @@ note "OUT.old and -f"
 rm -f "$M.old"
 "$DOMPROF" merge -q -f -o "$M" "$H" vm1="$G1" || fail "merge -f exit $?"
 [ ! -e "$M.old" ] || fail "-f still made OUT.old"
-ls "$OUT"/m.data.tmp-* 2>/dev/null && fail "temporary file left behind"
+ls "$OUT"/m.data.tmp-* "$OUT"/.m.data.tmp-* 2>/dev/null && fail "temporary file left behind"
 
 note "damaged guest file: readable prefix merged, warning, exit 0"
 # cut inside the last chunk(s): chunks are flushed every second, so

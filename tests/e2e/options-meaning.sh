@@ -5,6 +5,8 @@
 # replace (report --call-graph = --callgraph = -g; export --format = -f;
 # dump --type = -t; diff --mode kernel = -k), --mode all is the default
 # everywhere, and diff --mode user compares only user-mode symbols.
+# Options may follow the file in info and dump (info FILE --no-debuginfod,
+# dump FILE --type LOST) as in report; after `--` it is a name again.
 # Control: --mode user and --mode kernel must give different outputs.
 source "$(dirname "$0")/../lib/common.bash"
 F=$TOP/tests/fixtures/golden/merged.data
@@ -26,6 +28,14 @@ same diff-kernel diff --mode kernel "$F" "$F" -- diff -k "$F" "$F"
 same mode-all-report report -q -i "$F" -l --mode all -- report -q -i "$F" -l
 same mode-all-diff diff --mode all "$F" "$F" -- diff "$F" "$F"
 same mode-all-export export -i "$F" --format folded --mode all -- export -i "$F" --format folded
+# options may follow the file in info and dump, as in report (the
+# original took `--no-debuginfod` and `--type` for file names)
+same info-after info --no-debuginfod "$F" -- info "$F" --no-debuginfod
+same dump-after dump --type LOST "$F" -- dump "$F" --type LOST
+same dump-after-t dump --type STATS "$F" -- dump "$F" -t STATS
+# control: after `--` it is a file name again
+"$DOMPROF" info "$F" -- --no-debuginfod >/dev/null 2>"$OUT/dd.err" && fail "info FILE -- --no-debuginfod read no such file"
+grep -q -- "--no-debuginfod" "$OUT/dd.err" || fail "info FILE -- --no-debuginfod: $(cat "$OUT/dd.err")"
 # flamegraph writes a file: compare the two files
 "$DOMPROF" flamegraph -i "$F" --title t --mode all -o "$OUT/fa.svg" && "$DOMPROF" flamegraph -i "$F" --title t -o "$OUT/fb.svg" &&
 	cmp -s "$OUT/fa.svg" "$OUT/fb.svg" || fail "flamegraph --mode all differs from the default"

@@ -7,7 +7,9 @@
 #    50/30/20 between func_a/func_b/func_c (+-8 points, from nm);
 #  - with -g, most samples in the three functions have main as caller;
 #  - kernelheavy: most of its samples are in kernel mode;
-#  - STATS count == SAMPLE records, no damage.
+#  - STATS count == SAMPLE records, no damage;
+#  - -h and --help after COMMAND are the command's (record grep -h ...,
+#    record ls --help run it), before it record's.
 source "$(dirname "$0")/../lib/common.bash"
 set -e
 command -v python3 >/dev/null || skip "python3 not installed"
@@ -117,4 +119,21 @@ echo "kernelheavy: $k kernel samples, $u user samples"
 grep -Eq "TASK +comm pid=$pid .*comm=kernelheavy$" "$OUT/kh.dump" || fail "no COMM for kernelheavy"
 grep -q ' SYMTAB .*name=kallsyms' "$OUT/kh.dump" || fail "no embedded kallsyms"
 grep -Eq ' MMAP +pid=-1 .*path=\[kernel.kallsyms\]$' "$OUT/kh.dump" || fail "no kernel MMAP"
+# 4. what follows COMMAND is the command's, -h and --help too: run, not
+# record's help (the original printed record's help, exit 0, and ran nothing)
+"$DOMPROF" record -f -o "$OUT/h.data" grep -h root /etc/passwd >"$OUT/h.out" 2>"$OUT/h.err" ||
+	fail "record grep -h root: exit $?: $(cat "$OUT/h.err")"
+grep -q '^root:' "$OUT/h.out" || fail "record grep -h root /etc/passwd did not run grep: $(head -3 "$OUT/h.out")"
+grep -q 'usage: domprof record' "$OUT/h.out" && fail "record's help printed for the command's -h"
+"$DOMPROF" record -f -o "$OUT/h2.data" -- grep -h root /etc/passwd >"$OUT/h2.out" 2>/dev/null || fail "record -- grep -h"
+grep -q '^root:' "$OUT/h2.out" || fail "record -- grep -h root did not run grep"
+"$DOMPROF" record -f -o "$OUT/ls.data" ls --help >"$OUT/ls.out" 2>"$OUT/ls.err" || fail "record ls --help: exit $?"
+grep -q 'usage: domprof record' "$OUT/ls.out" && fail "record ls --help printed record's help"
+grep -qi '^usage: ls' "$OUT/ls.out" || fail "record ls --help did not run ls: $(head -3 "$OUT/ls.out")"
+grep -q 'command exited with status 0' "$OUT/ls.err" || fail "record ls --help: no command summary"
+# control: before COMMAND, --help is record's (exit 0, nothing run)
+"$DOMPROF" record --help ls >"$OUT/rh.out" || fail "record --help: exit $?"
+grep -q '^usage: domprof record' "$OUT/rh.out" || fail "record --help: no usage"
+"$DOMPROF" record -f -o "$OUT/rh2.data" -h >"$OUT/rh2.out" && grep -q '^usage: domprof record' "$OUT/rh2.out" ||
+	fail "record -o F -h: no usage"
 echo "ok"

@@ -110,4 +110,31 @@ done
 [ $? = 2 ] || fail "--switch-output with -o /dev/null accepted"
 grep -q 'not a device' "$OUT/bad.log" || fail "no reason for -o /dev/null: $(cat "$OUT/bad.log")"
 ls /dev/null.* 2>/dev/null && fail "files created in /dev"
+
+# A recorder killed while a file of the series starts leaves its
+# temporary outside the series' glob (hidden: .OUT.TIME.tmp-PID), so a
+# shipper's `OUT.*` never takes it, and report refuses it by name. The
+# start is held by a stub that answers its handshake slowly.
+if command -v python3 >/dev/null; then
+	SOCK=$(mktemp -d /tmp/domprof-switch.XXXXXX)
+	at_exit 'rm -rf "$SOCK"'
+	python3 "$TOP/tests/e2e/lib/fake-gdbstub.py" "$SOCK/s.sock" slow-hello 0.8 &
+	bg_pids+=($!)
+	for _ in $(seq 100); do [ -S "$SOCK/s.sock" ] && break; sleep 0.1; done
+	K="$OUT/k9.data"
+	"$DOMPROF" record --switch-output=1m -o "$K" --domain s=gdb:unix:"$SOCK/s.sock" >"$OUT/k9.log" 2>&1 &
+	k9=$!
+	for _ in $(seq 50); do ls -a "$OUT" | grep -q 'tmp-' && break; sleep 0.1; done
+	kill -KILL $k9; wait $k9 2>/dev/null
+	ls -a "$OUT" | grep 'k9' || true
+	ls -a "$OUT" | grep -q "^\.k9\.data\.[0-9T:.-]*Z\.tmp-$k9\$" || fail "no hidden temporary .k9.data.TIME.tmp-$k9 left by SIGKILL"
+	ls "$OUT"/k9.data.* >/dev/null 2>&1 && fail "the series' glob k9.data.* takes a temporary: $(ls "$OUT"/k9.data.*)"
+	tmp=$(ls -a "$OUT" | grep "^\.k9\.data\..*\.tmp-$k9\$")
+	"$DOMPROF" report "$OUT/$tmp" >/dev/null 2>"$OUT/k9.err" && fail "report read a temporary"
+	grep -q "is a recorder's temporary file" "$OUT/k9.err" || fail "report of a temporary: $(cat "$OUT/k9.err")"
+	# control: an older recorder's name (OUT.TIME.tmp-PID) in the glob is skipped
+	cp "$OUT/$tmp" "$OUT/k9.data.2026-01-01T00:00:00.000Z.tmp-1"
+	"$DOMPROF" info "$OUT/k9.data.*" >/dev/null 2>"$OUT/k9g.err" && fail "a glob of only temporaries was read"
+	grep -q "only recorders' temporary files" "$OUT/k9g.err" || fail "glob of temporaries: $(cat "$OUT/k9g.err")"
+fi
 echo "record-switch: ok"

@@ -367,6 +367,15 @@ static void test_rates(void)
 	rate_format(&rs, "CPU", line, sizeof(line));
 	CHECK_STR(line, "requested 500 Hz, achieved 400.0 Hz (80.0%) x 2 CPUs over 3.00 s, 2400 samples, 600 lost, "
 		  "recorder CPU 0.030 s (1.00% of a CPU)");
+	/* A domain that ended at its start: no rate, no share of a CPU over
+	 * its few ms (was "requested 774 Hz ... (147.82% of a CPU)"). */
+	struct rate_sums z = { .requested = 3, .samples = 0, .span_ns = 4000000ull, .unit_ns = 4000000ull,
+			       .cpu_ns = 2000000ull };
+	rate_format(&z, "vCPU", line, sizeof(line));
+	CHECK_STR(line, "ended at its start (sampled 0.004 s), 0 samples, 0 lost, recorder CPU 0.002 s");
+	z.span_ns = z.unit_ns = RATE_MIN_SPAN_NS;   /* control: from there on, a rate */
+	rate_format(&z, "vCPU", line, sizeof(line));
+	CHECK(strstr(line, "% of a CPU") != NULL);
 	CHECK(!rate_from_counters(&m, 2, &rs));   /* control: vm2 reports no rate */
 	dp_meta_release(&m);
 	dp_reader_free(r);

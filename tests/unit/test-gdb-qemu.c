@@ -256,6 +256,13 @@ static void record(const char *sock, const char *path, double secs, pid_t qemu, 
 		fprintf(stderr, "start: %s\n", err);
 		return;
 	}
+	/* The start-up reads guest memory on the source's thread: its
+	 * line comes when that is over (bounded by its budget). */
+	for (int i = 0; i < 3000 && !domain_source_info(s); i++)
+		usleep(10000);
+	CHECK(domain_source_info(s) != NULL);
+	if (!domain_source_info(s))
+		return;
 	printf("info: %s\n", domain_source_info(s));
 	/* qemu -S: the VM is still at the reset vector, no kernel anywhere.
 	 * Reading guest memory finds nothing and says so in one line; the

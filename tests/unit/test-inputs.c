@@ -54,6 +54,17 @@ int main(void)
 	CHECK_STR(in.paths[1], at("h.data.2026-12-01T10:01:00.000Z"));
 	inputs_free(&in);
 	CHECK(in.n == 0 && !in.paths);
+	/* an older recorder's temporary inside the series' glob is skipped;
+	 * named, it is refused; a glob of only temporaries matches nothing */
+	touch("h.data.2026-12-01T10:02:00.000Z.tmp-4242");
+	CHECK(!inputs_add(&in, at("h.data.*T10:*"), err, sizeof(err)));
+	CHECK(in.n == 2);
+	inputs_free(&in);
+	CHECK(inputs_add(&in, at("h.data.2026-12-01T10:02:00.000Z.tmp-4242"), err, sizeof(err)) == -EINVAL);
+	CHECK(strstr(err, "temporary file") != NULL);
+	CHECK(inputs_add(&in, at("h.data.*.tmp-*"), err, sizeof(err)) == -ENOENT);
+	CHECK(strstr(err, "only recorders' temporary files") != NULL);
+	CHECK(in.n == 0);
 
 	/* an existing name is itself, whatever it holds */
 	CHECK(!inputs_add(&in, at("odd,name"), err, sizeof(err)));

@@ -75,6 +75,16 @@ int main(void)
 	/* New file: a temporary until the commit. */
 	CHECK(outfile_open(&of, at("a.data"), 0) == 0);
 	CHECK(exists(of.tmp) && !exists(at("a.data")));
+	/* hidden beside it, .a.data.tmp-PID: outside an a.data.* glob */
+	char want[PATH_MAX];
+	snprintf(want, sizeof(want), "%s/.a.data.tmp-%d", dir, (int)getpid());
+	CHECK_STR(of.tmp, want);
+	CHECK(outfile_is_temp(of.tmp));
+	CHECK(outfile_is_temp("x/h.data.2026-01-01T00:00:00.000Z.tmp-12"));   /* older recorders' */
+	CHECK(!outfile_is_temp("h.data.2026-01-01T00:00:00.000Z"));
+	CHECK(!outfile_is_temp("a.tmp-"));
+	CHECK(!outfile_is_temp(".tmp-12"));
+	CHECK(!outfile_is_temp("a.tmp-12x"));
 	write_all(of.fd, "one");
 	CHECK(outfile_commit(&of) == 0);
 	CHECK(holds(at("a.data"), "one") && entries() == 1);
