@@ -301,17 +301,9 @@ void image_load_symbols(struct sym_session *s, struct sym_image *img)
 			const char *text = (const char *)blob_data(s, d, b);
 			if (text)
 				perfmap_parse(text, b->size, &img->tab);
-		} else {
-			char *buf;
-			size_t len;
-			int r = file_read_all(img->path, LOCAL_TEXT_MAX, &buf, &len);
-			if (r == 0) {
-				perfmap_parse(buf, len, &img->tab);
-				free(buf);
-			} else if (r != -ENOENT) {
-				sym_warn(s, "%s: %s, JIT samples are [unknown]", img->path, file_strerror(r));
-			}
 		}
+		/* else the local file's table was filled when the image was
+		 * made (perfmap_map) */
 		symtab_finish(&img->tab, 0);
 		return;
 	}

@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "util/xalloc.h"
 
@@ -295,15 +294,28 @@ struct sym_map *perfmap_map(struct sym_session *s, struct sym_domain *d,
 		char path[64];
 		snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", pid);
 		bool have = perfmap_blob(d, pid) != NULL;
-		struct stat st;
-		if (!have && d->kind == DP_DOMAIN_HOST && stat(path, &st) == 0 && S_ISREG(st.st_mode))
-			have = true;
+		char *text = NULL;
+		size_t len = 0;
+		if (!have && d->kind == DP_DOMAIN_HOST) {
+			/* An embedded map is what the recorder read (and believed)
+			 * at the time; only without one is /tmp read, now, once,
+			 * with the owner checks, into the image's table. */
+			char why[160];
+			int r = sym_perfmap_read(pid, &text, &len, why, sizeof(why));
+			if (r == 0)
+				have = true;
+			else if (why[0])
+				sym_warn(s, "%s", why);
+		}
 		if (have) {
 			struct sym_image *img = sym_image_new(s, d, IMG_PERFMAP, sym_base_name(path), path);
 			img->pid = pid;
+			if (text)
+				perfmap_parse(text, len, &img->tab);
 			p->perfmap = sym_map_new(s, img, 0, UINT64_MAX, 0);
 			p->perfmap_state = 2;
 		}
+		free(text);
 	}
 	return p->perfmap;
 }

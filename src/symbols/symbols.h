@@ -93,6 +93,19 @@ void sym_set_map_model(struct sym_session *s, uint64_t max_entries, bool key_ide
 /* True once a mapping record was dropped for the entry bound. */
 bool sym_map_budget_spent(const struct sym_session *s);
 
+/*
+ * This host's JIT perf map of pid, /tmp/perf-PID.map, read only when it
+ * is believable: a regular file (never through a symbolic link) owned by
+ * this user (euid) or root and not writable by group or others, checked
+ * on the opened file. On success returns 0 and *data (malloc'd, NUL after
+ * *len bytes; the caller frees it). Else -ENOENT when there is none, or
+ * SYM_PERFMAP_UNTRUSTED or another negative errno with a one-line reason
+ * naming the file in why. Used by the report for a recording without the
+ * map embedded, and by the recorder to embed it.
+ */
+#define SYM_PERFMAP_UNTRUSTED (-4102)
+int sym_perfmap_read(uint32_t pid, char **data, size_t *len, char *why, size_t whylen);
+
 /* ---- lookup ---- */
 
 /*

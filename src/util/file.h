@@ -37,6 +37,10 @@ int file_open_regular(const char *path, uint64_t *size);
  * error. */
 int file_read_all(const char *path, size_t max, char **data, size_t *len);
 
+/* file_read_all's read, of an fd the caller opened (and closes): size
+ * is its st_size (a hint, 0 when unknown), max the bound. */
+int file_read_fd(int fd, uint64_t size, size_t max, char **data, size_t *len);
+
 /* Write all len bytes (retrying short writes and EINTR). 0, or a
  * negative errno (-EIO for a write that wrote nothing). */
 int file_write_all(int fd, const void *data, size_t len);
