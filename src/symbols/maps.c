@@ -285,37 +285,40 @@ const struct sym_map *sym_add_mmap(struct sym_session *s, uint32_t domain, const
 	return NULL;
 }
 
-/* The pid's JIT map image, if a perf map exists for it. */
+/*
+ * The pid's JIT map image, when the pid has a perf map: an embedded one
+ * read so far, or (host) a /tmp one sym_perfmap_read believes. Decided
+ * at the pid's first sample in anonymous code, as the samples' keys are
+ * (no map: they fold into one [anon] key per process); which table names
+ * them is chosen later, when the image's symbols load (image.c): the
+ * last embedded map of the pid by then, else the /tmp one if still
+ * believable.
+ */
 struct sym_map *perfmap_map(struct sym_session *s, struct sym_domain *d,
 				   struct proc *p, uint32_t pid)
 {
 	if (p->perfmap_state == 0) {
 		p->perfmap_state = 1;
-		char path[64];
-		snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", pid);
 		bool have = perfmap_blob(d, pid) != NULL;
-		char *text = NULL;
-		size_t len = 0;
 		if (!have && d->kind == DP_DOMAIN_HOST) {
-			/* An embedded map is what the recorder read (and believed)
-			 * at the time; only without one is /tmp read, now, once,
-			 * with the owner checks, into the image's table. */
-			char why[160];
-			int r = sym_perfmap_read(pid, &text, &len, why, sizeof(why));
-			if (r == 0)
+			char *text, why[200];
+			size_t len;
+			int r = sym_perfmap_read(pid, SYM_NO_OWNER, &text, &len, why, sizeof(why));
+			if (r == 0) {
 				have = true;
-			else if (why[0])
-				sym_warn(s, "%s", why);
+				free(text);
+			} else if (why[0]) {
+				sym_warn(s, "%s; its JIT samples are [anon]", why);
+			}
 		}
 		if (have) {
+			char path[64];
+			snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", pid);
 			struct sym_image *img = sym_image_new(s, d, IMG_PERFMAP, sym_base_name(path), path);
 			img->pid = pid;
-			if (text)
-				perfmap_parse(text, len, &img->tab);
 			p->perfmap = sym_map_new(s, img, 0, UINT64_MAX, 0);
 			p->perfmap_state = 2;
 		}
-		free(text);
 	}
 	return p->perfmap;
 }

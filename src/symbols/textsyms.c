@@ -145,12 +145,11 @@ void perfmap_parse(const char *text, size_t len, struct sym_table *t)
  * the recording, and its names would then name another user's samples
  * (perf ignores such files for that reason). Believed only when the file
  * itself, checked on the opened fd so that it cannot be swapped after the
- * check, is a regular file owned by the reader or root and writable by
- * nobody else; a symbolic link is never followed (O_NOFOLLOW: the link is
- * the planted part). The recording does not carry the process's uid, so
- * the process's own user cannot be told from another one here.
+ * check, is a regular file owned by the reader, root or the process's own
+ * user (when the caller knows it) and writable by nobody else; a symbolic
+ * link is never followed (O_NOFOLLOW: the link is the planted part).
  */
-int sym_perfmap_read(uint32_t pid, char **data, size_t *len, char *why, size_t whylen)
+int sym_perfmap_read(uint32_t pid, uint32_t owner, char **data, size_t *len, char *why, size_t whylen)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", pid);
@@ -175,10 +174,11 @@ int sym_perfmap_read(uint32_t pid, char **data, size_t *len, char *why, size_t w
 	} else if (!S_ISREG(st.st_mode)) {
 		ret = SYM_PERFMAP_UNTRUSTED;
 		snprintf(why, whylen, "%s: not a regular file, not used", path);
-	} else if (st.st_uid != geteuid() && st.st_uid != 0) {
+	} else if (st.st_uid != geteuid() && st.st_uid != 0 &&
+		   (owner == SYM_NO_OWNER || st.st_uid != owner)) {
 		ret = SYM_PERFMAP_UNTRUSTED;
-		snprintf(why, whylen, "%s: owned by uid %u, neither this user nor root, not used",
-			 path, (unsigned)st.st_uid);
+		snprintf(why, whylen, "%s: owned by uid %u, neither this user%s nor root, not used",
+			 path, (unsigned)st.st_uid, owner == SYM_NO_OWNER ? "" : ", the process's");
 	} else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
 		ret = SYM_PERFMAP_UNTRUSTED;
 		snprintf(why, whylen, "%s: writable by group or others (mode %03o), not used",

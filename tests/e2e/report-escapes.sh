@@ -54,6 +54,18 @@ check diff           'jit_evil\x1b]0;TERMTITLE\x07'        "$DOMPROF" diff "$D" 
 check warning        '/bin/g\x1b[7mapp'                    "$DOMPROF" export -i "$D" --format folded -o "$OUT/x.folded"
 check flamegraph     '/bin/g\x1b[7mapp'                    "$DOMPROF" flamegraph -i "$D" -o "$OUT/x.html"
 
+# a real process that names itself so (prctl PR_SET_NAME), recorded
+if [ -x "$WL/jitwork" ] && "$DOMPROF" record -f -o "$OUT/real.data" -- \
+	"$WL/jitwork" 0.3 "$OUT/real.pid" $'\x1b]0;PWNED-TITLE' >"$OUT/real.log" 2>&1; then
+	at_exit "rm -f /tmp/perf-\$(cat '$OUT/real.pid').map"
+	"$DOMPROF" report -i "$OUT/real.data" --format csv --by-process >"$OUT/real.csv" 2>/dev/null
+	grep -q $'\x1b]0;PWNED-TITLE' "$OUT/real.csv" || fail_later "real: the raw name is not in the recording (control)"
+	check real-by-process '\x1b]0;PWNED-TITLE'   "$DOMPROF" report -i "$OUT/real.data" --by-process
+	check real-dump       'comm=\x1b]0;PWNED-TITLE' "$DOMPROF" dump "$OUT/real.data"
+else
+	note "jitwork not built or recording refused: the recorded process not checked"
+fi
+
 # widths count the escaped form: the columns after a long escaped name line up
 python3 - "$OUT/by-process-l.out" <<'PY' || fail "report --by-process -l: columns do not line up"
 import sys
