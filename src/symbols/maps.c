@@ -301,12 +301,10 @@ struct sym_map *perfmap_map(struct sym_session *s, struct sym_domain *d,
 		p->perfmap_state = 1;
 		bool have = perfmap_blob(d, pid) != NULL;
 		if (!have && d->kind == DP_DOMAIN_HOST) {
-			char *text, why[200];
-			size_t len;
-			int r = sym_perfmap_read(pid, SYM_NO_OWNER, &text, &len, why, sizeof(why));
+			char why[200];
+			int r = sym_perfmap_read(pid, SYM_NO_OWNER, NULL, NULL, why, sizeof(why));
 			if (r == 0) {
 				have = true;
-				free(text);
 			} else if (why[0]) {
 				sym_warn(s, "%s; its JIT samples are [anon]", why);
 			}

@@ -99,7 +99,8 @@ bool sym_map_budget_spent(const struct sym_session *s);
  * this user (euid), root or `owner` (the process's own user, when the
  * caller knows it; SYM_NO_OWNER: none) and not writable by group or
  * others, checked on the opened file. On success returns 0 and *data
- * (malloc'd, NUL after *len bytes; the caller frees it). Else -ENOENT
+ * (malloc'd, NUL after *len bytes; the caller frees it; data NULL: the
+ * checks only, nothing read). Else -ENOENT
  * when there is none, or SYM_PERFMAP_UNTRUSTED or another negative errno
  * with a one-line reason naming the file in why. Used by the recorder to
  * embed the map (owner: the uid the process had when it mapped JIT

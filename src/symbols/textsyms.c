@@ -153,8 +153,10 @@ int sym_perfmap_read(uint32_t pid, uint32_t owner, char **data, size_t *len, cha
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", pid);
-	*data = NULL;
-	*len = 0;
+	if (data) {
+		*data = NULL;
+		*len = 0;
+	}
 	if (whylen)
 		why[0] = '\0';
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -183,7 +185,7 @@ int sym_perfmap_read(uint32_t pid, uint32_t owner, char **data, size_t *len, cha
 		ret = SYM_PERFMAP_UNTRUSTED;
 		snprintf(why, whylen, "%s: writable by group or others (mode %03o), not used",
 			 path, (unsigned)(st.st_mode & 0777));
-	} else {
+	} else if (data) {
 		int fl = fcntl(fd, F_GETFL);
 		if (fl >= 0)
 			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
