@@ -15,6 +15,7 @@
 source "$(dirname "$0")/lib/report-common.bash"
 need_root "chown of the perf map, a process run as nobody"
 need_workload jitwork
+umask 022   # the maps jitwork writes: not group-writable, whatever the caller's umask
 "$WL/jitwork" 0 "$OUT/probe.pid" >/dev/null 2>&1
 rc=$?
 rm -f "/tmp/perf-$(cat "$OUT/probe.pid" 2>/dev/null).map"

@@ -55,6 +55,7 @@ check warning        '/bin/g\x1b[7mapp'                    "$DOMPROF" export -i 
 check flamegraph     '/bin/g\x1b[7mapp'                    "$DOMPROF" flamegraph -i "$D" -o "$OUT/x.html"
 
 # a real process that names itself so (prctl PR_SET_NAME), recorded
+umask 022
 if [ -x "$WL/jitwork" ] && "$DOMPROF" record -f -o "$OUT/real.data" -- \
 	"$WL/jitwork" 0.3 "$OUT/real.pid" $'\x1b]0;PWNED-TITLE' >"$OUT/real.log" 2>&1; then
 	at_exit "rm -f /tmp/perf-\$(cat '$OUT/real.pid').map"
