@@ -35,6 +35,7 @@
 #include "agent/workdir.h"
 #include "collect/agent_proto.h"
 #include "commands.h"
+#include "output/escape.h"
 
 const char usage_agent[] =
 	"usage: domprof agent --listen ADDRESS [--key-file FILE | --insecure] [--dir DIR]\n"
@@ -76,9 +77,10 @@ const char usage_agent[] =
 static volatile sig_atomic_t g_quit;
 static void on_quit(int sig) { g_quit = sig; }
 
+/* A line may quote a controller's request or a file's name: terminal-safe. */
 static void say_line(void *ctx, const char *text)
 {
-	fprintf(stderr, "domprof agent: %s\n", text);
+	text_line(stderr, "domprof agent: ", text);
 }
 
 int cmd_agent(int argc, char **argv)

@@ -17,6 +17,7 @@
 #include "analysis/options.h"
 #include "analysis/profile.h"
 #include "commands.h"
+#include "output/escape.h"
 #include "output/annotate.h"
 #include "output/disasm.h"
 #include "symbols/debuginfod.h"
@@ -110,11 +111,14 @@ static void suggest(const struct profile *p, const char *name)
 				break;
 			}
 	}
-	fprintf(stderr, "domprof annotate: no function '%s' has samples", name);
+	struct text_tmp t = { 0 };   /* the names the recording holds, safe for a terminal */
+	fprintf(stderr, "domprof annotate: no function '%s' has samples", text_tmp_safe(&t, name));
 	if (best[0])
-		fprintf(stderr, "; nearest: %s%s%s%s%s", best[0], best[1] ? ", " : "", best[1] ? best[1] : "",
-			best[2] ? ", " : "", best[2] ? best[2] : "");
+		fprintf(stderr, "; nearest: %s%s%s%s%s", text_tmp_safe(&t, best[0]), best[1] ? ", " : "",
+			best[1] ? text_tmp_safe(&t, best[1]) : "", best[2] ? ", " : "",
+			best[2] ? text_tmp_safe(&t, best[2]) : "");
 	fputc('\n', stderr);
+	text_tmp_free(&t);
 }
 
 /* capstone loaded on another thread while the recording is read: its
@@ -223,11 +227,11 @@ int cmd_annotate(int argc, char **argv)
 	if (loading)
 		pthread_join(loader, NULL);   /* disasm_api's answer is this thread's now */
 	if (!p) {
-		fprintf(stderr, "domprof annotate: %s\n", profile_load_reason(why, sizeof(why), path, err, msg));
+		text_line(stderr, "domprof annotate: ", profile_load_reason(why, sizeof(why), path, err, msg));
 		return 1;
 	}
 	for (size_t i = 0; i < p->nwarnings; i++)
-		fprintf(stderr, "domprof annotate: warning: %s\n", p->warnings[i]);
+		text_line(stderr, "domprof annotate: warning: ", p->warnings[i]);
 	/* the rows to show: by name, or the hottest; in report's order */
 	size_t n;
 	uint32_t *ix = profile_rows(p, NULL, 0, 0.0, &n);

@@ -19,6 +19,7 @@
 #include "analysis/options.h"
 #include "analysis/profile.h"
 #include "commands.h"
+#include "output/escape.h"
 #include "output/diff_render.h"
 #include "output/flamegraph.h"
 #include "symbols/debuginfod.h"
@@ -100,7 +101,7 @@ static struct profile *load(const char *path, const char *domain, int mode,
 	char msg[512] = "", why[PATH_MAX + 512];
 	struct inputs in = { 0 };
 	if (inputs_add(&in, path, msg, sizeof(msg))) {
-		fprintf(stderr, "domprof diff: %s\n", msg);
+		text_line(stderr, "domprof diff: ", msg);
 		return NULL;
 	}
 	struct profile *p = profile_load_files((const char *const *)in.paths, in.n, &flt, po, &err,
@@ -108,15 +109,18 @@ static struct profile *load(const char *path, const char *domain, int mode,
 	inputs_free(&in);
 	if (!p) {
 		/* two files are read: name the one that failed */
-		if (*msg && !strstr(msg, path))
-			fprintf(stderr, "domprof diff: %s: %s\n", path, msg);
-		else
-			fprintf(stderr, "domprof diff: %s\n",
-				profile_load_reason(why, sizeof(why), path, err, msg));
+		if (*msg && !strstr(msg, path)) {
+			fprintf(stderr, "domprof diff: %s: ", path);
+			text_line(stderr, "", msg);
+		} else {
+			text_line(stderr, "domprof diff: ", profile_load_reason(why, sizeof(why), path, err, msg));
+		}
 		return NULL;
 	}
-	for (size_t i = 0; i < p->nwarnings; i++)
-		fprintf(stderr, "domprof diff: warning: %s: %s\n", path, p->warnings[i]);
+	for (size_t i = 0; i < p->nwarnings; i++) {
+		fprintf(stderr, "domprof diff: warning: %s: ", path);
+		text_line(stderr, "", p->warnings[i]);
+	}
 	return p;
 }
 

@@ -7,11 +7,13 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "format/format.h"
 #include "format/scan.h"
+#include "output/escape.h"
 
 const char usage_dump[] =
 	"usage: domprof dump [-i FILE] [FILE] [--type TYPE] [--ustack]\n"
@@ -49,8 +51,11 @@ static void dump_ustack(FILE *f, const struct dp_sample *s)
 		fprintf(f, "%02x", s->ustack[i]);
 }
 
+/* Every string of a record (names from the recorded machine, its guests,
+ * or a crafted file) is printed in its terminal-safe form (escape.h). */
 void dump_record(FILE *f, const struct dp_record *rec)
 {
+	struct text_tmp tt = { 0 };
 	fprintf(f, "%8" PRIu64 " dom=%-3u %-13s", rec->chunk_offset, rec->domain,
 		dp_rec_type_name(rec->type));
 	switch (rec->type) {
@@ -85,22 +90,23 @@ void dump_record(FILE *f, const struct dp_record *rec)
 		break;
 	case DP_REC_EVENT: {
 		const struct dp_event *e = &rec->u.event;
-		fprintf(f, " id=%u name=%s type=%u config=%" PRIu64 " %s=%" PRIu64, e->id, e->name,
-			e->type, e->config, e->freq ? "freq" : "period", e->period);
+		fprintf(f, " id=%u name=%s type=%u config=%" PRIu64 " %s=%" PRIu64, e->id,
+			text_tmp_safe(&tt, e->name), e->type, e->config, e->freq ? "freq" : "period", e->period);
 		break;
 	}
 	case DP_REC_DOMAIN: {
 		const struct dp_domain *d = &rec->u.domain;
 		fprintf(f, " id=%u name=%s kind=%s vcpus=%u kaslr=0x%" PRIx64 " address=%s symsrc=%s",
-			d->id, d->name, dp_domain_kind_name(d->kind), d->vcpus, d->kaslr_offset,
-			d->address, d->symsrc);
+			d->id, text_tmp_safe(&tt, d->name), dp_domain_kind_name(d->kind), d->vcpus,
+			d->kaslr_offset, text_tmp_safe(&tt, d->address), text_tmp_safe(&tt, d->symsrc));
 		break;
 	}
 	case DP_REC_TASK: {
 		const struct dp_task *t = &rec->u.task;
 		static const char *const k[] = { "comm", "fork", "exit" };
 		fprintf(f, " %s pid=%u tid=%u ppid=%u ptid=%u time=%" PRIu64 " comm=%s",
-			t->kind < 3 ? k[t->kind] : "?", t->pid, t->tid, t->ppid, t->ptid, t->time, t->comm);
+			t->kind < 3 ? k[t->kind] : "?", t->pid, t->tid, t->ppid, t->ptid, t->time,
+			text_tmp_safe(&tt, t->comm));
 		if (t->has_asid)
 			fprintf(f, " asid=0x%" PRIx64, t->asid);
 		break;
@@ -110,7 +116,8 @@ void dump_record(FILE *f, const struct dp_record *rec)
 		char b[41];
 		hex(b, m->buildid, m->buildid_len);
 		fprintf(f, " pid=%d start=0x%" PRIx64 " len=0x%" PRIx64 " pgoff=0x%" PRIx64 " buildid=%s path=%s",
-			(int)m->pid, m->start, m->len, m->pgoff, m->buildid_len ? b : "-", m->path);
+			(int)m->pid, m->start, m->len, m->pgoff, m->buildid_len ? b : "-",
+			text_tmp_safe(&tt, m->path));
 		break;
 	}
 	case DP_REC_LOST:
@@ -118,8 +125,8 @@ void dump_record(FILE *f, const struct dp_record *rec)
 			dp_lost_source_name(rec->u.lost.source), rec->u.lost.where);
 		break;
 	case DP_REC_SYMTAB:
-		fprintf(f, " kind=%u name=%s size=%zu", rec->u.symtab.kind, rec->u.symtab.name,
-			rec->u.symtab.size);
+		fprintf(f, " kind=%u name=%s size=%zu", rec->u.symtab.kind,
+			text_tmp_safe(&tt, rec->u.symtab.name), rec->u.symtab.size);
 		break;
 	case DP_REC_STATS: {
 		const struct dp_stats *s = &rec->u.stats;
@@ -142,6 +149,7 @@ void dump_record(FILE *f, const struct dp_record *rec)
 		fprintf(f, " tag=%u len=%u (skipped)", rec->type, rec->raw_len);
 	}
 	fputc('\n', f);
+	text_tmp_free(&tt);
 }
 
 /* ctx: the --type name, or NULL for every record */
@@ -181,7 +189,9 @@ int cmd_dump(int argc, char **argv)
 	int err;
 	struct dp_reader *r = dp_reader_open(path, &err, msg, sizeof(msg));
 	if (!r) {
-		fprintf(stderr, "domprof dump: %s: %s\n", path, msg);
+		fprintf(stderr, "domprof dump: %s: ", path);
+		text_put(stderr, msg);
+		fputc('\n', stderr);
 		return 1;
 	}
 	/* only sizes are printed: a table is never decompressed (a file may
@@ -192,11 +202,16 @@ int cmd_dump(int argc, char **argv)
 	dp_scan(r, &vis, (void *)type, NULL);
 	const struct dp_damage *d;
 	size_t nd = dp_reader_damage(r, &d);
-	for (size_t i = 0; i < nd; i++)
-		fprintf(stderr, "domprof dump: warning: %s: offset %" PRIu64 ": %s\n", path,
-			d[i].offset, d[i].what);
-	if (dp_reader_incomplete(r))
-		fprintf(stderr, "domprof dump: warning: %s: %s\n", path, dp_reader_incomplete(r));
+	for (size_t i = 0; i < nd; i++) {
+		fprintf(stderr, "domprof dump: warning: %s: offset %" PRIu64 ": ", path, d[i].offset);
+		text_put(stderr, d[i].what);
+		fputc('\n', stderr);
+	}
+	if (dp_reader_incomplete(r)) {
+		fprintf(stderr, "domprof dump: warning: %s: ", path);
+		text_put(stderr, dp_reader_incomplete(r));
+		fputc('\n', stderr);
+	}
 	dp_reader_free(r);
 	return fflush(stdout) == 0 ? 0 : 1;
 }

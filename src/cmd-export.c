@@ -17,6 +17,7 @@
 #include "analysis/options.h"
 #include "analysis/profile.h"
 #include "commands.h"
+#include "output/escape.h"
 #include "output/flamegraph.h"
 #include "symbols/debuginfod.h"
 
@@ -168,12 +169,12 @@ int cmd_export(int argc, char **argv)
 						&guests, desc, sizeof(desc), why, sizeof(why));
 	path = desc;
 	if (!p) {
-		fprintf(stderr, "domprof export: %s\n", why);
+		text_line(stderr, "domprof export: ", why);
 		pprof_labels_free(&labels);
 		return 1;
 	}
 	for (size_t i = 0; i < p->nwarnings; i++)
-		fprintf(stderr, "domprof export: warning: %s\n", p->warnings[i]);
+		text_line(stderr, "domprof export: warning: ", p->warnings[i]);
 	if (!p->matched)
 		fprintf(stderr, "domprof export: warning: profile is empty (0 samples match)\n");
 

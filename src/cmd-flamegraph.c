@@ -16,6 +16,7 @@
 #include "analysis/options.h"
 #include "analysis/profile.h"
 #include "commands.h"
+#include "output/escape.h"
 #include "output/flamegraph.h"
 #include "symbols/debuginfod.h"
 
@@ -149,11 +150,11 @@ int cmd_flamegraph(int argc, char **argv)
 						&guests, desc, sizeof(desc), why, sizeof(why));
 	path = desc;
 	if (!p) {
-		fprintf(stderr, "domprof flamegraph: %s\n", why);
+		text_line(stderr, "domprof flamegraph: ", why);
 		return 1;
 	}
 	for (size_t i = 0; i < p->nwarnings; i++)
-		fprintf(stderr, "domprof flamegraph: warning: %s\n", p->warnings[i]);
+		text_line(stderr, "domprof flamegraph: warning: ", p->warnings[i]);
 	if (!p->matched)
 		fprintf(stderr, "domprof flamegraph: warning: profile is empty (0 samples match)\n");
 	else if (!p->has_callchains)

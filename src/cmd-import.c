@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "output/escape.h"
 #include "analysis/options.h"
 #include "collect/sideband.h"
 #include "format/format.h"
@@ -113,7 +114,8 @@ int cmd_import(int argc, char **argv)
 	int err = 0;
 	struct dp_reader *r = dp_reader_open(in, &err, msg, sizeof(msg));
 	if (!r) {
-		fprintf(stderr, "domprof import: %s: %s\n", in, *msg ? msg : strerror(-err));
+		fprintf(stderr, "domprof import: %s: ", in);
+		text_line(stderr, "", *msg ? msg : strerror(-err));
 		perf_guest_args_release(&guests);
 		return 1;
 	}
@@ -156,13 +158,18 @@ int cmd_import(int argc, char **argv)
 		goto done;
 	}
 	outfile_release(&of);
-	for (size_t i = 0; i < m.ndamage; i++)
-		fprintf(stderr, "domprof import: warning: %s: offset %" PRIu64 ": %s\n", in,
-			m.damage[i].offset, m.damage[i].what);
-	if (m.incomplete)
-		fprintf(stderr, "domprof import: warning: %s: %s\n", in, m.incomplete);
-	if (dp_reader_note(r))
-		fprintf(stderr, "domprof import: warning: %s: %s\n", in, dp_reader_note(r));
+	for (size_t i = 0; i < m.ndamage; i++) {
+		fprintf(stderr, "domprof import: warning: %s: offset %" PRIu64 ": ", in, m.damage[i].offset);
+		text_line(stderr, "", m.damage[i].what);
+	}
+	if (m.incomplete) {
+		fprintf(stderr, "domprof import: warning: %s: ", in);
+		text_line(stderr, "", m.incomplete);
+	}
+	if (dp_reader_note(r)) {
+		fprintf(stderr, "domprof import: warning: %s: ", in);
+		text_line(stderr, "", dp_reader_note(r));
+	}
 	if (!quiet)
 		fprintf(stderr, "domprof import: wrote %s: %" PRIu64 " samples, %" PRIu64 " lost, %zu "
 			"domains, from %s%s\n", out, m.samples, m.lost, m.ndomains, hdr.source,

@@ -18,6 +18,7 @@
 #include "format/format.h"
 #include "format/scan.h"
 #include "analysis/rates.h"
+#include "output/escape.h"
 #include "output/report.h"
 #include "symbols/debuginfod.h"
 #include "util/xalloc.h"
@@ -59,7 +60,7 @@ static void print_unwinding(const char *path)
 	char msg[256];
 	struct profile *p = profile_load(path, NULL, &o, &err, msg, sizeof(msg));
 	if (!p) {
-		printf("dwarf unwinding: not done: %s\n", msg);
+		text_line(stdout, "dwarf unwinding: not done: ", msg);
 		return;
 	}
 	report_dwarf_line(stdout, p, "");
@@ -69,8 +70,10 @@ static void print_unwinding(const char *path)
 /* Events as the file lists them, every EVENT record (repeats included). */
 static int on_event(void *ctx, const struct dp_record *rec)
 {
-	fprintf(ctx, "  id %u: %s, %s %" PRIu64 "\n", rec->u.event.id, rec->u.event.name,
+	char *name = text_escape(rec->u.event.name);   /* names from the file: escape.h */
+	fprintf(ctx, "  id %u: %s, %s %" PRIu64 "\n", rec->u.event.id, name,
 		rec->u.event.freq ? "frequency" : "period", rec->u.event.period);
+	free(name);
 	return 0;
 }
 
@@ -98,11 +101,14 @@ static void print_domains(const struct dp_meta *m)
 				   : d->id == DP_HOST_DOMAIN ? "host" : "(no DOMAIN record)";
 		const char *kind = d->has_record ? dp_domain_kind_name(d->d.kind)
 				   : d->id == DP_HOST_DOMAIN ? "host" : "?";
-		printf("  %-3u %-12s %-8s %10" PRIu64 " samples", d->id, name, kind, d->samples);
+		struct text_tmp t = { 0 };
+		printf("  %-3u %-12s %-8s %10" PRIu64 " samples", d->id, text_tmp_safe(&t, name), kind,
+		       d->samples);
 		if (d->d.address[0])
-			printf("  via %s", d->d.address);
+			printf("  via %s", text_tmp_safe(&t, d->d.address));
 		if (d->d.symsrc[0])
-			printf("  symbols %s", d->d.symsrc);
+			printf("  symbols %s", text_tmp_safe(&t, d->d.symsrc));
+		text_tmp_free(&t);
 		if (d->d.vcpus)
 			printf("  vcpus %u", d->d.vcpus);
 		if (d->d.kaslr_offset)
@@ -138,8 +144,9 @@ static void print_counters(struct dp_meta *m)
 		const struct dp_counter_sum *c = &s->v[i];
 		if (rate_counter(c->name))
 			continue;  /* in the rates section */
-		printf("  %-3u %-12s %-32s %20" PRIu64 "\n", c->domain, dom_label(m, c->domain), c->name,
-		       c->value);
+		char *dl = text_escape(dom_label(m, c->domain));
+		printf("  %-3u %-12s %-32s %20" PRIu64 "\n", c->domain, dl, c->name, c->value);
+		free(dl);
 	}
 	if (s->dropped)
 		printf("  %" PRIu64 " more counter values not kept (over %u distinct names)\n", s->dropped,
@@ -169,7 +176,9 @@ static void print_rates(struct dp_meta *m)
 		any = true;
 		/* "NAME:" first: scripts that pick a domain's line out of
 		 * the domains section by its second word stay unaffected */
-		printf("  %s: %s\n", dom_label(m, id), line);
+		char *dl = text_escape(dom_label(m, id));
+		printf("  %s: %s\n", dl, line);
+		free(dl);
 	}
 }
 
@@ -185,7 +194,8 @@ static int info_one(const char *path, struct info_sum *sum)
 	int err;
 	struct dp_reader *r = dp_reader_open(path, &err, msg, sizeof(msg));
 	if (!r) {
-		fprintf(stderr, "domprof info: %s: %s\n", path, msg);
+		fprintf(stderr, "domprof info: %s: ", path);
+		text_line(stderr, "", msg);
 		return 1;
 	}
 	/* symbol tables are counted, never decompressed (a file may claim
@@ -201,9 +211,11 @@ static int info_one(const char *path, struct info_sum *sum)
 	else
 		printf("file:        %s (%" PRIu64 " bytes, format %u.%u)\n", path, dp_reader_size(r), h->major, h->minor);
 	printf("created:     %s\n", tbuf);
-	printf("host:        %s, kernel %s\n", h->hostname, h->release);
-	printf("cpus:        %u x %s\n", h->ncpus, h->cpu_desc[0] ? h->cpu_desc : "(unknown)");
-	printf("command:     %s\n", h->cmdline);
+	struct text_tmp ht = { 0 };   /* the recorded machine's strings: escape.h */
+	printf("host:        %s, kernel %s\n", text_tmp_safe(&ht, h->hostname), text_tmp_safe(&ht, h->release));
+	printf("cpus:        %u x %s\n", h->ncpus, h->cpu_desc[0] ? text_tmp_safe(&ht, h->cpu_desc) : "(unknown)");
+	printf("command:     %s\n", text_tmp_safe(&ht, h->cmdline));
+	text_tmp_free(&ht);
 
 	char *events = NULL;
 	size_t evlen = 0;

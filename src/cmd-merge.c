@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "output/escape.h"
 #include "format/format.h"
 #include "analysis/inputs.h"
 #include "analysis/merge.h"
@@ -62,17 +63,21 @@ static void warn_damage(const struct merge_input *in)
 	size_t nd = dp_reader_damage(in->r, &dmg);
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < nd; i++) {
-		fprintf(stderr, "domprof merge: warning: %s: damaged at offset %" PRIu64 ": %s\n",
-			in->path, dmg[i].offset, dmg[i].what);
+		fprintf(stderr, "domprof merge: warning: %s: damaged at offset %" PRIu64 ": ",
+			in->path, dmg[i].offset);
+		text_line(stderr, "", dmg[i].what);
 		bytes += dmg[i].bytes_lost;
 	}
 	if (nd)
 		fprintf(stderr, "domprof merge: warning: %s is damaged: merged its %" PRIu64
 				" readable samples, %" PRIu64 " bytes lost\n", in->path, in->m.samples, bytes);
 	const char *inc = dp_reader_incomplete(in->r);
-	if (inc)
+	if (inc) {
+		char *e = text_escape(inc);
 		fprintf(stderr, "domprof merge: warning: %s: %s; the merged file says so too\n",
-			in->path, inc);
+			in->path, e);
+		free(e);
+	}
 }
 
 int cmd_merge(int argc, char **argv)
@@ -163,11 +168,12 @@ int cmd_merge(int argc, char **argv)
 		int err = 0;
 		in[i].r = dp_reader_open(in[i].path, &err, msg, sizeof(msg));
 		if (!in[i].r) {
-			if (*msg && strstr(msg, in[i].path))
-				fprintf(stderr, "domprof merge: %s\n", msg);
-			else
-				fprintf(stderr, "domprof merge: %s: %s\n", in[i].path,
-					*msg ? msg : err > -1000 ? strerror(-err) : "not a domprof file");
+			if (*msg && strstr(msg, in[i].path)) {
+				text_line(stderr, "domprof merge: ", msg);
+			} else {
+				fprintf(stderr, "domprof merge: %s: ", in[i].path);
+				text_line(stderr, "", *msg ? msg : err > -1000 ? strerror(-err) : "not a domprof file");
+			}
 			goto done;
 		}
 		if (dp_reader_is_perf(in[i].r)) {
@@ -185,11 +191,13 @@ int cmd_merge(int argc, char **argv)
 	char why[320];
 	int prc = merge_plan(&mg, in, nin, why, sizeof(why));
 	if (prc == MERGE_ERR_NAME) {
-		rc = usage_error("merge", "%s", why);
+		char *e = text_escape(why);
+		rc = usage_error("merge", "%s", e);
+		free(e);
 		goto done;
 	}
 	if (prc) {
-		fprintf(stderr, "domprof merge: %s\n", why);
+		text_line(stderr, "domprof merge: ", why);
 		goto done;
 	}
 

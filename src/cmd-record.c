@@ -37,6 +37,7 @@
 #include "analysis/profile.h"
 #include "analysis/rates.h"
 #include "commands.h"
+#include "output/escape.h"
 #include "format/format.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
@@ -603,10 +604,11 @@ static int check_targets(struct rec *r, bool host)
 	return 0;
 }
 
+/* A notice may quote what a guest or its stub sent: terminal-safe. */
 static void print_notice(void *ctx, const char *msg)
 {
 	(void)ctx;
-	fprintf(stderr, "domprof record: %s\n", msg);
+	text_line(stderr, "domprof record: ", msg);
 }
 
 /* One line: samples written, lost, bytes, duration, and per source. */
@@ -731,8 +733,8 @@ static void print_lines(const struct rec *r)
 	if (!r->lines_ran)
 		return;   /* --no-lines, or no regular file to read back */
 	if (!r->lines_done) {
-		fprintf(stderr, "domprof record: source lines not embedded: %s\n",
-			r->lines_why[0] ? r->lines_why : "the file could not be read back");
+		text_line(stderr, "domprof record: source lines not embedded: ",
+			  r->lines_why[0] ? r->lines_why : "the file could not be read back");
 		return;
 	}
 	if (!r->lines.addrs && !r->lines.refused) {

@@ -18,6 +18,7 @@
 #include "analysis/options.h"
 #include "analysis/profile.h"
 #include "commands.h"
+#include "output/escape.h"
 #include "output/html_report.h"
 #include "output/report.h"
 #include "symbols/debuginfod.h"
@@ -262,7 +263,7 @@ int cmd_report(int argc, char **argv)
 		return usage_error("report", "--timeline is a text, csv or json view (not --format html)");
 	struct inputs in = { 0 };
 	if (inputs_collect(&in, iargs, ni, argv + optind, (size_t)(argc - optind), emsg, sizeof(emsg))) {
-		fprintf(stderr, "domprof report: %s\n", emsg);
+		text_line(stderr, "domprof report: ", emsg);
 		return 1;
 	}
 	const char *path = in.paths[0];
@@ -294,8 +295,8 @@ int cmd_report(int argc, char **argv)
 					       msg, sizeof(msg));
 	perf_guest_args_release(&guests);  /* the reader copied them */
 	if (!p) {
-		fprintf(stderr, "domprof report: %s\n",
-			profile_load_reason(why, sizeof(why), inputs_desc(&in, desc, sizeof(desc)), err, msg));
+		text_line(stderr, "domprof report: ",
+			  profile_load_reason(why, sizeof(why), inputs_desc(&in, desc, sizeof(desc)), err, msg));
 		inputs_free(&in);
 		return 1;
 	}
@@ -338,11 +339,11 @@ int cmd_report(int argc, char **argv)
 		for (size_t i = 0; i < p->nwarnings; i++)
 			if (i < p->nfile_warnings ||   /* and debuginfod's failure: once, not only in the header */
 			    !strncmp(p->warnings[i], DBGFD_NOTE_PREFIX, strlen(DBGFD_NOTE_PREFIX)))
-				fprintf(stderr, "domprof report: warning: %s\n", p->warnings[i]);
+				text_line(stderr, "domprof report: warning: ", p->warnings[i]);
 	} else {
 		/* machine formats keep stdout clean; say on stderr what text says in its header */
 		for (size_t i = 0; i < p->nwarnings; i++)
-			fprintf(stderr, "domprof report: warning: %s\n", p->warnings[i]);
+			text_line(stderr, "domprof report: warning: ", p->warnings[i]);
 		if (!p->matched)
 			fprintf(stderr, "domprof report: no samples%s\n",
 				p->total_samples ? " match the filter" : " in this recording");

@@ -114,6 +114,8 @@ static int on_item(void *ctx, const struct perf_item *it)
 		sideband_fill_buildid(k->c->sb, &m);
 		sideband_fill_ident(&m);
 		ret = dp_write_mmap(w, DP_HOST_DOMAIN, &m);
+		if (!ret)
+			ret = sideband_note_mmap(k->c->sb, w, &m);
 		break;
 	}
 	}
@@ -233,6 +235,8 @@ static int switch_file(struct coll *k, uint64_t now)
 	k->res->files++;
 	if ((werr = c->rotate(c->rotate_ctx, &k->w)) < 0)
 		return werr;
+	if (c->sb)
+		sideband_perfmaps_new_file(c->sb);
 	k->file_t0 = now;   /* the files tile the recording: the switch is in the next */
 	return 0;
 }
@@ -256,7 +260,7 @@ static int loop(struct coll *k)
 {
 	const struct collector_config *c = k->c;
 	uint64_t deadline = c->duration_ns ? c->t_start + c->duration_ns : 0;
-	uint64_t next_pid_check = 0;
+	uint64_t next_pid_check = 0, next_perfmaps = 0;
 	int werr = 0;
 	while (!werr) {
 		int timeout = c->nds ? 10 : 100;
@@ -291,6 +295,11 @@ static int loop(struct coll *k)
 			break;
 		if (switch_due(k, t) && (werr = switch_file(k, t)) < 0)
 			break;
+		if (c->sb && t >= next_perfmaps) {
+			next_perfmaps = t + 100000000ull;   /* a tenth of a second */
+			if ((werr = sideband_poll_perfmaps(c->sb, k->w)) < 0)
+				break;
+		}
 		if (c->npids && t >= next_pid_check) {
 			next_pid_check = t + 200000000ull;
 			if (pids_gone(k))
@@ -386,6 +395,29 @@ static int write_rates(struct coll *k)
 	return 0;
 }
 
+/* The JIT perf maps of the host's processes, as they are at the end (a
+ * JIT appends to its map while it runs), embedded so that a report never
+ * reads /tmp (sideband.h); a map refused by the owner checks is said. */
+static int write_perfmaps(struct coll *k)
+{
+	if (!k->c->sb)
+		return 0;
+	unsigned embedded, refused;
+	char why[256];
+	int werr = sideband_write_perfmaps(k->c->sb, k->w, &embedded, &refused, why, sizeof(why));
+	if (werr < 0)
+		return werr;
+	if (refused && k->c->notice) {
+		char msg[400];
+		if (refused > 1)
+			snprintf(msg, sizeof(msg), "%s (and %u more perf maps not embedded)", why, refused - 1);
+		else
+			snprintf(msg, sizeof(msg), "%s", why);
+		k->c->notice(k->c->notice_ctx, msg);
+	}
+	return 0;
+}
+
 /* Finish: the rest of the rings, the guests, the totals. */
 static int finish(struct coll *k)
 {
@@ -408,6 +440,8 @@ static int finish(struct coll *k)
 	for (size_t i = 0; i < c->nds; i++)
 		dsamples += domain_source_samples(c->ds[i]);
 	if ((werr = write_rates(k)) < 0)
+		return werr;
+	if ((werr = write_perfmaps(k)) < 0)
 		return werr;
 	if (c->end_file && (werr = c->end_file(c->end_ctx, k->w)) < 0)
 		return werr;

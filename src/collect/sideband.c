@@ -19,6 +19,7 @@
 #include "format/ksymnf.h"
 #include "symbols/kallsyms.h"
 #include "symbols/kcache.h"
+#include "symbols/symbols.h"
 #include "util/file.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"
@@ -29,9 +30,20 @@ struct bid_ent {
 	uint8_t id[20];
 };
 
+struct jit_pid {
+	uint32_t pid, uid;      /* uid SYM_NO_OWNER: not known */
+	bool written;           /* its map is in the current file (poll) */
+};
+
 struct sideband {
 	struct hmap bids;       /* path -> struct bid_ent (the key is its path) */
 	unsigned reads;
+	struct hmap jitidx;     /* pid -> index + 1 in jit[] */
+	struct jit_pid *jit;
+	size_t njit, cjit;
+	uint64_t jit_dropped;
+	size_t jit_next;        /* where the next poll starts */
+	uint64_t perfmap_bytes; /* written to the current file */
 };
 
 struct sideband *sideband_new(void)
@@ -51,7 +63,125 @@ void sideband_free(struct sideband *sb)
 		}
 	}
 	hmap_release(&sb->bids);
+	hmap_release(&sb->jitidx);
+	free(sb->jit);
 	free(sb);
+}
+
+/* The paths symbols/maps.c takes for anonymous memory (JIT code). */
+static bool anon_path(const char *p)
+{
+	return !p || !*p || !strcmp(p, "//anon") || !strncmp(p, "[anon", 5) ||
+	       !strncmp(p, "/memfd:", 7) || !strncmp(p, "/dev/zero", 9);
+}
+
+static int put_perfmap(struct sideband *sb, struct dp_writer *w, struct jit_pid *j,
+		       char *why, size_t whylen);
+
+int sideband_note_mmap(struct sideband *sb, struct dp_writer *w, const struct dp_mmap *m)
+{
+	if (m->pid == UINT32_MAX || m->pid == 0 || !anon_path(m->path) ||
+	    u64map_get(&sb->jitidx, m->pid))
+		return 0;
+	if (sb->njit >= SIDEBAND_JIT_MAX) {
+		sb->jit_dropped++;
+		return 0;
+	}
+	/* the owner of /proc/PID is the process's (effective) user, now:
+	 * the one whose JIT writes its perf map */
+	char path[32];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%" PRIu32, m->pid);
+	uint32_t uid = stat(path, &st) == 0 ? (uint32_t)st.st_uid : SYM_NO_OWNER;
+	if (sb->njit == sb->cjit)
+		xgrow((void **)&sb->jit, &sb->cjit, sb->njit + 1, sizeof(*sb->jit));
+	sb->jit[sb->njit++] = (struct jit_pid){ m->pid, uid, false };
+	u64map_put(&sb->jitidx, m->pid, (void *)(uintptr_t)sb->njit);
+	char why[200];
+	int r = put_perfmap(sb, w, &sb->jit[sb->njit - 1], why, sizeof(why));
+	return r < 0 ? r : 0;
+}
+
+/* Read pid j's map (checked) and write it to w. 1 written, 0 none or
+ * refused (*why says why, "" for none), or the writer's negative errno. */
+static int put_perfmap(struct sideband *sb, struct dp_writer *w, struct jit_pid *j,
+		       char *why, size_t whylen)
+{
+	char *text;
+	size_t len;
+	int r = sym_perfmap_read(j->pid, j->uid, &text, &len, why, whylen);
+	if (r < 0)
+		return 0;
+	if (sb->perfmap_bytes + len > SIDEBAND_PERFMAP_BYTES) {
+		free(text);
+		snprintf(why, whylen, "/tmp/perf-%" PRIu32 ".map: over the %llu MiB of perf maps "
+			 "a recording embeds, not embedded", j->pid, SIDEBAND_PERFMAP_BYTES >> 20);
+		return 0;
+	}
+	char name[48];
+	snprintf(name, sizeof(name), "/tmp/perf-%" PRIu32 ".map", j->pid);
+	struct dp_symtab st = { DP_SYMTAB_PERFMAP, name, (const uint8_t *)text, len };
+	int werr = dp_write_symtab(w, DP_HOST_DOMAIN, &st);
+	free(text);
+	if (werr == -EFBIG) {   /* over a record's size: the report reads /tmp for it */
+		snprintf(why, whylen, "/tmp/perf-%" PRIu32 ".map: over a record's size, not embedded",
+			 j->pid);
+		return 0;
+	}
+	if (werr < 0)
+		return werr;
+	sb->perfmap_bytes += len;
+	j->written = true;
+	return 1;
+}
+
+/* Each poll tries at most this many pids: a recording of a machine with
+ * thousands of JIT processes spreads the opens over the polls. */
+#define PERFMAP_POLL_MAX 1024u
+
+int sideband_poll_perfmaps(struct sideband *sb, struct dp_writer *w)
+{
+	for (size_t k = 0; k < sb->njit && k < PERFMAP_POLL_MAX; k++) {
+		if (sb->jit_next >= sb->njit)
+			sb->jit_next = 0;
+		struct jit_pid *j = &sb->jit[sb->jit_next++];
+		if (j->written)
+			continue;
+		char why[200];
+		int r = put_perfmap(sb, w, j, why, sizeof(why));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+void sideband_perfmaps_new_file(struct sideband *sb)
+{
+	for (size_t i = 0; i < sb->njit; i++)
+		sb->jit[i].written = false;
+	sb->perfmap_bytes = 0;
+}
+
+int sideband_write_perfmaps(struct sideband *sb, struct dp_writer *w, unsigned *embedded,
+			    unsigned *refused, char *why, size_t whylen)
+{
+	*embedded = *refused = 0;
+	if (whylen)
+		why[0] = 0;
+	for (size_t i = 0; i < sb->njit; i++) {
+		char reason[200];
+		int r = put_perfmap(sb, w, &sb->jit[i], reason, sizeof(reason));
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			(*embedded)++;
+		} else if (reason[0]) {
+			if (!*refused && whylen)
+				snprintf(why, whylen, "%s", reason);
+			(*refused)++;
+		}
+	}
+	return 0;
 }
 
 unsigned sideband_buildid_reads(const struct sideband *sb)
@@ -179,6 +309,8 @@ static int snap_maps(struct sideband *sb, struct dp_writer *w, pid_t pid, uint64
 		sideband_fill_buildid(sb, &m);
 		sideband_fill_ident(&m);
 		ret = dp_write_mmap(w, DP_HOST_DOMAIN, &m);
+		if (!ret)
+			ret = sideband_note_mmap(sb, w, &m);
 	}
 	free(line);
 	fclose(f);

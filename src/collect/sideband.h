@@ -65,6 +65,37 @@ int sideband_write_kernel(struct sideband *sb, struct dp_writer *w, uint64_t tim
  * malloc'd payload of *outlen bytes, or NULL. */
 uint8_t *sideband_kallsyms_index(const char *ks, size_t len, size_t *outlen);
 
+/*
+ * JIT perf maps, embedded so that a report never reads /tmp.
+ * sideband_note_mmap notes the pid of every host mapping of anonymous
+ * memory (JIT code) with the uid the process has then (the owner its
+ * /tmp/perf-PID.map may have), and writes its map at once when there is
+ * one (before the samples that follow the mapping); at most
+ * SIDEBAND_JIT_MAX pids (a report reads the maps of later ones from
+ * /tmp, checked). Every map is read
+ * with sym_perfmap_read's checks (owned by root, the recorder's user or
+ * that process's, not writable by others, no link followed) and written
+ * as a SYMTAB DP_SYMTAB_PERFMAP named /tmp/perf-PID.map, twice:
+ *  - at the mapping, or by sideband_poll_perfmaps (every 0.1 s) as
+ *    soon as it exists: so that the file holds one before most of the
+ *    samples it names (a report decides at a sample whether the pid
+ *    has a map; the last map of the pid names them);
+ *  - sideband_write_perfmaps, at the end: every noted pid's map as it is
+ *    then (a JIT appends to it). A map refused by the checks is counted
+ *    in *refused and the first refusal's reason put in why (why[0] stays
+ *    0 when none was refused); *embedded counts the maps written.
+ * sideband_perfmaps_new_file: a new file (--switch-output) gets its own
+ * first copies. At most SIDEBAND_PERFMAP_BYTES of maps per file. Both
+ * return 0 or the writer's negative errno.
+ */
+#define SIDEBAND_JIT_MAX 65536u
+#define SIDEBAND_PERFMAP_BYTES (256ull << 20)
+int sideband_note_mmap(struct sideband *sb, struct dp_writer *w, const struct dp_mmap *m);
+int sideband_poll_perfmaps(struct sideband *sb, struct dp_writer *w);
+int sideband_write_perfmaps(struct sideband *sb, struct dp_writer *w, unsigned *embedded,
+			    unsigned *refused, char *why, size_t whylen);
+void sideband_perfmaps_new_file(struct sideband *sb);
+
 /* Number of files whose build-id was read (for tests and -v). */
 unsigned sideband_buildid_reads(const struct sideband *sb);
 

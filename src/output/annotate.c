@@ -185,6 +185,28 @@ static void src_release(struct src *c)
 	}
 }
 
+/* The first max bytes of a source line for the text view, tabs expanded
+ * (to 8 columns): the source is shown in its terminal-safe form, where a
+ * tab would be \x09. malloc'd. */
+static char *src_display(const char *text, size_t len, size_t max)
+{
+	if (len > max)
+		len = max;
+	char *out = xmalloc(len * 8 + 1);
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '\t') {
+			do
+				out[n++] = ' ';
+			while (n % 8);
+		} else {
+			out[n++] = text[i];
+		}
+	}
+	out[n] = '\0';
+	return out;
+}
+
 static const char *src_line(struct src *c, const struct annotate_opts *o, const char *path,
 			    unsigned line, size_t *len)
 {
@@ -234,9 +256,11 @@ static void addresses_only(FILE *f, const struct profile_symbol *y, const struct
 			fprintf(f, "%s{\"addr\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"samples\":%" PRIu64
 				",\"percent\":%.4f}", i ? "," : "", h[i].addr, h[i].addr - start,
 				h[i].count, pct);
-		else
-			fprintf(f, "%8.2f %8" PRIu64 "  %#" PRIx64 "  <%s+%#" PRIx64 ">\n", pct,
-				h[i].count, h[i].addr, y->symbol, h[i].addr - start);
+		else {
+			fprintf(f, "%8.2f %8" PRIu64 "  %#" PRIx64 "  <", pct, h[i].count, h[i].addr);
+			text_put(f, y->symbol);
+			fprintf(f, "+%#" PRIx64 ">\n", h[i].addr - start);
+		}
 	}
 }
 
@@ -277,15 +301,20 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 		else
 			fputs(y->kernel ? "\"guest memory\"" : "\"file\"", f);
 	} else {
+		/* names from the recording, the text of the source files and
+		 * the targets' names in their terminal-safe form (escape.h) */
+		struct text_tmp t = { 0 };
 		fprintf(f, "# annotate: %s in %s (%s), %" PRIu64 " samples (%.2f%% of the shown)\n",
-			y->symbol, y->image, y->domain_name, y->self,
+			text_tmp_safe(&t, y->symbol), text_tmp_safe(&t, y->image),
+			text_tmp_safe(&t, y->domain_name), y->self,
 			p->matched ? 100.0 * (double)y->self / (double)p->matched : 0.0);
 		if (why)
 			fprintf(f, "# no instructions: %s; samples per address:\n", why);
 		else
 			fprintf(f, "# %#" PRIx64 "..%#" PRIx64 " (%ld bytes) from %s\n", start, start + (uint64_t)nc,
 				nc, y->kernel ? "the guest's memory, read at the end of the recording"
-					      : y->image_path);
+					      : text_tmp_safe(&t, y->image_path));
+		text_tmp_free(&t);
 	}
 	csh cs;
 	struct dis *ins = NULL;
@@ -361,8 +390,12 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 				fprintf(f, "   %5.2f %8" PRIu64, 100.0 * (double)lc / tot, lc);
 			else
 				fprintf(f, "%17s", "");
-			fprintf(f, "    %s:%u  %.*s\n", b ? b + 1 : lpath[i], lno[i],
-				text ? (int)(tl > 200 ? 200 : tl) : 0, text ? text : "");
+			char *ltext = text ? src_display(text, tl, 200) : NULL;
+			struct text_tmp tt = { 0 };
+			fprintf(f, "    %s:%u  %s\n", text_tmp_safe(&tt, b ? b + 1 : lpath[i]), lno[i],
+				ltext ? text_tmp_safe(&tt, ltext) : "");
+			text_tmp_free(&tt);
+			free(ltext);
 		}
 		if (json) {
 			fprintf(f, "%s\n{\"addr\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"text\":", i ? "," : "",
@@ -390,8 +423,10 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 				fprintf(f, "%5.2f %8" PRIu64, pct, c);
 			else
 				fprintf(f, "%5s %8s", "", "");
-			fprintf(f, "  %c %#-16" PRIx64 " %-7s %s%s\n", target[i] ? '>' : ' ',
-				in->addr, mnemonic, op_str, tgt);
+			fprintf(f, "  %c %#-16" PRIx64 " %-7s %s", target[i] ? '>' : ' ',
+				in->addr, mnemonic, op_str);
+			text_put(f, tgt);
+			fputc('\n', f);
 		}
 	}
 	uint64_t unplaced = y->self > placed ? y->self - placed : 0;
@@ -401,11 +436,13 @@ int annotate_symbol(FILE *f, const struct profile *p, uint32_t sym, int json,
 		fprintf(f, "# %" PRIu64 " samples on addresses that start no instruction of this code\n",
 			unplaced);
 	const char *last = sc.cur ? sc.cur->path : "";
+	char *elast = text_escape(last);
 	if (!json && any_line && !(sc.cur && sc.cur->text))
-		fprintf(f, "# source %s not found (--source-prefix DIR, --strip-prefix PREFIX)\n", last);
+		fprintf(f, "# source %s not found (--source-prefix DIR, --strip-prefix PREFIX)\n", elast);
 	else if (!json && sc.missing)
 		fprintf(f, "# source %s has fewer lines than the line table names: changed since the build?\n",
-			last);
+			elast);
+	free(elast);
 	src_release(&sc);
 	free(lpath);
 	free(lno);

@@ -37,8 +37,10 @@ static double pct(uint64_t n, uint64_t total)
 static void side_line(FILE *f, const char *tag, const char *path, const char *domain,
 		      uint64_t counted, uint64_t folded)
 {
-	fprintf(f, "# %s: %s (domain %s, %" PRIu64 " samples compared", tag, path,
-		domain ? domain : "all", counted);
+	struct text_tmp t = { 0 };
+	fprintf(f, "# %s: %s (domain %s, %" PRIu64 " samples compared", tag, text_tmp_safe(&t, path),
+		domain ? text_tmp_safe(&t, domain) : "all", counted);
+	text_tmp_free(&t);
 	if (folded)
 		fprintf(f, ", %" PRIu64 " set aside", folded);
 	fputs(")\n", f);
@@ -54,10 +56,13 @@ static void text_rows(FILE *f, const struct diff_view *v, size_t from, size_t to
 			(*hidden)++;
 			continue;
 		}
+		struct text_tmp t = { 0 };   /* names in their terminal-safe form */
 		fprintf(f, "%-9" PRIu64 "  %-8.4f  %-9" PRIu64 "  %-8.4f  %+-9.4f  %-3s  %-*s  %-*s  %s\n",
 			row->count_a, row->share_a * 100.0, row->count_b, row->share_b * 100.0,
-			row->diff * 100.0, diff_status_mark(row->status), wdom, row->domain, wimg,
-			row->image, row->symbol);
+			row->diff * 100.0, diff_status_mark(row->status), wdom,
+			text_tmp_safe(&t, row->domain), wimg, text_tmp_safe(&t, row->image),
+			text_tmp_safe(&t, row->symbol));
+		text_tmp_free(&t);
 	}
 }
 
@@ -66,10 +71,14 @@ int diff_render_text(FILE *f, const struct diff_view *v)
 	const struct diff_result *r = v->r;
 	side_line(f, "A", v->path_a, v->domain_a, r->total_a, r->folded_a);
 	side_line(f, "B", v->path_b, v->domain_b, r->total_b, r->folded_b);
-	if (v->cross_domain)
+	if (v->cross_domain) {
+		struct text_tmp t = { 0 };
 		fprintf(f, "# compared: %s symbols, per (image, symbol) across domains %s|%s; kernel images as %s\n",
-			v->kernel_only ? "kernel" : v->user_only ? "user" : "all", v->domain_a ? v->domain_a : "*",
-			v->domain_b ? v->domain_b : "*", DIFF_KERNEL_IMAGE);
+			v->kernel_only ? "kernel" : v->user_only ? "user" : "all",
+			v->domain_a ? text_tmp_safe(&t, v->domain_a) : "*",
+			v->domain_b ? text_tmp_safe(&t, v->domain_b) : "*", DIFF_KERNEL_IMAGE);
+		text_tmp_free(&t);
+	}
 	else
 		fprintf(f, "# compared: %s symbols, per (domain, image, symbol); kernel images as %s\n",
 			v->kernel_only ? "kernel" : v->user_only ? "user" : "all", DIFF_KERNEL_IMAGE);
@@ -81,7 +90,7 @@ int diff_render_text(FILE *f, const struct diff_view *v)
 	for (size_t i = 0; i < r->nrows; i++) {
 		if (!shown(v, &r->rows[i]))
 			continue;
-		int d = (int)strlen(r->rows[i].domain), m = (int)strlen(r->rows[i].image);
+		int d = (int)text_safe_len(r->rows[i].domain), m = (int)text_safe_len(r->rows[i].image);
 		wdom = d > wdom ? (d > 40 ? 40 : d) : wdom;
 		wimg = m > wimg ? (m > 60 ? 60 : m) : wimg;
 	}

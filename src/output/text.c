@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/escape.h"
 #include "output/report.h"
 #include "util/fmt.h"
 #include "util/xalloc.h"
@@ -53,9 +54,11 @@ static int cmp_counter_desc(const void *a, const void *b)
 static void stop_list(FILE *f, const struct profile_counter **v, size_t n, double chains)
 {
 	qsort(v, n, sizeof(*v), cmp_counter_desc);
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s%s %.1f%%", i ? ", " : "", v[i]->name + strlen(STOP_PREFIX),
-			100.0 * (double)v[i]->value / chains);
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ", " : "", f);
+		text_put(f, v[i]->name + strlen(STOP_PREFIX));
+		fprintf(f, " %.1f%%", 100.0 * (double)v[i]->value / chains);
+	}
 }
 
 /* "# vm1: N call chains unwound from outside, P% complete (end P%, ...);
@@ -90,7 +93,9 @@ static void unwind_line(FILE *f, const struct profile *p, const struct profile_d
 			cut[nc++] = &c[i];
 		}
 	}
-	fprintf(f, "# %s: %" PRIu64 " call chains unwound from outside, %.1f%% complete", d->name,
+	fputs("# ", f);
+	text_put(f, d->name);
+	fprintf(f, ": %" PRIu64 " call chains unwound from outside, %.1f%% complete",
 		chains, 100.0 * complete / (double)chains);
 	if (nd) {
 		fputs(" (", f);
@@ -121,25 +126,28 @@ void report_dwarf_line(FILE *f, const struct profile *p, const char *prefix)
 		w->cached);
 }
 
+/* Every string from the recording (or a file name) goes out in its
+ * terminal-safe form (escape.h). */
 static void header(FILE *f, const struct report_view *v)
 {
 	const struct profile *p = v->p;
+	struct text_tmp t = { 0 };
 	if (v->path)
-		fprintf(f, "# file: %s\n", v->path);
+		fprintf(f, "# file: %s\n", text_tmp_safe(&t, v->path));
 	if (p->header.source)  /* a perf.data read in place of a recording */
-		fprintf(f, "# format: %s\n", p->header.source);
+		fprintf(f, "# format: %s\n", text_tmp_safe(&t, p->header.source));
 	if (p->header.hostname && *p->header.hostname)
-		fprintf(f, "# host: %s, Linux %s, %u CPUs, %s\n", p->header.hostname,
-			p->header.release ? p->header.release : "?", p->header.ncpus,
-			p->header.cpu_desc ? p->header.cpu_desc : "?");
+		fprintf(f, "# host: %s, Linux %s, %u CPUs, %s\n", text_tmp_safe(&t, p->header.hostname),
+			p->header.release ? text_tmp_safe(&t, p->header.release) : "?", p->header.ncpus,
+			p->header.cpu_desc ? text_tmp_safe(&t, p->header.cpu_desc) : "?");
 	if (p->header.cmdline && *p->header.cmdline)
-		fprintf(f, "# command: %s\n", p->header.cmdline);
+		fprintf(f, "# command: %s\n", text_tmp_safe(&t, p->header.cmdline));
 	for (size_t i = 0; i < p->nevents; i++) {
 		const struct profile_event *e = &p->events[i];
 		if (e->freq)
-			fprintf(f, "# event: %s, sampled at %" PRIu64 " Hz", e->name, e->period);
+			fprintf(f, "# event: %s, sampled at %" PRIu64 " Hz", text_tmp_safe(&t, e->name), e->period);
 		else
-			fprintf(f, "# event: %s, sample period %" PRIu64, e->name, e->period);
+			fprintf(f, "# event: %s, sample period %" PRIu64, text_tmp_safe(&t, e->name), e->period);
 		/* a perf.data: its samples per event, as perf's "# Samples: N of event" */
 		if (p->header.source)
 			fprintf(f, ", %" PRIu64 " samples", e->samples);
@@ -150,7 +158,7 @@ static void header(FILE *f, const struct report_view *v)
 	fprintf(f, "# samples: %" PRIu64 " total", p->total_samples);
 	if (p->matched != p->total_samples || v->filter_desc)
 		fprintf(f, ", %" PRIu64 " shown (filter: %s)", p->matched,
-			v->filter_desc ? v->filter_desc : "-");
+			v->filter_desc ? text_tmp_safe(&t, v->filter_desc) : "-");
 	if (p->lost == UINT64_MAX) /* no share of a count that is not plausible (see warnings) */
 		fprintf(f, "\n# lost samples: %" PRIu64 " or more (not plausible)\n", p->lost);
 	else
@@ -169,9 +177,9 @@ static void header(FILE *f, const struct report_view *v)
 	fprintf(f, "# domains:\n");
 	for (size_t i = 0; i < p->ndomains; i++) {
 		const struct profile_domain *d = &p->domains[i];
-		fprintf(f, "#   %-10s id %-3u %-8s address %s, symbols %s", d->name, d->id,
-			dp_domain_kind_name(d->kind), *d->address ? d->address : "-",
-			*d->symsrc ? d->symsrc : "-");
+		fprintf(f, "#   %-10s id %-3u %-8s address %s, symbols %s", text_tmp_safe(&t, d->name),
+			d->id, dp_domain_kind_name(d->kind), *d->address ? text_tmp_safe(&t, d->address) : "-",
+			*d->symsrc ? text_tmp_safe(&t, d->symsrc) : "-");
 		if (d->kaslr_offset)
 			fprintf(f, ", kaslr 0x%" PRIx64, d->kaslr_offset);
 		fprintf(f, ", %" PRIu64 " samples\n", d->samples);
@@ -180,9 +188,10 @@ static void header(FILE *f, const struct report_view *v)
 		unwind_line(f, p, &p->domains[i]);
 	report_dwarf_line(f, p, "# ");
 	for (size_t i = 0; i < p->nwarnings; i++)
-		fprintf(f, "# WARNING: %s\n", p->warnings[i]);
+		fprintf(f, "# WARNING: %s\n", text_tmp_safe(&t, p->warnings[i]));
 	if (!p->matched)
 		fprintf(f, "# no samples%s\n", p->total_samples ? " match the filter" : " in this recording");
+	text_tmp_free(&t);
 }
 
 struct widths {
@@ -203,12 +212,14 @@ static void sym_widths(const struct profile *p, const uint32_t *ix, size_t n, st
 	w->line = 12;
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_symbol *y = &p->syms[ix[i]];
-		w->dom = imax(w->dom, (int)strlen(y->domain_name));
-		w->img = imax(w->img, (int)strlen(y->image));
+		w->dom = imax(w->dom, (int)text_safe_len(y->domain_name));
+		w->img = imax(w->img, (int)text_safe_len(y->image));
 		if (y->comm)
-			w->comm = imax(w->comm, (int)strlen(y->comm));
+			w->comm = imax(w->comm, (int)text_safe_len(y->comm));
+		char num[FMT_NUM_MAX];
+		w->pid = imax(w->pid, (int)fmt_u64(num, y->pid));
 		if (y->srcline)
-			w->line = imax(w->line, (int)strlen(y->srcline));
+			w->line = imax(w->line, (int)text_safe_len(y->srcline));
 	}
 	if (w->line > 40)
 		w->line = 40;
@@ -256,6 +267,24 @@ static void ln_pad(struct line *l, const char *s, int width)
 	}
 }
 
+/* A name from the recording in its terminal-safe form (escape.h),
+ * padded as ln_pad; width counts the safe form's bytes. */
+static void ln_name_pad(struct line *l, const char *s, int width)
+{
+	if (text_is_safe(s)) {
+		ln_pad(l, s, width);
+		return;
+	}
+	char *e = text_escape(s);
+	ln_pad(l, e, width);
+	free(e);
+}
+
+static void ln_name(struct line *l, const char *s)
+{
+	ln_name_pad(l, s, 0);
+}
+
 /* fmt_* output padded with spaces to width ("%-*..."); the buffer keeps
  * 2 * FMT_NUM_MAX bytes free after every put */
 static void ln_num_pad(struct line *l, size_t k, int width)
@@ -294,24 +323,24 @@ static void line_init(struct line *l, FILE *f)
 static void sym_cols(struct line *l, const struct report_view *v, const struct widths *w,
 		     const struct profile_symbol *y, const char *suffix)
 {
-	ln_pad(l, y->domain_name, w->dom);             /* "%-*s  " */
+	ln_name_pad(l, y->domain_name, w->dom);        /* "%-*s  " */
 	ln_put(l, "  ", 2);
 	if (v->by_process) {                           /* "%-*" PRIu32 "  %-*s  " */
 		ln_num_pad(l, fmt_u64(l->b + l->n, y->pid), w->pid);
 		ln_put(l, "  ", 2);
-		ln_pad(l, y->comm ? y->comm : "-", w->comm);
+		ln_name_pad(l, y->comm ? y->comm : "-", w->comm);
 		ln_put(l, "  ", 2);
 	}
 	if (v->srcline) {                              /* "%-*s  " */
-		ln_pad(l, y->srcline ? y->srcline : "-", w->line);
+		ln_name_pad(l, y->srcline ? y->srcline : "-", w->line);
 		ln_put(l, "  ", 2);
 	}
-	ln_pad(l, y->image, w->img);                   /* "%-*s  %s" */
+	ln_name_pad(l, y->image, w->img);              /* "%-*s  %s" */
 	ln_put(l, "  ", 2);
-	ln_str(l, y->symbol);
+	ln_name(l, y->symbol);
 	if (y->inlined_into) {                         /* " (inlined into %s)" */
 		ln_str(l, " (inlined into ");
-		ln_str(l, y->inlined_into);
+		ln_name(l, y->inlined_into);
 		ln_put(l, ")", 1);
 	}
 	ln_str(l, suffix);                             /* "%s\n" */
@@ -424,9 +453,9 @@ static void images(FILE *f, const struct report_view *v)
 	const struct profile *p = v->p;
 	int dw = 6, iw = 10;
 	for (size_t i = 0; i < p->nimages; i++) {
-		dw = imax(dw, (int)strlen(p->images[i].domain_name));
-		iw = imax(iw, (int)strlen(p->images[i].app));
-		iw = imax(iw, (int)strlen(p->images[i].image) + 2);
+		dw = imax(dw, (int)text_safe_len(p->images[i].domain_name));
+		iw = imax(iw, (int)text_safe_len(p->images[i].app));
+		iw = imax(iw, (int)text_safe_len(p->images[i].image) + 2);
 	}
 	fprintf(f, "samples  %%        %-*s  %s\n", dw, "domain", "application / image name (dependent images: % of the application)");
 	size_t i = 0;
@@ -439,12 +468,15 @@ static void images(FILE *f, const struct report_view *v)
 			j++;
 		}
 		if (profile_pct(p, app) >= v->threshold) {
+			struct text_tmp t = { 0 };
 			fprintf(f, "%-8" PRIu64 " %-8.4f %-*s  %s\n", app, profile_pct(p, app), dw,
-				p->images[i].domain_name, p->images[i].app);
+				text_tmp_safe(&t, p->images[i].domain_name),
+				text_tmp_safe(&t, p->images[i].app));
 			for (size_t k = i; k < j; k++)
 				fprintf(f, "  %-8" PRIu64 " %-8.4f %-*s  %s\n", p->images[k].samples,
 					app ? 100.0 * (double)p->images[k].samples / (double)app : 0.0,
-					dw, "", p->images[k].image);
+					dw, "", text_tmp_safe(&t, p->images[k].image));
+			text_tmp_free(&t);
 		}
 		i = j;
 	}
@@ -469,8 +501,11 @@ static void timeline(FILE *f, const struct report_view *v)
 			top = t;
 	}
 	fprintf(f, "%-10s", "time_s");
-	for (size_t i = 0; i < p->timeline.nrows; i++)
-		fprintf(f, " %10.10s", p->timeline.rows[i].name);
+	for (size_t i = 0; i < p->timeline.nrows; i++) {
+		char *e = text_escape(p->timeline.rows[i].name);
+		fprintf(f, " %10.10s", e);
+		free(e);
+	}
 	fputs("\n", f);
 	for (size_t k = 0; k < p->timeline.nbuckets; k++) {
 		uint64_t t = 0;

@@ -118,9 +118,10 @@ static void index_blob(struct sym_session *s, struct sym_domain *d, size_t at)
 	if (!strmap_get(&d->blobidx, k))
 		strmap_put(&d->blobidx, pool_strdup(&s->pool, k), val);
 	free(k);
+	/* a pid's perf map: the last one (the recorder writes the map as
+	 * it first finds it, then as it is at the end: sideband.h) */
 	uint64_t pid;
-	if (b->kind == DP_SYMTAB_PERFMAP && perfmap_pid(b->name, &pid) &&
-	    !u64map_get(&d->perfmapidx, pid))
+	if (b->kind == DP_SYMTAB_PERFMAP && perfmap_pid(b->name, &pid))
 		u64map_put(&d->perfmapidx, pid, val);
 }
 

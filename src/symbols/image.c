@@ -295,23 +295,34 @@ void image_load_symbols(struct sym_session *s, struct sym_image *img)
 		return;
 	img->syms_done = true;
 	if (img->kind == IMG_PERFMAP) {
+		/* The embedded map first: what the recorder read, with the
+		 * owner checks, while the process ran. Else, for the host, the
+		 * /tmp file if believable (sym_perfmap_read), looked at once. */
 		struct sym_domain *d = img->dom;
 		struct blob *b = perfmap_blob(d, img->pid);
-		if (b) {
-			const char *text = (const char *)blob_data(s, d, b);
-			if (text)
-				perfmap_parse(text, b->size, &img->tab);
-		} else {
-			char *buf;
+		const char *text = b ? (const char *)blob_data(s, d, b) : NULL;
+		if (text) {
+			perfmap_parse(text, b->size, &img->tab);
+		} else if (d->kind == DP_DOMAIN_HOST && !img->perfmap_tried) {
+			img->perfmap_tried = true;
+			char *buf, why[200];
 			size_t len;
-			int r = file_read_all(img->path, LOCAL_TEXT_MAX, &buf, &len);
-			if (r == 0) {
+			if (sym_perfmap_read(img->pid, SYM_NO_OWNER, &buf, &len, why, sizeof(why)) == 0) {
 				perfmap_parse(buf, len, &img->tab);
 				free(buf);
-			} else if (r != -ENOENT) {
-				sym_warn(s, "%s: %s, JIT samples are [unknown]", img->path, file_strerror(r));
+				text = "";
+			} else if (why[0]) {
+				sym_warn(s, "%s; its JIT samples are [anon]", why);
 			}
 		}
+		if (!text) {
+			/* none yet: a lookup before the file's end may still find
+			 * the embedded map, read later */
+			img->perfmap_none = true;
+			img->syms_done = false;
+			return;
+		}
+		img->perfmap_none = false;
 		symtab_finish(&img->tab, 0);
 		return;
 	}

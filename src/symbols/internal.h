@@ -440,6 +440,8 @@ struct sym_image {
 	uint8_t buildid[20];
 	uint8_t buildid_len;
 	uint32_t pid;               /* IMG_PERFMAP */
+	bool perfmap_tried;         /* IMG_PERFMAP: /tmp looked at (once) */
+	bool perfmap_none;          /* IMG_PERFMAP: no map found (yet): named [anon] */
 	struct sym_domain *dom;
 	struct sym_session *sess;
 	const char *src_path;       /* file read for symbols (path or a debug file) */

@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "util/xalloc.h"
 
@@ -286,19 +285,33 @@ const struct sym_map *sym_add_mmap(struct sym_session *s, uint32_t domain, const
 	return NULL;
 }
 
-/* The pid's JIT map image, if a perf map exists for it. */
+/*
+ * The pid's JIT map image, when the pid has a perf map: an embedded one
+ * read so far, or (host) a /tmp one sym_perfmap_read believes. Decided
+ * at the pid's first sample in anonymous code, as the samples' keys are
+ * (no map: they fold into one [anon] key per process); which table names
+ * them is chosen later, when the image's symbols load (image.c): the
+ * last embedded map of the pid by then, else the /tmp one if still
+ * believable.
+ */
 struct sym_map *perfmap_map(struct sym_session *s, struct sym_domain *d,
 				   struct proc *p, uint32_t pid)
 {
 	if (p->perfmap_state == 0) {
 		p->perfmap_state = 1;
-		char path[64];
-		snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", pid);
 		bool have = perfmap_blob(d, pid) != NULL;
-		struct stat st;
-		if (!have && d->kind == DP_DOMAIN_HOST && stat(path, &st) == 0 && S_ISREG(st.st_mode))
-			have = true;
+		if (!have && d->kind == DP_DOMAIN_HOST) {
+			char why[200];
+			int r = sym_perfmap_read(pid, SYM_NO_OWNER, NULL, NULL, why, sizeof(why));
+			if (r == 0) {
+				have = true;
+			} else if (why[0]) {
+				sym_warn(s, "%s; its JIT samples are [anon]", why);
+			}
+		}
 		if (have) {
+			char path[64];
+			snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", pid);
 			struct sym_image *img = sym_image_new(s, d, IMG_PERFMAP, sym_base_name(path), path);
 			img->pid = pid;
 			p->perfmap = sym_map_new(s, img, 0, UINT64_MAX, 0);

@@ -606,9 +606,10 @@ void sym_resolve(struct sym_session *s, const struct sym_map *cm, uint64_t ip,
 	struct sym_image *img = m->img;
 	image_place(s, m);
 	uint64_t addr = ip + m->delta;
-	out->image = img->name;
-	out->image_path = img->path;
 	image_load_symbols(s, img);
+	/* a JIT without a map (embedded or believable) is anonymous code */
+	out->image = img->kind == IMG_PERFMAP && img->perfmap_none ? "[anon]" : img->name;
+	out->image_path = img->path;
 	if (img->kt) {
 		size_t idx;
 		uint64_t start, end;

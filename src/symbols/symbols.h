@@ -93,6 +93,24 @@ void sym_set_map_model(struct sym_session *s, uint64_t max_entries, bool key_ide
 /* True once a mapping record was dropped for the entry bound. */
 bool sym_map_budget_spent(const struct sym_session *s);
 
+/*
+ * This host's JIT perf map of pid, /tmp/perf-PID.map, read only when it
+ * is believable: a regular file (never through a symbolic link) owned by
+ * this user (euid), root or `owner` (the process's own user, when the
+ * caller knows it; SYM_NO_OWNER: none) and not writable by group or
+ * others, checked on the opened file. On success returns 0 and *data
+ * (malloc'd, NUL after *len bytes; the caller frees it; data NULL: the
+ * checks only, nothing read). Else -ENOENT
+ * when there is none, or SYM_PERFMAP_UNTRUSTED or another negative errno
+ * with a one-line reason naming the file in why. Used by the recorder to
+ * embed the map (owner: the uid the process had when it mapped JIT
+ * memory) and by the report for a recording without it (no owner: a
+ * recording does not say whose the process was).
+ */
+#define SYM_PERFMAP_UNTRUSTED (-4102)
+#define SYM_NO_OWNER UINT32_MAX
+int sym_perfmap_read(uint32_t pid, uint32_t owner, char **data, size_t *len, char *why, size_t whylen);
+
 /* ---- lookup ---- */
 
 /*

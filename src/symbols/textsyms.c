@@ -5,12 +5,21 @@
  * and perf's JIT maps (/tmp/perf-PID.map, "START SIZE name" in hex). The
  * input is an embedded blob from a recording, i.e. untrusted: every line
  * is bounded by the buffer length (no NUL needed), malformed lines are
- * counted and skipped.
+ * counted and skipped. Also the one reader of a perf map file in /tmp
+ * (sym_perfmap_read), which decides whose files are believed.
  */
+#include "symbols/symbols.h"
 #include "symbols/internal.h"
 #include "symbols/kallsyms.h"
+#include "util/file.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void ksyms_parse(const char *text, size_t len, uint64_t bias, struct ksym_sink *sink)
 {
@@ -129,4 +138,62 @@ void perfmap_parse(const char *text, size_t len, struct sym_table *t)
 		}
 		p = next;
 	}
+}
+
+/*
+ * Any local user can create /tmp/perf-PID.map for any pid before or after
+ * the recording, and its names would then name another user's samples
+ * (perf ignores such files for that reason). Believed only when the file
+ * itself, checked on the opened fd so that it cannot be swapped after the
+ * check, is a regular file owned by the reader, root or the process's own
+ * user (when the caller knows it) and writable by nobody else; a symbolic
+ * link is never followed (O_NOFOLLOW: the link is the planted part).
+ */
+int sym_perfmap_read(uint32_t pid, uint32_t owner, char **data, size_t *len, char *why, size_t whylen)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/perf-%" PRIu32 ".map", pid);
+	if (data) {
+		*data = NULL;
+		*len = 0;
+	}
+	if (whylen)
+		why[0] = '\0';
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		int e = errno;
+		if (e == ELOOP)
+			snprintf(why, whylen, "%s: a symbolic link, not used", path);
+		else if (e != ENOENT)
+			snprintf(why, whylen, "%s: %s, not used", path, strerror(e));
+		return e == ELOOP ? SYM_PERFMAP_UNTRUSTED : -e;
+	}
+	struct stat st;
+	int ret = 0;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		snprintf(why, whylen, "%s: %s, not used", path, strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
+		ret = SYM_PERFMAP_UNTRUSTED;
+		snprintf(why, whylen, "%s: not a regular file, not used", path);
+	} else if (st.st_uid != geteuid() && st.st_uid != 0 &&
+		   (owner == SYM_NO_OWNER || st.st_uid != owner)) {
+		ret = SYM_PERFMAP_UNTRUSTED;
+		snprintf(why, whylen, "%s: owned by uid %u, neither this user%s nor root, not used",
+			 path, (unsigned)st.st_uid, owner == SYM_NO_OWNER ? "" : ", the process's");
+	} else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		ret = SYM_PERFMAP_UNTRUSTED;
+		snprintf(why, whylen, "%s: writable by group or others (mode %03o), not used",
+			 path, (unsigned)(st.st_mode & 0777));
+	} else if (data) {
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0)
+			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+		ret = file_read_fd(fd, st.st_size > 0 ? (uint64_t)st.st_size : 0, LOCAL_TEXT_MAX,
+				   data, len);
+		if (ret < 0)
+			snprintf(why, whylen, "%s: %s, not used", path, file_strerror(ret));
+	}
+	close(fd);
+	return ret;
 }

@@ -218,6 +218,7 @@ int cache_read(const char *path, size_t max, char **data, size_t *len, char *why
 	if (fl >= 0)
 		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	int r = file_read_fd(fd, (uint64_t)st.st_size, max, data, len);
+	close(fd);
 	if (r < 0)
 		return say(why, whylen, r, file_strerror(r), path);
 	return 0;

@@ -53,17 +53,17 @@ int file_read_all(const char *path, size_t max, char **data, size_t *len)
 	int fd = file_open_regular(path, &size);
 	if (fd < 0)
 		return fd;
-	return file_read_fd(fd, size, max, data, len);
+	int ret = file_read_fd(fd, size, max, data, len);
+	close(fd);
+	return ret;
 }
 
 int file_read_fd(int fd, uint64_t size, size_t max, char **data, size_t *len)
 {
 	*data = NULL;
 	*len = 0;
-	if (size > max) {
-		close(fd);
+	if (size > max)
 		return -EFBIG;
-	}
 	/* st_size is a hint only (0 for /proc files, or the file grows):
 	 * read to EOF, and one byte past max at most, to tell "exactly max"
 	 * from "more" */
@@ -93,7 +93,6 @@ int file_read_fd(int fd, uint64_t size, size_t max, char **data, size_t *len)
 			break;
 		}
 	}
-	close(fd);
 	if (ret < 0) {
 		free(buf);
 		return ret;

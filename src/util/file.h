@@ -37,8 +37,8 @@ int file_open_regular(const char *path, uint64_t *size);
  * error. */
 int file_read_all(const char *path, size_t max, char **data, size_t *len);
 
-/* file_read_all of an open regular file fd (size: its st_size, a hint);
- * closes fd in every case. */
+/* file_read_all's read, of an fd the caller opened (and closes): size
+ * is its st_size (a hint, 0 when unknown), max the bound. */
 int file_read_fd(int fd, uint64_t size, size_t max, char **data, size_t *len);
 
 /* Write all len bytes (retrying short writes and EINTR). 0, or a

@@ -27,6 +27,18 @@
  *   fifo OUT PATH...      host samples in a mapping of each PATH (a FIFO,
  *                         a device in the test) and kernel samples named
  *                         by an embedded kallsyms ("legit_func").
+ *   names OUT PID [perfmap]
+ *                         terminal escapes in every name a text output
+ *                         prints (tests/e2e/report-escapes.sh): host pid
+ *                         PID named "\x1b]0;PWNED-TITLE" with samples in
+ *                         anonymous memory (its JIT perf map's), in a
+ *                         library whose path holds a CSI and in a kernel
+ *                         symbol ending in an OSC 52; an active domain
+ *                         named with a CSI whose process name holds one.
+ *                         With "perfmap" the pid's perf map is embedded,
+ *                         one symbol "jit_evil\x1b]0;TERMTITLE\x07";
+ *                         without, the report looks for /tmp/perf-PID.map
+ *                         (tests/e2e/report-perfmap-owner.sh).
  *
  * The writer has no call for an already compressed table, so the bomb's
  * SYMTAB records are laid out here as docs/file-format.md describes and
@@ -264,11 +276,52 @@ static void gen_fifo(struct dp_writer *w, int n, char **paths)
 		sample(w, 0, DP_MODE_KERNEL, KBASE + 0x110, 9);
 }
 
+static void gen_names(struct dp_writer *w, uint32_t pid, bool perfmap)
+{
+	domain(w, 0, "host");
+	const char *k = "ffffffff81000000 T _text\nffffffff81000100 T legit_func\n"
+			"ffffffff81000200 T kevil\x1b]52;c;UFdORUQ=\x07\n"
+			"ffffffff81000300 T legit_end\n";
+	struct dp_symtab ks = { .kind = DP_SYMTAB_KALLSYMS, .name = "kallsyms",
+				.data = (const uint8_t *)k, .size = strlen(k) };
+	if (dp_write_symtab(w, 0, &ks) < 0)
+		die("symtab");
+	if (perfmap) {
+		char name[64], map[128];
+		snprintf(name, sizeof(name), "/tmp/perf-%u.map", pid);
+		snprintf(map, sizeof(map), "7f0000000000 100 jit_evil\x1b]0;TERMTITLE\x07\n");
+		struct dp_symtab st = { .kind = DP_SYMTAB_PERFMAP, .name = name,
+					.data = (const uint8_t *)map, .size = strlen(map) };
+		if (dp_write_symtab(w, 0, &st) < 0)
+			die("perfmap");
+	}
+	struct dp_task t = { .pid = pid, .tid = pid, .comm = "\x1b]0;PWNED-TITLE" };
+	struct dp_mmap anon = { .pid = pid, .start = 0x7f0000000000ull, .len = 0x10000, .path = "//anon" };
+	struct dp_mmap lib = { .pid = pid, .start = 0x400000, .len = 0x10000,
+			       .path = "/nonexistent/lib\x1b[31mred.so" };
+	if (dp_write_task(w, 0, &t) < 0 || dp_write_mmap(w, 0, &anon) < 0 || dp_write_mmap(w, 0, &lib) < 0)
+		die("task/mmap");
+	for (int i = 0; i < 20; i++)
+		sample(w, 0, DP_MODE_USER, 0x7f0000000010ull + (uint64_t)i, pid);
+	for (int i = 0; i < 5; i++) {
+		sample(w, 0, DP_MODE_USER, 0x401000 + (uint64_t)i, pid);
+		sample(w, 0, DP_MODE_KERNEL, KBASE + 0x210, pid);
+	}
+	domain(w, 1, "g\x1b[5mblink");
+	struct dp_task gt = { .pid = 42, .tid = 42, .comm = "gproc\x1b[2J" };
+	struct dp_mmap gm = { .pid = 42, .start = 0x400000, .len = 0x10000, .path = "/bin/g\x1b[7mapp" };
+	if (dp_write_task(w, 1, &gt) < 0 || dp_write_mmap(w, 1, &gm) < 0)
+		die("guest task/mmap");
+	for (int i = 0; i < 5; i++)
+		sample(w, 1, DP_MODE_USER, 0x401000 + (uint64_t)i, 42);
+}
+
 int cmd_gen_hostile(int argc, char **argv)
 {
 	if (argc < 4) {
 		fprintf(stderr, "usage: test-tool gen-hostile bomb OUT NDOM MIB | domains OUT NDOM NSAMPLES | "
-			"forks OUT NMAPS NFORKS [remap] | tables OUT N | fifo OUT PATH...\n");
+			"forks OUT NMAPS NFORKS [remap] | tables OUT N | fifo OUT PATH... | "
+			"names OUT PID [perfmap]\n");
 		return 2;
 	}
 	struct dp_writer_opts o = { .chunk_bytes = 1 << 20, .zstd_level = 1 };
@@ -290,6 +343,9 @@ int cmd_gen_hostile(int argc, char **argv)
 			  argc == 6 && !strcmp(argv[5], "remap"));
 	else if (!strcmp(argv[1], "tables") && argc == 4)
 		gen_tables(w, (unsigned)atoi(argv[3]));
+	else if (!strcmp(argv[1], "names") && (argc == 4 || argc == 5))
+		gen_names(w, (uint32_t)strtoul(argv[3], NULL, 10),
+			  argc == 5 && !strcmp(argv[4], "perfmap"));
 	else if (!strcmp(argv[1], "fifo"))
 		gen_fifo(w, argc - 3, argv + 3);
 	else

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests for the shared helpers that replaced per-file copies:
- * output/escape.c (JSON strings, CSV fields, UTF-8 checks) and
+ * output/escape.c (JSON strings, CSV fields, UTF-8 checks, the
+ * terminal-safe form of names in text) and
  * analysis/options.c (filter options and their description, percentages,
  * the wording of a failed profile_load). Known answers, byte for byte,
  * because every JSON/CSV/HTML output of domprof goes through them.
@@ -83,6 +84,60 @@ static void test_csv(void)
 	CHECK_STR(csv("a\rb"), "\"a\rb\"");
 }
 
+/* text_escape and its relatives: what a terminal would obey is shown as
+ * \xHH, everything else (valid UTF-8 included) is kept byte for byte. */
+static void test_text(void)
+{
+	char *e;
+	CHECK(text_is_safe("main") && text_is_safe(NULL) && text_is_safe(""));
+	CHECK_EQ_U64(text_safe_len("main"), 4);
+	/* the OSC of issue 34: window title, BEL */
+	e = text_escape("\x1b]0;PWNED-TITLE");
+	CHECK_STR(e, "\\x1b]0;PWNED-TITLE");
+	free(e);
+	e = text_escape("jit\x1b]0;TERMTITLE\x07");
+	CHECK_STR(e, "jit\\x1b]0;TERMTITLE\\x07");
+	CHECK_EQ_U64(text_safe_len("jit\x1b]0;TERMTITLE\x07"), strlen(e));
+	free(e);
+	/* every C0 control and DEL; tab and newline too (a name has none) */
+	e = text_escape("\x01\t\n\r\x1f\x7f~");
+	CHECK_STR(e, "\\x01\\x09\\x0a\\x0d\\x1f\\x7f~");
+	free(e);
+	/* valid UTF-8 of 2, 3 and 4 bytes stays; U+00A0 stays */
+	const char *u = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 \xc2\xa0";
+	CHECK(text_is_safe(u));
+	e = text_escape(u);
+	CHECK_STR(e, u);
+	free(e);
+	/* C1 controls: a lone byte 0x80..0x9f (an 8-bit CSI is 0x9b) and the
+	 * UTF-8 of U+0080..U+009F are escaped; an invalid Latin-1 letter stays */
+	e = text_escape("a\x9b" "2Jb\xc2\x9b" "c\xe9!");
+	CHECK_STR(e, "a\\x9b2Jb\\xc2\\x9bc\xe9!");
+	free(e);
+	e = text_escape("\xc3");             /* truncated sequence: a lone lead byte */
+	CHECK_STR(e, "\xc3");
+	free(e);
+	e = text_escape(NULL);
+	CHECK_STR(e, "");
+	free(e);
+	/* text_safe: the string itself when safe, else an owned copy */
+	char *own = (char *)1;
+	CHECK(text_safe("plain", &own) != NULL && own == NULL);
+	const char *r = text_safe("x\x1b", &own);
+	CHECK(own != NULL && r == own);
+	CHECK_STR(r, "x\\x1b");
+	free(own);
+	/* text_put, text_line and text_tmp: the same form, through a FILE */
+	FILE *f = open_mem();
+	text_put(f, "a\x1b[2Jb");
+	text_line(f, "w: ", "p\x07");
+	struct text_tmp t = { 0 };
+	fprintf(f, "%s|%s|%s", text_tmp_safe(&t, "ok"), text_tmp_safe(&t, "\x1b"), text_tmp_safe(&t, "\x9b"));
+	text_tmp_free(&t);
+	fclose(f);
+	CHECK_STR(mem, "a\\x1b[2Jbw: p\\x07\nok|\\x1b|\\x9b");
+}
+
 static void test_filter_args(void)
 {
 	struct filter_args fa = { 0 };
@@ -153,6 +208,7 @@ int main(void)
 	test_json();
 	test_utf8_put();
 	test_csv();
+	test_text();
 	test_filter_args();
 	test_percent();
 	test_load_reason();

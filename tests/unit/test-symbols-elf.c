@@ -10,12 +10,14 @@
  * the vDSO and garbage ELF input. Run from the repo root.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbols/buildid.h"
@@ -371,6 +373,7 @@ static void test_perfmap(void)
 		return;
 	fprintf(f, "7f0000001000 100 jit_func_one\n7f0000001100 80 LazyCompile:*two file.js:3\n");
 	fclose(f);
+	chmod(path, 0644);   /* believed whatever the umask (sym_perfmap_read) */
 	struct sym_session *s = sym_session_new();
 	struct dp_mmap m = { .pid = pid, .start = 0x7f0000000000ull, .len = 0x10000, .path = "//anon" };
 	sym_add_mmap(s, 0, &m);
@@ -439,6 +442,61 @@ static void test_perfmap(void)
 	CHECK_STR(res.symbol, "[unknown]");
 	CHECK_STR(res.image, "[anon]");
 	sym_session_free(s);
+}
+
+/* Whose /tmp/perf-PID.map is believed (sym_perfmap_read, issue 34): the
+ * reader's or root's (or a named owner's), not writable by others, never
+ * through a link. The pid is this process's, whose map nobody else makes. */
+static void test_perfmap_trust(void)
+{
+	uint32_t pid = (uint32_t)getpid();
+	char path[64], why[200], *data;
+	size_t len;
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	unlink(path);
+	CHECK(sym_perfmap_read(pid, SYM_NO_OWNER, &data, &len, why, sizeof(why)) == -ENOENT);
+	CHECK_STR(why, "");
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs("1000 10 jit\n", f);
+	fclose(f);
+	chmod(path, 0644);
+	CHECK(sym_perfmap_read(pid, SYM_NO_OWNER, &data, &len, why, sizeof(why)) == 0);
+	CHECK(data && len == 12 && !strcmp(data, "1000 10 jit\n"));
+	free(data);
+	CHECK(sym_perfmap_read(pid, SYM_NO_OWNER, NULL, NULL, why, sizeof(why)) == 0);
+	chmod(path, 0664);   /* group-writable: anyone in the group could have written it */
+	CHECK(sym_perfmap_read(pid, SYM_NO_OWNER, &data, &len, why, sizeof(why)) == SYM_PERFMAP_UNTRUSTED);
+	CHECK(data == NULL && strstr(why, "writable by group or others") && strstr(why, path));
+	chmod(path, 0644);
+	if (geteuid() == 0) {
+		/* another user's file: refused, unless it is the named owner's */
+		CHECK(chown(path, 65534, 65534) == 0);
+		CHECK(sym_perfmap_read(pid, SYM_NO_OWNER, &data, &len, why, sizeof(why)) ==
+		      SYM_PERFMAP_UNTRUSTED);
+		CHECK(strstr(why, "owned by uid 65534") != NULL);
+		CHECK(sym_perfmap_read(pid, 65534, &data, &len, why, sizeof(why)) == 0);
+		free(data);
+		CHECK(sym_perfmap_read(pid, 1000, NULL, NULL, why, sizeof(why)) == SYM_PERFMAP_UNTRUSTED);
+	}
+	/* a symbolic link is never followed, even to a good file */
+	char target[80];
+	snprintf(target, sizeof(target), "/tmp/perf-%u.map.target", pid);
+	unlink(path);
+	f = fopen(target, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs("1000 10 jit\n", f);
+		fclose(f);
+		CHECK(symlink(target, path) == 0);
+		CHECK(sym_perfmap_read(pid, SYM_NO_OWNER, &data, &len, why, sizeof(why)) ==
+		      SYM_PERFMAP_UNTRUSTED);
+		CHECK(strstr(why, "symbolic link") != NULL);
+	}
+	unlink(path);
+	unlink(target);
 }
 
 static void test_vdso(void)
@@ -549,6 +607,7 @@ int main(void)
 	test_buildid();
 	test_garbage_file();
 	test_perfmap();
+	test_perfmap_trust();
 	test_vdso();
 	test_name_probe();
 	return unit_done();
