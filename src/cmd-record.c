@@ -90,7 +90,9 @@ const char usage_record[] =
 	"                      that start-up runs while the others sample, at most\n"
 	"                      start-time=SECONDS (default 10) and start-mb=MIB (32) of\n"
 	"                      guest memory; past them the domain goes on with what it\n"
-	"                      read, and a guest that fails during it ends only itself\n"
+	"                      read, and a guest that fails during it ends only itself;\n"
+	"                      a task-list walk while recording holds the VM at most\n"
+	"                      walk-ms=MS (default 100)\n"
 	"  --allow-remote-stub allow a gdb stub that is not on this machine\n"
 	"output:\n"
 	"  -o, --output FILE   output file (default domprof.data); an existing file is\n"
@@ -659,6 +661,11 @@ static void print_summary(const struct recorder *r, const struct collector_resul
 				fprintf(stderr, "%s%.2f task checks a tick (%.3f ms each), %" PRIu64 " changed", in,
 					(double)st.task_checks / (double)st.ticks,
 					(double)st.task_check_ns / 1e6 / (double)st.task_checks, st.task_changes);
+				in = ", ";
+			}
+			if (st.walks_cut) {
+				fprintf(stderr, "%s%" PRIu64 " task-list walk%s cut by the walk budget", in, st.walks_cut,
+					st.walks_cut == 1 ? "" : "s");
 				in = ", ";
 			}
 			if (dl) {

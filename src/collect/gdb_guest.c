@@ -58,6 +58,14 @@
 /* At most one task-list walk per second for address spaces not yet seen:
  * a walk of ~100 tasks costs a few ms of stopped VM. */
 #define GUEST_REWALK_NS 1000000000ull
+/* A walk during the recording holds the VM stopped: it gets this budget
+ * (walk-ms=; a 100-task walk reads ~100 KB in a few ms). A walk cut by it keeps
+ * what it read, and the next one waits twice as long, up to
+ * GUEST_REWALK_MAX_NS, so a guest with a huge task list cannot hold
+ * its VM stopped for a large share of the time. */
+#define GUEST_REWALK_BUDGET_MS 100u
+#define GUEST_REWALK_BUDGET_BYTES (2u << 20)
+#define GUEST_REWALK_MAX_NS 64000000000ull
 /* Processes remembered per domain (new address spaces beyond this keep
  * their cr3 bucket). */
 #define GUEST_MAX_PROCS 65536u
@@ -91,6 +99,8 @@ struct gdb_guest {
 	atomic_uint_fast64_t check_ns;         /* time the VM was held for them */
 	bool want_walk;         /* a sample had an unknown address space */
 	uint64_t last_walk_ns;
+	uint64_t rewalk_ns;     /* wait between walks: GUEST_REWALK_NS, doubled per cut walk */
+	atomic_uint_fast64_t walks_cut;  /* walks during the recording cut by their budget */
 	/* Set by the recorder's thread (a new --switch-output file): the
 	 * sampler queues every process known again at its next tick. */
 	atomic_bool replay;
@@ -597,7 +607,9 @@ void gdb_guest_tick(struct gdb_source *s, struct dp_sample *v, size_t n, unsigne
 		else
 			g->want_walk = true;
 	}
-	if (!g->want_walk || mono_ns() - g->last_walk_ns < GUEST_REWALK_NS)
+	if (!g->rewalk_ns)
+		g->rewalk_ns = GUEST_REWALK_NS;
+	if (!g->want_walk || mono_ns() - g->last_walk_ns < g->rewalk_ns)
 		return;
 	/* The replies read so far are acked first: our requests follow. A
 	 * kernel-mode vCPU is selected when there is one (with page-table
@@ -612,7 +624,16 @@ void gdb_guest_tick(struct gdb_source *s, struct dp_sample *v, size_t n, unsigne
 	struct guest_mem m;
 	struct mem_ctx mc;
 	gdb_guest_mem(s, &m, &mc);
+	mc.deadline_ns = mono_ns() + (uint64_t)(s->spec.walk_ms ? s->spec.walk_ms : GUEST_REWALK_BUDGET_MS) * 1000000ull;
+	mc.max_bytes = GUEST_REWALK_BUDGET_BYTES;
 	(void)walk(s, g, &m);
+	if (mc.over == -ETIME || mc.over == -E2BIG) {
+		atomic_fetch_add(&g->walks_cut, 1);
+		if (g->rewalk_ns < GUEST_REWALK_MAX_NS)
+			g->rewalk_ns *= 2;
+	} else {
+		g->rewalk_ns = GUEST_REWALK_NS;
+	}
 	/* the samples of this tick get the names just read */
 	for (size_t i = 0; i < n; i++) {
 		const struct gproc *p = v[i].mode == DP_MODE_USER && v[i].has_asid ? proc_of(g, &v[i]) : NULL;
@@ -643,6 +664,7 @@ void gdb_guest_stats(const struct gdb_source *s, struct gdb_source_stats *st)
 	st->task_checks = s->guest ? atomic_load(&s->guest->checks) : 0;
 	st->task_changes = s->guest ? atomic_load(&s->guest->changes) : 0;
 	st->task_check_ns = s->guest ? atomic_load(&s->guest->check_ns) : 0;
+	st->walks_cut = s->guest ? atomic_load(&s->guest->walks_cut) : 0;
 }
 
 int gdb_guest_drain(struct gdb_source *s, struct dp_writer *w)

@@ -199,9 +199,10 @@ int gdb_read_symfile(const char *path, uint8_t **data, size_t *len);
  * With s set, a stop of the source ends the reads: at once during the
  * start-up, else GDB_FINAL_MS after it was asked (the final task walk
  * still runs, but a huge one cannot hold the recording's end).
- * With startup set, the reads stop at deadline_ns and past max_bytes,
- * and after the stub's first fatal error; over says why (-ETIME,
- * -E2BIG, -ECANCELED for the stop, or the stub's error). */
+ * The reads stop at deadline_ns and past max_bytes where those are set
+ * (the start-up's budget, a task-list walk's during the recording);
+ * with startup set also after the stub's first fatal error; over says
+ * why (-ETIME, -E2BIG, -ECANCELED for the stop, or the stub's error). */
 struct mem_ctx {
 	struct rsp_conn *c;
 	struct gdb_source *s;

@@ -408,7 +408,7 @@ void gdb_source_get_stats(const struct gdb_source *s, struct gdb_source_stats *s
 	st->vcpus = s->nvcpu;
 	st->kaslr_offset = s->kaslr;
 	st->chains = st->chains_complete = st->unwind_bytes = st->unwind_reads = 0;
-	st->task_checks = st->task_changes = st->task_check_ns = 0;
+	st->task_checks = st->task_changes = st->task_check_ns = st->walks_cut = 0;
 	if (atomic_load(&s->ready)) {   /* the chains and tasks are the start-up's until then */
 		gdb_chains_stats(s, st);
 		gdb_guest_stats(s, st);

@@ -46,6 +46,9 @@ struct gdb_spec {
 	/* start-time=SECONDS, start-mb=MIB: the start-up budget (0: the
 	 * defaults below) */
 	unsigned start_s, start_mb;
+	/* walk-ms=MS: the time budget of a task-list walk during the
+	 * recording (0: GUEST_REWALK_BUDGET_MS of gdb_guest.c) */
+	unsigned walk_ms;
 };
 
 /*
@@ -112,6 +115,7 @@ struct gdb_source_stats {
 	 * a new cr3, a task that just changed) and of those read whole (a
 	 * new process or an exec), see gdb_guest.c */
 	uint64_t task_checks, task_changes, task_check_ns;  /* ns: the VM held for them */
+	uint64_t walks_cut;     /* task-list walks during the recording cut by their budget */
 };
 void gdb_source_get_stats(const struct gdb_source *s, struct gdb_source_stats *st);
 

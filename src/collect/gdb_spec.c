@@ -100,20 +100,23 @@ static int spec_option(const char *name, const char *opt, const char *val, struc
 			out->unwind.window = v;
 		else
 			out->unwind.max_bytes = v;
-	} else if (!strcmp(opt, "start-time") || !strcmp(opt, "start-mb")) {
+	} else if (!strcmp(opt, "start-time") || !strcmp(opt, "start-mb") || !strcmp(opt, "walk-ms")) {
 		/* The start-up budget (gdb_source.h): whole seconds and MiB,
-		 * from a blink to what a 65,536-task guest would cost. */
-		bool time = !strcmp(opt, "start-time");
-		unsigned long hi = time ? 600 : 1024;
+		 * from a blink to what a 65,536-task guest would cost; a
+		 * walk's during the recording in ms (the VM is held for it). */
+		bool time = !strcmp(opt, "start-time"), walk = !strcmp(opt, "walk-ms");
+		unsigned long hi = walk ? 10000 : time ? 600 : 1024;
 		char *e;
 		errno = 0;
 		unsigned long v = strtoul(val, &e, 10);
 		if (!val[0] || *e || errno || v < 1 || v > hi || val[0] == '-') {
 			snprintf(err, errlen, "%s: %s= must be a number from 1 to %lu (%s)", name, opt, hi,
-				 time ? "seconds" : "MiB");
+				 walk ? "ms" : time ? "seconds" : "MiB");
 			return -EINVAL;
 		}
-		if (time)
+		if (walk)
+			out->walk_ms = (unsigned)v;
+		else if (time)
 			out->start_s = (unsigned)v;
 		else
 			out->start_mb = (unsigned)v;
@@ -124,7 +127,7 @@ static int spec_option(const char *name, const char *opt, const char *val, struc
 		}
 		out->regs_p = val[0] == 'p';
 	} else {
-		snprintf(err, errlen, "%s: unknown option '%s' (kallsyms=, sysmap=, vmlinux=, kaslr=, regs=, pipeline=, current=, unwind-window=, unwind-max=, unwind-depth=, start-time=, start-mb=)", name, opt);
+		snprintf(err, errlen, "%s: unknown option '%s' (kallsyms=, sysmap=, vmlinux=, kaslr=, regs=, pipeline=, current=, unwind-window=, unwind-max=, unwind-depth=, start-time=, start-mb=, walk-ms=)", name, opt);
 		return -EINVAL;
 	}
 	return 0;

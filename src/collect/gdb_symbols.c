@@ -46,12 +46,10 @@ int gdb_mem_read(void *vctx, uint64_t addr, void *buf, size_t len)
 		return m->over;
 	if (m->s && (m->startup ? atomic_load(&m->s->stop_at_ns) != 0 : gdb_final_over(m->s)))
 		return m->over = -ECANCELED;
-	if (m->startup) {
-		if (mono_ns() >= m->deadline_ns)
-			return m->over = -ETIME;
-		if (m->bytes + len > m->max_bytes)
-			return m->over = -E2BIG;
-	}
+	if (m->deadline_ns && mono_ns() >= m->deadline_ns)
+		return m->over = -ETIME;
+	if (m->max_bytes && m->bytes + len > m->max_bytes)
+		return m->over = -E2BIG;
 	int r = rsp_read_memory(m->c, addr, buf, len);
 	if (r == 0)
 		m->bytes += len;
