@@ -605,6 +605,22 @@ static bool span_ok(const struct guest_ksyms_src *s)
 }
 
 /* Fills out->src from the tables found (all inside the window). */
+/* decode, and on success the layout found and where the tables are. */
+static int decode_named(const struct win *w, const struct tables *t, const struct guest_kimage *img,
+			struct guest_ksyms *out, char *why, size_t whylen)
+{
+	int r = decode(w, t, img, out, why, whylen);
+	if (r == 0) {
+		snprintf(out->layout, sizeof(out->layout), "%s%s, %s first, markers u%u%s",
+			 t->relbase ? "base-relative" : "absolute", t->abs_percpu ? " abs-percpu" : "",
+			 t->offsets_first ? (t->relbase ? "offsets" : "addresses") : "names", t->mwidth * 8,
+			 t->seqs_size ? ", seqs" : "");
+		out->tables_at = t->offsets_first ? t->addrs : t->num_syms_at;
+		out->tokens_at = t->tt;
+	}
+	return r;
+}
+
 static void span_make(const struct win *w, const struct tables *t, const struct guest_kimage *img,
 		      struct guest_ksyms *out)
 {
@@ -675,16 +691,9 @@ int guest_ksyms_reuse(struct guest_mem *m, const struct guest_kimage *img,
 	}
 	uint64_t mend = align8(t.markers + t.nmarkers * t.mwidth);
 	t.seqs_size = t.tt > mend ? t.tt - mend : 0;
-	r = decode(&w, &t, img, out, why, whylen);
-	if (r == 0) {
-		snprintf(out->layout, sizeof(out->layout), "%s%s, %s first, markers u%u%s",
-			 t.relbase ? "base-relative" : "absolute", t.abs_percpu ? " abs-percpu" : "",
-			 t.offsets_first ? (t.relbase ? "offsets" : "addresses") : "names", t.mwidth * 8,
-			 t.seqs_size ? ", seqs" : "");
-		out->tables_at = t.offsets_first ? t.addrs : t.num_syms_at;
-		out->tokens_at = t.tt;
+	r = decode_named(&w, &t, img, out, why, whylen);
+	if (r == 0)
 		out->src = *src;
-	}
 	free(w.buf);
 	return r;
 }
@@ -791,16 +800,9 @@ static int ksyms_from(struct guest_mem *m, const struct guest_kimage *img, uint6
 			    "offsets or addresses next to them", (unsigned long long)t.nsyms,
 			    (unsigned long long)t.names);
 	}
-	r = decode(&w, &t, img, out, why, whylen);
-	if (r == 0) {
-		snprintf(out->layout, sizeof(out->layout), "%s%s, %s first, markers u%u%s",
-			 t.relbase ? "base-relative" : "absolute", t.abs_percpu ? " abs-percpu" : "",
-			 t.offsets_first ? (t.relbase ? "offsets" : "addresses") : "names", t.mwidth * 8,
-			 t.seqs_size ? ", seqs" : "");
-		out->tables_at = t.offsets_first ? t.addrs : t.num_syms_at;
-		out->tokens_at = t.tt;
+	r = decode_named(&w, &t, img, out, why, whylen);
+	if (r == 0)
 		span_make(&w, &t, img, out);
-	}
 	free(w.buf);
 	return r;
 }

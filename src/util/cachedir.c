@@ -168,10 +168,11 @@ int cache_open_dir(const char *dir, bool create, char *why, size_t whylen)
 	if ((fd = walk(fd, dir, create, &links, why, whylen)) < 0)
 		return fd;
 	/* the cache's own directory: this user's only */
-	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+	bad = fstat(fd, &st) < 0 ? "cannot stat" : st.st_uid != geteuid() ? "owned by another user" :
+	      (st.st_mode & (S_IWGRP | S_IWOTH)) ? "writable by group or others" : NULL;
+	if (bad) {
 		close(fd);
-		return say(why, whylen, -EPERM, st.st_uid != geteuid() ? "owned by another user" :
-			   "writable by group or others", dir);
+		return say(why, whylen, -EPERM, bad, dir);
 	}
 	return fd;
 }
