@@ -24,8 +24,18 @@ finished() { # FILE: STATS present, no damage, STATS counts the SAMPLE records
 }
 
 # 1. broken stderr pipe, message during the recording ("pid N exited")
+# short_lived NAME: a process that exits once the recording of
+# $OUT/NAME has begun (its temporary file exists): a sanitized recorder
+# on a loaded machine can take seconds to start, and it refuses a pid
+# already gone. Sets $short.
+short_lived() {
+	( for _ in $(seq 600); do
+		compgen -G "$OUT/.$1.tmp-*" >/dev/null && exit 0
+		sleep 0.05
+	  done ) & short=$!
+}
 ( while :; do :; done ) & busy=$!; bg_pids+=($busy)
-sleep 2 & short=$!
+short_lived pipe.data
 rc=$(python3 - "$DOMPROF" "$OUT/pipe.data" "$short,$busy" <<'PY'
 import os, subprocess, sys
 r, w = os.pipe()
@@ -41,7 +51,7 @@ echo "record with a broken stderr pipe -> $rc"
 finished "$OUT/pipe.data"
 
 # 2. stderr closed: the pid-exited message must not land in the file
-sleep 0.5 & short=$!
+short_lived closed.data
 rc=0
 "$DOMPROF" record -o "$OUT/closed.data" -p "$short,1" -d 1.5 2>&- || rc=$?
 [ $rc -eq 0 ] || fail_later "record with stderr closed exited $rc"
