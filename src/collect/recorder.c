@@ -235,9 +235,14 @@ static int start_agents(struct recorder *r)
 		 * own thread): only that domain ends; the collector says it. */
 		if (domain_source_is_passive(r->ds[i]))
 			continue;
-		if (domain_source_ended(r->ds[i]))
-			say(r, "%s", m ? m : domain_source_name(r->ds[i]));
-		else if (domain_source_started(r->ds[i]))
+		/* An agent that died after it was connected (START refused
+		 * or its connection lost) ends only its own domain, as a
+		 * passive guest dying in its start-up does. */
+		if (domain_source_ended(r->ds[i])) {
+			say(r, "%s; the recording goes on without this domain", m ? m : domain_source_name(r->ds[i]));
+			continue;
+		}
+		if (domain_source_started(r->ds[i]))
 			continue;
 		else if (c->stop_flag && *c->stop_flag)
 			say(r, "%s: the agent had not started its recording when the recording was stopped",

@@ -19,7 +19,10 @@
 #     interrupted", the file is finished (info shows STATS, no damage);
 #  4. a fake agent that claims 2^63 lost samples: the recorder counts at
 #     most rate x CPUs x (seconds + 5) and says so; `info` shows a sane
-#     lost share and `report --domain host` none of it.
+#     lost share and `report --domain host` none of it;
+#  5. a fake agent that closes the connection at START (it dies during
+#     its start-up): only its domain ends, with one line; record exits 0
+#     and the file holds the host's samples (issue 34, item 6).
 source "$(dirname "$0")/../lib/common.bash"
 source "$(dirname "$0")/lib/agent.bash"
 mkdir -p "$OUT/agdir"
@@ -143,5 +146,18 @@ grep -q 'liar: .*claimed 9223372036854775808 lost samples' "$OUT/record2.log" ||
 "$DOMPROF" report -i "$OUT/lost.data" --domain host >"$OUT/report-host.txt" 2>&1 || fail "report failed"
 grep '^# lost samples' "$OUT/report-host.txt"
 grep -q '^# lost samples: 0 ' "$OUT/report-host.txt" || fail "the agent's claim changed the host's lost share"
+
+# 5. an agent dying at START ends only its domain
+start_fake_agent start-dies fake3.log || fail "the fake agent did not start"
+rc=0
+"$DOMPROF" record -f -a -F 200 -d 1 -o "$OUT/dies.data" --domain "dies=agent:127.0.0.1:$FPORT" \
+	2>"$OUT/record3.log" || rc=$?
+cat "$OUT/record3.log"
+grep -q 'START: closing' "$OUT/fake3.log" || fail "control: the fake agent was never asked to START"
+[ $rc -eq 0 ] || fail "record exited $rc when an agent died at START"
+[ "$(grep -c 'dies: .*the recording goes on without this domain' "$OUT/record3.log")" -eq 1 ] ||
+	fail "not one line saying the dead agent's domain ended"
+n=$("$DOMPROF" report -q -i "$OUT/dies.data" --domain host --format csv 2>/dev/null | awk -F, 'NR > 1 { n += $1 } END { print n + 0 }')
+[ "$n" -gt 0 ] || fail "no host samples in the recording of a dead agent's run"
 fi
 echo "agent-dos: ok"

@@ -101,6 +101,9 @@ start_agent agent3.log --dir "$OUT/agdir" --once || fail "the agent did not star
 "$DOMPROF" record -f -a -F 500 -d 3 -o "$OUT/k.data" --domain "self=agent:127.0.0.1:$PORT" \
 	2>"$OUT/kill.err" & rpid=$!
 wait_for "$OUT/kill.err" 'recording at' 30
+# killed once its START is answered: a death before that ends the domain
+# at its start, which record-domain.sh checks
+wait_for "$OUT/agent3.log" 'recording the guest at' 30
 sleep 0.5
 kill -9 $APID
 wait $rpid; rc=$?
