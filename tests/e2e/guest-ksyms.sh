@@ -9,8 +9,10 @@
 # guest when missing): every symbol of it at the same address (plus the
 # shift) with the same type, and at most 64 symbols more; the build id
 # equals the ELF's own (readelf -n); fewer than 8 MiB of guest memory
-# read. Controls that must fail: the comparison against a wrong shift, a
-# flipped byte in the token table and one in the first table (refused,
+# read; the host cache's reuse of the tables at another shift gives the
+# same table (and refuses a flipped token table as stale). Controls that
+# must fail: the comparison against a wrong shift, a flipped byte in the
+# token table and one in the first table (refused,
 # or decoded to symbols that disagree). Skips (77) only when a kernel or
 # its ground truth cannot be obtained.
 #
@@ -113,6 +115,19 @@ for meta in "${kernels[@]}"; do
 		[ -z "$want_layout" ] || [ "$got" = "$want_layout" ] ||
 			fail "$k: layout '$got', expected '$want_layout'"
 	done
+	# The host cache's path (guest_ksyms_reuse): the tables found at
+	# shift 0 decoded again where they were, at SHIFT (another boot):
+	# the same table; control: a flipped token-table byte there is
+	# refused as stale.
+	tok0=$(stat "$OUT/$k-$SHIFT.err" tokens)
+	"$TT" guest-ksyms "vmlinux:$v,shift=0" --reuse "vmlinux:$v,shift=$SHIFT" >/dev/null 2>"$OUT/$k-reuse.err" ||
+		fail "$k: reuse at another shift refused: $(tail -n 1 "$OUT/$k-reuse.err")"
+	grep -q "^reuse: ok .* same=1 " "$OUT/$k-reuse.err" || fail "$k: reuse: $(tail -n 1 "$OUT/$k-reuse.err")"
+	"$TT" guest-ksyms "vmlinux:$v,shift=0" --reuse "vmlinux:$v,shift=$SHIFT" --flip "$(printf '0x%x' $((tok0 + 40)))" \
+		>/dev/null 2>"$OUT/$k-reuse-flip.err" && fail "$k control: reuse accepted a flipped token table"
+	grep -q "^reuse: refused (stale)" "$OUT/$k-reuse-flip.err" ||
+		fail "$k control: flipped reuse: $(tail -n 1 "$OUT/$k-reuse-flip.err")"
+	echo "  reuse at another shift: $(grep -o 'same=1 layout=.*' "$OUT/$k-reuse.err"); flipped: refused as stale"
 	# The build id, against the ELF's own note.
 	id=$("$TT" guest-ksyms "vmlinux:$v,shift=$SHIFT" --buildid 2>"$OUT/$k-id.err") ||
 		fail "$k: build id: $(tail -n 1 "$OUT/$k-id.err")"
