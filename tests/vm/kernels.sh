@@ -10,7 +10,8 @@
 #       cache folder <package>_<version>, with config) and VM_KVER (the
 #       kernel's release, e.g. 6.19.11+deb13-amd64). Offline, the newest
 #       cached kernel of that series. Returns 1 with VM_KERR set (one line)
-#       when neither the archive nor the cache has one.
+#       when neither the archive nor the cache has one; VM_KERR starts
+#       with "archive unreachable:" when the archive could not be read.
 #
 # The archive is read through a private apt configuration under the cache
 # ($cache/apt: a sources list and a lists folder, refreshed when older than
@@ -32,8 +33,9 @@ vm_kapt_opts() {
 	echo "-o Dir::Etc::sourcelist=$k/sources.list -o Dir::Etc::sourceparts=- -o Dir::State::Lists=$k/lists -o Dir::Cache=$k/cache -o Debug::NoLocking=1"
 }
 
-# Refreshes the private lists when missing or older than a day (quietly;
-# returns 1 when the archive cannot be reached and no lists exist).
+# Refreshes the private lists when missing or older than a day (quietly).
+# Returns 0 (fresh), 2 (the archive could not be reached: the lists are
+# the last ones read) or 1 (not reached, no lists).
 vm_kapt_update() {
 	local cache=$1 k=$1/apt s
 	mkdir -p "$k/lists/partial" "$k/cache/archives/partial" || return 1
@@ -43,24 +45,30 @@ vm_kapt_update() {
 	done
 	cmp -s "$k/sources.list.new" "$k/sources.list" || rm -f "$k/stamp"
 	mv "$k/sources.list.new" "$k/sources.list"
+	local rc=0
 	if [ -z "$(find "$k/stamp" -mmin -1440 2>/dev/null)" ]; then
 		# shellcheck disable=SC2046
 		if timeout 300 apt-get $(vm_kapt_opts "$cache") -qq update >"$k/update.log" 2>&1 &&
 		   ! grep -q '^[WE]:' "$k/update.log"; then
 			touch "$k/stamp"
+		else
+			rc=2
 		fi
 	fi
-	ls "$k"/lists/*_Packages* >/dev/null 2>&1
+	ls "$k"/lists/*_Packages* >/dev/null 2>&1 || rc=1
+	return $rc
 }
 
 vm_kernel_fetch() {
-	local series=$1 flavor=${2:-amd64} cache opts rel pkg ver dir tmp v
+	local series=$1 flavor=${2:-amd64} cache opts rel= pkg= ver= dir= tmp v
 	VM_KERR=
 	cache=$(vm_cache_dir)
 	opts=$(vm_kapt_opts "$cache")
 	exec 8>"$cache/lock"
 	flock 8
-	if vm_kapt_update "$cache"; then
+	local up=0
+	vm_kapt_update "$cache" || up=$?
+	if [ $up != 1 ]; then
 		# Releases of the series: linux-image-<rel>-<flavor>, rel starting
 		# with the series then ".", "-" or "+" (6.19 must not match 6.190).
 		# shellcheck disable=SC2086
@@ -91,14 +99,18 @@ vm_kernel_fetch() {
 					echo "$rel" >"$dir/release"
 					[ -n "$v" ] && cp "$v" "$dir/vmlinuz.tmp" && mv "$dir/vmlinuz.tmp" "$dir/vmlinuz"
 				fi
-				[ -s "$dir/vmlinuz" ] || VM_KERR="'apt-get download $pkg=$ver' gave no vmlinuz: $(tail -n 1 "$tmp/log" 2>/dev/null)"
+				if [ ! -s "$dir/vmlinuz" ]; then
+					VM_KERR="'apt-get download $pkg=$ver' gave no vmlinuz: $(tail -n 1 "$tmp/log" 2>/dev/null)"
+					[ $up = 2 ] && VM_KERR="archive unreachable: $VM_KERR"
+				fi
 				rm -rf "$tmp"
 			fi
 		else
 			VM_KERR="no linux-image-$series*-$flavor in $VM_KSUITES"
+			[ $up = 2 ] && VM_KERR="archive unreachable: $VM_KERR (lists not refreshed)"
 		fi
 	else
-		VM_KERR="cannot read the package lists of $VM_KMIRROR ($VM_KSUITES): $(grep -m1 '^[WE]:' "$cache/apt/update.log" 2>/dev/null)"
+		VM_KERR="archive unreachable: cannot read the package lists of $VM_KMIRROR ($VM_KSUITES): $(grep -m1 '^[WE]:' "$cache/apt/update.log" 2>/dev/null)"
 	fi
 	# Offline: the newest cached kernel of that series and flavor.
 	if [ -z "$dir" ] || [ ! -s "$dir/vmlinuz" ]; then
