@@ -193,9 +193,11 @@ struct tables {
 	uint64_t nmarkers;
 	uint64_t seqs_size;     /* bytes of seqs_of_names between markers and tt */
 	uint64_t num_syms_at, names, names_end;
+	unsigned nsw;           /* bytes of num_syms: 8 (up to 7.1), 4 (7.2+) */
 	uint64_t nsyms;
 	uint64_t addrs;         /* offsets or addresses */
 	uint64_t relbase;       /* value of kallsyms_relative_base; 0: absolute */
+	bool prel;              /* offsets relative to their own place (7.2+) */
 	bool offsets_first;     /* offsets before num_syms (up to 6.3) */
 	bool abs_percpu;
 	uint64_t work;          /* steps of the search so far (WORK_MAX) */
@@ -206,8 +208,8 @@ struct tables {
  * rodata scanned, one per name walked). */
 #define WORK_MAX (64ull << 20)
 
-/* Is there a valid token index at ti (8-aligned) with its token table just
- * before it? */
+/* Is there a valid token index at ti (4-aligned) with its token table just
+ * before it (4-aligned: 8 up to 7.2, 4 in 7.3)? */
 static bool tokens_at(const struct win *w, uint64_t ti, struct tables *t)
 {
 	const uint8_t *p = at(w, ti);
@@ -234,7 +236,7 @@ static bool tokens_at(const struct win *w, uint64_t ti, struct tables *t)
 		s--;
 		n++;
 	}
-	if (n == 0 || s < w->lo + idx[255] || (s - idx[255]) % 8)
+	if (n == 0 || s < w->lo + idx[255] || (s - idx[255]) % 4)
 		return false;
 	uint64_t tt = s - idx[255];
 	for (int k = 0; k < 256; k++) {
@@ -291,7 +293,7 @@ static bool names_walk(const struct win *w, struct tables *t, uint64_t nsyms)
 			return false;
 		p += hdr + len;
 	}
-	if (align8(p) != end)
+	if (p > end || end - p >= 8)   /* padding to the markers' alignment */
 		return false;
 	t->names_end = p;
 	t->nsyms = nsyms;
@@ -304,21 +306,28 @@ static bool names_find(const struct win *w, struct tables *t, uint64_t nlo, uint
 {
 	uint64_t c = t->nmarkers, last = marker(w, t, c - 1);
 	uint64_t rest = nhi - 256 * (c - 1);      /* symbols after the last marker */
-	if (t->markers < w->lo + 8 + last)
+	if (t->markers < w->lo + 8 + 2 + last)
 		return false;
-	uint64_t hi = t->markers - 8 - last;      /* names start at most here */
+	uint64_t hi = t->markers - 2 - last;      /* names start at most here */
 	uint64_t span = rest * (2 + KSYM_NAME_LEN) + 8;
 	uint64_t lo = hi - w->lo > span ? hi - span : w->lo + 8;
-	for (uint64_t names = hi & ~7ull; names >= lo && names >= w->lo + 8; names -= 8) {
+	/* num_syms is 8 bytes (8-aligned, names 8-aligned after it) up to
+	 * 7.1, 4 bytes with the names 4-aligned right after it from 7.2 */
+	for (uint64_t names = hi & ~3ull; names >= lo && names >= w->lo + 8; names -= 4) {
 		if (++t->work > WORK_MAX)
 			return false;
-		uint32_t n = get32(at(w, names - 8));
-		if (n < nlo || n > nhi || n > GUEST_KSYMS_MAX_SYMS || get32(at(w, names - 4)) != 0)
-			continue;
-		t->names = names;
-		t->num_syms_at = names - 8;
-		if (names_walk(w, t, n))
-			return true;
+		for (unsigned nsw = 8; nsw >= 4; nsw -= 4) {
+			if (nsw == 8 && names % 8)
+				continue;
+			uint32_t n = get32(at(w, names - nsw));
+			if (n < nlo || n > nhi || n > GUEST_KSYMS_MAX_SYMS || (nsw == 8 && get32(at(w, names - 4)) != 0))
+				continue;
+			t->names = names;
+			t->num_syms_at = names - nsw;
+			t->nsw = nsw;
+			if (names_walk(w, t, n))
+				return true;
+		}
 	}
 	return false;
 }
@@ -330,7 +339,9 @@ static bool markers_find(struct win *w, struct tables *t)
 {
 	uint64_t lo = w->lo;
 	for (unsigned mw = 4; mw <= 8; mw += 4) {
-		for (uint64_t m = (t->tt - 8) & ~7ull; m >= lo + 8 && m + mw <= t->tt; m -= 8) {
+		for (uint64_t m = (t->tt - 4) & ~3ull; m >= lo + 8 && m + mw <= t->tt; m -= 4) {
+			if (mw == 8 && m % 8)
+				continue;
 			const uint8_t *p = at(w, m);
 			if (++t->work > WORK_MAX)
 				return false;
@@ -350,25 +361,25 @@ static bool markers_find(struct win *w, struct tables *t)
 				run++;
 			}
 			for (uint64_t c = run; c >= 1; c--) {
-				uint64_t endm = align8(m + c * mw), gap = t->tt - endm;
+				uint64_t endm = m + c * mw, gap = t->tt - endm;
 				uint64_t nlo = 256 * (c - 1) + 1, nhi = 256 * c;
 				if (endm > t->tt || ++t->work > WORK_MAX)
 					continue;
 				t->nmarkers = c;
-				t->seqs_size = gap;
+				t->seqs_size = gap >= 8 ? gap : 0;
 				for (unsigned sw = 0; sw <= 4; sw++) {
 					if (sw == 1 || sw == 2)
 						continue;
 					uint64_t a = nlo, b = nhi;
-					if (sw) {   /* align8(sw * N) == gap */
+					if (sw) {   /* gap: up to 7 bytes of padding on each side of sw * N */
 						if (gap < 8)
 							continue;
-						uint64_t x = (gap - 7 + sw - 1) / sw, y = gap / sw;
+						uint64_t x = gap > 14 ? (gap - 14 + sw - 1) / sw : 1, y = gap / sw;
 						if (x > a)
 							a = x;
 						if (y < b)
 							b = y;
-					} else if (gap != 0) {
+					} else if (gap >= 8) {
 						continue;
 					}
 					if (a <= b && names_find(w, t, a, b))
@@ -383,6 +394,8 @@ static bool markers_find(struct win *w, struct tables *t)
 /* Decodes the address of symbol i. */
 static uint64_t sym_addr(const struct win *w, const struct tables *t, uint64_t i)
 {
+	if (t->prel)
+		return t->addrs + 4 * i + (uint64_t)(int64_t)(int32_t)get32(at(w, t->addrs + 4 * i));
 	if (!t->relbase)
 		return get64(at(w, t->addrs + 8 * i));
 	uint32_t off = get32(at(w, t->addrs + 4 * i));
@@ -396,7 +409,7 @@ static uint64_t sym_addr(const struct win *w, const struct tables *t, uint64_t i
 static bool addrs_sorted(const struct win *w, struct tables *t)
 {
 	t->abs_percpu = false;
-	if (t->relbase)
+	if (t->relbase && !t->prel)
 		for (uint64_t i = 0; i < t->nsyms; i++)
 			if ((int32_t)get32(at(w, t->addrs + 4 * i)) < 0) {
 				t->abs_percpu = true;
@@ -413,30 +426,38 @@ static bool addrs_sorted(const struct win *w, struct tables *t)
 }
 
 /* Offsets + relative_base, or absolute addresses: before num_syms (up to
- * 6.3) or after the token index (6.4+); the first that is sorted wins. */
+ * 6.3) or after the token index (6.4+); or offsets relative to their own
+ * place after the token index (7.2+, 4-aligned in 7.3); the first that
+ * is sorted wins (decode then checks the anchors). */
 static bool addrs_find(struct guest_mem *m, struct win *w, struct tables *t)
 {
 	uint64_t n = t->nsyms, after = t->ti + 512;
-	struct { uint64_t at, rb; bool first; } c[4] = {
-		{ t->num_syms_at - 8 - align8(4 * n), t->num_syms_at - 8, true },
-		{ after, after + align8(4 * n), false },
-		{ t->num_syms_at - 8 * n, 0, true },
-		{ after, 0, false },
+	struct { uint64_t at, rb; bool first, prel; } c[6] = {
+		{ t->num_syms_at - 8 - align8(4 * n), t->num_syms_at - 8, true, false },
+		{ align8(after), align8(after) + align8(4 * n), false, false },
+		{ t->num_syms_at - 8 * n, 0, true, false },
+		{ align8(after), 0, false, false },
+		{ after, 0, false, true },
+		{ align8(after), 0, false, true },
 	};
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 6; i++) {
 		bool rel = c[i].rb != 0;
+		if (i == 5 && after % 8 == 0)
+			continue;   /* the same as the one before */
 		if (c[i].at < w->lo || c[i].at > t->num_syms_at + GUEST_KSYMS_MAX_SCAN)
 			continue;   /* before the window (or wrapped) */
-		if (!win_have(m, w, c[i].at, rel ? c[i].rb + 8 - c[i].at : 8 * n))
+		if (!win_have(m, w, c[i].at, rel ? c[i].rb + 8 - c[i].at : (c[i].prel ? 4 : 8) * n))
 			continue;
 		t->addrs = c[i].at;
 		t->relbase = rel ? get64(at(w, c[i].rb)) : 0;
 		t->offsets_first = c[i].first;
+		t->prel = c[i].prel;
 		if (rel && !guest_kptr(t->relbase))
 			continue;
 		if (addrs_sorted(w, t))
 			return true;
 	}
+	t->prel = false;
 	return false;
 }
 
@@ -478,9 +499,28 @@ static int text_line(struct text *x, uint64_t addr, char type, const char *name)
 	return 0;
 }
 
+/* Do the decoded addresses look like one kernel image at text: every
+ * symbol in the image area at or after text, and within 1 GiB of it
+ * (absolute per-cpu symbols, below the image area, aside)? With
+ * startup_64 no longer at _text (6.19: _text + 40 MiB), no one anchor
+ * decides. */
+static bool img_sane(const struct win *w, const struct tables *t, uint64_t text)
+{
+	for (uint64_t i = 0; i < t->nsyms; i++) {
+		uint64_t a = sym_addr(w, t, i);
+		if (a < GUEST_KIMAGE_START)
+			continue;
+		if (a < text || a - text >= (1ull << 30))
+			return false;
+	}
+	return true;
+}
+
 /* Decodes every symbol into out->text; validates names and the anchors:
- * _text 2 MiB aligned in the image area, startup_64 in its first 2 MiB
- * (at _text up to 6.1, at _text + 0xb53 in 6.12), _stext after it. */
+ * _text 2 MiB aligned in the image area, _stext within 64 MiB after it,
+ * startup_64 after it in the image area (at _text up to 6.1, at _text +
+ * 0xb53 in 6.12, _text + 40 MiB in 6.19), every image symbol within
+ * 1 GiB after _text. */
 static int decode(const struct win *w, const struct tables *t, const struct guest_kimage *img,
 		  struct guest_ksyms *out, char *why, size_t whylen)
 {
@@ -512,8 +552,8 @@ static int decode(const struct win *w, const struct tables *t, const struct gues
 		return fail(why, whylen, -EBADMSG, "kallsyms has no %s symbol",
 			    !text ? "_text" : !stext ? "_stext" : "startup_64");
 	if (text % GUEST_KIMAGE_ALIGN || text < GUEST_KIMAGE_START || text >= GUEST_KIMAGE_END ||
-	    s64 < text || s64 - text >= GUEST_KIMAGE_ALIGN || stext < text ||
-	    stext - text >= (64u << 20))
+	    s64 < text || s64 >= GUEST_KIMAGE_END || stext < text || stext - text >= (64u << 20) ||
+	    !img_sane(w, t, text))
 		return fail(why, whylen, -EBADMSG, "kallsyms anchors inconsistent: _text 0x%llx, "
 			    "_stext 0x%llx, startup_64 0x%llx", (unsigned long long)text,
 			    (unsigned long long)stext, (unsigned long long)s64);
@@ -559,7 +599,11 @@ static void span_digest(const uint8_t *buf, uint64_t lo, size_t len, uint64_t te
 			    src->relbase, src->nsyms };
 	sha256_update(&c, hdr, sizeof(hdr));
 	size_t o;
-	if (src->relbase) {
+	if (src->mwidth & GUEST_KSYMS_SRC_PREL) {
+		/* offsets relative to their own place: the same at any
+		 * KASLR offset, hashed as they are */
+		o = 0;
+	} else if (src->relbase) {
 		size_t rb = (size_t)(text + src->relbase - lo);
 		sha256_update(&c, buf, rb);
 		/* not hashed: every address decodes as relative_base plus an
@@ -592,13 +636,17 @@ static bool in_span(const struct guest_ksyms_src *s, uint64_t off, uint64_t len)
 /* Is src a span this module makes: bounded, every table inside? */
 static bool span_ok(const struct guest_ksyms_src *s)
 {
+	uint64_t mw = s->mwidth & ~(uint64_t)GUEST_KSYMS_SRC_PREL;
+	bool prel = s->mwidth & GUEST_KSYMS_SRC_PREL;
 	if (s->hi <= s->lo || s->hi - s->lo > GUEST_KSYMS_MAX_SPAN || s->lo >= GUEST_KIMAGE_END - GUEST_KIMAGE_START ||
-	    s->nsyms == 0 || s->nsyms > GUEST_KSYMS_MAX_SYMS || (s->mwidth != 4 && s->mwidth != 8))
+	    s->nsyms == 0 || s->nsyms > GUEST_KSYMS_MAX_SYMS || (mw != 4 && mw != 8))
 		return false;
 	uint64_t nm = (s->nsyms + 255) / 256;
-	if (!in_span(s, s->num_syms, 8) || !in_span(s, s->markers, nm * s->mwidth) || !in_span(s, s->ti, 512) ||
+	if (!in_span(s, s->num_syms, 8) || !in_span(s, s->markers, nm * mw) || !in_span(s, s->ti, 512) ||
 	    s->markers <= s->num_syms + 8 || s->ti <= s->markers)
 		return false;
+	if (prel)
+		return s->relbase == 0 && in_span(s, s->addrs, 4 * s->nsyms);
 	if (s->relbase)
 		return in_span(s, s->relbase, 8) && in_span(s, s->addrs, 4 * s->nsyms);
 	return in_span(s, s->addrs, 8 * s->nsyms);
@@ -611,10 +659,12 @@ static int decode_named(const struct win *w, const struct tables *t, const struc
 {
 	int r = decode(w, t, img, out, why, whylen);
 	if (r == 0) {
-		snprintf(out->layout, sizeof(out->layout), "%s%s, %s first, markers u%u%s",
-			 t->relbase ? "base-relative" : "absolute", t->abs_percpu ? " abs-percpu" : "",
-			 t->offsets_first ? (t->relbase ? "offsets" : "addresses") : "names", t->mwidth * 8,
-			 t->seqs_size ? ", seqs" : "");
+		snprintf(out->layout, sizeof(out->layout), "%s%s, %s first%s, markers u%u%s",
+			 t->prel ? "place-relative" : t->relbase ? "base-relative" : "absolute",
+			 t->abs_percpu ? " abs-percpu" : "",
+			 t->offsets_first ? (t->relbase ? "offsets" : "addresses") : "names",
+			 t->nsw == 4 ? ", num_syms u32" : "",
+			 t->mwidth * 8, t->seqs_size ? ", seqs" : "");
 		out->tables_at = t->offsets_first ? t->addrs : t->num_syms_at;
 		out->tokens_at = t->tt;
 	}
@@ -625,8 +675,8 @@ static void span_make(const struct win *w, const struct tables *t, const struct 
 		      struct guest_ksyms *out)
 {
 	struct guest_ksyms_src *s = &out->src;
-	uint64_t alen = t->relbase ? 4 * t->nsyms : 8 * t->nsyms;
-	uint64_t rb = t->relbase ? t->addrs + align8(alen) : 0;   /* where addrs_find took it */
+	uint64_t alen = t->relbase || t->prel ? 4 * t->nsyms : 8 * t->nsyms;
+	uint64_t rb = t->relbase && !t->prel ? t->addrs + align8(alen) : 0;   /* where addrs_find took it */
 	uint64_t lo = t->addrs < t->num_syms_at ? t->addrs : t->num_syms_at;
 	uint64_t hi = t->ti + 512;
 	if (t->addrs + alen > hi)
@@ -638,7 +688,8 @@ static void span_make(const struct win *w, const struct tables *t, const struct 
 		return;   /* not a span of this image: nothing cached */
 	uint64_t x = img->text;
 	*s = (struct guest_ksyms_src){ .lo = lo - x, .hi = hi - x, .num_syms = t->num_syms_at - x,
-				       .markers = t->markers - x, .mwidth = t->mwidth, .ti = t->ti - x,
+				       .markers = t->markers - x,
+				       .mwidth = t->mwidth | (t->prel ? GUEST_KSYMS_SRC_PREL : 0), .ti = t->ti - x,
 				       .addrs = t->addrs - x, .relbase = rb ? rb - x : 0, .nsyms = t->nsyms };
 	if (!span_ok(s)) {
 		memset(s, 0, sizeof(*s));
@@ -675,10 +726,14 @@ int guest_ksyms_reuse(struct guest_mem *m, const struct guest_kimage *img,
 	struct tables t;
 	memset(&t, 0, sizeof(t));
 	t.markers = x + src->markers;
-	t.mwidth = (unsigned)src->mwidth;
+	t.mwidth = (unsigned)(src->mwidth & ~(uint64_t)GUEST_KSYMS_SRC_PREL);
+	t.prel = src->mwidth & GUEST_KSYMS_SRC_PREL;
 	t.nmarkers = (src->nsyms + 255) / 256;
 	t.num_syms_at = x + src->num_syms;
-	t.names = t.num_syms_at + 8;
+	/* a u64 num_syms has its high half zero; a u32 one (7.2+) is
+	 * followed by the first name's non-zero length */
+	t.nsw = get32(at(&w, t.num_syms_at + 4)) == 0 ? 8 : 4;
+	t.names = t.num_syms_at + t.nsw;
 	t.addrs = x + src->addrs;
 	t.relbase = src->relbase ? get64(at(&w, x + src->relbase)) : 0;
 	t.offsets_first = src->addrs < src->num_syms;
@@ -770,7 +825,7 @@ static int ksyms_from(struct guest_mem *m, const struct guest_kimage *img, uint6
 			break;
 		/* Candidates whose 512 bytes are all in the window now. */
 		uint64_t from = old > 512 ? w.lo + old - 512 : w.lo;
-		for (uint64_t ti = align8(from); ti + 512 <= w.lo + w.len; ti += 8) {
+		for (uint64_t ti = (from + 3) & ~3ull; ti + 512 <= w.lo + w.len; ti += 4) {
 			const uint8_t *q = at(&w, ti);
 			if (get16(q) != 0 || get16(q + 2) < 2 || get16(q + 2) > 4096)
 				continue;

@@ -73,13 +73,16 @@ struct guest_ksyms_src {
 	uint64_t lo, hi;        /* the span */
 	uint64_t num_syms;      /* kallsyms_num_syms (names follow it) */
 	uint64_t markers;       /* kallsyms_markers */
-	uint64_t mwidth;        /* its entries' bytes: 4 or 8 */
+	uint64_t mwidth;        /* its entries' bytes: 4 or 8, plus
+				 * GUEST_KSYMS_SRC_PREL when the offsets are
+				 * relative to their own place (7.2+) */
 	uint64_t ti;            /* kallsyms_token_index (the token table ends at it) */
 	uint64_t addrs;         /* kallsyms_offsets or kallsyms_addresses */
 	uint64_t relbase;       /* kallsyms_relative_base; 0: absolute addresses */
 	uint64_t nsyms;
 	uint8_t digest[32];
 };
+#define GUEST_KSYMS_SRC_PREL 0x100u
 /* The span's largest size accepted (the tables of 6.1: ~1.9 MB). */
 #define GUEST_KSYMS_MAX_SPAN (2 * GUEST_KSYMS_MAX_SCAN)
 
@@ -91,7 +94,7 @@ struct guest_ksyms {
 	size_t nsyms;
 	uint64_t text_addr;     /* runtime _text as decoded */
 	uint64_t kaslr_offset;  /* text_addr - GUEST_LINK_TEXT */
-	char layout[64];        /* which table layout decoded, for info/docs:
+	char layout[96];        /* which table layout decoded, for info/docs:
 				 * "base-relative abs-percpu, offsets first,
 				 * markers u32, seqs" ... */
 	uint64_t tables_at;     /* guest address of the first table (in

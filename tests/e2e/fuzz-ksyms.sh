@@ -25,12 +25,19 @@ out = sys.argv[1]
 TEXT = 0xffffffff81000000
 def a8(b):
     return b + b"\0" * (-len(b) % 8)
+def a4(b):
+    return b + b"\0" * (-len(b) % 4)
+RO = TEXT + 0x200000   # where the fuzzer maps the seed's memory
 def make(order="old", mode="abspcpu", seqs=True, n=600, longname=False, flip=None, unsorted=False,
-         decoy=False):
+         decoy=False, s64far=False, tt4=False):
     syms = [(0, "A", "fixed_percpu_data"), (0x1000, "A", "cpu_debug_store"),
             (TEXT, "T", "startup_64"), (TEXT, "T", "_stext"), (TEXT, "T", "_text")]
+    if s64far:   # 6.19+: startup_64 40 MiB after _text
+        syms = [s for s in syms if s[2] != "startup_64"]
     for i in range(n):
         syms.append((TEXT + 0x1000 + 0x40 * i, "t" if i % 3 else "T", "fn_%d_%s" % (i, "x" * (i % 40))))
+    if s64far:
+        syms.append((TEXT + 0x289f120, "T", "startup_64"))
     if longname:
         syms.append((TEXT + 0x100000, "T", "L" * 300))
     if mode != "abspcpu":
@@ -53,7 +60,19 @@ def make(order="old", mode="abspcpu", seqs=True, n=600, longname=False, flip=Non
         L = len(e)
         names += (bytes([L]) if L < 0x80 else bytes([(L & 0x7f) | 0x80, L >> 7])) + e
     rb = TEXT
-    if mode == "absolute":
+    if order == "v7":   # 7.2+: u32 num_syms, place-relative offsets after the token index
+        head = struct.pack("<I", N) + a4(names) + struct.pack("<%dI" % len(marks), *marks)
+        if tt4 and len(head) % 8 == 0:   # 7.3: the token table only 4-aligned
+            head += b"\0" * 4
+        tabs = head + a4(tt) + ti
+        if not tt4:
+            tabs = a8(head) + a8(tt) + ti
+        ttoff = len(tabs) - len(ti) - len(a4(tt) if tt4 else a8(tt))
+        at = RO + 0x1000 + len(tabs)
+        offs = [(a - (at + 4 * i)) & 0xffffffff for i, (a, _, _) in enumerate(syms)]
+        tables = tabs + struct.pack("<%dI" % N, *offs)
+        addrs = None
+    elif mode == "absolute":
         addrs = a8(b"".join(struct.pack("<Q", a) for a, _, _ in syms))
     else:
         offs = []
@@ -66,7 +85,9 @@ def make(order="old", mode="abspcpu", seqs=True, n=600, longname=False, flip=Non
     sq = a8(b"".join(struct.pack(">I", i)[1:] for i in range(N))) if seqs else b""
     num = a8(struct.pack("<I", N))
     mk = a8(struct.pack("<%dI" % len(marks), *marks))
-    if order == "old":
+    if order == "v7":
+        pass
+    elif order == "old":
         tables = addrs + num + a8(names) + mk + sq + a8(tt) + ti
         ttoff = len(addrs + num + a8(names) + mk + sq)
     else:
@@ -93,6 +114,10 @@ seeds = {
     "new-relative": make(order="new", mode="relative", n=1000),
     "old-small": make(n=20, seqs=False),
     "decoy-after": make(order="new", decoy=True),
+    "s64-far": make(order="new", mode="relative", s64far=True),
+    "v72-prel": make(order="v7", mode="relative", n=700, s64far=True),
+    "v73-prel-tt4": make(order="v7", mode="relative", n=900, s64far=True, tt4=True),
+    "bad-v7-token": make(order="v7", mode="relative", n=700, tt4=True, flip=3),
     "bad-token": make(flip=3),
     "bad-order": make(order="new", unsorted=True),
 }

@@ -9,16 +9,25 @@
 # guest when missing): every symbol of it at the same address (plus the
 # shift) with the same type, and at most 64 symbols more; the build id
 # equals the ELF's own (readelf -n); fewer than 8 MiB of guest memory
-# read. Controls that must fail: the comparison against a wrong shift, a
-# flipped byte in the token table and one in the first table (refused,
+# read; the host cache's reuse of the tables at another shift gives the
+# same table (and refuses a flipped token table as stale). Controls that
+# must fail: the comparison against a wrong shift, a flipped byte in the
+# token table and one in the first table (refused,
 # or decoded to symbols that disagree). Skips (77) only when a kernel or
 # its ground truth cannot be obtained.
+#
+# KSYMS_KERNELS (set by guest-ksyms-matrix.sh, which sources this file)
+# names other kernels: "series:6.19" is the newest 6.19 of Debian's
+# archive (tests/vm/kernels.sh); each is then checked the same way, and
+# the test skips only when the archive cannot be reached and the cache
+# has no such kernel.
 source "$(dirname "$0")/../lib/common.bash"
 set -o pipefail
 [ -x "$TT" ] || fail "$TT missing (run 'make fixtures')"
 command -v python3 >/dev/null || skip "python3 is missing"
 command -v readelf >/dev/null || skip "readelf (binutils) is missing"
 SHIFT=0x3e00000
+declare -A KSYMS_LAYOUTS   # kernel -> the layout it must decode to (the matrix sets it)
 
 # kernel_dir META: prints the cache folder of META's kernel with its
 # vmlinux and nokaslr kallsyms (booting the guest once if needed), or
@@ -27,9 +36,17 @@ kernel_dir() {
 	VM_KMETA=$1 bash -c '
 		TEST_OUT=$0
 		source "$DOMPROF_TOP/tests/vm/lib.sh"
-		vm_kernel >&2 && vm_vmlinux >&2 || exit 1
+		source "$DOMPROF_TOP/tests/vm/kernels.sh"
+		get() {
+			case $VM_KMETA in
+			series:*) vm_kernel_fetch "${VM_KMETA#series:}" || { echo "$VM_KERR"; exit 3; } ;;
+			*) vm_kernel ;;
+			esac
+		}
+		get >&2 && vm_vmlinux >&2 || exit 1
 		if [ ! -s "$VM_KDIR/kallsyms-nokaslr.txt" ]; then
 			vm_init guest-ksyms-gt >&2
+			get >&2
 			vm_kallsyms_nokaslr >&2
 		fi
 		[ -s "$VM_KDIR/kallsyms-nokaslr.txt" ] && echo "$VM_KDIR"' "$OUT" 2>>"$OUT/kernel.log"
@@ -68,15 +85,23 @@ verdict() { awk -v p="$1" '$NF == p { print $1; exit }' "$OUT/compare.txt"; }
 # stat FILE KEY: a key=value of the stats line
 stat() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$1" | head -n 1; }
 
-ran=0
-for meta in linux-image-amd64 linux-image-6.12-amd64; do
+ran=0 kernels=(${KSYMS_KERNELS:-linux-image-amd64 linux-image-6.12-amd64})
+for meta in "${kernels[@]}"; do
 	dir=$(kernel_dir "$meta")
+	rc=$?
 	if [ -z "$dir" ]; then
 		tail -n 3 "$OUT/kernel.log"
+		if [[ $meta == series:* ]]; then
+			# only an unreachable archive (with nothing cached) skips
+			[ $rc = 3 ] && grep -q '^archive unreachable:' "$OUT/kernel.log" &&
+				skip "Debian's archive is unreachable and no ${meta#series:} kernel is cached: $(tail -n 1 "$OUT/kernel.log")"
+			fail "no ${meta#series:} kernel or ground truth (see $OUT/kernel.log)"
+		fi
 		skip "no $meta kernel or ground truth (see $OUT/kernel.log)"
 	fi
 	v=$dir/vmlinux gt=$dir/kallsyms-nokaslr.txt k=$(basename "$dir")
 	note "$k"
+	want_layout=${KSYMS_LAYOUTS[${meta#series:}]:-}
 	for sh in 0 $SHIFT; do
 		"$TT" guest-ksyms "vmlinux:$v,shift=$sh" >"$OUT/$k-$sh.txt" 2>"$OUT/$k-$sh.err" ||
 			fail "$k shift $sh: decoding failed: $(tail -n 1 "$OUT/$k-$sh.err")"
@@ -86,7 +111,23 @@ for meta in linux-image-amd64 linux-image-6.12-amd64; do
 		want=$(printf '0x%x' $((0xffffffff81000000 + sh)))
 		[ "$(stat "$OUT/$k-$sh.err" text)" = "$want" ] ||
 			fail "$k: _text $(stat "$OUT/$k-$sh.err" text), expected $want"
+		got=$(sed -n 's/.* layout=//p' "$OUT/$k-$sh.err")
+		[ -z "$want_layout" ] || [ "$got" = "$want_layout" ] ||
+			fail "$k: layout '$got', expected '$want_layout'"
 	done
+	# The host cache's path (guest_ksyms_reuse): the tables found at
+	# shift 0 decoded again where they were, at SHIFT (another boot):
+	# the same table; control: a flipped token-table byte there is
+	# refused as stale.
+	tok0=$(stat "$OUT/$k-$SHIFT.err" tokens)
+	"$TT" guest-ksyms "vmlinux:$v,shift=0" --reuse "vmlinux:$v,shift=$SHIFT" >/dev/null 2>"$OUT/$k-reuse.err" ||
+		fail "$k: reuse at another shift refused: $(tail -n 1 "$OUT/$k-reuse.err")"
+	grep -q "^reuse: ok .* same=1 " "$OUT/$k-reuse.err" || fail "$k: reuse: $(tail -n 1 "$OUT/$k-reuse.err")"
+	"$TT" guest-ksyms "vmlinux:$v,shift=0" --reuse "vmlinux:$v,shift=$SHIFT" --flip "$(printf '0x%x' $((tok0 + 40)))" \
+		>/dev/null 2>"$OUT/$k-reuse-flip.err" && fail "$k control: reuse accepted a flipped token table"
+	grep -q "^reuse: refused (stale)" "$OUT/$k-reuse-flip.err" ||
+		fail "$k control: flipped reuse: $(tail -n 1 "$OUT/$k-reuse-flip.err")"
+	echo "  reuse at another shift: $(grep -o 'same=1 layout=.*' "$OUT/$k-reuse.err"); flipped: refused as stale"
 	# The build id, against the ELF's own note.
 	id=$("$TT" guest-ksyms "vmlinux:$v,shift=$SHIFT" --buildid 2>"$OUT/$k-id.err") ||
 		fail "$k: build id: $(tail -n 1 "$OUT/$k-id.err")"
@@ -119,5 +160,5 @@ for meta in linux-image-amd64 linux-image-6.12-amd64; do
 	done
 	ran=$((ran + 1))
 done
-[ $ran = 2 ] || fail "only $ran kernels checked"
-echo "both kernels: kallsyms and build id decoded from memory match"
+[ $ran = ${#kernels[@]} ] || fail "only $ran kernels checked"
+echo "${kernels[*]}: kallsyms and build id decoded from memory match"

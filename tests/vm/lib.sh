@@ -22,6 +22,9 @@
 #   vm_shift_kallsyms IN OUT    a kallsyms text moved by 2 MiB (controls)
 #   VM_KMETA=linux-image-6.12-amd64 vm_kernel; vm_vmlinux   another kernel series,
 #                         its uncompressed ELF (offline decoding tests)
+#   (tests/vm/kernels.sh, sourced after this file: vm_kernel_fetch SERIES
+#                         sets VM_KERNEL/VM_KDIR to any series of Debian's
+#                         archive, 5.10 to 7.3, through a private apt config)
 #   vm_samples / vm_top / vm_share / vm_show CSV DOMAIN ...   query a csv report
 #   vm_check_dd / vm_check_urandom CSV DOMAIN   known answers of the workloads
 #   vm_dump_cpus DUMP NAME                      samples per vCPU from `dump`

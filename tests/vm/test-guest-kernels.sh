@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Guest kernel symbols read from guest memory agree with the same boot's
-# /proc/kallsyms, on Debian 12's two kernels (6.1 and 6.12), KASLR on.
+# /proc/kallsyms, on Debian 12's two kernels (6.1 and 6.12) and on 7.2
+# (sid, fetched by tests/vm/kernels.sh: the place-relative kallsyms
+# layout), KASLR on. 7.2 is left out, with a note, only when Debian's
+# archive cannot be reached and it is not cached.
 #
 # For each kernel: boot a guest with KASLR that copies its own
 # /proc/kallsyms to a second serial port, record it passively with no
@@ -23,21 +26,32 @@
 #     /tmp not used.
 set -u
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/kernels.sh"
 vm_init guest-kernels
 export DOMPROF_CACHE=$VM_OUT/cache
 TT=$DOMPROF_TOP/build/san/test-tool
 [ -x "$TT" ] || fail "no $TT (make fixtures)"
 
 check_kernel() {
-	local id=$1 meta=$2
-	VM_KMETA=$meta
-	vm_kernel
+	# dur: seconds recorded; the start-up (tables, BTF, task list) must
+	# fit in it: 7.2's reads 10.5 MB, 3 s on a loaded 2-CPU host
+	local id=$1 meta=$2 dur=${3:-3}
+	if [[ $meta == series:* ]]; then
+		if ! vm_kernel_fetch "${meta#series:}"; then
+			[[ $VM_KERR == "archive unreachable:"* ]] || fail "$id: $VM_KERR"
+			note "$id: not checked: $VM_KERR"
+			return 0
+		fi
+	else
+		VM_KMETA=$meta
+		vm_kernel
+	fi
 	note "$id: kernel $VM_KERNEL"
 	vm_boot "$id" run=dd kaslr=1 kallsyms=1
 	local d; d=$(vm_dir "$id")
 	tr -d '\r' <"$d/kallsyms.txt" >"$d/copy.txt"
 	local data=$d/rec.data
-	vm_domprof "$id-record.log" record -f -F 500 -d 3 -o "$data" --domain "$id=gdb:unix:$(vm_sock "$id")"
+	vm_domprof "$id-record.log" record -f -F 500 -d "$dur" -o "$data" --domain "$id=gdb:unix:$(vm_sock "$id")"
 	grep -q "$id: .*kernel symbols from guest memory" "$VM_OUT/$id-record.log" ||
 		fail "$id: kernel symbols were not read from guest memory"
 	# control of the cache check below: a fresh cache is not used
@@ -178,4 +192,5 @@ cache_checks() {
 
 check_kernel k61 linux-image-amd64
 check_kernel k612 linux-image-6.12-amd64
-note "guest kernel symbols from memory agree on 6.1 and 6.12"
+check_kernel k72 series:7.2 6
+note "guest kernel symbols from memory agree on 6.1, 6.12 and 7.2"
