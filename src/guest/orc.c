@@ -130,13 +130,13 @@ static void fit_layout(const uint8_t *ent, size_t n, enum guest_orc_layout l, st
 	f->shape = ts == GUEST_ORC_T_CALL && ss == ORC_REG_SP && bs == ORC_REG_PREV_SP &&
 		   type[GUEST_ORC_T_END] > 0;
 	if (f->bad)
-		snprintf(f->why, sizeof(f->why), "%zu entries have fields it does not allow", f->bad);
+		snprintf(f->why, sizeof(f->why), "%zu entries with fields it forbids", f->bad);
 	else if (!f->shape)
-		snprintf(f->why, sizeof(f->why), "the entries do not have a kernel table's shape "
-			 "(most common: type %u, sp rule %u, bp rule %u; %zu ends)", ts, ss, bs,
+		snprintf(f->why, sizeof(f->why), "not a kernel table's shape (most common: type %u, "
+			 "sp rule %u, bp rule %u; %zu ends)", ts, ss, bs,
 			 type[GUEST_ORC_T_END]);
 	else if (f->unknown > n / 1000)
-		snprintf(f->why, sizeof(f->why), "%zu entries use registers it does not number", f->unknown);
+		snprintf(f->why, sizeof(f->why), "%zu entries with registers it does not number", f->unknown);
 }
 
 static bool fits(const struct fit *f, size_t n)
