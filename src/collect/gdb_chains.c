@@ -7,7 +7,9 @@
  * in the same stop. Part of the gdb source (gdb_internal.h).
  *
  * At start (VM stopped): the ORC tables are located by the symbols read
- * from guest memory, taken from the host cache when this kernel's
+ * from guest memory (or a symbol file's, moved by the KASLR offset; the
+ * tables are read from guest memory either way), the layout told from
+ * the table and checked on known stacks (guest/orc.h), taken from the host cache when this kernel's
  * build-id has an entry whose sampled packets match this guest's memory
  * (guest_orc_verify_raw, ~270 KB read), else read (3.9 MB on Debian's
  * 6.1, ~0.5 s of stopped VM) and cached (replacing an entry that did

@@ -3,7 +3,11 @@
  * Passive domains, guest introspection: with no symbol file (or with
  * kallsyms=guest), the guest kernel's symbols, modules and processes are
  * read from the guest's own memory through the stub (src/guest/), so a
- * passive domain needs nothing from inside the guest. Part of the gdb
+ * passive domain needs nothing from inside the guest. With a symbol file
+ * (kallsyms=, sysmap=, vmlinux=) only the symbols come from the file:
+ * its names at this boot's addresses (gdb_symfile_text) locate the BTF,
+ * the modules, the task list and the ORC tables read from memory all the
+ * same, and the file stays the domain's symbol table. Part of the gdb
  * source (gdb_internal.h).
  *
  * At start (the VM is stopped since connect): the kernel image is found
