@@ -7,7 +7,9 @@
  * in the same stop. Part of the gdb source (gdb_internal.h).
  *
  * At start (VM stopped): the ORC tables are located by the symbols read
- * from guest memory, taken from the host cache when this kernel's
+ * from guest memory (or a symbol file's, moved by the KASLR offset; the
+ * tables are read from guest memory either way), the layout told from
+ * the table and checked on known stacks (guest/orc.h), taken from the host cache when this kernel's
  * build-id has an entry whose sampled packets match this guest's memory
  * (guest_orc_verify_raw, ~270 KB read), else read (3.9 MB on Debian's
  * 6.1, ~0.5 s of stopped VM) and cached (replacing an entry that did
@@ -271,6 +273,14 @@ static int read_tables(struct gdb_chains *c, struct guest_mem *m, guest_sym_fn s
 	if (!raw && (r = guest_orc_read_raw(m, &l, &raw, why, sizeof(why))) < 0)
 		goto bad;
 	r = guest_orc_from_raw(raw, &l, version[0] ? version : NULL, GUEST_ORC_AUTO, &c->orc, why, sizeof(why));
+	/* the layout found must unwind known stacks to an entry point */
+	if (r == 0 && (r = guest_orc_check(&c->orc, sym, ctx, why, sizeof(why))) < 0) {
+		if (r == -ENOENT)
+			snprintf(why, sizeof(why), "ORC %s refused: no known function to check it on",
+				 guest_orc_layout_short(c->orc.layout));
+		guest_orc_free(&c->orc);
+		r = -EBADMSG;
+	}
 	if (r == 0 && !cached && buildid && buildid[0]) {
 		char w[240];
 		(void)guest_cache_put(buildid, "orc", raw, l.n * GUEST_ORC_RAW_ENTRY, w, sizeof(w));

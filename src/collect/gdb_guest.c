@@ -3,7 +3,11 @@
  * Passive domains, guest introspection: with no symbol file (or with
  * kallsyms=guest), the guest kernel's symbols, modules and processes are
  * read from the guest's own memory through the stub (src/guest/), so a
- * passive domain needs nothing from inside the guest. Part of the gdb
+ * passive domain needs nothing from inside the guest. With a symbol file
+ * (kallsyms=, sysmap=, vmlinux=) only the symbols come from the file:
+ * its names at this boot's addresses (gdb_symfile_text) locate the BTF,
+ * the modules, the task list and the ORC tables read from memory all the
+ * same, and the file stays the domain's symbol table. Part of the gdb
  * source (gdb_internal.h).
  *
  * At start (the VM is stopped since connect): the kernel image is found
@@ -85,6 +89,7 @@ struct gdb_guest {
 	char *symtab;           /* kallsyms text (kernel + modules), runtime addresses */
 	size_t symtab_len;
 	char buildid[41];
+	bool from_file;         /* symtab is the user's symbol file, relocated */
 	struct guest_layout layout;
 	bool have_layout;
 	/* Processes seen (sampler thread after start). */
@@ -234,6 +239,27 @@ static int read_kernel(struct gdb_source *s, struct gdb_guest *g, struct guest_m
 	g->symtab_len = k.len;
 	k.text = NULL;
 	guest_ksyms_free(&k);
+	return 0;
+}
+
+/* With a symbol file: its symbols at this boot's addresses name what is
+ * read from guest memory (BTF, the task list, the ORC tables); the
+ * file stays the domain's symbol table. */
+static int read_file_symbols(struct gdb_source *s, struct gdb_guest *g, char *note, size_t notelen)
+{
+	uint64_t rips[RSP_MAX_THREADS];
+	size_t nr = 0;
+	/* a kernel-mode vCPU for the reads (page-table isolation) */
+	int r = kernel_rips(s, rips, &nr);
+	if (r == -ETIMEDOUT || r == -EPIPE)
+		return r;
+	if ((r = gdb_symfile_text(s, &g->symtab, &g->symtab_len)) < 0) {
+		snprintf(note, notelen, "no kernel symbols from %s=%s for guest memory: %s", gdb_symsrc_key(s->spec.symsrc),
+			 s->spec.symfile, r == -ENOENT ? "no symbol lines" : strerror(-r));
+		return r;
+	}
+	g->from_file = true;
+	snprintf(note, notelen, "guest memory read by the symbols of the %s file", gdb_symsrc_key(s->spec.symsrc));
 	return 0;
 }
 
@@ -505,7 +531,8 @@ int gdb_guest_start(struct gdb_source *s, char *note, size_t notelen)
 	mc.deadline_ns = t0 + (uint64_t)(s->spec.start_s ? s->spec.start_s : GDB_START_S) * 1000000000ull;
 	mc.max_bytes = (uint64_t)(s->spec.start_mb ? s->spec.start_mb : GDB_START_MB) << 20;
 	note[0] = 0;
-	int r = read_kernel(s, g, &m, note, notelen);
+	bool file = s->spec.symsrc && s->spec.symsrc != GDB_SYM_GUEST;
+	int r = file ? read_file_symbols(s, g, note, notelen) : read_kernel(s, g, &m, note, notelen);
 	if (r == -ETIMEDOUT || r == -EPIPE || stub_failed(mc.over)) {
 		free(g);
 		return stub_failed(mc.over) ? mc.over : r;   /* the stub itself failed */
@@ -564,7 +591,7 @@ int gdb_guest_start(struct gdb_source *s, char *note, size_t notelen)
 
 const char *gdb_guest_symtab(const struct gdb_source *s, size_t *len)
 {
-	if (!s->guest || !s->guest->symtab)
+	if (!s->guest || !s->guest->symtab || s->guest->from_file)
 		return NULL;
 	*len = s->guest->symtab_len;
 	return s->guest->symtab;

@@ -225,6 +225,12 @@ int gdb_kernel_vcpus(struct gdb_source *s, uint64_t *rips, size_t *nrips, int *k
 int gdb_find_kaslr(struct gdb_source *s, const struct kaslr_image *img, char *how, size_t howlen);
 /* Load the symbol source of the spec (and the KASLR offset). Fills err. */
 int gdb_load_symbols(struct gdb_source *s, struct kaslr_image *img, char *err, size_t errlen);
+/* The user's symbol file as kallsyms text of this boot's core-kernel
+ * addresses (file address + s->kaslr; a vmlinux's .symtab, module lines
+ * left out), for what is read from guest memory by name with a symbol
+ * file (the ORC tables, BTF, the task list). *text malloc'd. Returns 0,
+ * -ENOENT (no symbol) or the file's errno. */
+int gdb_symfile_text(const struct gdb_source *s, char **text, size_t *len);
 
 /* gdb_chains.c: guest kernel call chains (-g) */
 /* With the VM stopped, from gdb_guest_start once the kernel's symbols

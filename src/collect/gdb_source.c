@@ -132,13 +132,6 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 		snprintf(s->address, sizeof(s->address), "gdb:%s:%s", s->spec.host, s->spec.port);
 	bool from_guest = !s->spec.symsrc || s->spec.symsrc == GDB_SYM_GUEST;
 	s->want_chains = o && o->callchains;
-	if (s->want_chains && !from_guest) {
-		/* The unwinder finds the ORC tables by the symbols it reads
-		 * from guest memory. */
-		snprintf(err, errlen, "%s: -g needs the kernel's symbols from guest memory: give no %s= file "
-			 "(or kallsyms=guest)", s->spec.name, gdb_symsrc_key(s->spec.symsrc));
-		goto fail;
-	}
 	if (!from_guest)
 		snprintf(s->symsrc, sizeof(s->symsrc), "%s=%s", gdb_symsrc_key(s->spec.symsrc), s->spec.symfile);
 
@@ -184,16 +177,13 @@ struct gdb_source *gdb_source_start(const char *spec, uint32_t domain_id,
 	int il = snprintf(s->info, sizeof(s->info), "%s: %zu vCPU%s at %s, registers by %s%s", s->spec.name,
 			  s->nvcpu, s->nvcpu == 1 ? "" : "s", s->address + 4, s->use_p ? "p" : "g",
 			  s->conn->noack ? ", no-ack" : "");
-	if (from_guest) {
-		/* Guest memory is read on the sampler thread, while the
-		 * recording runs (gdb_source_late_start). */
-		s->late = true;
-	} else {
+	if (!from_guest)
 		snprintf(s->info + il, sizeof(s->info) - (size_t)il, "; KASLR offset 0x%" PRIx64 " (%s%s)",
 			 s->kaslr, s->spec.kaslr_auto ? "auto, from " : "", kwhy);
-		alloc_queue(s);
-		atomic_store(&s->ready, true);
-	}
+	/* Guest memory is read on the sampler thread, while the recording
+	 * runs (gdb_source_late_start): with a symbol file too, by its
+	 * symbols (processes, call chains). */
+	s->late = true;
 	if ((r = pthread_create(&s->thread, NULL, gdb_sampler_main, s)) != 0) {
 		snprintf(err, errlen, "%s: cannot start the sampler thread: %s", s->spec.name, strerror(r));
 		goto fail;

@@ -23,6 +23,8 @@
 #include "collect/gdb_rsp.h"
 #include "collect/gdb_internal.h"
 #include "collect/kaslr.h"
+#include "symbols/kallsyms.h"
+#include "symbols/vmlinux.h"
 #include "util/clock.h"
 #include "util/file.h"
 #include "util/xalloc.h"
@@ -167,4 +169,51 @@ int gdb_load_symbols(struct gdb_source *s, struct kaslr_image *img, char *err, s
 			 s->spec.symfile, why);
 	}
 	return r;
+}
+
+int gdb_symfile_text(const struct gdb_source *s, char **text, size_t *len)
+{
+	char *in = NULL;
+	size_t inlen = 0;
+	int r;
+	*text = NULL;
+	*len = 0;
+	if (s->spec.symsrc == GDB_SYM_VMLINUX) {
+		r = elf_symtab_text(s->spec.symfile, GDB_MAX_SYMFILE, &in, &inlen);
+	} else {
+		uint8_t *d;
+		r = gdb_read_symfile(s->spec.symfile, &d, &inlen);
+		in = (char *)d;
+	}
+	if (r < 0)
+		return r;
+	/* the core kernel's lines at this boot's addresses; module lines
+	 * (a kallsyms copy's) are left out: modules move on their own */
+	size_t cap = inlen + 1, n = 0;
+	char *out = xmalloc(cap);
+	const char *p = in, *end = in + inlen;
+	struct kallsyms_line l;
+	int k;
+	while ((k = kallsyms_next(&p, end, 0, &l)) != KALLSYMS_END) {
+		if (k != KALLSYMS_LINE || l.mod)
+			continue;
+		size_t need = l.namelen + 24;
+		if (n + need + 1 > cap) {
+			cap = 2 * cap + need;
+			out = xrealloc(out, cap);
+		}
+		/* per-CPU offsets (small, absolute) do not move */
+		uint64_t a = guest_kptr(l.addr) ? l.addr + s->kaslr : l.addr;
+		n += (size_t)snprintf(out + n, cap - n, "%016" PRIx64 " %c %.*s\n", a, l.type,
+				      (int)l.namelen, l.name);
+	}
+	free(in);
+	if (!n) {
+		free(out);
+		return -ENOENT;
+	}
+	out[n] = 0;
+	*text = out;
+	*len = n;
+	return 0;
 }

@@ -19,21 +19,40 @@
  * and IRQ stacks are 16 KiB; IST stacks 4 KiB with guard pages). */
 #define STACK_BLOCK(sp) ((sp) >> 14)
 
-static const char *const v1_name = "v1 (sp_reg:4 bp_reg:4 type:2 end:1; 4.14..6.2)";
-static const char *const v3_name = "v3 (sp_reg:4 bp_reg:4 type:3 signal:1; 6.4..)";
+static const char *const layout_names[] = {
+	[GUEST_ORC_V1] = "v1 (sp_reg:4 bp_reg:4 type:2 end:1; 4.14..6.2)",
+	[GUEST_ORC_V2] = "v2 (sp_reg:4 bp_reg:4 type:2 signal:1 end:1; 6.3)",
+	[GUEST_ORC_V3] = "v3 (sp_reg:4 bp_reg:4 type:3 signal:1; 6.4..7.0, RHEL 9.6)",
+	[GUEST_ORC_V4] = "v4 (v3's bits, registers renumbered; 7.1..)",
+};
+static const char *const short_names[] = {
+	[GUEST_ORC_V1] = "v1", [GUEST_ORC_V2] = "v2", [GUEST_ORC_V3] = "v3", [GUEST_ORC_V4] = "v4",
+};
 
-/* The layout a kernel version has: V1 below 6.3, V3 from 6.4, 0 for
- * 6.3 (its own layout, not handled) or an unreadable version. */
-static int version_layout(const char *v)
+const char *guest_orc_layout_short(enum guest_orc_layout l)
 {
-	unsigned maj, min;
-	if (sscanf(v, "%u.%u", &maj, &min) != 2)
-		return -1;
-	if (maj < 6 || (maj == 6 && min < 3))
-		return GUEST_ORC_V1;
-	if (maj == 6 && min == 3)
-		return 0;
-	return GUEST_ORC_V3;
+	return l >= GUEST_ORC_V1 && l <= GUEST_ORC_V4 ? short_names[l] : "?";
+}
+
+/* A register number of the table in layout l as ours (orc.h: the
+ * numbering of v1..v3); ORC_REG_UNKNOWN when the layout gives that
+ * number no register. v4's numbers are those Debian's 7.2 tables use
+ * (matched entry by entry against 6.12's: the same rules at the same
+ * kind of code); v4's DI, which no entry of those tables uses, is not
+ * known and stays ORC_REG_UNKNOWN. */
+static uint8_t map_reg(enum guest_orc_layout l, unsigned raw)
+{
+	static const uint8_t v4[16] = {
+		[0] = ORC_REG_UNDEFINED, [1] = ORC_REG_UNKNOWN, [2] = ORC_REG_DX, [3] = ORC_REG_SP,
+		[4] = ORC_REG_BP, [5] = ORC_REG_UNKNOWN, [6] = ORC_REG_R10, [7] = ORC_REG_R13,
+		[8] = ORC_REG_PREV_SP, [9] = ORC_REG_SP_INDIRECT, [10] = ORC_REG_BP_INDIRECT,
+		[11] = ORC_REG_UNKNOWN, [12] = ORC_REG_UNKNOWN, [13] = ORC_REG_UNKNOWN,
+		[14] = ORC_REG_UNKNOWN, [15] = ORC_REG_UNKNOWN,
+	};
+	raw &= 15;
+	if (l == GUEST_ORC_V4)
+		return v4[raw];
+	return raw <= ORC_REG_SP_INDIRECT ? (uint8_t)raw : ORC_REG_UNKNOWN;
 }
 
 /* Decodes one 6-byte entry in layout l; false when a field has a value
@@ -42,20 +61,22 @@ static bool decode_entry(const uint8_t *b, enum guest_orc_layout l, struct guest
 {
 	e->sp_offset = (int16_t)get16(b);
 	e->bp_offset = (int16_t)get16(b + 2);
-	e->sp_reg = b[4] & 0xf;
-	e->bp_reg = b[4] >> 4;
+	e->sp_reg = map_reg(l, b[4] & 0xf);
+	e->bp_reg = map_reg(l, b[4] >> 4);
 	unsigned f = b[5];
-	if (l == GUEST_ORC_V1) {
-		if (f >> 3)
+	if (l == GUEST_ORC_V1 || l == GUEST_ORC_V2) {
+		/* v1: type:2 end:1; v2 (6.3): type:2 signal:1 end:1 */
+		unsigned type = f & 3, end = l == GUEST_ORC_V1 ? (f >> 2) & 1 : (f >> 3) & 1;
+		if (f >> (l == GUEST_ORC_V1 ? 3 : 4) || type == 3)
 			return false;
-		unsigned type = f & 3, end = (f >> 2) & 1;
-		if (type == 3)
+		/* "end" belongs to entries without an sp rule */
+		if (end && e->sp_reg != ORC_REG_UNDEFINED)
 			return false;
 		if (e->sp_reg == ORC_REG_UNDEFINED)
 			e->type = end ? GUEST_ORC_T_END : GUEST_ORC_T_UNDEFINED;
 		else
 			e->type = (uint8_t)(GUEST_ORC_T_CALL + type);
-		e->signal = type != 0;
+		e->signal = type != 0 || (l == GUEST_ORC_V2 && ((f >> 2) & 1));
 	} else {
 		if (f >> 4 || (f & 7) > 4)
 			return false;
@@ -67,19 +88,89 @@ static bool decode_entry(const uint8_t *b, enum guest_orc_layout l, struct guest
 	return true;
 }
 
-/* Tells the layout from the type bits of the entries with an sp rule:
- * CALL dominates every kernel's table (0 in v1, 2 in v3). */
-static enum guest_orc_layout detect_layout(const uint8_t *ent, size_t n)
+/* How well the table decodes in layout l: entries refused, entries with
+ * a register the layout does not number, and whether the counts have
+ * the shape every kernel's table has (CALL the most common type, SP the
+ * most common sp rule and PREV_SP the most common bp rule of CALL
+ * entries, at least one end-of-stack entry). */
+struct fit {
+	size_t bad, unknown;
+	bool shape;
+	char why[200];
+};
+static void fit_layout(const uint8_t *ent, size_t n, enum guest_orc_layout l, struct fit *f)
 {
-	size_t c0 = 0, c2 = 0;
+	size_t type[8] = { 0 }, sp[16] = { 0 }, bp[16] = { 0 };
+	memset(f, 0, sizeof(*f));
 	for (size_t i = 0; i < n; i++) {
-		const uint8_t *b = ent + i * ORC_ENTRY_SIZE;
-		if ((b[4] & 0xf) == ORC_REG_UNDEFINED)
+		struct guest_orc_entry e;
+		if (!decode_entry(ent + i * ORC_ENTRY_SIZE, l, &e)) {
+			f->bad++;
 			continue;
-		c0 += (b[5] & 7) == 0;
-		c2 += (b[5] & 7) == 2;
+		}
+		type[e.type & 7]++;
+		if (e.type < GUEST_ORC_T_CALL)
+			continue;
+		f->unknown += e.sp_reg == ORC_REG_UNKNOWN || e.bp_reg == ORC_REG_UNKNOWN;
+		if (e.type == GUEST_ORC_T_CALL) {
+			sp[e.sp_reg & 15]++;
+			bp[e.bp_reg & 15]++;
+		}
 	}
-	return c2 > c0 ? GUEST_ORC_V3 : GUEST_ORC_V1;
+	unsigned ts = 0, ss = 0, bs = 1;
+	for (unsigned k = 1; k < 8; k++)
+		if (type[k] > type[ts])
+			ts = k;
+	for (unsigned k = 1; k < 16; k++) {
+		if (sp[k] > sp[ss])
+			ss = k;
+		if (k > 1 && bp[k] > bp[bs])
+			bs = k;
+	}
+	f->shape = ts == GUEST_ORC_T_CALL && ss == ORC_REG_SP && bs == ORC_REG_PREV_SP &&
+		   type[GUEST_ORC_T_END] > 0;
+	if (f->bad)
+		snprintf(f->why, sizeof(f->why), "%zu entries with fields it forbids", f->bad);
+	else if (!f->shape)
+		snprintf(f->why, sizeof(f->why), "not a kernel table's shape (most common: type %u, "
+			 "sp rule %u, bp rule %u; %zu ends)", ts, ss, bs,
+			 type[GUEST_ORC_T_END]);
+	else if (f->unknown > n / 1000)
+		snprintf(f->why, sizeof(f->why), "%zu entries with registers it does not number", f->unknown);
+}
+
+static bool fits(const struct fit *f, size_t n)
+{
+	return !f->bad && f->shape && f->unknown <= n / 1000;
+}
+
+/* Tells the layout from the table: the one layout under which every
+ * entry decodes, the counts have a kernel table's shape and (nearly) no
+ * entry uses a register it does not number; GUEST_ORC_AUTO when none or
+ * more than one do (*why says why). */
+static enum guest_orc_layout detect_layout(const uint8_t *ent, size_t n, char *why, size_t whylen)
+{
+	enum guest_orc_layout found = GUEST_ORC_AUTO;
+	char w[480] = "";
+	size_t used = 0;
+	for (int l = GUEST_ORC_V1; l <= GUEST_ORC_V4; l++) {
+		struct fit f;
+		fit_layout(ent, n, (enum guest_orc_layout)l, &f);
+		if (fits(&f, n)) {
+			if (found != GUEST_ORC_AUTO) {
+				snprintf(why, whylen, "the ORC table decodes as both %s and %s",
+					 short_names[found], short_names[l]);
+				return GUEST_ORC_AUTO;
+			}
+			found = (enum guest_orc_layout)l;
+		} else if (used < sizeof(w)) {
+			used += (size_t)snprintf(w + used, sizeof(w) - used, "%s%s: %s", used ? "; " : "",
+						 short_names[l], f.why);
+		}
+	}
+	if (found == GUEST_ORC_AUTO)
+		snprintf(why, whylen, "no ORC layout fits the table (%.400s)", w);
+	return found;
 }
 
 int guest_orc_from_tables(const uint8_t *ipt, uint64_t ipt_addr, const uint8_t *ent, size_t n,
@@ -95,17 +186,21 @@ int guest_orc_from_tables(const uint8_t *ipt, uint64_t ipt_addr, const uint8_t *
 		snprintf(why, whylen, "%zu ORC entries (bound %u)", n, GUEST_ORC_MAX_ENTRIES);
 		return -E2BIG;
 	}
-	if (layout == GUEST_ORC_AUTO)
-		layout = detect_layout(ent, n);
-	if (version) {
-		int want = version_layout(version);
-		if (want == 0) {
-			snprintf(why, whylen, "kernel %s: its ORC layout (6.3's) is not handled", version);
+	/* The kernel's version does not decide: RHEL 9.6's 5.14 has v3
+	 * and 7.1's renumbering may be backported in turn. */
+	(void)version;
+	if (layout == GUEST_ORC_AUTO) {
+		layout = detect_layout(ent, n, why, whylen);
+		if (layout == GUEST_ORC_AUTO)
 			return -EBADMSG;
-		}
-		if (want > 0 && (enum guest_orc_layout)want != layout) {
-			snprintf(why, whylen, "ORC table has the %s layout, kernel %s the other one",
-				 layout == GUEST_ORC_V1 ? "v1" : "v3", version);
+	} else if (layout < GUEST_ORC_V1 || layout > GUEST_ORC_V4) {
+		snprintf(why, whylen, "ORC layout %d unknown", (int)layout);
+		return -EINVAL;
+	} else {
+		struct fit f;
+		fit_layout(ent, n, layout, &f);
+		if (!fits(&f, n)) {
+			snprintf(why, whylen, "ORC layout %s refused: %s", short_names[layout], f.why);
 			return -EBADMSG;
 		}
 	}
@@ -113,7 +208,7 @@ int guest_orc_from_tables(const uint8_t *ipt, uint64_t ipt_addr, const uint8_t *
 	o->e = xmalloc(n * sizeof(*o->e));
 	o->n = n;
 	o->layout = layout;
-	o->layout_name = layout == GUEST_ORC_V1 ? v1_name : v3_name;
+	o->layout_name = layout_names[layout];
 	for (size_t i = 0; i < n; i++) {
 		uint64_t at = ipt_addr + 4 * (uint64_t)i;
 		o->ip[i] = at + (uint64_t)(int64_t)(int32_t)get32(ipt + 4 * i);
@@ -125,7 +220,7 @@ int guest_orc_from_tables(const uint8_t *ipt, uint64_t ipt_addr, const uint8_t *
 		}
 		if (!decode_entry(ent + i * ORC_ENTRY_SIZE, layout, &o->e[i])) {
 			snprintf(why, whylen, "ORC entry %zu has fields the %s layout does not allow",
-				 i, layout == GUEST_ORC_V1 ? "v1" : "v3");
+				 i, short_names[layout]);
 			goto bad;
 		}
 		o->undefined += o->e[i].type == GUEST_ORC_T_UNDEFINED;
@@ -342,12 +437,90 @@ int guest_orc_read(struct guest_mem *m, guest_sym_fn sym, void *symctx, const ch
 	if (r == 0)
 		r = guest_orc_from_raw(raw, &l, version, layout, o, why, whylen);
 	free(raw);
+	if (r == 0 && (r = guest_orc_check(o, sym, symctx, why, whylen)) == -ENOENT)
+		r = 0;   /* no known function named: the table's own checks stand */
+	if (r < 0)
+		guest_orc_free(o);
 	if (r == 0) {
 		/* the fast table is an option: the table alone unwinds */
 		char lwhy[160];
 		(void)guest_orc_read_lookup(m, &l, o, lwhy, sizeof(lwhy));
 	}
 	return r;
+}
+
+/* ---- the check on known stacks ---- */
+
+/* A one-page stack for the check: the return address at its sp. */
+struct fake_stack {
+	uint64_t base;
+	uint8_t page[PAGE];
+};
+
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct fake_stack *f = ctx;
+	if (addr < f->base || addr - f->base > PAGE || len > PAGE - (addr - f->base))
+		return -EFAULT;
+	memcpy(buf, f->page + (addr - f->base), len);
+	return 0;
+}
+
+/* Functions every x86_64 kernel since 4.14 has (some renamed over time:
+ * the ones found are used). */
+static const char *const known_funcs[] = {
+	"vfs_read", "vfs_write", "schedule", "do_sys_open", "do_sys_openat2", "ksys_read",
+	"kernel_clone", "_do_fork", "do_exit", "__x64_sys_read", "filemap_read", "generic_file_read_iter",
+};
+
+int guest_orc_check(const struct guest_orc *o, guest_sym_fn sym, void *symctx, char *why, size_t whylen)
+{
+	/* The entry point the fake stacks return to: an end-of-stack
+	 * entry's first byte (the unwinder looks a return address up at
+	 * ip - 1, so one past it; its entry must still cover that byte). */
+	uint64_t end_ip = 0;
+	for (size_t i = 0; i + 1 < o->n && !end_ip; i++)
+		if (o->e[i].type == GUEST_ORC_T_END && o->ip[i + 1] > o->ip[i] + 1 &&
+		    guest_orc_find(o, o->ip[i]) == &o->e[i])
+			end_ip = o->ip[i];
+	if (!end_ip) {
+		snprintf(why, whylen, "ORC %s refused: no end-of-stack entry to unwind to",
+			 guest_orc_layout_short(o->layout));
+		return -EBADMSG;
+	}
+	struct fake_stack *f = xcalloc(1, sizeof(*f));
+	f->base = 0xffffc90000000000ull;   /* any 8-aligned kernel address */
+	uint64_t sp = f->base + PAGE / 2;
+	put64(f->page + PAGE / 2, end_ip + 1);
+	struct guest_mem m = { .read = fake_read, .ctx = f };
+	struct guest_orc_opts opt = { .depth = 4, .no_fp = true };
+	unsigned tried = 0, ok = 0;
+	char first[160] = "";
+	for (size_t k = 0; k < sizeof(known_funcs) / sizeof(known_funcs[0]); k++) {
+		uint64_t a = sym ? sym(symctx, known_funcs[k]) : 0;
+		if (!guest_kptr(a) || a < o->text || a >= o->etext)
+			continue;
+		/* at a function's first byte: its caller's return address on
+		 * top of the stack, as after the call */
+		struct guest_regs r = { .r = { [GR_IP] = a, [GR_SP] = sp, [GR_BP] = sp + 64 } };
+		struct guest_orc_chain ch;
+		guest_orc_unwind(o, &m, &r, &opt, &ch);
+		tried++;
+		if (ch.stop == GUEST_ORC_END && ch.n == 2 && ch.ip[1] == end_ip + 1)
+			ok++;
+		else if (!first[0])
+			snprintf(first, sizeof(first), "%s: %s after %u frame%s", known_funcs[k],
+				 guest_orc_stop_name(ch.stop), ch.n, ch.n == 1 ? "" : "s");
+	}
+	free(f);
+	if (!tried)
+		return -ENOENT;
+	if (ok < tried) {
+		snprintf(why, whylen, "ORC %s refused: the unwinder reached an entry point on %u of %u known stacks "
+			 "(%s)", guest_orc_layout_short(o->layout), ok, tried, first);
+		return -EBADMSG;
+	}
+	return 0;
 }
 
 const struct guest_orc_entry *guest_orc_find(const struct guest_orc *o, uint64_t ip)

@@ -10,16 +10,24 @@
  * how to find the caller's sp and bp from this ip). guest_orc_read reads
  * both once through struct guest_mem, located by their symbols, checks
  * them (sizes, counts, sorted ips, field values) and decodes the entries
- * into a layout-free form. Two layouts are handled:
- *   v1 (4.14 .. 6.2, Debian's 6.1): sp_reg:4 bp_reg:4 type:2 end:1,
- *       types CALL 0, REGS 1, REGS_PARTIAL 2; "no info" is sp_reg
+ * into a layout-free form. Four layouts are handled (drgn's numbering):
+ *   v1 (4.14 .. 6.2, Debian's 5.10 and 6.1): sp_reg:4 bp_reg:4 type:2
+ *       end:1, types CALL 0, REGS 1, REGS_PARTIAL 2; "no info" is sp_reg
  *       UNDEFINED, the end of a stack the same with end set;
- *   v3 (6.4 .., Debian's 6.12): sp_reg:4 bp_reg:4 type:3 signal:1, types
- *       UNDEFINED 0, END_OF_STACK 1, CALL 2, REGS 3, REGS_PARTIAL 4.
- * 6.3's layout (type:2 signal:1 end:1) is refused. The layout is told
- * apart from the table itself (in v1 most entries have type bits 0, in
- * v3 they are 2: CALL), and checked against the kernel version when the
- * caller gives it.
+ *   v2 (6.3): v1 with a signal bit before end (type:2 signal:1 end:1);
+ *   v3 (6.4 .. 7.0, Debian's 6.12, RHEL 9.6's 5.14): sp_reg:4 bp_reg:4
+ *       type:3 signal:1, types UNDEFINED 0, END_OF_STACK 1, CALL 2, REGS 3,
+ *       REGS_PARTIAL 4;
+ *   v4 (7.1 ..): v3's bits with the registers renumbered (SP 3, BP 4,
+ *       PREV_SP 8, SP_INDIRECT 9, BP_INDIRECT 10; DX, R10, R13 as before).
+ * The layout is told from the table, never from the kernel's version
+ * (backports change it): the one layout under which every entry decodes,
+ * the counts have the shape of a kernel's table (CALL the most common
+ * type, SP the most common sp rule, PREV_SP the most common bp rule, an
+ * end-of-stack entry) and no more than 0.1% of the entries use a
+ * register it does not number. guest_orc_check then unwinds a few known
+ * stacks (guest_orc_read does it) and refuses a layout (detected or
+ * forced) under which they do not end at an entry point.
  *
  * guest_orc_unwind walks a stopped vCPU's kernel stack from its registers
  * with those rules, reading the stack in page-bounded windows through a
@@ -70,14 +78,19 @@
 enum guest_orc_layout {
 	GUEST_ORC_AUTO = 0,     /* guest_orc_read: tell from the table */
 	GUEST_ORC_V1,           /* type:2 end:1 (..6.2) */
-	GUEST_ORC_V3,           /* type:3 signal:1 (6.4..) */
+	GUEST_ORC_V2,           /* type:2 signal:1 end:1 (6.3) */
+	GUEST_ORC_V3,           /* type:3 signal:1 (6.4..7.0) */
+	GUEST_ORC_V4,           /* v3 with the registers renumbered (7.1..) */
 };
+/* "v1" .. "v4" ("?" otherwise); static. */
+const char *guest_orc_layout_short(enum guest_orc_layout l);
 
-/* Decoded entry; ORC register numbers as the kernel's orc_types.h
- * (stable across layouts). */
+/* Decoded entry; registers numbered as the kernel's orc_types.h of v1
+ * to v3 (v4's are mapped to these); UNKNOWN: a number the layout gives
+ * no register (a chain reaching it stops with "bad-register"). */
 enum { ORC_REG_UNDEFINED = 0, ORC_REG_PREV_SP = 1, ORC_REG_DX = 2, ORC_REG_DI = 3,
        ORC_REG_BP = 4, ORC_REG_SP = 5, ORC_REG_R10 = 6, ORC_REG_R13 = 7,
-       ORC_REG_BP_INDIRECT = 8, ORC_REG_SP_INDIRECT = 9 };
+       ORC_REG_BP_INDIRECT = 8, ORC_REG_SP_INDIRECT = 9, ORC_REG_UNKNOWN = 15 };
 enum guest_orc_type {
 	GUEST_ORC_T_UNDEFINED,  /* no unwind info: the chain is cut */
 	GUEST_ORC_T_END,        /* end of a stack (ret_from_fork, a CPU's idle entry) */
@@ -98,7 +111,7 @@ struct guest_orc {
 	struct guest_orc_entry *e;  /* n entries; malloc'd */
 	size_t n;
 	enum guest_orc_layout layout;
-	const char *layout_name;   /* static: "v1 (type:2 end:1, <= 6.2)" ... */
+	const char *layout_name;   /* static: "v1 (sp_reg:4 bp_reg:4 type:2 end:1; 4.14..6.2)" ... */
 	/* The text the table covers: [text, etext) and [inittext, einittext)
 	 * from the symbols when present, else [ip[0], ip[n-1]]. An ip
 	 * outside has no entry. */
@@ -127,13 +140,15 @@ void guest_orc_add_noframe(struct guest_orc *o, uint64_t start, uint64_t end);
 
 /* Reads and checks the tables through m (their symbols through sym:
  * __start_orc_unwind_ip, __stop_orc_unwind_ip, __start_orc_unwind,
- * __stop_orc_unwind; _stext, _etext, _sinittext, _einittext when there).
- * version, when not NULL, is the kernel's ("6.1.0-57-amd64"): the layout
- * must be the one that version has. layout forces one (GUEST_ORC_AUTO:
- * told from the table). Returns 0, -ENOENT (no ORC symbols: kernel
- * without ORC), -EBADMSG (sizes, counts, order or fields do not check;
- * *why says which), -E2BIG (over GUEST_ORC_MAX_ENTRIES), or the read's
- * errno. Reads 10 bytes an entry (3.9 MB on 6.1, 4.4 MB on 6.12). */
+ * __stop_orc_unwind; _stext, _etext, _sinittext, _einittext when there),
+ * then guest_orc_check. version (the kernel's, may be NULL) is not used
+ * to decide the layout. layout forces one (GUEST_ORC_AUTO: told from the
+ * table); a forced layout is checked the same way. Returns 0, -ENOENT
+ * (no ORC symbols: kernel without ORC), -EBADMSG (sizes, counts, order
+ * or fields do not check, no layout or more than one fits, or the known
+ * stacks refuse it; *why says which), -E2BIG (over
+ * GUEST_ORC_MAX_ENTRIES), or the read's errno. Reads 10 bytes an entry
+ * (3.9 MB on 6.1, 4.4 MB on 6.12). */
 int guest_orc_read(struct guest_mem *m, guest_sym_fn sym, void *symctx, const char *version,
 		   enum guest_orc_layout layout, struct guest_orc *o, char *why, size_t whylen);
 
@@ -192,6 +207,14 @@ int guest_orc_read_lookup(struct guest_mem *m, const struct guest_orc_loc *l, st
 int guest_orc_from_tables(const uint8_t *ipt, uint64_t ipt_addr, const uint8_t *ent, size_t n,
 			  const char *version, enum guest_orc_layout layout, struct guest_orc *o,
 			  char *why, size_t whylen);
+
+/* The known stacks: for each of a few functions every kernel has (the
+ * ones sym names inside the table's text), a one-page stack holding only
+ * a return address to an entry point (an end-of-stack entry's ip) is
+ * unwound from the function's first byte; each must end there, at that
+ * entry point, after one frame. Returns 0, -ENOENT (no such function
+ * named: nothing checked) or -EBADMSG (*why: "ORC v4 refused: ..."). */
+int guest_orc_check(const struct guest_orc *o, guest_sym_fn sym, void *symctx, char *why, size_t whylen);
 
 /* The entry covering ip, or NULL (outside the text covered). Borrowed:
  * valid until guest_orc_free(o). */

@@ -11,10 +11,13 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "util/file.h"
+#include "util/xalloc.h"
 
 /* _text, _etext and _end from every SHT_SYMTAB section. */
 static bool read_text_syms(Elf *elf, struct vmlinux_text *out)
@@ -90,6 +93,65 @@ int elf_text_bytes(const char *path, struct vmlinux_text *out, uint8_t *bytes, s
 		goto out;
 	read_text_bytes(elf, out, bytes, max);
 	ret = 0;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+int elf_symtab_text(const char *path, size_t max, char **text, size_t *len)
+{
+	*text = NULL;
+	*len = 0;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	int fd = file_open_regular(path, NULL);
+	if (fd < 0)
+		return fd;
+	int ret = -ENOENT;
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		ret = -ENOEXEC;
+		goto out;
+	}
+	size_t cap = 1u << 20, n = 0;
+	char *t = xmalloc(cap);
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		size_t nsym = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < nsym; i++) {
+			GElf_Sym sym;
+			if (!gelf_getsym(d, (int)i, &sym))
+				break;
+			const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || !*name || strpbrk(name, " \t\r\n"))
+				continue;
+			size_t need = strlen(name) + 24;
+			if (n + need + 1 > max)
+				break;
+			if (n + need + 1 > cap) {
+				cap = 2 * cap + need;
+				t = xrealloc(t, cap);
+			}
+			n += (size_t)snprintf(t + n, cap - n, "%016llx %c %s\n", (unsigned long long)sym.st_value,
+					      GELF_ST_TYPE(sym.st_info) == STT_FUNC ? 't' : 'd', name);
+		}
+	}
+	if (n) {
+		t[n] = 0;
+		*text = t;
+		*len = n;
+		ret = 0;
+	} else {
+		free(t);
+	}
 out:
 	if (elf)
 		elf_end(elf);

@@ -28,4 +28,14 @@ struct vmlinux_text {
  */
 int elf_text_bytes(const char *path, struct vmlinux_text *out, uint8_t *bytes, size_t max);
 
+/*
+ * The named symbols of the ELF file at path's SHT_SYMTAB sections as
+ * kallsyms text ("%016llx t NAME\n" per symbol, link-time addresses), at
+ * most max bytes of it (symbols past that are left out), in *text
+ * (malloc'd, NUL-terminated; *len without the NUL). Returns 0, -ENOEXEC
+ * (not an ELF file), -ENOENT (no named symbol) or a negative errno from
+ * opening it.
+ */
+int elf_symtab_text(const char *path, size_t max, char **text, size_t *len);
+
 #endif

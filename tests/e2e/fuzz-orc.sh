@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The guest ORC tables and unwinder (src/guest/orc.c) under libFuzzer for
 # a short time (FUZZ_SECONDS, default 4) on fake guests made here: a
-# small table in the v3 layout (and the same in v1) with a stack holding
+# small table in the v3 layout (and the same in v1, 6.3's v2 and 7.1's
+# v4 with its renumbered registers, each told from the table) with a stack holding
 # CALL frames to an end-of-stack entry, a syscall's user-mode pt_regs, an
 # sp that does not move, a deep recursion. Known answers first: each seed
 # unwinds to its chain; the control, the same table with one ip out of
@@ -27,13 +28,18 @@ tab = [(0x000, 0, 0, 0, 0, U), (0x100, SP, 8, 0, 0, CALL), (0x104, SP, 24, 0, 0,
        (0x400, 0, 0, 0, 0, END), (0x500, 0, 0, 0, 0, U), (0x510, SP, 0, 0, 0, REGS),
        (0x600, SP, 0, 0, 0, PART), (0x610, SP, 0, 0, 0, REGS), (0x700, 0, 0, 0, 0, U),
        (0x800, SP, 0, 0, 0, CALL), (0xa00, SP, 8, 0, 0, CALL), (0xf00, 0, 0, 0, 0, U)]
-def tables(v1=False, unsorted=False):
+V4 = {SP: 3, PREV: 8}   # 7.1's numbers of the registers used here (BP, UNDEFINED keep theirs)
+def tables(v1=False, unsorted=False, lay=None):
     ipt, ent = b"", b""
     for i, (ip, sr, so, br, bo, t) in enumerate(tab):
         if unsorted and i == 5:
             ip = 0x100
         ipt += struct.pack("<i", TEXT + ip - (IPT + 4 * i))
         f = (4 if t == END else t - CALL if t >= CALL else 0) if v1 else t | (8 if t >= REGS else 0)
+        if lay == "v2":
+            f = 8 if t == END else (t - CALL) | 4 if t > CALL else 0
+        if lay == "v4":
+            sr, br = V4.get(sr, sr), V4.get(br, br)
         ent += struct.pack("<hhBB", so, bo, sr | br << 4, f)
     return ipt + ent
 def lookup(wrong=False):
@@ -43,16 +49,20 @@ def lookup(wrong=False):
     if wrong:
         v[3] = 0
     return {0: 257 | v[0] << 32, **{4 + 4 * k: v[k] | v[k + 1] << 32 for k in range(1, 257, 2)}}
-def seed(name, want, ip, sp, stack, v1=False, unsorted=False, flags=0):
+def seed(name, want, ip, sp, stack, v1=False, unsorted=False, flags=0, lay=None):
     st = bytearray(0x1000)
     for a, v in stack.items():
         struct.pack_into("<Q", st, a, v)
     hdr = struct.pack("<BHHHBHHHH", flags, len(tab), 512, 0, 0, ip, sp, 0, 0)   # 512-byte windows
-    open("%s/%s" % (out, name), "wb").write(hdr + tables(v1, unsorted) + bytes(st))
+    open("%s/%s" % (out, name), "wb").write(hdr + tables(v1, unsorted, lay) + bytes(st))
     open("%s/%s.want" % (out, name), "w").write(want + "\n")
 calls = {0x810: TEXT + 0x215, 0x818: 0xbb, 0x820: TEXT + 0x315, 0x828: TEXT + 0x405}
 seed("call-end-v3", "chain end frames=4 bytes=512: 0x108 0x215 0x315 0x405", 0x108, 0x800, calls)
 seed("call-end-v1", "chain end frames=4 bytes=512: 0x108 0x215 0x315 0x405", 0x108, 0x800, calls, v1=True)
+seed("call-end-v2", "chain end frames=4 bytes=512: 0x108 0x215 0x315 0x405", 0x108, 0x800, calls, lay="v2")
+seed("call-end-v4", "chain end frames=4 bytes=512: 0x108 0x215 0x315 0x405", 0x108, 0x800, calls, lay="v4")
+# control: the v4 table with v3 forced (flags bits 0-1 = 2) is refused
+seed("bad-v4-as-v3", "refused", 0x108, 0x800, calls, lay="v4", flags=2)
 P = 0xe00
 user = {P: 0xdd, P + 8: TEXT + 0x515, P + 16 + 8 * 16: 0x401000, P + 16 + 8 * 17: 0x33}
 seed("syscall-user", "chain user frames=3 bytes=512: 0x215 0x515 0x401000", 0x215, P, user)

@@ -2,7 +2,7 @@
 /*
  * libFuzzer target: the guest's ORC tables and its stacks are hostile.
  * The input is a fake guest (guest_image in guest/mem.h):
- *   a 16-byte header: flags (bits 0-1 layout: auto, v1, v3, auto; bits
+ *   a 16-byte header: flags (bits 0-1 layout: auto, v1, v3, v4; bits
  *   2-3 the read chunk; bit 4 no frame-pointer guess), the entry count
  *   n (u16), the window and the byte limit (u16 each), the depth (u8),
  *   the first rip (u16 offset from FUZZ_TEXT), the rsp and rbp (u16
@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 16)
 		return 0;
 	static const size_t chunks[4] = { 2032, 64, 4096, 6 };
-	static const enum guest_orc_layout layouts[4] = { GUEST_ORC_AUTO, GUEST_ORC_V1, GUEST_ORC_V3, GUEST_ORC_AUTO };
+	static const enum guest_orc_layout layouts[4] = { GUEST_ORC_AUTO, GUEST_ORC_V1, GUEST_ORC_V3, GUEST_ORC_V4 };
 	bool verbose = getenv("FUZZ_ORC_VERBOSE") != NULL;
 	size_t n = get16(data + 1);
 	struct guest_orc_opts opt = { .window = get16(data + 3), .max_bytes = get16(data + 5), .depth = data[7],
@@ -111,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (o.n != n || o.etext != FUZZ_TEXT + 0x10000)
 		abort();
 	if (verbose)
-		fprintf(stderr, "fuzz-orc: %zu entries, %s%s\n", o.n, o.layout == GUEST_ORC_V1 ? "v1" : "v3",
+		fprintf(stderr, "fuzz-orc: %zu entries, %s%s\n", o.n, guest_orc_layout_short(o.layout),
 			o.lookup ? ", fast lookup table" : "");
 	if (o.lookup) {
 		uint32_t *keep = o.lookup;

@@ -9,8 +9,8 @@
  *   guest-orc: entries=N layout=.. undefined=N ends=N bytes=N reads=N ms=..
  *   guest-orc: funcs=N call8=N
  * and the first non-matching names on stdout ("other NAME sp_reg=..").
- * Options: --layout=v1|v3 forces a layout (the control), --version=V
- * checks it against a kernel version, --shift=N adds N to the kernel-half
+ * Options: --layout=v1|v2|v3|v4 forces a layout (the control: it must
+ * be refused), --version=V is passed on (it does not decide), --shift=N adds N to the kernel-half
  * symbols of the function check only (the control: shifted functions do
  * not start where the ORC says), --orc-shift=N adds N to every table ip
  * after that check (the unwinding control: a table that does not fit).
@@ -215,8 +215,12 @@ int cmd_guest_orc(int argc, char **argv)
 	for (; a < argc && !strncmp(argv[a], "--", 2); a++) {
 		if (!strcmp(argv[a], "--layout=v1"))
 			layout = GUEST_ORC_V1;
+		else if (!strcmp(argv[a], "--layout=v2"))
+			layout = GUEST_ORC_V2;
 		else if (!strcmp(argv[a], "--layout=v3"))
 			layout = GUEST_ORC_V3;
+		else if (!strcmp(argv[a], "--layout=v4"))
+			layout = GUEST_ORC_V4;
 		else if (!strncmp(argv[a], "--version=", 10))
 			version = argv[a] + 10;
 		else if (!strncmp(argv[a], "--shift=", 8))
@@ -237,7 +241,7 @@ int cmd_guest_orc(int argc, char **argv)
 			break;
 	}
 	if (argc - a != 2 || nstops > 10000) {
-		fprintf(stderr, "usage: test-tool guest-orc [--layout=v1|v3] [--version=V] [--shift=N] [--orc-shift=N] "
+		fprintf(stderr, "usage: test-tool guest-orc [--layout=v1|v2|v3|v4] [--version=V] [--shift=N] [--orc-shift=N] "
 				"[--stops=N] [--window=N] [--max-bytes=N] [--depth=N] [--verify-raw] MEMSPEC KALLSYMS\n");
 		return 2;
 	}
@@ -263,7 +267,7 @@ int cmd_guest_orc(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "guest-orc: entries=%zu layout=%s undefined=%zu ends=%zu bytes=%" PRIu64 " reads=%" PRIu64
-		" ms=%.1f text=0x%" PRIx64 "..0x%" PRIx64 "\n", o.n, o.layout == GUEST_ORC_V1 ? "v1" : "v3", o.undefined,
+		" ms=%.1f text=0x%" PRIx64 "..0x%" PRIx64 "\n", o.n, guest_orc_layout_short(o.layout), o.undefined,
 		o.ends, m.bytes, m.reads, ms, o.text, o.etext);
 	check_functions(&o, &s, shift);
 	if (verify && verify_raw(&m, &s))

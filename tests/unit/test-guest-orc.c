@@ -10,7 +10,11 @@
  * moving, sp going down, a switch back to a stack already left, a huge
  * recursion (depth, then the byte limit), an unmapped or misaligned
  * stack. Table checks: unsorted ips, counts that disagree, fields the
- * layout forbids, the layout against the kernel version, no symbols.
+ * layout forbids, no symbols; the four layouts (v1, 6.3's v2, v3, 7.1's
+ * v4 with its renumbered registers) told from the table alone, whatever
+ * version is given, each other layout forced refused; the known-stack
+ * check (guest_orc_check) passing, and refusing a table whose function
+ * entries do not unwind to the entry point.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -58,7 +62,20 @@ static uint8_t ipt[NTAB * 4], ent[NTAB * 6];
 static uint8_t task[STK], irq[STK];
 static struct guest_image im;
 
-static void build(int v1)
+/* v4's numbers of our registers (orc.c map_reg, inverted) */
+static unsigned v4_reg(unsigned r)
+{
+	switch (r) {
+	case ORC_REG_SP: return 3;
+	case ORC_REG_PREV_SP: return 8;
+	case ORC_REG_SP_INDIRECT: return 9;
+	case ORC_REG_BP_INDIRECT: return 10;
+	default: return r;   /* UNDEFINED, DX, BP, R10, R13 keep theirs */
+	}
+}
+
+/* lay: the layout to encode the table in */
+static void build_layout(enum guest_orc_layout lay)
 {
 	for (size_t i = 0; i < NTAB; i++) {
 		put32(ipt + 4 * i, (uint32_t)(TEXT + tab[i].ip - (IPT + 4 * i)));
@@ -66,10 +83,14 @@ static void build(int v1)
 		put16(b, (uint16_t)tab[i].sp_off);
 		put16(b + 2, (uint16_t)tab[i].bp_off);
 		b[4] = (uint8_t)(tab[i].sp_reg | tab[i].bp_reg << 4);
-		if (!v1)
+		if (lay == GUEST_ORC_V4)
+			b[4] = (uint8_t)(v4_reg(tab[i].sp_reg) | v4_reg(tab[i].bp_reg) << 4);
+		if (lay == GUEST_ORC_V3 || lay == GUEST_ORC_V4)
 			b[5] = (uint8_t)(tab[i].type | (tab[i].type >= REGS ? 8 : 0));
-		else   /* v1: CALL 0, REGS 1, PARTIAL 2; end bit 4; no info = sp_reg 0 */
+		else if (lay == GUEST_ORC_V1)   /* CALL 0, REGS 1, PARTIAL 2; end bit 4; no info = sp_reg 0 */
 			b[5] = (uint8_t)(tab[i].type == END ? 4 : tab[i].type >= CALL ? tab[i].type - CALL : 0);
+		else   /* v2: v1 with signal 4 (set on REGS types) and end 8 */
+			b[5] = (uint8_t)(tab[i].type == END ? 8 : tab[i].type > CALL ? (tab[i].type - CALL) | 4 : 0);
 	}
 	memset(&im, 0, sizeof(im));
 	uint64_t a[4] = { IPT, ENT, TASK, IRQ };
@@ -81,6 +102,11 @@ static void build(int v1)
 		im.r[i].b = p[i];
 	}
 	im.n = 4;
+}
+
+static void build(int v1)
+{
+	build_layout(v1 ? GUEST_ORC_V1 : GUEST_ORC_V3);
 }
 
 static void put(uint64_t addr, uint64_t v)
@@ -314,6 +340,8 @@ static uint64_t sym(void *ctx, const char *name)
 	if (!strcmp(name, "__stop_orc_unwind")) return ENT + sizeof(ent) - syms_bad_count;
 	if (!strcmp(name, "_stext")) return TEXT;
 	if (!strcmp(name, "_etext")) return TEXT + 0x1000;
+	if (!strcmp(name, "vfs_read")) return TEXT + 0x100;   /* a known function: the leaf */
+	if (!strcmp(name, "schedule")) return TEXT + 0x200;
 	return 0;
 }
 
@@ -334,13 +362,40 @@ static void test_tables(void)
 	CHECK(guest_orc_find(&t, TEXT + 0x10f) == &t.e[2]);
 	CHECK(guest_orc_find(&t, TEXT + 0x1000) == NULL);
 	guest_orc_free(&t);
-	/* The v1 table for a 6.12 kernel, and any table for 6.3: refused. */
-	CHECK(guest_orc_read(&m, sym, NULL, "6.12.117+deb12-amd64", GUEST_ORC_AUTO, &t, why, sizeof(why)) == -EBADMSG);
-	CHECK(strstr(why, "v1") != NULL);
-	CHECK(guest_orc_read(&m, sym, NULL, "6.3.0", GUEST_ORC_AUTO, &t, why, sizeof(why)) == -EBADMSG);
+	/* The version does not decide (backports): a v1 table with a 6.12
+	 * version is still v1. Each layout is told from its table, the
+	 * same entries decoded; every other layout forced is refused. */
+	CHECK(guest_orc_read(&m, sym, NULL, "6.12.117+deb12-amd64", GUEST_ORC_AUTO, &t, why, sizeof(why)) == 0);
+	CHECK(t.layout == GUEST_ORC_V1);
+	guest_orc_free(&t);
+	for (int lay = GUEST_ORC_V1; lay <= GUEST_ORC_V4; lay++) {
+		build_layout((enum guest_orc_layout)lay);
+		CHECK(guest_orc_read(&m, sym, NULL, "5.14.0-570.el9", GUEST_ORC_AUTO, &t, why, sizeof(why)) == 0);
+		CHECK(t.layout == (enum guest_orc_layout)lay);
+		for (size_t i = 0; i < NTAB; i++)
+			CHECK(t.e[i].type == o.e[i].type && t.e[i].sp_reg == o.e[i].sp_reg &&
+			      t.e[i].bp_reg == o.e[i].bp_reg && t.e[i].signal == o.e[i].signal);
+		guest_orc_free(&t);
+		for (int other = GUEST_ORC_V1; other <= GUEST_ORC_V4; other++) {
+			if (other == lay)
+				continue;
+			why[0] = 0;
+			CHECK(guest_orc_read(&m, sym, NULL, NULL, (enum guest_orc_layout)other, &t, why, sizeof(why)) ==
+			      -EBADMSG);
+			CHECK(strstr(why, "refused") != NULL);
+		}
+	}
 	build(0);
 	CHECK(guest_orc_read(&m, sym, NULL, "6.12.117+deb12-amd64", GUEST_ORC_AUTO, &t, why, sizeof(why)) == 0);
 	CHECK(t.layout == GUEST_ORC_V3);
+	/* The known stacks: vfs_read and schedule unwind to the entry point
+	 * (0x400, an end-of-stack entry); with the leaf's rule on another
+	 * register (what a wrong numbering gives) they do not. */
+	CHECK(guest_orc_check(&t, sym, NULL, why, sizeof(why)) == 0);
+	CHECK(guest_orc_check(&t, sym, &m, why, sizeof(why)) == -ENOENT);
+	t.e[1].sp_reg = ORC_REG_BP;
+	CHECK(guest_orc_check(&t, sym, NULL, why, sizeof(why)) == -EBADMSG);
+	CHECK(strstr(why, "v3 refused") && strstr(why, "1 of 2 known stacks") && strstr(why, "vfs_read"));
 	guest_orc_free(&t);
 	/* Counts that disagree; no symbols (a kernel without ORC). */
 	syms_bad_count = 6;

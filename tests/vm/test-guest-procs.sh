@@ -19,9 +19,16 @@
 #     interrupts off land at the syscall's return to user mode
 #     (docs/active.md), which moves dd time from kernel to user in that
 #     view only; with 4 KiB blocks that moved ~6 points;
-#   - control: a passive recording of the same guest with a symbol file
-#     given (the table cached by the first run) reads no task list: it
-#     must show cr3 buckets and no named process.
+#   - with a symbol file given (kallsyms=FILE: the table cached by the
+#     first run, this boot's addresses) and -g, the task list and the ORC
+#     tables are still read from guest memory, located by the file's
+#     names: spinner is named with its pid, and >= 90% of dd's kernel
+#     chains reach the syscall entry (entry_SYSCALL_64) through a read or
+#     write (vfs_read/vfs_write);
+#   - control: the same with the file's symbols moved by 2 MiB (they do
+#     not locate the guest's tables) must fail those checks: cr3 buckets,
+#     no named process, < 10% of the kernel chains reaching the syscall
+#     entry.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent-lib.sh"
@@ -94,14 +101,46 @@ grep -q "\[guest user\] spinner ($spid)" "$VM_OUT/vmp.txt" ||
 	fail "--pid $spid selects no passive samples"
 "$DOMPROF" dump --type TASK "$data" | grep -q "comm=spinner asid=0x" || fail "no TASK record for spinner carries its asid"
 
-# control: a passive recording with a symbol file given reads no task
-# list, so no process is named: the checks above must fail on it
+# -g with a symbol file: processes and chains from guest memory all the
+# same, located by the file's names (docs/passive.md)
 cached=$(ls "$DOMPROF_CACHE"/guest-kernels/*.kallsyms 2>/dev/null | head -n 1)
 [ -s "$cached" ] || fail "the guest's table was not cached in $DOMPROF_CACHE"
-tail -n +2 "$cached" >"$VM_OUT/ctl-kallsyms.txt"
-vm_domprof ctl.log record -f -F 500 -d 2 -o "$VM_OUT/ctl.data" \
-	--domain "vmp=gdb:unix:$sock,kallsyms=$VM_OUT/ctl-kallsyms.txt"
-"$DOMPROF" report -q -i "$VM_OUT/ctl.data" --domain vmp -l >"$VM_OUT/ctl.txt" 2>&1 || fail "control report failed"
-grep -q "\[guest user\] spinner" "$VM_OUT/ctl.txt" && fail "control: a recording without guest reading names spinner"
-grep -q "guest user cr3=" "$VM_OUT/ctl.txt" || fail "control: no cr3 buckets without guest reading"
+tail -n +2 "$cached" >"$VM_OUT/file-kallsyms.txt"
+vm_shift_kallsyms "$VM_OUT/file-kallsyms.txt" "$VM_OUT/ctl-kallsyms.txt"
+# file_run NAME KALLSYMS: record -g by a symbol file; sets named (spinner
+# named with its pid: 1/0), dd_k (dd's kernel chains) and dd_sys (those
+# reaching entry_SYSCALL_64 through vfs_read/vfs_write)
+file_run() {
+	vm_domprof "$1.log" record -g -f -F 500 -d 3 -o "$VM_OUT/$1.data" \
+		--domain "vmp=gdb:unix:$sock,kallsyms=$2"
+	sed 's/^/    /' "$VM_OUT/$1.log" | grep 'vmp:' | head -n 2
+	"$DOMPROF" report -q -i "$VM_OUT/$1.data" --domain vmp -l >"$VM_OUT/$1.txt" 2>&1 || fail "$1: report failed"
+	named=0
+	grep -q "\[guest user\] spinner ($spid)" "$VM_OUT/$1.txt" && named=1
+	"$DOMPROF" export --format folded --domain vmp --mode kernel --pid "$dpid" -i "$VM_OUT/$1.data" \
+		-o "$VM_OUT/$1-dd.folded" 2>"$VM_OUT/$1-export.err" || : >"$VM_OUT/$1-dd.folded"
+	"$DOMPROF" export --format folded --domain vmp --mode kernel -i "$VM_OUT/$1.data" \
+		-o "$VM_OUT/$1-k.folded" 2>"$VM_OUT/$1-export.err" || fail "$1: export failed"
+	# syscall_chains FOLDED: samples, and those through the syscall entry
+	syscall_chains() {
+		awk '{ n = $NF; t += n; if ($0 ~ /entry_SYSCALL_64[a-z_]*_\[k\];.*vfs_(read|write)_\[k\]/) s += n }
+			END { print t + 0, s + 0 }' "$1"
+	}
+	read -r dd_k dd_sys < <(syscall_chains "$VM_OUT/$1-dd.folded")
+	read -r all_k all_sys < <(syscall_chains "$VM_OUT/$1-k.folded")
+}
+file_run file "$VM_OUT/file-kallsyms.txt"
+grep -q 'vmp: .*guest memory read by the symbols of the kallsyms file.*[1-9][0-9]* tasks.*call chains by ORC (v1' \
+	"$VM_OUT/file.log" || fail "kallsyms= with -g: no tasks or no ORC chains read from guest memory"
+note "kallsyms=FILE -g: spinner named: $named; dd kernel chains reaching entry_SYSCALL_64 via vfs_read/write: $dd_sys of $dd_k"
+[ $named = 1 ] || { head -n 20 "$VM_OUT/file.txt"; fail "kallsyms=FILE: spinner ($spid) is not named"; }
+[ "$dd_k" -ge 20 ] || fail "kallsyms=FILE -g: only $dd_k kernel samples of dd"
+[ $((dd_sys * 10)) -ge $((dd_k * 9)) ] || fail "kallsyms=FILE -g: only $dd_sys of dd's $dd_k kernel chains reach the syscall entry"
+# control: symbols moved by 2 MiB locate nothing of this guest
+file_run ctl "$VM_OUT/ctl-kallsyms.txt"
+note "control (symbols moved by 2 MiB): spinner named: $named; kernel chains reaching entry_SYSCALL_64: $all_sys of $all_k"
+[ $named = 0 ] || fail "control: a symbol file moved by 2 MiB still names spinner"
+grep -q "guest user cr3=" "$VM_OUT/ctl.txt" || fail "control: no cr3 buckets with a symbol file moved by 2 MiB"
+[ "$all_k" -ge 20 ] || fail "control: only $all_k kernel samples"
+[ $((all_sys * 10)) -lt "$all_k" ] || fail "control: $all_sys of $all_k chains reach the syscall entry with a symbol file moved by 2 MiB"
 note "guest processes ok: user time spinner $(share vmp.user spinner)% / $(share vma.user spinner)%, dd $(share vmp.user dd)% / $(share vma.user dd)%; all time spinner $(share vmp.all spinner)% / $(share vma.all spinner)% (passive / active)"
