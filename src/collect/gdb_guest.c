@@ -265,10 +265,35 @@ static int read_file_symbols(struct gdb_source *s, struct gdb_guest *g, char *no
 
 /* ---- Layout, modules ------------------------------------------------- */
 
+/* CR4 bits: PAE (set in long mode, whatever the paging depth), LA57. */
+#define CR4_PAE  (1ull << 5)
+#define CR4_LA57 (1ull << 12)
+
+/* The paging mode as the user or the guest's CPU says, before the
+ * kernel is asked (guest_layout_resolve): the spec's paging=, else
+ * cr4.LA57 of the kernel-mode vCPU selected (read_kernel's Hg), when the
+ * stub describes cr4 and it reads as a long-mode value (PAE set). *how
+ * names the source; GUEST_PAGING_UNKNOWN when neither says. */
+static unsigned given_paging(struct gdb_source *s, const char **how)
+{
+	uint64_t cr4;
+	if (s->spec.paging) {
+		*how = s->spec.paging == GUEST_PAGING_5 ? "paging=5" : "paging=4";
+		return s->spec.paging;
+	}
+	if (gdb_read_reg(s, &s->cr4, &cr4) < 0 || !(cr4 & CR4_PAE))
+		return GUEST_PAGING_UNKNOWN;
+	*how = "cr4.LA57";
+	return cr4 & CR4_LA57 ? GUEST_PAGING_5 : GUEST_PAGING_4;
+}
+
 static void read_layout(struct gdb_source *s, struct gdb_guest *g, struct guest_mem *m,
 			char *note, size_t notelen)
 {
 	char why[200] = "";
+	const char *how = NULL;
+	s->paging = given_paging(s, &how);
+	m->paging = (uint8_t)s->paging;
 	void *btf = NULL;
 	size_t blen = 0;
 	/* BTF is not cached: checking a cached copy against this guest
@@ -285,6 +310,8 @@ static void read_layout(struct gdb_source *s, struct gdb_guest *g, struct guest_
 		return;
 	}
 	g->have_layout = true;
+	/* later reads (walks, current tasks, stacks) check against it */
+	s->paging = g->layout.paging;
 	struct guest_modsyms ms;
 	size_t skipped = 0;
 	if (guest_modules_read(m, &g->layout, &ms, &skipped, why, sizeof(why)) == 0) {
@@ -301,6 +328,11 @@ static void read_layout(struct gdb_source *s, struct gdb_guest *g, struct guest_
 			snprintf(note + used, notelen - used, " (%zu refused)", skipped);
 		}
 		guest_modsyms_free(&ms);
+	}
+	/* 4-level paging is the common case: the line names only the other */
+	if (g->layout.paging == GUEST_PAGING_5) {
+		size_t used = strlen(note);
+		snprintf(note + used, notelen - used, ", 5-level paging (%s)", how ? how : g->layout.paging_how);
 	}
 }
 

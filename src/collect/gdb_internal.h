@@ -66,6 +66,11 @@ struct gdb_source {
 	struct rsp_tdesc td;
 	struct reginfo rip, cs, cr3;
 	struct reginfo gs_base, k_gs_base;  /* in g only; for the current task */
+	struct reginfo cr4;     /* its LA57 bit (12) tells the paging mode */
+	/* The guest's paging mode (enum guest_paging) once known (spec
+	 * paging=, cr4, the kernel: gdb_guest.c); every struct guest_mem
+	 * of gdb_guest_mem checks its reads against it. */
+	unsigned paging;
 	size_t gbytes;          /* bytes of the stub's g reply */
 	char (*tids)[RSP_MAX_TID];
 	size_t nvcpu;
@@ -182,6 +187,10 @@ void gdb_build_batch(struct gdb_source *s);
 /* Read rip/cs/cr3 of every vCPU of the stopped VM into out[nvcpu]
  * (send: also send the batch). 0 or a negative errno. */
 int gdb_read_vcpus(struct gdb_source *s, struct dp_sample *out, uint64_t t, bool send);
+/* One register of the vCPU selected (Hg) on the stopped VM: from a g
+ * reply, or a p packet when it is not in g (or regs=p). 0, -ENOENT (the
+ * stub has no such register) or a negative errno. */
+int gdb_read_reg(struct gdb_source *s, const struct reginfo *ri, uint64_t *v);
 /* Stop the VM (0x03) and wait for the stop reply; batch: pipeline the
  * register requests. 0 or a negative errno. */
 int gdb_interrupt_vm(struct gdb_source *s, bool batch);

@@ -47,6 +47,22 @@ static int reg_from_p(const struct rsp_conn *c, const struct reginfo *ri, uint64
 	return rsp_hex_le(c->pkt, c->pktlen, ri->size, v);
 }
 
+int gdb_read_reg(struct gdb_source *s, const struct reginfo *ri, uint64_t *v)
+{
+	if (!ri->present)
+		return -ENOENT;
+	char req[32];
+	bool g = ri->in_g && !s->use_p;
+	if (g)
+		snprintf(req, sizeof(req), "g");
+	else
+		snprintf(req, sizeof(req), "p%x", ri->regnum);
+	int r = rsp_request(s->conn, req);
+	if (r < 0)
+		return r;
+	return g ? reg_from_g(s->conn, ri, v) : reg_from_p(s->conn, ri, v);
+}
+
 static void batch_add(struct gdb_source *s, size_t *cap, const char *payload)
 {
 	char f[128];

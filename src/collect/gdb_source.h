@@ -49,6 +49,9 @@ struct gdb_spec {
 	/* walk-ms=MS: the time budget of a task-list walk during the
 	 * recording (0: GUEST_REWALK_BUDGET_MS of gdb_guest.c) */
 	unsigned walk_ms;
+	/* paging=4|5: the guest's paging mode, over what its vCPU's cr4 and
+	 * its kernel say (0: found from them; enum guest_paging) */
+	unsigned paging;
 };
 
 /*

@@ -120,6 +120,12 @@ static int spec_option(const char *name, const char *opt, const char *val, struc
 			out->start_s = (unsigned)v;
 		else
 			out->start_mb = (unsigned)v;
+	} else if (!strcmp(opt, "paging")) {
+		if (strcmp(val, "4") && strcmp(val, "5")) {
+			snprintf(err, errlen, "%s: paging= must be 4 or 5 (levels of the guest's page tables)", name);
+			return -EINVAL;
+		}
+		out->paging = val[0] == '5' ? GUEST_PAGING_5 : GUEST_PAGING_4;
 	} else if (!strcmp(opt, "regs")) {
 		if (strcmp(val, "g") && strcmp(val, "p")) {
 			snprintf(err, errlen, "%s: regs= must be g or p", name);
@@ -127,7 +133,7 @@ static int spec_option(const char *name, const char *opt, const char *val, struc
 		}
 		out->regs_p = val[0] == 'p';
 	} else {
-		snprintf(err, errlen, "%s: unknown option '%s' (kallsyms=, sysmap=, vmlinux=, kaslr=, regs=, pipeline=, current=, unwind-window=, unwind-max=, unwind-depth=, start-time=, start-mb=, walk-ms=)", name, opt);
+		snprintf(err, errlen, "%s: unknown option '%s' (kallsyms=, sysmap=, vmlinux=, kaslr=, regs=, pipeline=, current=, unwind-window=, unwind-max=, unwind-depth=, start-time=, start-mb=, walk-ms=, paging=)", name, opt);
 		return -EINVAL;
 	}
 	return 0;

@@ -75,6 +75,7 @@ void gdb_guest_mem(struct gdb_source *s, struct guest_mem *m, struct mem_ctx *mc
 	m->read = gdb_mem_read;
 	m->ctx = mc;
 	m->chunk = s->mem_chunk;
+	m->paging = (uint8_t)s->paging;
 }
 
 /* ---- KASLR and symbols ---------------------------------------------------- */

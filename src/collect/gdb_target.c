@@ -175,6 +175,7 @@ int gdb_setup_target(struct gdb_source *s, char *err, size_t errlen)
 	find_reg(s, "cr3", &s->cr3);
 	find_reg(s, "gs_base", &s->gs_base);
 	find_reg(s, "k_gs_base", &s->k_gs_base);
+	find_reg(s, "cr4", &s->cr4);
 
 	/* How long is `g` really? Registers past its end need `p`. */
 	if ((r = rsp_request(c, "g")) < 0)
@@ -187,6 +188,7 @@ int gdb_setup_target(struct gdb_source *s, char *err, size_t errlen)
 	s->cr3.in_g = s->cr3.present && s->cr3.offset + s->cr3.size <= gbytes;
 	s->gs_base.in_g = s->gs_base.present && s->gs_base.offset + s->gs_base.size <= gbytes;
 	s->k_gs_base.in_g = s->k_gs_base.present && s->k_gs_base.offset + s->k_gs_base.size <= gbytes;
+	s->cr4.in_g = s->cr4.present && s->cr4.offset + s->cr4.size <= gbytes;
 
 	/* vCPUs. */
 	s->tids = xcalloc(RSP_MAX_THREADS, RSP_MAX_TID);

@@ -317,6 +317,75 @@ int guest_layout_from_btf(const void *blob, size_t len, struct guest_layout *l, 
 	return r;
 }
 
+/* The direct map's base without KASLR (CONFIG_RANDOMIZE_MEMORY=n):
+ * __PAGE_OFFSET_BASE_L4 / _L5. */
+#define PAGE_OFFSET_L4 0xffff888000000000ull
+#define PAGE_OFFSET_L5 0xff11000000000000ull
+/* __START_KERNEL_map: the kernel image's virtual base, in both modes;
+ * __pa_symbol(x) = x - KIMAGE_MAP + phys_base. */
+#define KIMAGE_MAP     0xffffffff80000000ull
+/* Physical addresses have at most 52 bits on x86-64. */
+#define PHYS_MAX       (1ull << 52)
+#define ALIAS_BYTES    64u
+
+/* The paging mode when the caller did not give it (see layout.h): the
+ * kernel's __pgtable_l5_enabled (an int that is 0 or 1), else the half
+ * page_offset_base's value is in. */
+static unsigned paging_of(struct guest_mem *m, guest_sym_fn sym, void *symctx, bool have_pob, uint64_t pob,
+			  const char **how)
+{
+	uint64_t a = sym(symctx, "__pgtable_l5_enabled");
+	uint32_t v;
+	if (guest_kptr(a) && guest_mem_u32(m, a, &v) == 0 && v <= 1) {
+		*how = "__pgtable_l5_enabled";
+		return v ? GUEST_PAGING_5 : GUEST_PAGING_4;
+	}
+	if (have_pob) {
+		*how = "the half page_offset_base is in";
+		return pob >= KERNEL_ADDR_START ? GUEST_PAGING_4 : GUEST_PAGING_5;
+	}
+	*how = "no page_offset_base";
+	return GUEST_PAGING_4;
+}
+
+/* Whether the direct map at pob maps the kernel image: a symbol's bytes
+ * read through it are the symbol's own (layout.h). 0 (also when the
+ * kernel has no phys_base to check with) or -EBADMSG / a read error
+ * with *why set. */
+static int direct_map_check(struct guest_mem *m, guest_sym_fn sym, void *symctx, uint64_t pob,
+			    uint64_t init_task, struct bctx *c)
+{
+	uint64_t pbs = sym(symctx, "phys_base"), pb;
+	if (!guest_kptr(pbs))
+		return 0;
+	int r = guest_mem_u64(m, pbs, &pb);
+	if (r < 0)
+		return fail(c, r, "cannot read phys_base at 0x%llx: %s", (unsigned long long)pbs, strerror(-r));
+	/* phys_base is the image's physical minus its virtual offset: it
+	 * wraps below 0 when KASLR moved the image further virtually */
+	if (pb & 0xfff)
+		return fail(c, -EBADMSG, "phys_base is 0x%llx: not page-aligned", (unsigned long long)pb);
+	const char *name = "linux_banner";
+	uint64_t a = sym(symctx, name);
+	if (a < KIMAGE_MAP) {
+		name = "init_task";
+		a = init_task;
+	}
+	uint64_t phys = a - KIMAGE_MAP + pb;
+	if (a < KIMAGE_MAP || phys >= PHYS_MAX || pob > UINT64_MAX - phys - ALIAS_BYTES)
+		return fail(c, -EBADMSG, "%s 0x%llx has no direct-map alias to check page_offset_base with", name,
+			    (unsigned long long)a);
+	uint8_t own[ALIAS_BYTES], alias[ALIAS_BYTES];
+	if ((r = guest_mem_read(m, a, own, sizeof(own))) < 0)
+		return fail(c, r, "cannot read %s at 0x%llx: %s", name, (unsigned long long)a, strerror(-r));
+	r = guest_mem_read(m, pob + phys, alias, sizeof(alias));
+	if (r < 0 || memcmp(own, alias, sizeof(own)))
+		return fail(c, r < 0 ? r : -EBADMSG, "page_offset_base 0x%llx (5-level paging) does not map the kernel: "
+			    "%s through it at 0x%llx %s", (unsigned long long)pob, name,
+			    (unsigned long long)(pob + phys), r < 0 ? "cannot be read" : "differs");
+	return 0;
+}
+
 /* Runtime addresses: what guest_layout_read needs from the symbol table. */
 static int read_addresses(struct guest_mem *m, guest_sym_fn sym, void *symctx, struct guest_layout *l,
 			  struct bctx *c)
@@ -334,19 +403,32 @@ static int read_addresses(struct guest_mem *m, guest_sym_fn sym, void *symctx, s
 		if (r < 0)
 			return fail(c, r, "cannot read page_offset_base at 0x%llx: %s", (unsigned long long)pob,
 				    strerror(-r));
+	}
+	l->paging = m->paging;
+	l->paging_how = "as given";
+	if (l->paging != GUEST_PAGING_4 && l->paging != GUEST_PAGING_5)
+		l->paging = paging_of(m, sym, symctx, pob != 0, l->page_offset_base, &l->paging_how);
+	if (pob) {
 		/* KASLR places the direct map on a 1 GiB (PUD) boundary. */
-		if (!guest_kptr(l->page_offset_base) || (l->page_offset_base & ((1ull << 30) - 1)))
-			return fail(c, -EBADMSG, "page_offset_base is 0x%llx: not a kernel direct-map base",
-				    (unsigned long long)l->page_offset_base);
+		if (l->page_offset_base < guest_kernel_start(l->paging) || (l->page_offset_base & ((1ull << 30) - 1)))
+			return fail(c, -EBADMSG, "page_offset_base is 0x%llx: not a kernel direct-map base "
+				    "with %u-level paging (%s)", (unsigned long long)l->page_offset_base,
+				    l->paging, l->paging_how);
 	} else {
-		/* CONFIG_RANDOMIZE_MEMORY=n: the fixed base (4-level paging). */
-		l->page_offset_base = 0xffff888000000000ull;
+		/* CONFIG_RANDOMIZE_MEMORY=n: the fixed base. */
+		l->page_offset_base = l->paging == GUEST_PAGING_5 ? PAGE_OFFSET_L5 : PAGE_OFFSET_L4;
+	}
+	if (l->paging == GUEST_PAGING_5) {
+		int r = direct_map_check(m, sym, symctx, l->page_offset_base, l->init_task, c);
+		if (r < 0)
+			return r;
 	}
 	uint64_t pc = l->percpu_sym[0] ? sym(symctx, l->percpu_sym) : 0;
 	if (pc && pc <= UINT64_MAX - l->percpu_current) {
 		l->percpu_current += pc;
 		l->has_current = true;
 	}
+	m->paging = (uint8_t)l->paging;
 	return 0;
 }
 

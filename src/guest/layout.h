@@ -69,6 +69,12 @@ struct guest_layout {
 	uint64_t page_offset_base;  /* value read from guest memory: the
 				     * direct map's (randomized) base */
 	uint64_t per_cpu_offset;    /* address of __per_cpu_offset[] */
+	/* The guest's paging mode (GUEST_PAGING_4 or _5, see
+	 * guest_layout_resolve) and what told it: "as given" (the
+	 * caller's m->paging), "__pgtable_l5_enabled", "the half
+	 * page_offset_base is in", or "no page_offset_base". */
+	unsigned paging;
+	const char *paging_how;
 };
 
 /* Fills *l from a BTF blob (offline tests: a vmlinux's .BTF section).
@@ -87,7 +93,22 @@ int guest_layout_from_btf(const void *btf, size_t len, struct guest_layout *l,
 /* Reads the guest's BTF through m (bounds: GUEST_BTF_MAX), fills *l, and
  * the runtime addresses through sym (and page_offset_base's value through
  * m). Returns 0 or a negative errno with *why a one-line cause
- * ("no __start_BTF symbol: kernel built without BTF", ...). */
+ * ("no __start_BTF symbol: kernel built without BTF", ...).
+ *
+ * Paging (resolve): 4-level paging puts the direct map at or above
+ * 0xffff800000000000 (0xffff888000000000 without KASLR), 5-level (LA57)
+ * anywhere in its wider kernel half (0xff11000000000000 without KASLR).
+ * The mode is m->paging when the caller knows it (cr4.LA57 of a vCPU, or
+ * the user's paging=), else the kernel's own __pgtable_l5_enabled (0 or
+ * 1; kernels that have it), else the half page_offset_base's value lies
+ * in, else (no page_offset_base: a kernel that cannot use 5-level) 4.
+ * page_offset_base must be a 1 GiB-aligned kernel-half address of that
+ * mode; with 5-level paging it must also map the kernel image: the
+ * bytes of linux_banner (or init_task) read through the direct map at
+ * page_offset_base + (symbol - 0xffffffff80000000 + phys_base) must be
+ * the symbol's own (skipped when the kernel has no phys_base symbol).
+ * Success sets m->paging to the mode found (later reads are checked
+ * against it: guest_mem_read). Version numbers decide nothing. */
 int guest_layout_read(struct guest_mem *m, guest_sym_fn sym, void *symctx,
 		      struct guest_layout *l, char *why, size_t whylen);
 

@@ -16,6 +16,8 @@ int guest_mem_read(struct guest_mem *m, uint64_t addr, void *buf, size_t len)
 		return -E2BIG;
 	if (addr + len < addr)
 		return -EFAULT;   /* wraps around the address space */
+	if (len && (!guest_canonical(addr, m->paging) || !guest_canonical(addr + len - 1, m->paging)))
+		return -EFAULT;   /* the guest's MMU would not translate it */
 	uint8_t *p = buf;
 	while (len) {
 		size_t n = len < chunk ? len : chunk;

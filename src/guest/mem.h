@@ -27,6 +27,12 @@
  * Returns 0, or a negative errno (-EFAULT: not mapped). */
 typedef int (*guest_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 
+/* The guest's paging mode, as far as the caller knows it: a read of an
+ * address that is not canonical in that mode fails with -EFAULT before
+ * the callback is called (the guest's CPU could not translate it
+ * either). UNKNOWN accepts the canonical addresses of both modes. */
+enum guest_paging { GUEST_PAGING_UNKNOWN = 0, GUEST_PAGING_4 = 4, GUEST_PAGING_5 = 5 };
+
 struct guest_mem {
 	guest_read_fn read;
 	void *ctx;
@@ -36,6 +42,7 @@ struct guest_mem {
 	 * benchmarks). */
 	uint64_t bytes;         /* bytes read so far */
 	uint64_t reads;         /* callback calls so far */
+	uint8_t paging;         /* enum guest_paging; 0 (UNKNOWN) when zeroed */
 };
 
 /* Default total budget of one guest_mem: 256 MiB (a 6.1 kernel's text and
@@ -44,8 +51,9 @@ struct guest_mem {
 #define GUEST_MEM_CHUNK  2032u
 
 /* Reads len bytes at addr, in chunks. Returns 0, the callback's negative
- * errno (the first chunk that failed), or -E2BIG when the read would pass
- * the budget (nothing is read then). */
+ * errno (the first chunk that failed), -EFAULT when [addr, addr+len) is
+ * not canonical in m->paging's mode, or -E2BIG when the read would pass
+ * the budget (nothing is read in those two cases). */
 int guest_mem_read(struct guest_mem *m, uint64_t addr, void *buf, size_t len);
 
 /* Little-endian scalars; 0 or a negative errno as guest_mem_read. */
@@ -68,12 +76,37 @@ struct guest_image {
 };
 int guest_image_read(void *ctx, uint64_t addr, void *buf, size_t len);
 
-/* True when addr is a canonical x86_64 kernel-half address
- * (>= 0xffff800000000000); pointers read from guest memory are checked
- * with it before they are followed. */
+/* True when addr is in the kernel half of either paging mode (>=
+ * 0xff00000000000000, 5-level's; 4-level's starts at 0xffff800000000000):
+ * pointers read from guest memory are checked with it before they are
+ * followed, and guest_mem_read refuses what the guest's own mode does not
+ * map, so on a 4-level guest nothing below 0xffff800000000000 is read. */
 static inline bool guest_kptr(uint64_t addr)
 {
-	return addr >= KERNEL_ADDR_START;
+	return addr >= KERNEL_ADDR_START_LA57;
+}
+
+/* The first kernel-half address of a paging mode (UNKNOWN: 5-level's,
+ * the wider). */
+static inline uint64_t guest_kernel_start(unsigned paging)
+{
+	return paging == GUEST_PAGING_4 ? KERNEL_ADDR_START : KERNEL_ADDR_START_LA57;
+}
+
+/* guest_kptr in m's paging mode: exactly 4-level's check on a guest
+ * known to use 4-level paging. */
+static inline bool guest_mem_kptr(const struct guest_mem *m, uint64_t addr)
+{
+	return addr >= guest_kernel_start(m->paging);
+}
+
+/* True when addr is canonical in the paging mode (UNKNOWN: in either):
+ * bits 63..47 (4-level) or 63..56 (5-level) all equal. */
+static inline bool guest_canonical(uint64_t addr, unsigned paging)
+{
+	unsigned top = paging == GUEST_PAGING_4 ? 47 : 56;
+	uint64_t hi = addr >> top;
+	return hi == 0 || hi == (UINT64_MAX >> top);
 }
 
 #endif

@@ -3,7 +3,8 @@
  * The guest's processes from its task list (tasks.h).
  *
  * Every pointer comes from guest memory and may be anything: each is
- * checked with guest_kptr before it is followed, a task address seen
+ * checked with guest_mem_kptr (the kernel half of the guest's paging
+ * mode, m->paging) before it is followed, a task address seen
  * twice ends the walk (a cycle that does not come back to the head), and
  * the walk never takes more than `max` steps. One task costs two reads
  * of its own fields on 6.1 and 6.12 (flags near the start; tasks..comm,
@@ -117,10 +118,10 @@ static int read_task(struct guest_mem *m, const struct guest_layout *l, uint64_t
 	t->start_time = get64(b[7]);
 	t->kthread = (get32(b[6]) & PF_KTHREAD) || mm == 0;
 	uint32_t ptgid;
-	if (guest_kptr(parent) && guest_mem_u32(m, parent + l->task_tgid, &ptgid) == 0)
+	if (guest_mem_kptr(m, parent) && guest_mem_u32(m, parent + l->task_tgid, &ptgid) == 0)
 		t->ppid = ptgid;
 	uint64_t pgd;
-	if (mm && guest_kptr(mm) && guest_mem_u64(m, mm + l->mm_pgd, &pgd) == 0 && guest_kptr(pgd) &&
+	if (mm && guest_mem_kptr(m, mm) && guest_mem_u64(m, mm + l->mm_pgd, &pgd) == 0 && guest_mem_kptr(m, pgd) &&
 	    pgd >= l->page_offset_base)
 		t->asid = guest_asid_of_cr3(pgd - l->page_offset_base);
 	return 0;
@@ -136,7 +137,7 @@ int guest_tasks_walk(struct guest_mem *m, const struct guest_layout *l, struct g
 		whyf(why, whylen, "the layout lacks task_struct fields");
 		return -ENOENT;
 	}
-	if (!guest_kptr(l->init_task) || l->init_task > UINT64_MAX - l->task_tasks) {
+	if (!guest_mem_kptr(m, l->init_task) || l->init_task > UINT64_MAX - l->task_tasks) {
 		whyf(why, whylen, "init_task 0x%llx is not a kernel address", (unsigned long long)l->init_task);
 		return -ENOENT;
 	}
@@ -161,7 +162,7 @@ int guest_tasks_walk(struct guest_mem *m, const struct guest_layout *l, struct g
 		}
 		at = cur;
 		uint64_t task = cur - l->task_tasks;
-		if (!guest_kptr(cur) || cur < l->task_tasks || !guest_kptr(task)) {
+		if (!guest_mem_kptr(m, cur) || cur < l->task_tasks || !guest_mem_kptr(m, task)) {
 			broken = "a tasks.next pointer is not a kernel address";
 			break;
 		}
@@ -193,7 +194,7 @@ int guest_task_read(struct guest_mem *m, const struct guest_layout *l, uint64_t 
 	uint64_t next;
 	if (!layout_ok(l))
 		return -ENOENT;
-	if (!guest_kptr(task))
+	if (!guest_mem_kptr(m, task))
 		return -EFAULT;
 	return read_task(m, l, task, out, &next);
 }
@@ -202,7 +203,7 @@ int guest_task_ident(struct guest_mem *m, const struct guest_layout *l, uint64_t
 {
 	if (!layout_ok(l))
 		return -ENOENT;
-	if (!guest_kptr(task))
+	if (!guest_mem_kptr(m, task))
 		return -EFAULT;
 	uint32_t clen = l->task_comm_len < sizeof(out->comm) ? l->task_comm_len : sizeof(out->comm);
 	uint8_t b[4][8] = { { 0 } };
@@ -233,13 +234,13 @@ int guest_current_task(struct guest_mem *m, const struct guest_layout *l, uint64
 {
 	if (!l->has_current || !layout_ok(l))
 		return -ENOENT;
-	if (!guest_kptr(percpu_base) || percpu_base > UINT64_MAX - l->percpu_current)
+	if (!guest_mem_kptr(m, percpu_base) || percpu_base > UINT64_MAX - l->percpu_current)
 		return -EFAULT;
 	uint64_t task, next;
 	int r = guest_mem_u64(m, percpu_base + l->percpu_current, &task);
 	if (r < 0)
 		return r;
-	if (!guest_kptr(task))
+	if (!guest_mem_kptr(m, task))
 		return -EBADMSG;
 	return read_task(m, l, task, out, &next);
 }

@@ -6,7 +6,10 @@
  * by revisits) with the offsets of guest/layout.h, and gives each task its
  * address space as the guest's cr3 holds it: mm->pgd is a direct-map
  * virtual address, so asid = pgd - page_offset_base (the direct map's base
- * is randomized; its value is in the layout). A cr3 read from a vCPU is
+ * is randomized; its value is in the layout; with 5-level paging cr3
+ * holds the top table's address the same way). Pointers are checked
+ * against the kernel half of m->paging's mode (guest_mem_kptr): the
+ * caller sets it, as guest_layout_resolve does. A cr3 read from a vCPU is
  * compared after guest_asid_of_cr3 strips the PCID bits and the bits
  * above the physical address. Page-table isolation's user-half bit (12)
  * is kept: without isolation it is an ordinary address bit (pgds are

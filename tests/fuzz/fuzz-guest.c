@@ -45,7 +45,8 @@ static void tasks(const uint8_t *d, size_t n)
 	l.has_current = d[11] & 1;
 	size_t max = d[10] == 255 ? SIZE_MAX : d[10];
 	struct guest_image f = { .r = { { BASE, n - 16, d + 16 } }, .n = 1 };
-	struct guest_mem m = { guest_image_read, &f, 1 + (d[12] & 63), d[13] ? (uint64_t)d[13] << 6 : 0, 0, 0 };
+	struct guest_mem m = { guest_image_read, &f, 1 + (d[12] & 63), d[13] ? (uint64_t)d[13] << 6 : 0, 0, 0,
+				GUEST_PAGING_UNKNOWN };
 	struct guest_task *t;
 	char why[256];
 	int r = guest_tasks_walk(&m, &l, &t, max, why, sizeof(why));

@@ -304,6 +304,11 @@ static void test_spec(void)
 	CHECK(sp.unwind.window == 4096 && sp.unwind.max_bytes == 512 && sp.unwind.depth == 1);
 	CHECK_EQ_U64(gdb_spec_parse("a=gdb:unix:/s", &sp, err, sizeof(err)), 0);
 	CHECK(!sp.unwind.window && !sp.unwind.max_bytes && !sp.unwind.depth);   /* the defaults */
+	CHECK(sp.paging == GUEST_PAGING_UNKNOWN);   /* paging: found from the guest */
+	CHECK_EQ_U64(gdb_spec_parse("a=gdb:unix:/s,paging=5", &sp, err, sizeof(err)), 0);
+	CHECK(sp.paging == GUEST_PAGING_5);
+	CHECK_EQ_U64(gdb_spec_parse("a=gdb:unix:/s,paging=4", &sp, err, sizeof(err)), 0);
+	CHECK(sp.paging == GUEST_PAGING_4);
 
 	const char *bad[] = {
 		"a=gdb:unix:/s,kallsyms=guest,kaslr=auto", "a=gdb:unix:/s,kaslr=0x200000",
@@ -316,6 +321,7 @@ static void test_spec(void)
 		"a=gdb:unix:/s,unwind-window=63", "a=gdb:unix:/s,unwind-window=4097", "a=gdb:unix:/s,unwind-max=511",
 		"a=gdb:unix:/s,unwind-max=32769", "a=gdb:unix:/s,unwind-depth=0", "a=gdb:unix:/s,unwind-depth=129",
 		"a=gdb:unix:/s,unwind-depth=", "a=gdb:unix:/s,unwind-depth=8x", "a=gdb:unix:/s,unwind-depth=-1",
+		"a=gdb:unix:/s,paging=3", "a=gdb:unix:/s,paging=", "a=gdb:unix:/s,paging=57",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = 0;

@@ -21,6 +21,15 @@
  * follows thread_info, __state, stack and usage, MODULE_NAME_LEN is 56,
  * and struct mod_kallsyms is four 8-byte slots. Its control: the same
  * blob with the name task_struct spoiled must be refused.
+ *
+ * Paging part (always): guest_layout_resolve on a fake guest with a
+ * 4-level page_offset_base and with a 5-level one (0xff3da8edc0000000),
+ * the mode from its half, from __pgtable_l5_enabled (believed only when
+ * 0 or 1) and as given (cr4); the 5-level base checked through the
+ * direct map with a phys_base below 0; the fixed bases without KASLR.
+ * Controls: the 5-level guest taken for a 4-level one, a base whose
+ * alias differs or is 1 GiB off, unaligned or out-of-half values are
+ * refused. And guest_mem_read's canonical check per mode.
  */
 #include <elf.h>
 #include <errno.h>
@@ -239,6 +248,182 @@ static void test_garbage(void)
 	free(blob);
 }
 
+/* ---- Runtime addresses and the paging mode (guest_layout_resolve) -------- */
+
+/* A fake guest: the kernel image (init_task, page_offset_base's slot,
+ * __pgtable_l5_enabled, phys_base, linux_banner) at KASLR-like
+ * addresses, and the direct map's alias of linux_banner, whose bytes
+ * the checks choose. */
+#define R_IMG     0xffffffff9d000000ull
+#define R_INIT    (R_IMG + 0x1000)
+#define R_POB     (R_IMG + 0x2000)
+#define R_L5      (R_IMG + 0x2008)
+#define R_PB      (R_IMG + 0x2010)
+#define R_BANNER  (R_IMG + 0x3000)
+#define R_PHYSB   0xffffffffff400000ull   /* phys_base below 0: KASLR moved the image further virtually */
+#define BANNER    "Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org) #1 SMP"
+static uint8_t r_img[0x4000], r_alias[64];
+static bool r_has_l5, r_has_pob = true, r_has_pb = true;
+
+static uint64_t r_sym(void *ctx, const char *name)
+{
+	if (!strcmp(name, "init_task"))
+		return R_INIT;
+	if (!strcmp(name, "page_offset_base"))
+		return r_has_pob ? R_POB : 0;
+	if (!strcmp(name, "__pgtable_l5_enabled"))
+		return r_has_l5 ? R_L5 : 0;
+	if (!strcmp(name, "phys_base"))
+		return r_has_pb ? R_PB : 0;
+	if (!strcmp(name, "linux_banner"))
+		return R_BANNER;
+	return 0;
+}
+
+/* The guest with page_offset_base = pob, and the banner's bytes at its
+ * direct-map alias (alias_ok: the same bytes, else others). */
+static struct guest_image r_guest(uint64_t pob, bool alias_ok)
+{
+	memset(r_img, 0, sizeof(r_img));
+	put64(r_img + (R_POB - R_IMG), pob);
+	put64(r_img + (R_PB - R_IMG), R_PHYSB);
+	memcpy(r_img + (R_BANNER - R_IMG), BANNER, sizeof(BANNER));
+	memcpy(r_alias, r_img + (R_BANNER - R_IMG), sizeof(r_alias));
+	if (!alias_ok)
+		r_alias[8] ^= 1;
+	struct guest_image im = { .n = 2 };
+	im.r[0].addr = R_IMG, im.r[0].len = sizeof(r_img), im.r[0].b = r_img;
+	/* __pa_symbol(linux_banner) = banner - 0xffffffff80000000 + phys_base */
+	im.r[1].addr = pob + (R_BANNER - 0xffffffff80000000ull + R_PHYSB);
+	im.r[1].len = sizeof(r_alias), im.r[1].b = r_alias;
+	return im;
+}
+
+static int r_resolve(struct guest_image *im, unsigned paging, struct guest_layout *l, char *why)
+{
+	struct guest_mem m = { guest_image_read, im, 0, 0, 0, 0, (uint8_t)paging };
+	memset(l, 0, sizeof(*l));
+	int r = guest_layout_resolve(&m, r_sym, NULL, l, why, 256);
+	if (r == 0)
+		CHECK_EQ_U64(m.paging, l->paging);   /* later reads use the mode found */
+	return r;
+}
+
+static void test_paging(void)
+{
+	struct guest_layout l;
+	char why[256];
+	const uint64_t L5 = 0xff3da8edc0000000ull, L4 = 0xffff9a5b40000000ull;
+
+	/* 4-level, as before: the value's half says so; no alias is read */
+	struct guest_image im = r_guest(L4, false);
+	CHECK(r_resolve(&im, GUEST_PAGING_UNKNOWN, &l, why) == 0);
+	CHECK_EQ_U64(l.paging, GUEST_PAGING_4);
+	CHECK_EQ_U64(l.page_offset_base, L4);
+	CHECK_STR(l.paging_how, "the half page_offset_base is in");
+	CHECK(r_resolve(&im, GUEST_PAGING_4, &l, why) == 0 && l.paging == GUEST_PAGING_4);
+	CHECK_STR(l.paging_how, "as given");
+
+	/* 5-level (the issue's value): from its half, from the kernel's
+	 * flag, from cr4; checked through the direct map */
+	im = r_guest(L5, true);
+	CHECK(r_resolve(&im, GUEST_PAGING_UNKNOWN, &l, why) == 0);
+	CHECK_STR(why, "");
+	CHECK_EQ_U64(l.paging, GUEST_PAGING_5);
+	CHECK_EQ_U64(l.page_offset_base, L5);
+	CHECK(r_resolve(&im, GUEST_PAGING_5, &l, why) == 0 && l.paging == GUEST_PAGING_5);
+	CHECK_STR(l.paging_how, "as given");
+	r_has_l5 = true;
+	put32(r_img + (R_L5 - R_IMG), 1);
+	CHECK(r_resolve(&im, GUEST_PAGING_UNKNOWN, &l, why) == 0 && l.paging == GUEST_PAGING_5);
+	CHECK_STR(l.paging_how, "__pgtable_l5_enabled");
+	/* a flag that is not 0 or 1 is not believed: the value's half decides */
+	put32(r_img + (R_L5 - R_IMG), 7);
+	CHECK(r_resolve(&im, GUEST_PAGING_UNKNOWN, &l, why) == 0 && l.paging == GUEST_PAGING_5);
+	CHECK_STR(l.paging_how, "the half page_offset_base is in");
+	/* the kernel's flag says 4-level: a 5-level value is refused */
+	put32(r_img + (R_L5 - R_IMG), 0);
+	CHECK(r_resolve(&im, GUEST_PAGING_UNKNOWN, &l, why) == -EBADMSG);
+	CHECK(strstr(why, "4-level paging (__pgtable_l5_enabled)") != NULL);
+	r_has_l5 = false;
+
+	/* Controls. The guest taken for a 4-level one (the code before
+	 * 5-level support): its page_offset_base is refused. */
+	CHECK(r_resolve(&im, GUEST_PAGING_4, &l, why) == -EBADMSG);
+	CHECK(strstr(why, "page_offset_base is 0xff3da8edc0000000: not a kernel direct-map base with 4-level") != NULL);
+	CHECK(l.page_offset_base == 0 && l.init_task == 0);   /* nothing half-filled */
+	/* A value that does not map the kernel image: refused */
+	im = r_guest(L5, false);
+	CHECK(r_resolve(&im, GUEST_PAGING_UNKNOWN, &l, why) == -EBADMSG);
+	CHECK(strstr(why, "does not map the kernel: linux_banner") != NULL);
+	CHECK(r_resolve(&im, GUEST_PAGING_5, &l, why) == -EBADMSG);
+	/* ... nor one 1 GiB off (its alias is not mapped) */
+	struct guest_image off = r_guest(L5, true);
+	put64(r_img + (R_POB - R_IMG), L5 + (1ull << 30));
+	CHECK(r_resolve(&off, GUEST_PAGING_UNKNOWN, &l, why) == -EFAULT);
+	CHECK(strstr(why, "cannot be read") != NULL);
+	/* without phys_base there is nothing to check with: accepted */
+	r_has_pb = false;
+	CHECK(r_resolve(&im, GUEST_PAGING_UNKNOWN, &l, why) == 0 && l.paging == GUEST_PAGING_5);
+	r_has_pb = true;
+	/* phys_base not page-aligned */
+	im = r_guest(L5, true);
+	put64(r_img + (R_PB - R_IMG), R_PHYSB + 0x10);
+	CHECK(r_resolve(&im, GUEST_PAGING_UNKNOWN, &l, why) == -EBADMSG);
+	CHECK(strstr(why, "phys_base") != NULL);
+	/* not 1 GiB-aligned; in no kernel half; a user address */
+	const uint64_t bad[] = { L5 + 0x1000, 0x00ff000000000000ull, 0x7f0000000000ull, 0xfe00000000000000ull };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		im = r_guest(bad[i], true);
+		CHECK(r_resolve(&im, GUEST_PAGING_UNKNOWN, &l, why) == -EBADMSG);
+		CHECK(strstr(why, "not a kernel direct-map base") != NULL);
+	}
+
+	/* No page_offset_base (CONFIG_RANDOMIZE_MEMORY=n): the fixed bases */
+	r_has_pob = false;
+	im = r_guest(0, true);
+	CHECK(r_resolve(&im, GUEST_PAGING_UNKNOWN, &l, why) == 0 && l.paging == GUEST_PAGING_4);
+	CHECK_EQ_U64(l.page_offset_base, 0xffff888000000000ull);
+	CHECK_STR(l.paging_how, "no page_offset_base");
+	im = r_guest(0xff11000000000000ull, true);   /* the alias at the fixed 5-level base */
+	CHECK(r_resolve(&im, GUEST_PAGING_5, &l, why) == 0);
+	CHECK_EQ_U64(l.page_offset_base, 0xff11000000000000ull);
+	r_has_pob = true;
+}
+
+/* guest_mem_read refuses what the guest's paging mode does not map. */
+static void test_canonical(void)
+{
+	static uint8_t zero[0x2000];
+	struct guest_image im = { .n = 3 };
+	im.r[0].addr = 0xff3da8edc0000000ull, im.r[0].len = sizeof(zero), im.r[0].b = zero;  /* 5-level direct map */
+	im.r[1].addr = 0xffff888000000000ull, im.r[1].len = sizeof(zero), im.r[1].b = zero;  /* 4-level direct map */
+	im.r[2].addr = 0x0000800000000000ull - 0x1000, im.r[2].len = sizeof(zero), im.r[2].b = zero;  /* across 47 bits */
+	struct guest_mem m = { guest_image_read, &im, 0, 0, 0, 0, GUEST_PAGING_4 };
+	uint64_t v;
+	CHECK(guest_mem_u64(&m, 0xffff888000000000ull, &v) == 0);
+	CHECK(guest_mem_u64(&m, 0xff3da8edc0000000ull, &v) == -EFAULT);
+	CHECK(m.reads == 1);   /* refused before the reader */
+	CHECK(guest_mem_u64(&m, 0x00007ffffffff000ull, &v) == 0);
+	uint8_t b[16];
+	CHECK(guest_mem_read(&m, 0x00007ffffffffff8ull, b, 16) == -EFAULT);   /* its end is not canonical */
+	m.paging = GUEST_PAGING_5;
+	CHECK(guest_mem_u64(&m, 0xff3da8edc0000000ull, &v) == 0);
+	CHECK(guest_mem_u64(&m, 0xffff888000000000ull, &v) == 0);
+	CHECK(guest_mem_read(&m, 0x00007ffffffffff8ull, b, 16) == 0);       /* user space up to 56 bits */
+	CHECK(guest_mem_u64(&m, 0xfe00000000000000ull, &v) == -EFAULT);     /* not canonical in 57 bits */
+	m.paging = GUEST_PAGING_UNKNOWN;   /* either mode's */
+	CHECK(guest_mem_u64(&m, 0xff3da8edc0000000ull, &v) == 0 && guest_mem_u64(&m, 0xffff888000000000ull, &v) == 0);
+	CHECK(guest_mem_u64(&m, 0x0100000000000000ull, &v) == -EFAULT);
+	/* the kernel-half checks */
+	CHECK(guest_kptr(0xff00000000000000ull) && !guest_kptr(0xfeffffffffffffffull));
+	m.paging = GUEST_PAGING_4;
+	CHECK(!guest_mem_kptr(&m, 0xff3da8edc0000000ull) && guest_mem_kptr(&m, 0xffff800000000000ull));
+	CHECK(!guest_mem_kptr(&m, 0xffff7fffffffffffull));
+	m.paging = GUEST_PAGING_5;
+	CHECK(guest_mem_kptr(&m, 0xff3da8edc0000000ull) && !guest_mem_kptr(&m, 0x00ff000000000000ull));
+}
+
 /* ---- Real kernels -------------------------------------------------------- */
 
 /* The .BTF section of an ELF file, bounds-checked; NULL if absent. */
@@ -346,6 +531,8 @@ int main(void)
 {
 	test_synthetic();
 	test_garbage();
+	test_paging();
+	test_canonical();
 	const char *env = getenv("DOMPROF_GUEST_VMLINUX");
 	if (env && *env) {
 		char *list = xstrdup(env), *save = NULL;

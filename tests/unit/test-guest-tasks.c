@@ -8,7 +8,8 @@
  * tasks (made up on the fly by the reader), a spent read budget, a comm
  * without NUL or with control bytes, parents and mms that are not
  * kernel pointers — each bounded and with the tasks read before the
- * break kept. Also the current task through a per-CPU slot, and the asid
+ * break kept. A guest with 5-level paging (tasks below
+ * 0xffff800000000000) is walked in its mode, and not in 4-level's. Also the current task through a per-CPU slot, and the asid
  * of cr3 values with PCID and PTI bits.
  */
 #include <errno.h>
@@ -113,7 +114,7 @@ static void endless_bytes(uint64_t addr, uint8_t *buf, size_t len)
 
 static struct guest_mem gm(uint64_t budget)
 {
-	struct guest_mem m = { fake_read, NULL, 0, budget, 0, 0 };
+	struct guest_mem m = { fake_read, NULL, 0, budget, 0, 0, GUEST_PAGING_UNKNOWN };
 	return m;
 }
 
@@ -395,6 +396,54 @@ static void test_ident(void)
 	CHECK(guest_task_ident(&m, &l, task_at(3), &u) == -ENOENT);
 }
 
+/* A guest with 5-level paging: its tasks, mms and per-CPU areas lie in
+ * a direct map below 0xffff800000000000. Read in that mode (m->paging,
+ * as guest_layout_resolve sets it) they are named with their asids;
+ * control: taken for a 4-level guest, nothing is followed. */
+static void test_la57(void)
+{
+	static uint8_t m5[0x1000];
+	const uint64_t pob = 0xff3da8edc0000000ull, base = pob + 0x100000;
+	struct guest_layout l = lay();
+	l.init_task = base;
+	l.page_offset_base = pob;
+	memset(m5, 0, sizeof(m5));
+	uint8_t *t0 = m5, *t1 = m5 + TSIZE;
+	put64(t0 + l.task_tasks, base + TSIZE + l.task_tasks);
+	put64(t1 + l.task_tasks, base + l.task_tasks);
+	put32(t0 + l.task_flags, 0x00200000u);
+	memcpy(t0 + l.task_comm, "swapper/0", 9);
+	put32(t1 + l.task_pid, 1);
+	put32(t1 + l.task_tgid, 1);
+	memcpy(t1 + l.task_comm, "init", 4);
+	put64(t1 + l.task_real_parent, base);
+	put64(t1 + l.task_mm, base + 0x800);
+	put64(m5 + 0x800 + l.mm_pgd, pob + 0x1234000);
+	put64(m5 + 0xc00 + l.percpu_current, base + TSIZE);   /* a per-CPU slot */
+	struct guest_image im = { .n = 1 };
+	im.r[0].addr = base, im.r[0].len = sizeof(m5), im.r[0].b = m5;
+	struct guest_mem m = { guest_image_read, &im, 0, 0, 0, 0, GUEST_PAGING_5 };
+	struct guest_task *t, cur;
+	char why[256];
+	int n = guest_tasks_walk(&m, &l, &t, 100, why, sizeof(why));
+	CHECK_EQ_U64(n, 1);
+	CHECK_STR(why, "");
+	if (n == 1) {
+		CHECK(t[0].pid == 1 && !strcmp(t[0].comm, "init") && !t[0].kthread);
+		CHECK_EQ_U64(t[0].asid, 0x1234000);
+		CHECK_EQ_U64(t[0].asid, guest_asid_of_cr3(0x1234000 | 0x1));   /* its cr3 (PCID 1) matches */
+	}
+	free(t);
+	CHECK(guest_current_task(&m, &l, base + 0xc00, &cur) == 0);
+	CHECK(cur.pid == 1 && cur.asid == 0x1234000);
+	/* control: the same guest taken for a 4-level one */
+	m.paging = GUEST_PAGING_4;
+	n = guest_tasks_walk(&m, &l, &t, 100, why, sizeof(why));
+	CHECK(n == -ENOENT && t == NULL);
+	CHECK(strstr(why, "not a kernel address") != NULL);
+	CHECK(guest_current_task(&m, &l, base + 0xc00, &cur) == -EFAULT);
+}
+
 static void test_asid(void)
 {
 	CHECK_EQ_U64(guest_asid_of_cr3(0x1234000), 0x1234000);
@@ -413,6 +462,7 @@ int main(void)
 	test_endless();
 	test_current();
 	test_ident();
+	test_la57();
 	test_asid();
 	return unit_done();
 }

@@ -8,10 +8,12 @@
 #   vm_init NAME          per-test folder $VM_OUT=$TEST_OUT/vm-NAME (fresh),
 #                         packages, kernel, initramfs; exit 77 only when qemu
 #                         cannot be installed; kills every guest on exit
-#   vm_boot ID [smp=N] [run=W] [kaslr=1] [kallsyms=1] [poweroff=S] [rate=1] [ps=1]
+#   vm_boot ID [smp=N] [run=W] [kaslr=1] [kallsyms=1] [poweroff=S] [rate=1] [ps=1] [cpu=MODEL]
 #                         boots guest ID in $VM_OUT/ID/ and waits for its
 #                         "ready" line; then $(vm_sock ID) (gdbstub),
-#                         $(vm_mon_sock ID) (QEMU monitor), $(vm_dir ID)
+#                         $(vm_mon_sock ID) (QEMU monitor), $(vm_dir ID);
+#                         cpu=max: QEMU's -cpu max (under TCG it offers
+#                         LA57: Debian's kernels then use 5-level paging)
 #   vm_kill ID            stops one guest (waits for qemu to exit)
 #   vm_kallsyms_nokaslr   sets VM_KALLSYMS: the cached nokaslr /proc/kallsyms
 #   vm_pid ID, vm_alive ID
@@ -234,10 +236,11 @@ vm_wait_line() {
 
 vm_boot() {
 	local id=$1; shift
-	local smp=1 run=dd kaslr=0 kallsyms=0 extra="" a
+	local smp=1 run=dd kaslr=0 kallsyms=0 extra="" a cpu=()
 	for a in "$@"; do
 		case $a in
 		smp=*) smp=${a#smp=} ;;
+		cpu=*) cpu=(-cpu "${a#cpu=}") ;;
 		run=*) run=${a#run=} ;;
 		kaslr=*) kaslr=${a#kaslr=} ;;
 		kallsyms=*) kallsyms=${a#kallsyms=} ;;
@@ -257,7 +260,7 @@ vm_boot() {
 	local serial2=/dev/null
 	[ "$kallsyms" = 1 ] && serial2=$d/kallsyms.txt
 	echo "$append" >"$d/cmdline"
-	"$VM_QEMU" -accel tcg -m "$VM_MEM" -smp "$smp" -display none -no-reboot \
+	"$VM_QEMU" -accel tcg "${cpu[@]}" -m "$VM_MEM" -smp "$smp" -display none -no-reboot \
 		-nodefaults -no-user-config \
 		-kernel "$VM_KERNEL" -initrd "$VM_INITRD" -append "$append" \
 		-serial "file:$d/console.log" -serial "file:$serial2" \
