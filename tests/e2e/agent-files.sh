@@ -67,6 +67,8 @@ start_agent agent.log --dir "$OUT/agdir" --once || fail "the agent did not start
 "$DOMPROF" record -f -a -F 500 -o "$OUT/h.data" --domain "self=agent:127.0.0.1:$PORT" 2>"$OUT/record.err" &
 rpid=$!; bg_pids+=($rpid)
 wait_for "$OUT/record.err" 'recording at' 60 || fail "the agent did not start recording"
+# its recorder runs once START is answered: the programs below must run after that
+wait_for "$OUT/agent.log" 'recording the guest at' 60 || fail "the agent did not start recording"
 
 # nobody: tfC keeps running, tfA and tfB run and exit, then the swap
 # (setpriv directly, not as_nobody: $! must be the program itself)

@@ -25,12 +25,12 @@ finished() { # FILE: STATS present, no damage, STATS counts the SAMPLE records
 
 # 1. broken stderr pipe, message during the recording ("pid N exited")
 # short_lived NAME: a process that exits once the recording of
-# $OUT/NAME has begun (its temporary file exists): a sanitized recorder
-# on a loaded machine can take seconds to start, and it refuses a pid
-# already gone. Sets $short.
+# $OUT/NAME has begun (its temporary file holds the header, written once
+# the events are open): a sanitized recorder on a loaded machine can take
+# seconds to start, and it refuses a pid already gone. Sets $short.
 short_lived() {
 	( for _ in $(seq 600); do
-		compgen -G "$OUT/.$1.tmp-*" >/dev/null && exit 0
+		for f in "$OUT/.$1.tmp-"*; do [ -s "$f" ] && exit 0; done
 		sleep 0.05
 	  done ) & short=$!
 }
