@@ -303,6 +303,7 @@ static int r_resolve(struct guest_image *im, unsigned paging, struct guest_layou
 {
 	struct guest_mem m = { guest_image_read, im, 0, 0, 0, 0, (uint8_t)paging };
 	memset(l, 0, sizeof(*l));
+	why[0] = 0;   /* a success leaves it as it was */
 	int r = guest_layout_resolve(&m, r_sym, NULL, l, why, 256);
 	if (r == 0)
 		CHECK_EQ_U64(m.paging, l->paging);   /* later reads use the mode found */

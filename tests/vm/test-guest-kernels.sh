@@ -101,7 +101,7 @@ EOF
 	awk -v s="$wsim" 'BEGIN { exit !(s < 0.3) }' || fail "$id: a table moved by 2 MiB still scores $wsim (>= 0.3)"
 
 	# from the cache the second time
-	vm_domprof "$id-record2.log" record -f -F 500 -d 1 -o "$d/rec2.data" --domain "$id=gdb:unix:$(vm_sock "$id")"
+	vm_domprof "$id-record2.log" record -f -F 500 -d 3 -o "$d/rec2.data" --domain "$id=gdb:unix:$(vm_sock "$id")"
 	grep -q "$id: .*kernel symbols from guest memory (at the places cached" "$VM_OUT/$id-record2.log" ||
 		fail "$id: the second recording did not use the cached table"
 	local p2; p2=$(sed -n 's/.*VM paused \([0-9.]*\) s to read \([0-9.]*\) MB.*/\1 s, \2 MB/p' "$VM_OUT/$id-record2.log")
@@ -131,10 +131,10 @@ cache_checks() {
 	entry=$(ls "$gk"/*.kallsyms 2>/dev/null | head -n 1)
 	[ -s "$entry" ] || fail "$id: no kallsyms entry in $gk"
 	bid=$(basename "$entry" .kallsyms)
-	vm_domprof "$id-g1.log" record -g -f -F 500 -d 1 -o "$d/g1.data" --domain "$id=gdb:unix:$sock"
+	vm_domprof "$id-g1.log" record -g -f -F 500 -d 3 -o "$d/g1.data" --domain "$id=gdb:unix:$sock"
 	grep -q "$id: .*call chains by ORC (.*; read [0-9.]* MB" "$VM_OUT/$id-g1.log" || fail "$id: the first -g recording did not read the ORC tables"
 	[ -s "$gk/$bid.orc" ] || fail "$id: the ORC tables were not cached ($(ls "$gk"))"
-	vm_domprof "$id-g2.log" record -g -f -F 500 -d 1 -o "$d/g2.data" --domain "$id=gdb:unix:$sock"
+	vm_domprof "$id-g2.log" record -g -f -F 500 -d 3 -o "$d/g2.data" --domain "$id=gdb:unix:$sock"
 	local orcmb; orcmb=$(sed -n "s/.*call chains by ORC (.*; cached, sample checked \([0-9.]*\) MB.*/\1/p" "$VM_OUT/$id-g2.log")
 	[ -n "$orcmb" ] || fail "$id: the second -g recording did not take the ORC tables from the cache"
 	awk -v m="$orcmb" 'BEGIN { exit !(m < 1) }' || fail "$id: checking the cached ORC tables read $orcmb MB (>= 1)"
@@ -153,14 +153,14 @@ cache_checks() {
 		fail "$id: control: the forged entry does not decode to HACKED names"
 	python3 -c "import sys; p = sys.argv[1]; b = open(p, 'rb').read(); open(p, 'wb').write(bytes(x ^ 0x5a for x in b))" "$gk/$bid.orc"
 	printf 'not BTF at all\n' >"$gk/$bid.btf"
-	vm_domprof "$id-poisoned.log" record -g -f -F 500 -d 2 -o "$d/poisoned.data" --domain "$id=gdb:unix:$sock"
+	vm_domprof "$id-poisoned.log" record -g -f -F 500 -d 3 -o "$d/poisoned.data" --domain "$id=gdb:unix:$sock"
 	"$DOMPROF" report -q -i "$d/poisoned.data" -l --by-process >"$d/poisoned.txt" 2>&1 || fail "$id: report (poisoned)"
 	grep -q HACKED "$d/poisoned.txt" && fail "$id: a forged name from the host cache is in the report: $(grep -m 2 HACKED "$d/poisoned.txt")"
 	grep -q "$id: .*cached kallsyms entry replaced" "$VM_OUT/$id-poisoned.log" || fail "$id: no line says the kallsyms entry was replaced"
 	grep -q "$id: .*cached ORC entry replaced" "$VM_OUT/$id-poisoned.log" || fail "$id: no line says the ORC entry was replaced"
 	grep -q "\[guest user\] dd (" "$d/poisoned.txt" || fail "$id: dd not named with a BTF file planted in the cache"
 	grep -q HACKED "$entry" && fail "$id: the forged kallsyms entry was not replaced"
-	vm_domprof "$id-repaired.log" record -g -f -F 500 -d 1 -o "$d/repaired.data" --domain "$id=gdb:unix:$sock"
+	vm_domprof "$id-repaired.log" record -g -f -F 500 -d 3 -o "$d/repaired.data" --domain "$id=gdb:unix:$sock"
 	grep -q "$id: .*at the places cached for [0-9a-f]*, [0-9.]* MB read): [0-9]* symbols, KASLR offset 0x[0-9a-f]*, " "$VM_OUT/$id-repaired.log" ||
 		fail "$id: the repaired kallsyms entry was not used as is"
 	grep -q "$id: .*cached, sample checked" "$VM_OUT/$id-repaired.log" || fail "$id: the repaired ORC entry was not used"
@@ -176,7 +176,7 @@ cache_checks() {
 	local nob=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 	"${nob[@]}" mkdir -p "$T/domprof/guest-kernels" || fail "nobody cannot make $T"
 	"${nob[@]}" sh -c "cat >'$T/domprof/guest-kernels/$bid.kallsyms'" <"$d/forged.kallsyms"
-	env -i PATH="$PATH" timeout -k 10 "$VM_CMD_TIMEOUT" "$DOMPROF" record -f -F 500 -d 1 -o "$d/planted.data" \
+	env -i PATH="$PATH" timeout -k 10 "$VM_CMD_TIMEOUT" "$DOMPROF" record -f -F 500 -d 3 -o "$d/planted.data" \
 		--domain "$id=gdb:unix:$sock" >"$VM_OUT/$id-planted.log" 2>&1 || fail "$id: record under env -i: $(tail -n 1 "$VM_OUT/$id-planted.log")"
 	"$DOMPROF" report -q -i "$d/planted.data" -l >"$d/planted.txt" 2>&1 || fail "$id: report (planted)"
 	grep -q HACKED "$d/planted.txt" && fail "$id: a table planted by nobody in $T named samples: $(grep -m 1 HACKED "$d/planted.txt")"
@@ -184,7 +184,7 @@ cache_checks() {
 	"${nob[@]}" rm -rf "$T/domprof/guest-kernels"
 	mkdir -m 700 "$d/secret"
 	"${nob[@]}" ln -s "$d/secret" "$T/domprof/guest-kernels" || fail "nobody cannot plant a link"
-	env -i PATH="$PATH" timeout -k 10 "$VM_CMD_TIMEOUT" "$DOMPROF" record -f -F 500 -d 1 -o "$d/link.data" \
+	env -i PATH="$PATH" timeout -k 10 "$VM_CMD_TIMEOUT" "$DOMPROF" record -f -F 500 -d 3 -o "$d/link.data" \
 		--domain "$id=gdb:unix:$sock" >"$VM_OUT/$id-link.log" 2>&1 || fail "$id: record under env -i (link)"
 	[ -z "$(ls -A "$d/secret")" ] || fail "$id: root wrote through nobody's link: $(ls "$d/secret")"
 	echo "$id: nothing planted in $T by nobody was used or written through"
