@@ -16,7 +16,8 @@ forked by a shell script named looper. Checks (P: passive, A: active):
     views start and stop at slightly different times, and a window of a
     few seconds cuts a 300 ms process at either end: the first and last
     of each view are left out), A's alpha:beta split (the truth measured)
-    is within 5 points of the 2:1 work, and P's within 5 points of A's;
+    is within 10 points of the 2:1 work (a sanity check: per-process
+    start-up costs pull it toward 50%), and P's within 5 points of A's;
   - per pid: over those processes, each with >= 1% has the same command
     in P as in A (its main one: a fork shows the shell's name until it
     execs), and its share within 5 points;
@@ -85,7 +86,11 @@ def main():
         a = sum(x for x, n in d.values() if n == 'alpha')
         b = sum(x for x, n in d.values() if n == 'beta')
         split[who] = 100.0 * a / (a + b) if a + b else 0.0
-    if abs(split['active'] - 200.0 / 3) > 5:
+    # the measurement's sanity, not the claim under test: each process's
+    # exec and page faults, the same for both names, pull the split
+    # toward 50% the slower the guest runs, so 10 points here; the
+    # passive view is held to 5 points of the active one below
+    if abs(split['active'] - 200.0 / 3) > 10:
         errs.append(f'active: alpha is {split["active"]:.1f}% of alpha+beta (whole processes), the work says 66.7%')
     if abs(split['passive'] - split['active']) > 5:
         errs.append(f'alpha is {split["passive"]:.1f}% of alpha+beta (whole processes) in the passive view, '

@@ -14,7 +14,7 @@
 #     view's (the truth measured), the shell under 5% (a fork named by its
 #     name before exec, or a task pointer taken for the process that had
 #     it before, breaks these); over the processes both views saw whole,
-#     the active alpha:beta split within 5 points of the 2:1 work (the
+#     the active alpha:beta split within 10 points of the 2:1 work (the
 #     measurement is sound) and the passive one within 5 of the active;
 #   - per pid: each process the two views share has the same name and a
 #     share within 5 points;
