@@ -2,8 +2,9 @@
 /*
  * libFuzzer target for what a passive domain reads from guest memory to
  * name processes: the guest kernel's BTF (guest_layout_from_btf, through
- * libbpf) and its task list (guest_tasks_walk, guest_current_task, guest_task_ident) on a
- * fake guest memory made of the input.
+ * libbpf), page_offset_base and the paging mode (guest_layout_resolve)
+ * and its task list (guest_tasks_walk, guest_current_task,
+ * guest_task_ident) on a fake guest memory made of the input.
  *
  * First byte odd: the rest is a BTF blob. Even: bytes 1..15 are a task
  * layout (one byte per field offset, the comm size, the walk's limit,
@@ -22,6 +23,18 @@
 
 #define BASE 0xffff888000000000ull
 
+
+/* Every symbol the layout's resolve asks for (page_offset_base,
+ * __pgtable_l5_enabled, linux_banner, phys_base, ...) is at a place in
+ * the input that its name and the input pick. */
+static uint64_t fuzz_sym(void *ctx, const char *name)
+{
+	const uint8_t *d = ctx;
+	unsigned h = d[14];
+	for (const char *p = name; *p; p++)
+		h = h * 31 + (unsigned char)*p;
+	return BASE + (h & 0xff) * 8;
+}
 
 static void tasks(const uint8_t *d, size_t n)
 {
@@ -56,6 +69,14 @@ static void tasks(const uint8_t *d, size_t n)
 				abort();   /* every comm is terminated */
 		free(t);
 	}
+	/* page_offset_base and the paging mode from the same memory: the
+	 * mode found is one of the two, whatever the memory says */
+	struct guest_layout rl = l;
+	struct guest_mem rm = m;
+	rm.paging = (uint8_t)(d[12] >> 6 == 1 ? GUEST_PAGING_4 : d[12] >> 6 == 2 ? GUEST_PAGING_5 : GUEST_PAGING_UNKNOWN);
+	if (guest_layout_resolve(&rm, fuzz_sym, (void *)d, &rl, why, sizeof(why)) == 0 &&
+	    rl.paging != GUEST_PAGING_4 && rl.paging != GUEST_PAGING_5)
+		abort();
 	struct guest_task cur;
 	(void)guest_current_task(&m, &l, BASE + d[14], &cur);
 	if (guest_task_ident(&m, &l, BASE + d[14], &cur) == 0 && strnlen(cur.comm, sizeof(cur.comm)) == sizeof(cur.comm))

@@ -6,7 +6,9 @@
  * at _text + 2 MiB (where the read-only data, with the kallsyms tables and
  * the build-id note, is searched). 8 bytes at _text are mapped (zeros);
  * everything else reads as unmapped. guest_kimage_find, guest_ksyms_read
- * and guest_kernel_buildid run on it under a small read budget; any crash,
+ * (and guest_ksyms_reuse at the places it found, which must give the same
+ * table, and at the places a forged cache entry names) and
+ * guest_kernel_buildid run on it under a small read budget; any crash,
  * sanitizer report or text not matching the count it claims is a bug.
  *
  * With FUZZ_KSYMS_VERBOSE set, each input's result is printed on stderr
@@ -14,6 +16,7 @@
  * corrupted one is refused).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +46,7 @@ static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
 
 /* The host cache's kallsyms entry is read back from a file: the input,
  * after a valid header, moved to another boot. */
-static void cache_entry(const uint8_t *data, size_t size)
+static void cache_entry(struct guest_mem *m, const struct guest_kimage *img, const uint8_t *data, size_t size)
 {
 	static const char head[] = "# domprof guest kallsyms 2 text=ffffffff81000000 lo=1000000 hi=1200000 "
 		"num_syms=1000008 markers=1080000 mwidth=4 ti=10a0000 addrs=1000010 relbase=1100000 nsyms=3 "
@@ -58,7 +61,15 @@ static void cache_entry(const uint8_t *data, size_t size)
 	char *t = guest_cache_kallsyms_decode(buf, sizeof(head) - 1 + size, GUEST_LINK_TEXT + 0x200000, &src, &len, &n);
 	if (t && len > size + 64)
 		abort();
+	bool decoded = t != NULL;
 	free(t);
+	/* the places a forged entry names, read from the fuzzed memory */
+	if (decoded && img) {
+		struct guest_ksyms k;
+		char why[256];
+		if (guest_ksyms_reuse(m, img, &src, &k, why, sizeof(why)) == 0)
+			guest_ksyms_free(&k);
+	}
 	free(buf);
 }
 
@@ -80,14 +91,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	};
 	bool verbose = getenv("FUZZ_KSYMS_VERBOSE") != NULL;
 	char why[256];
-	cache_entry(data, size);
 	struct guest_kimage img;
 	uint64_t rip = f.text + 0x100;
 	if (guest_kimage_find(&m, &rip, 1, &img, why, sizeof(why)) < 0) {
 		if (verbose)
 			fprintf(stderr, "fuzz-ksyms: image: %s\n", why);
+		cache_entry(&m, NULL, data, size);
 		return 0;
 	}
+	cache_entry(&m, &img, data, size);
 	if (img.text != f.text)
 		abort();
 	struct guest_ksyms k;
@@ -101,6 +113,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (verbose)
 			fprintf(stderr, "fuzz-ksyms: decoded %zu symbols, layout %s, bytes %llu\n", k.nsyms,
 				k.layout, (unsigned long long)m.bytes);
+		/* the cache's reuse of the places found, on the same memory,
+		 * must give the same table */
+		struct guest_ksyms k2;
+		if (guest_ksyms_reuse(&m, &img, &k.src, &k2, why, sizeof(why)) == 0) {
+			if (k2.nsyms != k.nsyms || k2.len != k.len || memcmp(k2.text, k.text, k.len))
+				abort();
+			guest_ksyms_free(&k2);
+		} else if (verbose) {
+			fprintf(stderr, "fuzz-ksyms: reuse refused: %s\n", why);
+		}
 		guest_ksyms_free(&k);
 	} else if (verbose) {
 		fprintf(stderr, "fuzz-ksyms: refused: %s\n", why);

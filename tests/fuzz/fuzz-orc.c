@@ -124,6 +124,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();   /* an accepted lookup table misleads */
 		}
 	}
+	/* the host cache's path: the raw tables, checked against the same
+	 * memory, must pass, and one changed first byte must not (the
+	 * first packet is always compared) */
+	struct guest_orc_loc loc;
+	struct guest_mem vm = m;   /* a budget of its own for each step */
+	uint8_t *raw;
+	vm.bytes = 0;
+	if (guest_orc_locate(sym, &s, &loc, why, sizeof(why)) == 0 &&
+	    guest_orc_read_raw(&vm, &loc, &raw, why, sizeof(why)) == 0) {
+		size_t rl = loc.n * GUEST_ORC_RAW_ENTRY;
+		vm.bytes = 0;
+		if (guest_orc_verify_raw(&vm, &loc, raw, rl, 4, size, why, sizeof(why)) != 0)
+			abort();
+		vm.bytes = 0;
+		if (rl) {
+			raw[0] ^= 1;
+			if (guest_orc_verify_raw(&vm, &loc, raw, rl, 4, size, why, sizeof(why)) == 0)
+				abort();
+		}
+		free(raw);
+	}
 	run(&o, &im, &r, &opt, verbose);
 	for (size_t i = 0; i < o.n && i < 8; i++) {
 		r.r[GR_IP] = o.ip[i];
