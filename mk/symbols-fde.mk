@@ -38,7 +38,8 @@ build/san/tests/test-symbols-fde build/obj/tests/test-symbols-fde: build/fixture
 # libFuzzer target for the ELF symbol loader (src/symbols/elf.c: notes,
 # .symtab/.dynsym, the string table probe), run by tests/e2e/fuzz-elfsyms.sh.
 ELFSYMS_FUZZ_SRC := src/symbols/elf.c src/symbols/symtab.c src/symbols/elfopen.c src/symbols/textsyms.c \
-	src/symbols/kallsyms.c src/symbols/ktab.c src/util/file.c src/util/xalloc.c
+	src/symbols/kallsyms.c src/symbols/ktab.c \
+	src/format/ksymidx.c src/format/ksymnf.c src/util/crc32c.c src/util/file.c src/util/xalloc.c
 fuzz: build/fuzz/fuzz-elfsyms
 build/fuzz/fuzz-elfsyms: tests/fuzz/fuzz-elfsyms.c $(call fz,$(ELFSYMS_FUZZ_SRC)) src/symbols/internal.h
 	@mkdir -p $(dir $@)
