@@ -19,10 +19,10 @@
 #include "util/file.h"
 #include "util/xalloc.h"
 
-/* _text, _etext and _end from every SHT_SYMTAB section. */
-static bool read_text_syms(Elf *elf, struct vmlinux_text *out)
+/* Calls fn with each named symbol of every SHT_SYMTAB section, until it
+ * returns false. */
+static void each_symtab_sym(Elf *elf, bool (*fn)(void *ctx, const char *name, const GElf_Sym *sym), void *ctx)
 {
-	bool have_text = false;
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
@@ -37,20 +37,38 @@ static bool read_text_syms(Elf *elf, struct vmlinux_text *out)
 			if (!gelf_getsym(d, (int)i, &sym))
 				break;
 			const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name || !*name)
-				continue;
-			out->nsyms++;
-			if (!strcmp(name, "_text")) {
-				out->text = sym.st_value;
-				have_text = true;
-			} else if (!strcmp(name, "_etext")) {
-				out->etext = sym.st_value;
-			} else if (!strcmp(name, "_end")) {
-				out->end = sym.st_value;
-			}
+			if (name && *name && !fn(ctx, name, &sym))
+				return;
 		}
 	}
-	return have_text;
+}
+
+struct text_syms {
+	struct vmlinux_text *out;
+	bool have_text;
+};
+
+static bool text_sym(void *ctx, const char *name, const GElf_Sym *sym)
+{
+	struct text_syms *ts = ctx;
+	ts->out->nsyms++;
+	if (!strcmp(name, "_text")) {
+		ts->out->text = sym->st_value;
+		ts->have_text = true;
+	} else if (!strcmp(name, "_etext")) {
+		ts->out->etext = sym->st_value;
+	} else if (!strcmp(name, "_end")) {
+		ts->out->end = sym->st_value;
+	}
+	return true;
+}
+
+/* _text, _etext and _end from every SHT_SYMTAB section. */
+static bool read_text_syms(Elf *elf, struct vmlinux_text *out)
+{
+	struct text_syms ts = { out, false };
+	each_symtab_sym(elf, text_sym, &ts);
+	return ts.have_text;
 }
 
 /* The bytes at _text, from the allocated section that holds it. */
@@ -100,6 +118,30 @@ out:
 	return ret;
 }
 
+/* elf_symtab_text's text: one kallsyms-style line per symbol. */
+struct sym_text {
+	char *t;
+	size_t n, cap, max;
+};
+
+static bool sym_line(void *ctx, const char *name, const GElf_Sym *sym)
+{
+	struct sym_text *st = ctx;
+	if (strpbrk(name, " \t\r\n"))
+		return true;
+	size_t need = strlen(name) + 24;
+	if (st->n + need + 1 > st->max)
+		return false;
+	if (st->n + need + 1 > st->cap) {
+		st->cap = 2 * st->cap + need;
+		st->t = xrealloc(st->t, st->cap);
+	}
+	st->n += (size_t)snprintf(st->t + st->n, st->cap - st->n, "%016llx %c %s\n",
+				  (unsigned long long)sym->st_value,
+				  GELF_ST_TYPE(sym->st_info) == STT_FUNC ? 't' : 'd', name);
+	return true;
+}
+
 int elf_symtab_text(const char *path, size_t max, char **text, size_t *len)
 {
 	*text = NULL;
@@ -115,35 +157,11 @@ int elf_symtab_text(const char *path, size_t max, char **text, size_t *len)
 		ret = -ENOEXEC;
 		goto out;
 	}
-	size_t cap = 1u << 20, n = 0;
-	char *t = xmalloc(cap);
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		size_t nsym = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < nsym; i++) {
-			GElf_Sym sym;
-			if (!gelf_getsym(d, (int)i, &sym))
-				break;
-			const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name || !*name || strpbrk(name, " \t\r\n"))
-				continue;
-			size_t need = strlen(name) + 24;
-			if (n + need + 1 > max)
-				break;
-			if (n + need + 1 > cap) {
-				cap = 2 * cap + need;
-				t = xrealloc(t, cap);
-			}
-			n += (size_t)snprintf(t + n, cap - n, "%016llx %c %s\n", (unsigned long long)sym.st_value,
-					      GELF_ST_TYPE(sym.st_info) == STT_FUNC ? 't' : 'd', name);
-		}
-	}
+	struct sym_text st = { .max = max, .cap = 1u << 20 };
+	st.t = xmalloc(st.cap);
+	each_symtab_sym(elf, sym_line, &st);
+	char *t = st.t;
+	size_t n = st.n;
 	if (n) {
 		t[n] = 0;
 		*text = t;

@@ -22,6 +22,7 @@
 
 #include "symbols/buildid.h"
 #include "symbols/symbols.h"
+#include "symbols/vmlinux.h"
 #include "unit.h"
 
 #define FIX "build/fixtures/"
@@ -520,6 +521,33 @@ static void test_vdso(void)
 
 /* A guest kernel given as an ELF blob ("vmlinux"), moved by KASLR. The
  * non-PIE fixture stands in for vmlinux: any ELF with function symbols. */
+/* elf_symtab_text (a vmlinux given as a passive domain's symbol file):
+ * every fixture symbol is a "%016llx t NAME" line at its link address;
+ * a bound cuts the text at a whole line; not an ELF file is refused.
+ * Control: a symbol the fixture does not have is absent. */
+static void test_symtab_text(void)
+{
+	struct run r;
+	CHECK(run_fixture(FIX "nopie", &r) == 0);
+	if (!r.nsyms)
+		return;
+	char *t;
+	size_t len;
+	CHECK_EQ_U64(elf_symtab_text(r.path, 1u << 24, &t, &len), 0);
+	for (int i = 0; t && i < r.nsyms; i++) {
+		char line[300];
+		snprintf(line, sizeof(line), "%016llx t %s\n", (unsigned long long)r.syms[i].addr, r.syms[i].name);
+		CHECK(strstr(t, line) != NULL);
+	}
+	CHECK(t && !strstr(t, " t no_such_function_here\n"));
+	CHECK(t && len == strlen(t));
+	free(t);
+	CHECK_EQ_U64(elf_symtab_text(r.path, 100, &t, &len), 0);
+	CHECK(t && len <= 100 && len > 0 && t[len - 1] == '\n');
+	free(t);
+	CHECK(elf_symtab_text("/proc/self/status", 1u << 20, &t, &len) < 0);
+}
+
 static void test_vmlinux_blob(void)
 {
 	struct run r;
@@ -597,6 +625,7 @@ static void test_name_probe(void)
 int main(void)
 {
 	test_vmlinux_blob();
+	test_symtab_text();
 	test_exec(FIX "nopie", "nopie", true);
 	test_exec(FIX "pie", "pie", false);
 	test_pie_moved();
