@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "guest/ksyms.h"
+#include "guest/ksyms_internal.h"
 #include "util/le.h"
 #include "util/sha256.h"
 #include "util/xalloc.h"
@@ -41,7 +42,7 @@
 #define BANNER "Linux version "
 #define BANNER_WINDOW 4096u        /* the banner is in rodata's first page */
 
-static int fail(char *why, size_t whylen, int err, const char *fmt, ...)
+int ksyms_fail(char *why, size_t whylen, int err, const char *fmt, ...)
 {
 	if (why && whylen) {
 		va_list ap;
@@ -69,9 +70,9 @@ int guest_kimage_find(struct guest_mem *m, const uint64_t *krips, size_t nrips,
 	while (a < GUEST_KIMAGE_END && !step_mapped(m, a))
 		a += GUEST_KIMAGE_ALIGN;
 	if (a >= GUEST_KIMAGE_END)
-		return fail(why, whylen, -ENOENT, "nothing mapped in the kernel image area "
-			    "[0x%llx, 0x%llx): not a Linux x86_64 guest, or still in firmware",
-			    GUEST_KIMAGE_START, GUEST_KIMAGE_END);
+		return ksyms_fail(why, whylen, -ENOENT, "nothing mapped in the kernel image area "
+			          "[0x%llx, 0x%llx): not a Linux x86_64 guest, or still in firmware",
+			          GUEST_KIMAGE_START, GUEST_KIMAGE_END);
 	uint64_t e = a + GUEST_KIMAGE_ALIGN;
 	while (e < GUEST_KIMAGE_END && step_mapped(m, e))
 		e += GUEST_KIMAGE_ALIGN;
@@ -81,9 +82,9 @@ int guest_kimage_find(struct guest_mem *m, const uint64_t *krips, size_t nrips,
 		if (krips[i] < GUEST_KIMAGE_START || krips[i] >= GUEST_KIMAGE_END)
 			continue;   /* a module or BPF program: not the image */
 		if (krips[i] < a || krips[i] >= e)
-			return fail(why, whylen, -EPROTO, "vCPU rip 0x%llx is outside the kernel "
-				    "image found at [0x%llx, 0x%llx)", (unsigned long long)krips[i],
-				    (unsigned long long)a, (unsigned long long)e);
+			return ksyms_fail(why, whylen, -EPROTO, "vCPU rip 0x%llx is outside the kernel "
+				          "image found at [0x%llx, 0x%llx)", (unsigned long long)krips[i],
+				          (unsigned long long)a, (unsigned long long)e);
 	}
 	return 0;
 }
@@ -91,8 +92,8 @@ int guest_kimage_find(struct guest_mem *m, const uint64_t *krips, size_t nrips,
 /* The start of the read-only data: the first 2 MiB step after _text whose
  * first page holds the kernel banner (init/version.c is linked first).
  * Fills ver with the version word of the banner. */
-static int rodata_find(struct guest_mem *m, const struct guest_kimage *img, uint64_t *ro,
-		       char *ver, size_t verlen, char *why, size_t whylen)
+int ksyms_rodata_find(struct guest_mem *m, const struct guest_kimage *img, uint64_t *ro,
+		      char *ver, size_t verlen, char *why, size_t whylen)
 {
 	char page[BANNER_WINDOW + 1];   /* on the stack: guests are read from several threads */
 	for (uint64_t b = img->text + GUEST_KIMAGE_ALIGN; b < img->end && b > img->text;
@@ -120,23 +121,16 @@ static int rodata_find(struct guest_mem *m, const struct guest_kimage *img, uint
 			}
 		}
 	}
-	return fail(why, whylen, -ENOENT, "no \"Linux version\" banner at the start of a 2 MiB "
-		    "step in [0x%llx, 0x%llx): no read-only data found", (unsigned long long)img->text,
-		    (unsigned long long)img->end);
+	return ksyms_fail(why, whylen, -ENOENT, "no \"Linux version\" banner at the start of a 2 MiB "
+		          "step in [0x%llx, 0x%llx): no read-only data found", (unsigned long long)img->text,
+		          (unsigned long long)img->end);
 }
 
 /* --- the window of read-only data read so far --------------------- */
 
-struct win {
-	uint64_t lo;            /* guest address of buf[0] */
-	uint8_t *buf;
-	size_t len, cap;
-	bool eof;               /* a read failed: the mapping ends at lo + len */
-};
-
 /* Reads up to `more` bytes after the window, packet by packet, stopping at
  * the first failing read (the end of the mapped rodata). */
-static int win_grow(struct guest_mem *m, struct win *w, size_t more)
+int ksyms_win_grow(struct guest_mem *m, struct win *w, size_t more)
 {
 	if (w->eof)
 		return 0;
@@ -177,7 +171,7 @@ static bool win_have(struct guest_mem *m, struct win *w, uint64_t addr, uint64_t
 		return false;
 	uint64_t end = addr - w->lo + len;
 	if (end > w->len && end <= GUEST_KSYMS_MAX_SCAN)
-		(void)win_grow(m, w, end - w->len);
+		(void)ksyms_win_grow(m, w, end - w->len);
 	return end <= w->len;
 }
 
@@ -531,15 +525,15 @@ static int decode(const struct win *w, const struct tables *t, const struct gues
 	for (uint64_t i = 0; i < t->nsyms; i++) {
 		unsigned len, hdr;
 		if (!name_entry(w, p, t->markers, &len, &hdr))
-			return fail(why, whylen, -EBADMSG, "kallsyms_names entry %llu is cut", (unsigned long long)i);
+			return ksyms_fail(why, whylen, -EBADMSG, "kallsyms_names entry %llu is cut", (unsigned long long)i);
 		int n = expand(w, t, p + hdr, len, name, sizeof(name));
 		if (n < 2)
-			return fail(why, whylen, -EBADMSG, "kallsyms symbol %llu: name %s", (unsigned long long)i,
-				    n < 0 ? "longer than 512 bytes" : "empty");
+			return ksyms_fail(why, whylen, -EBADMSG, "kallsyms symbol %llu: name %s", (unsigned long long)i,
+				          n < 0 ? "longer than 512 bytes" : "empty");
 		for (int k = 0; k < n; k++)
 			if (name[k] <= ' ' || name[k] >= 0x7f)
-				return fail(why, whylen, -EBADMSG, "kallsyms symbol %llu: unprintable byte 0x%02x",
-					    (unsigned long long)i, (unsigned char)name[k]);
+				return ksyms_fail(why, whylen, -EBADMSG, "kallsyms symbol %llu: unprintable byte 0x%02x",
+					          (unsigned long long)i, (unsigned char)name[k]);
 		if (!strcmp(name + 1, "_text"))
 			text = sym_addr(w, t, i);
 		else if (!strcmp(name + 1, "_stext"))
@@ -549,14 +543,14 @@ static int decode(const struct win *w, const struct tables *t, const struct gues
 		p += hdr + len;
 	}
 	if (!text || !stext || !s64)
-		return fail(why, whylen, -EBADMSG, "kallsyms has no %s symbol",
-			    !text ? "_text" : !stext ? "_stext" : "startup_64");
+		return ksyms_fail(why, whylen, -EBADMSG, "kallsyms has no %s symbol",
+			          !text ? "_text" : !stext ? "_stext" : "startup_64");
 	if (text % GUEST_KIMAGE_ALIGN || text < GUEST_KIMAGE_START || text >= GUEST_KIMAGE_END ||
 	    s64 < text || s64 >= GUEST_KIMAGE_END || stext < text || stext - text >= (64u << 20) ||
 	    !img_sane(w, t, text))
-		return fail(why, whylen, -EBADMSG, "kallsyms anchors inconsistent: _text 0x%llx, "
-			    "_stext 0x%llx, startup_64 0x%llx", (unsigned long long)text,
-			    (unsigned long long)stext, (unsigned long long)s64);
+		return ksyms_fail(why, whylen, -EBADMSG, "kallsyms anchors inconsistent: _text 0x%llx, "
+			          "_stext 0x%llx, startup_64 0x%llx", (unsigned long long)text,
+			          (unsigned long long)stext, (unsigned long long)s64);
 	/* Tables read from a live guest are relocated (text == img->text);
 	 * an unrelocated image (a vmlinux placed at a shift) is shifted. */
 	uint64_t delta = img->text - text;
@@ -573,7 +567,7 @@ static int decode(const struct win *w, const struct tables *t, const struct gues
 		int r = text_line(&x, a, name[0], name + 1);
 		if (r < 0) {
 			free(x.s);
-			return fail(why, whylen, r, "kallsyms text over %u bytes", GUEST_KSYMS_MAX_TEXT);
+			return ksyms_fail(why, whylen, r, "kallsyms text over %u bytes", GUEST_KSYMS_MAX_TEXT);
 		}
 		p += hdr + len;
 	}
@@ -703,7 +697,7 @@ int guest_ksyms_reuse(struct guest_mem *m, const struct guest_kimage *img,
 {
 	memset(out, 0, sizeof(*out));
 	if (!span_ok(src))
-		return fail(why, whylen, -EINVAL, "not a kallsyms span");
+		return ksyms_fail(why, whylen, -EINVAL, "not a kallsyms span");
 	uint64_t x = img->text;
 	struct win w = { .lo = x + src->lo, .len = (size_t)(src->hi - src->lo) };
 	w.cap = w.len;
@@ -711,15 +705,15 @@ int guest_ksyms_reuse(struct guest_mem *m, const struct guest_kimage *img,
 	int r = guest_mem_read(m, w.lo, w.buf, w.len);
 	if (r < 0) {
 		free(w.buf);
-		return fail(why, whylen, r, "cannot read the guest's kallsyms tables (%zu bytes at 0x%llx)", w.len,
-			    (unsigned long long)w.lo);
+		return ksyms_fail(why, whylen, r, "cannot read the guest's kallsyms tables (%zu bytes at 0x%llx)", w.len,
+			          (unsigned long long)w.lo);
 	}
 	uint8_t d[SHA256_LEN];
 	span_digest(w.buf, w.lo, w.len, x, src, d);
 	if (memcmp(d, src->digest, SHA256_LEN)) {
 		free(w.buf);
-		return fail(why, whylen, -ESTALE, "the guest's kallsyms tables (%zu bytes at _text+0x%llx) are not "
-			    "the ones the entry was made from", w.len, (unsigned long long)src->lo);
+		return ksyms_fail(why, whylen, -ESTALE, "the guest's kallsyms tables (%zu bytes at _text+0x%llx) are not "
+			          "the ones the entry was made from", w.len, (unsigned long long)src->lo);
 	}
 	/* the tables at their places, validated as the search validates
 	 * its candidates */
@@ -742,7 +736,7 @@ int guest_ksyms_reuse(struct guest_mem *m, const struct guest_kimage *img,
 		  (!t.relbase || guest_kptr(t.relbase)) && addrs_sorted(&w, &t);
 	if (!ok) {
 		free(w.buf);
-		return fail(why, whylen, -EBADMSG, "the guest's kallsyms tables where the entry says do not decode");
+		return ksyms_fail(why, whylen, -EBADMSG, "the guest's kallsyms tables where the entry says do not decode");
 	}
 	uint64_t mend = align8(t.markers + t.nmarkers * t.mwidth);
 	t.seqs_size = t.tt > mend ? t.tt - mend : 0;
@@ -752,8 +746,6 @@ int guest_ksyms_reuse(struct guest_mem *m, const struct guest_kimage *img,
 	free(w.buf);
 	return r;
 }
-
-#define PROBE_STEP (64u << 10)
 
 /* Does the packet look like kallsyms_offsets: at least 80% of the steps
  * between consecutive u32 go one way, by less than 1 MiB (descending for
@@ -816,10 +808,10 @@ static int ksyms_from(struct guest_mem *m, const struct guest_kimage *img, uint6
 	/* Scan forward in 64 KiB steps for the token index. */
 	while (!found && !w.eof && w.len < GUEST_KSYMS_MAX_SCAN) {
 		size_t old = w.len;
-		r = win_grow(m, &w, 64u << 10);
+		r = ksyms_win_grow(m, &w, 64u << 10);
 		if (r < 0) {
 			free(w.buf);
-			return fail(why, whylen, r, "scanning the kernel's read-only data: over the read budget");
+			return ksyms_fail(why, whylen, r, "scanning the kernel's read-only data: over the read budget");
 		}
 		if (w.len == old)
 			break;
@@ -837,23 +829,23 @@ static int ksyms_from(struct guest_mem *m, const struct guest_kimage *img, uint6
 	}
 	if (!found) {
 		free(w.buf);
-		return fail(why, whylen, -ENOENT, "no kallsyms token table in %zu bytes of read-only data "
-			    "from 0x%llx", w.len, (unsigned long long)lo);
+		return ksyms_fail(why, whylen, -ENOENT, "no kallsyms token table in %zu bytes of read-only data "
+			          "from 0x%llx", w.len, (unsigned long long)lo);
 	}
 	if (!markers_find(&w, &t)) {
 		free(w.buf);
 		if (t.work > WORK_MAX)
-			return fail(why, whylen, -E2BIG, "kallsyms token table at 0x%llx: the search for "
-				    "the tables before it passed its bound of %llu steps",
-				    (unsigned long long)t.tt, WORK_MAX);
-		return fail(why, whylen, -EBADMSG, "kallsyms token table at 0x%llx, but no "
-			    "num_syms/names/markers before it that decode", (unsigned long long)t.tt);
+			return ksyms_fail(why, whylen, -E2BIG, "kallsyms token table at 0x%llx: the search for "
+				          "the tables before it passed its bound of %llu steps",
+				          (unsigned long long)t.tt, WORK_MAX);
+		return ksyms_fail(why, whylen, -EBADMSG, "kallsyms token table at 0x%llx, but no "
+			          "num_syms/names/markers before it that decode", (unsigned long long)t.tt);
 	}
 	if (!addrs_find(m, &w, &t)) {
 		free(w.buf);
-		return fail(why, whylen, -EBADMSG, "kallsyms: %llu names at 0x%llx, but no sorted "
-			    "offsets or addresses next to them", (unsigned long long)t.nsyms,
-			    (unsigned long long)t.names);
+		return ksyms_fail(why, whylen, -EBADMSG, "kallsyms: %llu names at 0x%llx, but no sorted "
+			          "offsets or addresses next to them", (unsigned long long)t.nsyms,
+			          (unsigned long long)t.names);
 	}
 	r = decode_named(&w, &t, img, out, why, whylen);
 	if (r == 0)
@@ -867,7 +859,7 @@ int guest_ksyms_read(struct guest_mem *m, const struct guest_kimage *img,
 {
 	memset(out, 0, sizeof(*out));
 	uint64_t ro;
-	int r = rodata_find(m, img, &ro, out->version, sizeof(out->version), why, whylen);
+	int r = ksyms_rodata_find(m, img, &ro, out->version, sizeof(out->version), why, whylen);
 	if (r < 0)
 		return r;
 	out->rodata = ro;
@@ -889,110 +881,4 @@ void guest_ksyms_free(struct guest_ksyms *k)
 	free(k->text);
 	k->text = NULL;
 	k->len = k->nsyms = 0;
-}
-
-/* --- the build id ------------------------------------------------- */
-
-#define VDSO_SPAN 8192u   /* a vDSO image's notes are in its first 8 KiB */
-
-/* The kernel's own build-id note, not one of the vDSO images embedded in
- * rodata (vdso64, vdso32, vdsox32, each an ELF file with its own build
- * id, its note ~1.5 KiB after its ELF header): no ELF magic in the 8 KiB
- * before the note. (In vmlinux's .notes the nearest one is ~700 KiB
- * before.) */
-static bool kernel_note(const struct win *w, size_t o)
-{
-	size_t from = o > VDSO_SPAN ? o - VDSO_SPAN : 0;
-	return !memmem(w->buf + from, o - from, "\x7f" "ELF", 4);
-}
-
-/* Scans [lo, lo + max) (up to the end of the mapping) for the kernel's
- * build-id note. 0 and hex, -ENOENT, or -E2BIG (read budget). */
-static int note_scan(struct guest_mem *m, uint64_t lo, uint64_t max, char hex[41])
-{
-	static const uint8_t pat[16] = { 4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0 };
-	struct win w = { .lo = lo };
-	size_t from = 0;
-	uint64_t scanned = 0;
-	int r = 0;
-	while (!w.eof && scanned < max) {
-		size_t old = w.len, step = 64u << 10;
-		if (step > max - scanned)
-			step = (size_t)(max - scanned);
-		if ((r = win_grow(m, &w, step)) < 0 || (w.len == old && !w.eof))
-			break;
-		scanned += w.len - old;
-		for (size_t o = (from + 3) & ~(size_t)3; o + 36 <= w.len; o += 4) {
-			if (memcmp(w.buf + o, pat, sizeof(pat)) || !kernel_note(&w, o))
-				continue;
-			for (int k = 0; k < 20; k++)
-				snprintf(hex + 2 * k, 3, "%02x", w.buf[o + 16 + k]);
-			free(w.buf);
-			return 0;
-		}
-		from = w.len > 100 ? w.len - 100 : 0;
-		/* Keep only the tail (what kernel_note looks back at). */
-		if (w.len > (1u << 20)) {
-			size_t cut = from - VDSO_SPAN, keep = w.len - cut;
-			memmove(w.buf, w.buf + cut, keep);
-			w.lo += cut;
-			w.len = keep;
-			from = VDSO_SPAN;
-		}
-	}
-	free(w.buf);
-	return r == -E2BIG ? r : -ENOENT;
-}
-
-/* Does the packet at p look like BTF type data? Counts btf_type info
- * words (kind 1..19 in bits 24-28, vlen < 1024, bits 16-23 clear): 3-25%
- * of the words inside .BTF of both Debian kernels, none in any 64 KiB
- * probe of the rodata before it. */
-static bool btf_like(const uint8_t *p, size_t n)
-{
-	size_t hits = 0;
-	for (size_t i = 0; i + 4 <= n; i += 4) {
-		uint32_t v = get32(p + i);
-		hits += v >= 0x01000000 && v < 0x14000000 && (v & 0xffff) < 0x400 && !(v & 0xff0000);
-	}
-	return hits >= 10;
-}
-
-#define PROBE_TRIES 8u   /* BTF-like probes whose window is searched */
-
-int guest_kernel_buildid(struct guest_mem *m, const struct guest_kimage *img,
-			 char hex[41], char *why, size_t whylen)
-{
-	char ver[64];
-	uint64_t ro;
-	hex[0] = 0;
-	int r = rodata_find(m, img, &ro, ver, sizeof(ver), why, whylen);
-	if (r < 0)
-		return r;
-	/* Fast path: .notes sits just before .BTF (in both Debian kernels):
-	 * one packet every 64 KiB finds where BTF type data starts, then the
-	 * 76 KiB before it are searched. */
-	uint8_t pkt[GUEST_MEM_CHUNK];
-	size_t n = sizeof(pkt);
-	unsigned tries = 0;
-	for (uint64_t p = ro + PROBE_STEP; p - ro < GUEST_KSYMS_MAX_SCAN && tries < PROBE_TRIES;
-	     p += PROBE_STEP) {
-		if ((r = guest_mem_read(m, p, pkt, n)) < 0)
-			break;
-		if (!btf_like(pkt, n))
-			continue;
-		tries++;
-		uint64_t lo = p - ro > PROBE_STEP + 3 * VDSO_SPAN / 2 ? p - PROBE_STEP - 3 * VDSO_SPAN / 2 : ro;
-		if ((r = note_scan(m, lo, p + n - lo, hex)) == 0)
-			return 0;
-	}
-	/* Slow path: everything from the start of rodata. */
-	if (r != -E2BIG)
-		r = note_scan(m, ro, GUEST_KSYMS_MAX_SCAN, hex);
-	if (r == 0)
-		return 0;
-	if (r == -E2BIG)
-		return fail(why, whylen, r, "no GNU build-id note within the read budget");
-	return fail(why, whylen, -ENOENT, "no GNU build-id note in the kernel's read-only data "
-		    "(%s, from 0x%llx)", ver, (unsigned long long)ro);
 }
