@@ -196,25 +196,6 @@ void gdb_chains_ahead(struct gdb_source *s, const struct rsp_conn *conn, size_t 
 
 /* ---- Start -------------------------------------------------------------- */
 
-/* The kernel's version ("6.1.0-57-amd64") from linux_banner; "" if not
- * readable (the table's layout is then told from the table alone). */
-static void kernel_version(struct guest_mem *m, guest_sym_fn sym, void *ctx, char *v, size_t vlen)
-{
-	char b[96];
-	uint64_t a = sym(ctx, "linux_banner");
-	v[0] = 0;
-	if (!guest_kptr(a) || guest_mem_read(m, a, b, sizeof(b) - 1) < 0)
-		return;
-	b[sizeof(b) - 1] = 0;
-	if (strncmp(b, "Linux version ", 14))
-		return;
-	size_t n = strcspn(b + 14, " \n");
-	if (n >= vlen)
-		n = vlen - 1;
-	memcpy(v, b + 14, n);
-	v[n] = 0;
-}
-
 /* Packets of each ORC table compared with the guest's when the tables
  * come from the host cache (guest_orc_verify_raw): with the first and
  * last, 2 x 66 packets of 2032 bytes, ~270 KB instead of the tables'
@@ -258,6 +239,9 @@ static int read_tables(struct gdb_chains *c, struct guest_mem *m, guest_sym_fn s
 {
 	char why[200], version[64];
 	struct guest_orc_loc l;
+	/* the kernel's version: a hint to the layout (it is told from the
+	 * table alone without it), and which kernel a refusal was on */
+	(void)guest_kernel_version(m, sym(ctx, "linux_banner"), version, sizeof(version));
 	int r = guest_orc_locate(sym, ctx, &l, why, sizeof(why));
 	if (r == -ENOENT) {
 		snprintf(note, notelen, "; call chains by frame pointers (%s)", why);
@@ -265,7 +249,6 @@ static int read_tables(struct gdb_chains *c, struct guest_mem *m, guest_sym_fn s
 	}
 	if (r < 0)
 		goto bad;
-	kernel_version(m, sym, ctx, version, sizeof(version));
 	uint64_t t0 = mono_ns(), b0 = m->bytes;
 	char cwhy[300];
 	uint8_t *raw = from_cache(buildid, m, &l, cwhy, sizeof(cwhy));
@@ -299,7 +282,10 @@ static int read_tables(struct gdb_chains *c, struct guest_mem *m, guest_sym_fn s
 		 (m->bytes - b0) / 1e6, (mono_ns() - t0) / 1e9, cwhy);
 	return 0;
 bad:
-	snprintf(note, notelen, "; no call chains: %s", why);
+	if (version[0])
+		snprintf(note, notelen, "; no call chains on Linux %s: %s", version, why);
+	else
+		snprintf(note, notelen, "; no call chains: %s", why);
 	return r;
 }
 

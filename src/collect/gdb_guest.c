@@ -89,6 +89,7 @@ struct gdb_guest {
 	char *symtab;           /* kallsyms text (kernel + modules), runtime addresses */
 	size_t symtab_len;
 	char buildid[41];
+	char version[64];       /* the banner's version word, "" if none */
 	bool from_file;         /* symtab is the user's symbol file, relocated */
 	struct guest_layout layout;
 	bool have_layout;
@@ -228,9 +229,13 @@ static int read_kernel(struct gdb_source *s, struct gdb_guest *g, struct guest_m
 	}
 	struct guest_ksyms k;
 	if ((r = guest_ksyms_read(m, &img, &k, why, sizeof(why))) < 0) {
-		snprintf(note, notelen, "no kernel symbols from guest memory: %s", why);
+		if (k.version[0])
+			snprintf(note, notelen, "no kernel symbols from guest memory on Linux %s: %s", k.version, why);
+		else
+			snprintf(note, notelen, "no kernel symbols from guest memory: %s", why);
 		return r;
 	}
+	snprintf(g->version, sizeof(g->version), "%s", k.version);
 	if (have_id)
 		to_cache(g, &k);
 	snprintf(note, notelen, "kernel symbols from guest memory (%s): %zu symbols, KASLR offset 0x%" PRIx64 "%s",
@@ -294,6 +299,8 @@ static void read_layout(struct gdb_source *s, struct gdb_guest *g, struct guest_
 	const char *how = NULL;
 	s->paging = given_paging(s, &how);
 	m->paging = (uint8_t)s->paging;
+	if (!g->version[0])   /* a symbol file: the banner it names */
+		(void)guest_kernel_version(m, text_sym(g, "linux_banner"), g->version, sizeof(g->version));
 	void *btf = NULL;
 	size_t blen = 0;
 	/* BTF is not cached: checking a cached copy against this guest
@@ -306,7 +313,10 @@ static void read_layout(struct gdb_source *s, struct gdb_guest *g, struct guest_
 	if (r == 0)
 		r = guest_layout_resolve(m, text_sym, g, &g->layout, why, sizeof(why));
 	if (r < 0) {
-		snprintf(note, notelen, "; processes not named (%s)", why);
+		if (g->version[0])
+			snprintf(note, notelen, "; processes not named on Linux %s (%s)", g->version, why);
+		else
+			snprintf(note, notelen, "; processes not named (%s)", why);
 		return;
 	}
 	g->have_layout = true;

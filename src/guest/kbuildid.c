@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The guest kernel's build-id, read from its own memory (ksyms.h,
- * guest_kernel_buildid): its GNU build-id note, found after the
- * read-only data's start by the shape of the note.
+ * What the guest kernel says it is, read from its own memory (ksyms.h):
+ * its build-id (guest_kernel_buildid: its GNU build-id note, found after
+ * the read-only data's start by the shape of the note) and its version
+ * (guest_kernel_version: the banner's version word).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -115,4 +116,22 @@ int guest_kernel_buildid(struct guest_mem *m, const struct guest_kimage *img,
 		return ksyms_fail(why, whylen, r, "no GNU build-id note within the read budget");
 	return ksyms_fail(why, whylen, -ENOENT, "no GNU build-id note in the kernel's read-only data "
 		          "(%s, from 0x%llx)", ver, (unsigned long long)ro);
+}
+
+int guest_kernel_version(struct guest_mem *m, uint64_t banner, char *v, size_t vlen)
+{
+	static const char pre[] = "Linux version ";
+	char b[96];
+	if (vlen)
+		v[0] = 0;
+	if (!vlen || !guest_kptr(banner) || guest_mem_read(m, banner, b, sizeof(b)) < 0 ||
+	    memcmp(b, pre, sizeof(pre) - 1))
+		return -ENOENT;
+	size_t n = 0, o = sizeof(pre) - 1;
+	/* the guest writes this word: printable bytes only, bounded */
+	while (o + n < sizeof(b) && n + 1 < vlen && b[o + n] > ' ' && b[o + n] < 0x7f)
+		n++;
+	memcpy(v, b + o, n);
+	v[n] = 0;
+	return n ? 0 : -ENOENT;
 }

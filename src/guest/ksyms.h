@@ -61,6 +61,13 @@ int guest_kimage_find(struct guest_mem *m, const uint64_t *krips, size_t nrips,
 int guest_kernel_buildid(struct guest_mem *m, const struct guest_kimage *img,
 			 char hex[41], char *why, size_t whylen);
 
+/* The kernel's version word from its banner at banner (linux_banner:
+ * "Linux version 7.2.13+deb14-amd64 (...)"), for the lines that say on
+ * which kernel a table failed to decode. Reads 96 bytes; the word is
+ * printable ASCII, at most vlen - 1 bytes. Returns 0, or -ENOENT (no
+ * banner there; v is then ""). */
+int guest_kernel_version(struct guest_mem *m, uint64_t banner, char *v, size_t vlen);
+
 /* Where the decoded tables are and a digest of their bytes, for the host
  * cache (guest/cache.h). Offsets are from _text. The span [lo, hi) holds
  * every table (num_syms, names, markers, seqs, token table and index,

@@ -30,6 +30,10 @@
  * Controls: the 5-level guest taken for a 4-level one, a base whose
  * alias differs or is 1 GiB off, unaligned or out-of-half values are
  * refused. And guest_mem_read's canonical check per mode.
+ *
+ * Version part (always): guest_kernel_version reads the banner's version
+ * word, bounded by the buffer, printable only; no banner, an unmapped or
+ * user-half address give "" and -ENOENT.
  */
 #include <elf.h>
 #include <errno.h>
@@ -42,6 +46,7 @@
 
 #include <bpf/btf.h>
 
+#include "guest/ksyms.h"
 #include "guest/layout.h"
 #include "util/le.h"
 #include "unit.h"
@@ -528,12 +533,38 @@ static void test_kernel(const char *path)
 	munmap(f, (size_t)st.st_size);
 }
 
+/* The banner's version word, as the refusal lines name the kernel. */
+static void test_version(void)
+{
+	static uint8_t page[256];
+	struct guest_image im = { .n = 1 };
+	im.r[0].addr = 0xffffffff82000000ull, im.r[0].len = sizeof(page), im.r[0].b = page;
+	struct guest_mem m = { guest_image_read, &im, 0, 0, 0, 0, GUEST_PAGING_4 };
+	char v[64];
+	memcpy(page, "Linux version 7.2.13+deb14-amd64 (debian-kernel@lists.debian.org)", 66);
+	CHECK(guest_kernel_version(&m, 0xffffffff82000000ull, v, sizeof(v)) == 0);
+	CHECK_STR(v, "7.2.13+deb14-amd64");
+	char small[6];
+	CHECK(guest_kernel_version(&m, 0xffffffff82000000ull, small, sizeof(small)) == 0);
+	CHECK_STR(small, "7.2.1");
+	/* controls: not a banner, a control byte ends the word, unmapped, user half */
+	CHECK(guest_kernel_version(&m, 0xffffffff82000001ull, v, sizeof(v)) == -ENOENT && !v[0]);
+	page[16] = 0x1b;
+	CHECK(guest_kernel_version(&m, 0xffffffff82000000ull, v, sizeof(v)) == 0);
+	CHECK_STR(v, "7.");
+	memset(page + 14, 0xff, 8);
+	CHECK(guest_kernel_version(&m, 0xffffffff82000000ull, v, sizeof(v)) == -ENOENT && !v[0]);
+	CHECK(guest_kernel_version(&m, 0xffffffff90000000ull, v, sizeof(v)) == -ENOENT);
+	CHECK(guest_kernel_version(&m, 0x400000, v, sizeof(v)) == -ENOENT);
+}
+
 int main(void)
 {
 	test_synthetic();
 	test_garbage();
 	test_paging();
 	test_canonical();
+	test_version();
 	const char *env = getenv("DOMPROF_GUEST_VMLINUX");
 	if (env && *env) {
 		char *list = xstrdup(env), *save = NULL;

@@ -75,7 +75,7 @@ note "5-level guest: dd $sh% of samples; clear_user* chains through vfs_read to 
 
 # Control: the guest taken for a 4-level one.
 rec ctl ",paging=4"
-grep -q 'vmp: .*processes not named (page_offset_base is 0x[0-9a-f]*: not a kernel direct-map base with 4-level paging' \
+grep -q 'vmp: .*processes not named on Linux [0-9][^ ]* (page_offset_base is 0x[0-9a-f]*: not a kernel direct-map base with 4-level paging' \
 	"$VM_OUT/ctl.log" || fail "control: paging=4 did not refuse the 5-level page_offset_base"
 sh=$(dd_share ctl)
 [ "$sh" -lt 50 ] || fail "control: with paging=4 dd still has $sh% of the samples"
