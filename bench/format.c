@@ -2,58 +2,15 @@
 /*
  * bench/format: write then read a synthetic file of N samples (default
  * 10 million), with and without chunk compression, and print records per
- * second for each side. Targets (issue 2, issue 18 on an AMD EPYC):
- * read+decode >= 50 M records/s raw and >= 30 M/s zstd on one core,
- * write >= 20 M/s. "read rec/s" is wall time, as the targets are stated;
- * "read cpu" is the same read over the process's CPU time, which other
- * programs on the machine disturb less (the CPUs here are shared: pin
- * with taskset -c and take the best of several runs). "read -j2" is
- * the read with dp_reader_set_threads(2) (wall time; needs 2 free CPUs).
+ * second for each side, then the targets: read+decode >= 50 M records/s
+ * raw and >= 30 M/s zstd on one core, write >= 20 M/s. "read rec/s" is
+ * wall time, as the targets are stated; "read cpu" is the same read over
+ * the process's CPU time, which other programs on the machine disturb
+ * less (pin with taskset -c and take the best of several runs). "read
+ * -j2" is the read with dp_reader_set_threads(2) (wall time; needs 2 free
+ * CPUs). Past numbers: docs/benchmarks.md.
  *
- * Where the zstd read goes (issue 18, measured 2026-12-02 on the shared
- * 2-CPU machine, load 5-15, pinned, CPU time): the reader already
- * decompresses each chunk with one reused ZSTD_DCtx (ZSTD_decompressDCtx)
- * into one reused buffer sized to the chunk, and walks the records there
- * (no second copy); the writer writes no zstd frame checksum (the chunk
- * CRC-32C covers the stored, compressed bytes and the header has its own),
- * so ZSTD_d_forceIgnoreChecksum has nothing to skip. Of ~31 ns a record
- * (30-33 M/s "read cpu"), Debian's libzstd 1.5.4 alone takes ~22 ns
- * (decompressing this stream, level 1, 1 MiB chunks: 44-46 M rec/s, 2.0
- * GB/s out) and the record walk the rest. Writer options measured with
- * the same records (decompress only, M rec/s; compressed bytes a record):
- * level 1: 44.6, 3.45 B; level 3: ~same; level -1: 51.0, 3.73 B; literals
- * left uncompressed (ZSTD_c_literalCompressionMode): 53.1, 3.73 B; 4 MiB
- * chunks: 46.9, 3.02 B; 256 KiB chunks: 37.4, 5.24 B (a smaller window
- * finds fewer long matches: slower and larger). On a real -a -g
- * recording (level 3, ~90 raw bytes a sample) uncompressed literals gave
- * only +4% speed for +3% size, so the writer is unchanged. The raw read
- * (45-59 M/s, ~2.7 GB/s of records) stands at about half of one core's
- * measured read bandwidth here (5.9 GB/s, a 1 GB array summed): a 50-byte
- * record at that rate would be ~118 M/s, at 10 GB/s 200 M/s; the zstd
- * read is bound by zstd's sequence decoding, not by memory.
- *
- * Again on 2026-12-03 (idle, pinned, format 1.6): read raw 42.1-48.3 M/s,
- * zstd-1 15.5-24.0 M/s; zstd -b on this benchmark's raw records (1 MiB
- * blocks, 44 bytes a record): level 1 1218 MB/s = 27.7 M rec/s, level -1
- * 1272 MB/s = 28.9 M, --fast=4 2008 MB/s but 3.4x instead of 12.9x.
- * zstd alone stays under 30 M records/s at any level that compresses.
- * A chunk's counts part (format 1.6) spares counting reads most of
- * this, but this benchmark reads every record, and its scattered
- * samples get no parts; the writer's attempt at one is skipped after
- * chunks without (zstd write 6.0 M/s when every chunk tried, 8.5-9.8
- * M/s as written, 8.8-9.1 M/s with DOMPROF_CHUNK_COUNTS=0).
- *
- * A columnar chunk layout, measured 2026-12-03 (prototype outside the
- * tree, these records, 1 MiB blocks, level 1, pinned, CPU time): the
- * sample fixed parts moved into one column per field (time as deltas)
- * after the other bytes compress 2.0x smaller and libzstd decompresses
- * them in 25 ns a record instead of 34-54; rebuilding the rows (which
- * every in-place decoder of the reader needs) and walking them brings
- * it to 32 ns (31 M/s) against 41-45 ns for today's rows, 1.3x, before
- * the reader's own ~10 ns of CRC and record decoding: ~24 M/s, still
- * under 30. At level -1 the columns gain nothing (35-40 ns vs 31-37).
- * So the one-core zstd target is not reached by a layout either; the
- * format is unchanged.
+ * usage: bench/format [SAMPLES [PATH]]   (PATH default on /dev/shm)
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -103,8 +60,8 @@ static long read_file(const char *path, unsigned threads, double *wall, double *
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 10000000;
-	/* tmpfs by default: the encoder is measured, not the disk (dirty-page
-	 * throttling made /tmp runs vary from 5 to 20 M/s). */
+	/* tmpfs by default: the encoder is measured, not the disk's
+	 * dirty-page throttling. */
 	const char *path = argc > 2 ? argv[2] : "/dev/shm/domprof-bench-format.data";
 	printf("%-10s %12s %12s %10s %14s %14s %14s %14s %9s\n", "chunks", "samples", "bytes",
 	       "B/sample", "write rec/s", "read rec/s", "read cpu", "read -j2", "fsync s");
