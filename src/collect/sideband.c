@@ -473,8 +473,8 @@ static char *kallsyms_delta(const char *ks, size_t len, size_t *outlen)
 }
 
 /* Level of the index's blocks: level 6, as the kind-6 text. With
- * 256-entry blocks the index stores ~4% smaller than that text for about
- * the same CPU (measured on a 122k-symbol kallsyms; docs/file-format.md). */
+ * 256-entry blocks the index stores smaller than that text for about
+ * the same CPU (docs/file-format.md). */
 #define KSYMIDX_LEVEL 6
 
 /* See sideband.h: the symbols module's builder (kcache.h), which the

@@ -535,10 +535,8 @@ static void prefetch_ahead(struct dp_reader *r, uint64_t from)
 /*
  * A digest of the open chunk made on this thread, or NULL when digests
  * do not pay here. Making one costs about what counting 2/3 of its
- * samples one by one costs (callgrind, report -l -g of a real -a -g
- * recording: groups of 2 samples made it 3.5% slower, of 11 samples 8%
- * faster; the two break even near groups of 2.5 samples without chains,
- * 3 with), so after a digest whose groups average under 3 samples (or
+ * samples one by one costs (the break-even group size is in
+ * docs/benchmarks.md, "Design measurements"), so after a digest whose groups average under 3 samples (or
  * one without groups of a chunk of
  * records: a file of user stacks) the next chunks are read sample by
  * sample, 4 of them, twice as many after each such digest in a row (at

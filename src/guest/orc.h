@@ -258,9 +258,8 @@ struct guest_orc_opts {
 	unsigned depth;         /* frames at most (0 = 64; capped at GUEST_ORC_MAX_DEPTH) */
 	size_t window;          /* bytes of a stack read at once (0 = GUEST_MEM_CHUNK,
 				 * 2032: one `m` packet; reads stop at a page end so
-				 * a guard page never fails them). Measured on 6.1
-				 * running dd: 0.9 reads and ~800 bytes a chain with
-				 * 2032, 2.5 reads with 512 */
+				 * a guard page never fails them; docs/passive.md
+				 * has the reads a chain costs per window) */
 	size_t max_bytes;       /* stack bytes at most (0 = 8192; capped at GUEST_ORC_MAX_STACK) */
 	bool no_fp;             /* no frame-pointer guess for ips without an entry */
 };

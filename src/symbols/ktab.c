@@ -165,9 +165,9 @@ struct ktab *ktab_new(const struct ktext *src)
 	k->src = *src;
 	/* Decompressed once and kept, when the frame decompresses whole: the
 	 * build pass and the name fetches then read it in place. Streaming
-	 * it for each pass kept ~3.7 MB less resident but decompressed the
-	 * text twice or more (a third of a small report's instructions:
-	 * 58 M of 156 M, measured with callgrind). A frame that does not
+	 * it for each pass kept less resident but decompressed the text
+	 * twice or more, a large part of a small report's instructions
+	 * (docs/benchmarks.md, "Design measurements"). A frame that does not
 	 * decompress whole is streamed as before, so the lines before the
 	 * damage are still read. */
 	if (!src->plain && src->z && src->raw && src->raw <= KTEXT_KEEP_MAX) {

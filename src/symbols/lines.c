@@ -1008,8 +1008,8 @@ struct lines_pool {
 };
 
 #define SPLIT_MIN 256    /* distinct addresses in an image worth a second handle */
-/* rough costs, to order the units: inflating a compressed byte (~200 MB/s
- * of input here) and looking a distinct address up (CU tables built) */
+/* rough costs, to order the units: inflating a compressed byte and
+ * looking a distinct address up (CU tables built) */
 #define NS_INFLATED_BYTE 5
 #define NS_LOOKUP 20000
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * CRC32C (Castagnoli), the checksum of every chunk payload in a domprof
- * file. Uses the SSE4.2 crc32 instruction when the CPU has it (measured:
- * ~10x the table version), else a slice-by-8 table. Both give identical
+ * file. Uses the SSE4.2 crc32 instruction when the CPU has it (several
+ * times the table version's speed), else a slice-by-8 table. Both give identical
  * results; tests/unit/test-crc32c.c checks the standard test vector.
  */
 #ifndef DOMPROF_UTIL_CRC32C_H

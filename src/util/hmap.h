@@ -19,12 +19,9 @@
  * the caller compares its own entries on a hash match, so composite keys
  * (a call chain, a pair of names) need no copy in the table and hash
  * collisions stay apart. Slots are 8 bytes (entry + 1, 32 bits of the
- * hash; 12 in two arrays until issue 18) against the general form's 24, and no second mix. Measured with the profile's
- * six tables on either form, `report -q -l -g`, CPU s/run over 15 runs:
- * a kernel-heavy -a -g recording (93,040 samples) took 0.175 s and
- * 21.9 MB peak with the general form against 0.143 s and 15.6 MB with
- * this one; a recording of two threefuncs loops (99,806 samples, few
- * unique keys) 0.059 s / 7.4 MB against 0.058 s / 7.1 MB.
+ * hash) against the general form's 24, and no second mix: the profile's
+ * tables are faster and smaller this way (docs/benchmarks.md, "Design
+ * measurements").
  *
  * Lookup protocol: hidx_find probes with the caller's compare (a static
  * function: hidx_find is always inlined, so the compare is too and the
