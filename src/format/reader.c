@@ -15,8 +15,8 @@
 #include "format/counts.h"
 #include "format/digest.h"
 #include "format/ustack.h"
+#include "format/reader_internal.h"
 #include "format/wire.h"
-#include "format/perfdata.h"
 #include "util/crc32c.h"
 #include "util/file.h"
 #include "util/xalloc.h"
@@ -33,180 +33,24 @@
 #include <unistd.h>
 #include <zstd.h>
 
-/* Runs of chunk sequence numbers kept for the sequence check: one in an
- * intact file, one more per gap or out-of-order chunk. A file disordered
- * past this is reported once and not checked further (bounded memory and
- * time whatever the file says). */
-#define MAX_SEQ_RUNS 4096
-
-/* Chunks [lo, hi) of the sequence were seen; `off` is the file offset of
- * the chunk that began the run, where a gap before it is reported. */
-struct seq_run {
-	uint64_t lo, hi;
-	uint64_t off;
-};
-
-struct dp_reader {
-	const uint8_t *map;     /* whole file */
-	size_t size;
-	void *owned;            /* aligned copy for open_mem */
-	bool mapped;
-	uint64_t dropped;       /* file pages before this offset were released */
-	struct dp_header hdr;
-	char *hstr[5];          /* NUL-terminated header strings */
-	uint64_t first_chunk;
-
-	uint64_t pos;           /* next chunk header offset */
-	uint64_t chunks;
-	uint64_t chunks_counts;  /* of them, with a counts part (flag; not checked) */
-	/* open chunk */
-	const uint8_t *payload; /* decoded payload */
-	size_t plen, ppos;
-	uint32_t nrec_expected, nrec_seen;
-	uint64_t chunk_off;
-	uint32_t cur_domain;
-	uint8_t *zbuf;          /* decompression buffer */
-	size_t zcap;
-	ZSTD_DCtx *dctx;
-	uint8_t *sbuf;          /* symtab decompression buffer */
-	size_t scap;
-	unsigned flags;         /* DP_READ_* */
-	bool counts_off;        /* $DOMPROF_CHUNK_COUNTS=0: counts parts not read */
-	uint64_t *chain;        /* aligned copy of a call chain */
-	size_t chain_cap;
-	uint64_t uregs[64];     /* aligned copy of a sample's user registers */
-	/* threads' last user stacks in the open chunk, for samples in delta
-	 * form (1.5); reset at every chunk. `track` is off in the scratch
-	 * reader of dp_record_check, which refuses delta samples. */
-	bool track;
-	struct usd_table usd;
-	struct dp_counter *ctr; /* a COUNTERS record decoded: DP_MAX_COUNTERS entries */
-	char *ctr_names;        /* their names, NUL-terminated, DP_MAX_COUNTER_NAME + 1 each */
-
-	/* dp_reader_set_threads: workers decoding the chunks ahead, and the
-	 * offset up to which chunks were handed to them */
-	struct dp_prefetch *pf;
-	uint64_t pf_ahead;
-	/* DP_READ_GROUPS: the open chunk's digest (digest.h; a worker's or
-	 * own_dg), its next item, and the payload's length. While it is
-	 * open, plen == ppos, so dp_reader_next's fast path goes to
-	 * next_slow, which walks the items. */
-	const struct dp_digest *dg;
-	size_t dg_i, dg_plen;
-	struct dp_digest own_dg;  /* made by this thread (no worker's) */
-	/* DP_READ_VERIFY_COUNTS: the open chunk's counts part decoded into
-	 * vbuf (vcap bytes) as a digest (vpart), and the digest of the
-	 * chunk's records it is compared with (vrecs; counts.h cnt_agrees) */
-	uint8_t *vbuf;
-	size_t vcap;
-	struct dp_digest vpart, vrecs;
-	struct dg_backoff dg_bo; /* chunks to read without one (own_digest) */
-
-	struct dp_damage *damage;
-	size_t ndamage, damage_cap;
-	uint64_t damage_until;  /* damage before this offset was already recorded */
-	bool at_end;
-
-	/* Completeness, per pass (reset by rewind): the chunk sequence seen
-	 * (format >= 1.1 only) and the records found, for STATS to check. */
-	bool check_seq;
-	struct seq_run *runs;
-	size_t nruns, runcap;
-	uint64_t nrec_read, nsamples_read;
-	/* over all passes */
-	bool end_reported;      /* the end-of-file damage (gaps) was recorded */
-	bool ended;             /* a pass reached the end of the file */
-	bool stats_seen;
-	uint32_t stats_flags;
-
-	/* a perf.data read in the place of a domprof file (perfdata.h) */
-	struct pd_reader *perf;
-	uint64_t mtime_ns;
-};
-
-static void damage(struct dp_reader *r, uint64_t off, uint64_t lost, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void damage(struct dp_reader *r, uint64_t off, uint64_t lost, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	dp_damage_vadd(&r->damage, &r->ndamage, &r->damage_cap, r->damage_until, off, lost, fmt, ap);
-	va_end(ap);
-}
-
-static int parse_header(struct dp_reader *r, int *err, char *msg, size_t msglen)
-{
-	const uint8_t *p = r->map;
-	if (r->size < 8 || memcmp(p, DP_MAGIC, 8))
-		return dp_open_fail(err, msg, msglen, DP_ERR_NOT_DOMPROF, "not a domprof file (bad magic)");
-	if (r->size < DP_FILE_HDR_FIXED)
-		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER,
-			    "damaged header: file truncated inside the header (%zu bytes)", r->size);
-	r->hdr.major = get16(p + 8);
-	r->hdr.minor = get16(p + 10);
-	if (r->hdr.major > DP_VERSION_MAJOR)
-		return dp_open_fail(err, msg, msglen, DP_ERR_VERSION,
-			    "made by a newer domprof (format %u.%u; this build reads %u.x)",
-			    r->hdr.major, r->hdr.minor, DP_VERSION_MAJOR);
-	if (r->hdr.major < 1)
-		return dp_open_fail(err, msg, msglen, DP_ERR_VERSION, "unsupported format version %u.%u",
-			    r->hdr.major, r->hdr.minor);
-	if (p[12] != 1)
-		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER,
-			    "unsupported byte order %u (only little-endian files exist)", p[12]);
-	uint32_t hlen = get32(p + 16);
-	if (hlen < DP_FILE_HDR_FIXED || hlen > DP_FILE_HDR_MAX)
-		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER, "damaged header: bad length %u", hlen);
-	if (hlen > r->size)
-		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER,
-			    "damaged header: file truncated inside the header (%zu of %u bytes)",
-			    r->size, hlen);
-	if (crc32c(0, p + 24, hlen - 24) != get32(p + 20))
-		return dp_open_fail(err, msg, msglen, DP_ERR_BAD_HEADER, "damaged header: CRC mismatch");
-	r->hdr.created_ns = get64(p + 24);
-	r->hdr.ncpus = get32(p + 32);
-	uint32_t nfields = get32(p + 36);
-	size_t off = DP_FILE_HDR_FIXED;
-	for (uint32_t i = 0; i < nfields && off + 4 <= hlen; i++) {
-		uint16_t id = get16(p + off), n = get16(p + off + 2);
-		if (off + 4 + n > hlen)
-			break;
-		if (id >= 1 && id <= 4) {
-			free(r->hstr[id]);
-			r->hstr[id] = xstrndup((const char *)p + off + 4, n);
-		}
-		off += 4 + n;
-	}
-	for (int i = 1; i <= 4; i++)
-		if (!r->hstr[i])
-			r->hstr[i] = xstrdup("");
-	r->hdr.hostname = r->hstr[DP_FIELD_HOSTNAME];
-	r->hdr.release = r->hstr[DP_FIELD_RELEASE];
-	r->hdr.cpu_desc = r->hstr[DP_FIELD_CPU];
-	r->hdr.cmdline = r->hstr[DP_FIELD_CMDLINE];
-	r->first_chunk = align8(hlen);
-	r->pos = r->first_chunk;
-	r->check_seq = r->hdr.minor >= 1;
-	return 0;
-}
-
 static struct dp_reader *open_common(struct dp_reader *r, int *err, char *msg, size_t msglen)
 {
 	r->track = true;
 	r->counts_off = cnt_off();
-	if (pd_is_perf(r->map, r->size)) {
-		r->perf = pd_open(r->map, r->size, r->mtime_ns, err, msg, msglen);
-		if (!r->perf) {
+	static const struct rd_foreign *const formats[] = { &rd_perfdata };
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		if (r->size < 8 || !formats[i]->is(r->map, r->size))
+			continue;
+		r->fctx = formats[i]->open(r->map, r->size, r->mtime_ns, r->mapped, err, msg, msglen);
+		if (!r->fctx) {
 			dp_reader_free(r);
 			return NULL;
 		}
-		if (r->mapped)
-			pd_set_mapped(r->perf);
-		r->hdr = *pd_header(r->perf);
+		r->fx = formats[i];
+		r->hdr = *r->fx->header(r->fctx);
 		return r;
 	}
-	if (parse_header(r, err, msg, msglen) < 0) {
+	if (rd_parse_header(r, err, msg, msglen) < 0) {
 		dp_reader_free(r);
 		return NULL;
 	}
@@ -265,7 +109,8 @@ void dp_reader_free(struct dp_reader *r)
 	if (!r)
 		return;
 	pf_free(r->pf);  /* its workers read the mapping */
-	pd_free(r->perf);
+	if (r->fx)
+		r->fx->free(r->fctx);
 	if (r->mapped)
 		munmap((void *)r->map, r->size);
 	free(r->owned);
@@ -291,8 +136,8 @@ void dp_reader_set_flags(struct dp_reader *r, unsigned flags) { r->flags = flags
 
 int dp_reader_set_threads(struct dp_reader *r, unsigned n)
 {
-	if (r->perf)
-		return 0;   /* a perf.data has no chunks: read by one thread */
+	if (r->fx)
+		return 0;   /* no chunks: read by one thread */
 	if (n > DP_READ_THREADS_MAX)
 		n = DP_READ_THREADS_MAX;
 	if (r->pf && r->payload)
@@ -308,13 +153,13 @@ int dp_reader_set_threads(struct dp_reader *r, unsigned n)
 	return r->pf ? 0 : -EAGAIN;
 }
 const struct dp_header *dp_reader_header(const struct dp_reader *r) { return &r->hdr; }
-uint64_t dp_reader_pos(const struct dp_reader *r) { return r->perf ? pd_pos(r->perf) : r->pos; }
-bool dp_reader_is_perf(const struct dp_reader *r) { return r->perf != NULL; }
-const char *dp_reader_note(const struct dp_reader *r) { return r->perf ? pd_note(r->perf) : NULL; }
+uint64_t dp_reader_pos(const struct dp_reader *r) { return r->fx ? r->fx->pos(r->fctx) : r->pos; }
+bool dp_reader_is_perf(const struct dp_reader *r) { return r->fx == &rd_perfdata; }
+const char *dp_reader_note(const struct dp_reader *r) { return r->fx ? r->fx->note(r->fctx) : NULL; }
 
 int dp_reader_perf_guest(struct dp_reader *r, const struct dp_perf_guest *g)
 {
-	return r->perf ? pd_set_guest(r->perf, g) : -EINVAL;
+	return r->fx && r->fx->set_guest ? r->fx->set_guest(r->fctx, g) : -EINVAL;
 }
 uint64_t dp_reader_size(const struct dp_reader *r) { return r->size; }
 uint64_t dp_reader_chunks(const struct dp_reader *r) { return r->chunks; }
@@ -322,16 +167,16 @@ uint64_t dp_reader_chunks_counts(const struct dp_reader *r) { return r->chunks_c
 
 size_t dp_reader_damage(const struct dp_reader *r, const struct dp_damage **out)
 {
-	if (r->perf)
-		return pd_damage(r->perf, out);
+	if (r->fx)
+		return r->fx->damage(r->fctx, out);
 	*out = r->damage;
 	return r->ndamage;
 }
 
 void dp_reader_rewind(struct dp_reader *r)
 {
-	if (r->perf) {
-		pd_rewind(r->perf);
+	if (r->fx) {
+		r->fx->rewind(r->fctx);
 		return;
 	}
 	if (r->pos > r->damage_until)
@@ -356,8 +201,8 @@ void dp_reader_rewind(struct dp_reader *r)
 
 const char *dp_reader_incomplete(const struct dp_reader *r)
 {
-	if (r->perf)
-		return pd_incomplete(r->perf);
+	if (r->fx)
+		return r->fx->incomplete(r->fctx);
 	if (!r->ended)
 		return NULL;
 	if (!r->stats_seen)
@@ -369,94 +214,6 @@ const char *dp_reader_incomplete(const struct dp_reader *r)
 	return NULL;
 }
 
-/* "chunk 5" or "chunks 5..7" into buf. */
-static const char *seq_range(char *buf, size_t n, uint64_t lo, uint64_t hi)
-{
-	if (hi - lo == 1)
-		snprintf(buf, n, "chunk %" PRIu64, lo);
-	else
-		snprintf(buf, n, "chunks %" PRIu64 "..%" PRIu64, lo, hi - 1);
-	return buf;
-}
-
-/*
- * Account for chunk `seq` at `off` (its header CRC is valid, so seq is
- * what the writer wrote). Returns false when the chunk repeats one already
- * read: the caller skips it. A chunk that fills an earlier gap is read and
- * reported as out of order; gaps still open at the end of the file are
- * reported by seq_end().
- */
-static bool seq_note(struct dp_reader *r, uint32_t seq, uint64_t off, uint64_t bytes)
-{
-	if (!r->check_seq)
-		return true;
-	struct seq_run *v = r->runs;
-	size_t n = r->nruns;
-	if (n && seq == v[n - 1].hi) {
-		v[n - 1].hi++;  /* the common case: the next chunk */
-		return true;
-	}
-	/* first run whose lo > seq */
-	size_t a = 0, b = n;
-	while (a < b) {
-		size_t m = a + (b - a) / 2;
-		if (v[m].lo > seq)
-			b = m;
-		else
-			a = m + 1;
-	}
-	if (a && seq < v[a - 1].hi) {
-		damage(r, off, bytes, "chunk %u repeated at offset %" PRIu64 "; skipped", seq, off);
-		return false;
-	}
-	if (a < n)
-		damage(r, off, 0, "chunk %u out of order at offset %" PRIu64 " (read)", seq, off);
-	bool join_prev = a && v[a - 1].hi == seq, join_next = a < n && v[a].lo == (uint64_t)seq + 1;
-	if (join_prev && join_next) {
-		v[a - 1].hi = v[a].hi;
-		memmove(v + a, v + a + 1, (n - a - 1) * sizeof(*v));
-		r->nruns--;
-	} else if (join_prev) {
-		v[a - 1].hi++;
-	} else if (join_next) {
-		v[a].lo = seq;
-		v[a].off = off;
-	} else if (n >= MAX_SEQ_RUNS) {
-		damage(r, off, 0, "chunk sequence too disordered; not checked from offset %" PRIu64, off);
-		r->check_seq = false;
-	} else {
-		xgrow((void **)&r->runs, &r->runcap, n + 1, sizeof(*r->runs));
-		v = r->runs;
-		memmove(v + a + 1, v + a, (n - a) * sizeof(*v));
-		v[a] = (struct seq_run){ .lo = seq, .hi = (uint64_t)seq + 1, .off = off };
-		r->nruns++;
-	}
-	return true;
-}
-
-/* At the end of the first full pass: report the gaps of the sequence,
- * each where the chunk after it was found. (Chunks lost after the last
- * one read are what STATS, or its absence, tells.) */
-static void seq_end(struct dp_reader *r)
-{
-	r->ended = true;
-	if (r->end_reported)
-		return;
-	r->end_reported = true;
-	if (!r->check_seq)
-		return;
-	uint64_t until = r->damage_until;
-	r->damage_until = 0;  /* found only now, even where a partial pass had been */
-	char buf[64];
-	for (size_t i = 0; i < r->nruns; i++) {
-		uint64_t from = i ? r->runs[i - 1].hi : 0;
-		if (from < r->runs[i].lo)
-			damage(r, r->runs[i].off, 0, "%s missing at offset %" PRIu64,
-			       seq_range(buf, sizeof(buf), from, r->runs[i].lo), r->runs[i].off);
-	}
-	r->damage_until = until;
-}
-
 /* A STATS record: compare its totals with the records found before it. */
 static void stats_check(struct dp_reader *r, const struct dp_stats *st, uint64_t nrec)
 {
@@ -464,284 +221,9 @@ static void stats_check(struct dp_reader *r, const struct dp_stats *st, uint64_t
 	r->stats_flags = st->flags;
 	if (!st->has_totals || (st->records == nrec && st->sample_records == r->nsamples_read))
 		return;
-	damage(r, r->chunk_off, 0,
+	rd_damage(r, r->chunk_off, 0,
 	       "STATS counts %" PRIu64 " records (%" PRIu64 " samples), %" PRIu64 " (%" PRIu64 ") read",
 	       st->records, st->sample_records, nrec, r->nsamples_read);
-}
-
-static bool chunk_header_ok(const uint8_t *h)
-{
-	return get32(h) == DP_CHUNK_MAGIC && crc32c(0, h, 28) == get32(h + 28);
-}
-
-/* Finish the open chunk: check its record count. */
-static void close_chunk(struct dp_reader *r)
-{
-	if (r->payload && r->nrec_seen != r->nrec_expected)
-		damage(r, r->chunk_off, 0, "chunk holds %u records, header says %u",
-		       r->nrec_seen, r->nrec_expected);
-	r->payload = NULL;
-	r->dg = NULL;
-	if (r->pf)
-		pf_release(r->pf);
-	dg_trim(&r->own_dg);   /* nor a large digest */
-	dg_trim(&r->vpart);
-	dg_trim(&r->vrecs);
-	/* SYMTAB data is only valid inside its chunk; a large table (a
-	 * kallsyms is ~10 MB) is not kept for the rest of the read. */
-	if (r->scap > (1u << 20)) {
-		free(r->sbuf);
-		r->sbuf = NULL;
-		r->scap = 0;
-	}
-}
-
-/* pf_submit's digest argument for this reader's flags */
-static unsigned digest_flags(const struct dp_reader *r)
-{
-	if (!(r->flags & DP_READ_GROUPS))
-		return 0;
-	/* a verifying read reads the records (DP_READ_VERIFY_COUNTS) */
-	bool counts = !r->counts_off && !(r->flags & DP_READ_VERIFY_COUNTS);
-	return PF_DIGEST | (counts ? PF_COUNTS : 0) | (r->flags & DP_READ_GROUP_TID ? DG_BY_TID : 0) |
-	       (r->flags & DP_READ_GROUP_CPU ? DG_BY_CPU : 0) |
-	       (r->flags & DP_READ_NO_CHAINS ? DG_NO_CHAINS : 0);
-}
-
-/*
- * Hand the chunks from `from` on to the workers, as far as the queue
- * takes them, walking as next_chunk would over valid headers; the walk
- * stops where next_chunk would report damage or resynchronise (it gets
- * there itself and decodes such chunks inline).
- */
-static void prefetch_ahead(struct dp_reader *r, uint64_t from)
-{
-	uint64_t q = from > r->pf_ahead ? from : r->pf_ahead;
-	unsigned digest = digest_flags(r);
-	while (q < r->size && r->size - q >= DP_CHUNK_HDR) {
-		const uint8_t *h = r->map + q;
-		if (!chunk_header_ok(h))
-			break;
-		uint32_t flags = get32(h + 4), stored = get32(h + 8), raw = get32(h + 12);
-		if (stored > DP_CHUNK_MAX || raw > DP_CHUNK_MAX || q + DP_CHUNK_HDR + stored > r->size)
-			break;
-		if (!pf_submit(r->pf, q, h + DP_CHUNK_HDR, stored, raw, flags, get32(h + 20), get32(h + 16), digest))
-			break;
-		q += DP_CHUNK_HDR + align8(stored);
-	}
-	r->pf_ahead = q;
-}
-
-/*
- * A digest of the open chunk made on this thread, or NULL when digests
- * do not pay here. Making one costs about what counting 2/3 of its
- * samples one by one costs (the break-even group size is in
- * docs/benchmarks.md, "Design measurements"), so after a digest whose groups average under 3 samples (or
- * one without groups of a chunk of
- * records: a file of user stacks) the next chunks are read sample by
- * sample, 4 of them, twice as many after each such digest in a row (at
- * most 32), then it is tried again. A worker's digest is always taken:
- * it costs this thread nothing.
- */
-static const struct dp_digest *own_digest(struct dp_reader *r)
-{
-	if (dg_backoff_skip(&r->dg_bo))
-		return NULL;
-	dg_build(&r->own_dg, r->payload, r->plen, digest_flags(r) & ~(PF_DIGEST | PF_COUNTS));
-	const struct dp_digest *d = &r->own_dg;
-	dg_backoff_paid(&r->dg_bo, !(d->nitems > 64 && (!d->ngroups || d->ngroups * 3 > d->nsamples)));
-	return d->ngroups < d->nsamples ? d : NULL;  /* made: used if it groups at all */
-}
-
-/* zbuf holds at least raw bytes: a quarter more when it grows, as the
- * next chunk is a little larger as often as not, and a new buffer costs
- * a page fault a 4 KiB */
-static void zbuf_fit(struct dp_reader *r, uint32_t raw)
-{
-	if (raw <= r->zcap)
-		return;
-	size_t cap = raw + (size_t)raw / 4;
-	free(r->zbuf);
-	r->zbuf = xmalloc(cap);
-	r->zcap = cap;
-}
-
-/*
- * DP_READ_VERIFY_COUNTS: the counts part of the chunk at off (stored
- * payload pl[0..stored), raw decoded bytes, nrec records, flags) against
- * its records, r->payload[0..plen): damage when it does not hold up or
- * disagrees. The records stay what is read.
- */
-static void verify_counts(struct dp_reader *r, uint64_t off, const uint8_t *pl, uint32_t stored, uint32_t raw,
-			  uint32_t nrec, uint32_t flags)
-{
-	const uint8_t *recs;
-	size_t rlen;
-	if (raw > r->vcap) {
-		free(r->vbuf);
-		r->vcap = raw;
-		r->vbuf = xmalloc(r->vcap ? r->vcap : 1);
-	}
-	if (!(flags & DP_CHUNK_ZSTD) ||
-	    !cnt_decode(r->dctx, pl, stored, raw, nrec, r->vbuf, &r->vpart, &recs, &rlen)) {
-		damage(r, off, 0, "counts part of chunk at offset %" PRIu64 " does not hold up (not read)", off);
-		return;
-	}
-	char why[256];
-	if (!cnt_agrees(&r->vpart, recs, rlen, r->payload, r->plen, &r->vrecs, why, sizeof(why)))
-		damage(r, off, 0, "counts part of chunk at offset %" PRIu64 " disagrees with its records: %s",
-		       off, why);
-}
-
-/*
- * Enter the next readable chunk. Returns true when a chunk is open, false
- * at the end of the file. Resynchronises on the next valid chunk header
- * after damage.
- */
-static bool next_chunk(struct dp_reader *r)
-{
-	close_chunk(r);
-	/* Pages of chunks already decoded are not needed again (a rewind
-	 * faults them back in): drop them so a report's resident memory does
-	 * not grow with the file. */
-	if (r->mapped && r->pos > r->dropped + (256u << 10)) {
-		uint64_t upto = r->pos & ~(uint64_t)4095;
-		madvise((void *)(r->map + r->dropped), upto - r->dropped, MADV_DONTNEED);
-		r->dropped = upto;
-	}
-	while (!r->at_end) {
-		uint64_t off = r->pos;
-		if (off >= r->size) {
-			r->at_end = true;
-			seq_end(r);
-			return false;
-		}
-		if (r->size - off < DP_CHUNK_HDR) {
-			damage(r, off, r->size - off,
-			       "file truncated: %" PRIu64 " bytes of an incomplete chunk header lost",
-			       r->size - off);
-			r->at_end = true;
-			seq_end(r);
-			return false;
-		}
-		const uint8_t *h = r->map + off;
-		if (!chunk_header_ok(h)) {
-			/* Scan for the next plausible chunk in steps of 8. */
-			uint64_t q = off + 8;
-			while (q + DP_CHUNK_HDR <= r->size && !chunk_header_ok(r->map + q))
-				q += 8;
-			if (q + DP_CHUNK_HDR > r->size)
-				q = r->size;
-			damage(r, off, q - off, "damaged chunk header; %" PRIu64 " bytes skipped",
-			       q - off);
-			r->pos = q;
-			continue;
-		}
-		uint32_t flags = get32(h + 4), stored = get32(h + 8), raw = get32(h + 12);
-		uint64_t end = off + DP_CHUNK_HDR + align8(stored);
-		if (stored > DP_CHUNK_MAX || raw > DP_CHUNK_MAX) {
-			damage(r, off, DP_CHUNK_HDR, "chunk with impossible length %u/%u", stored, raw);
-			r->pos = off + 8;
-			continue;
-		}
-		if (off + DP_CHUNK_HDR + stored > r->size) {
-			damage(r, off, r->size - off,
-			       "file truncated: last chunk (%u bytes) incomplete, %" PRIu64 " bytes lost",
-			       stored, r->size - off);
-			r->at_end = true;
-			seq_end(r);
-			return false;
-		}
-		r->pos = end;
-		if (!seq_note(r, get32(h + 24), off, end - off))
-			continue;
-		const uint8_t *pl = h + DP_CHUNK_HDR;
-		/* with workers: their result for this chunk, the same as
-		 * what the lines below work out without */
-		const struct pf_result *pr = NULL;
-		if (r->pf) {
-			prefetch_ahead(r, end);
-			pr = pf_take(r->pf, off);
-		}
-		if (pr ? !pr->crc_ok : crc32c(0, pl, stored) != get32(h + 20)) {
-			damage(r, off, DP_CHUNK_HDR + stored,
-			       "bad CRC in chunk at offset %" PRIu64 "; %u bytes skipped", off, stored);
-			continue;
-		}
-		/* a counting read takes the chunk's counts part where it has a
-		 * sound one (format/counts.h), from a worker or made here */
-		const struct dp_digest *cdg = NULL;
-		if (pr && pr->counts) {
-			cdg = pr->dg;
-			r->payload = pr->data;
-			r->plen = pr->len;
-		} else if (!pr && (flags & DP_CHUNK_COUNTS) && (flags & DP_CHUNK_ZSTD) &&
-			   (digest_flags(r) & PF_COUNTS) && raw <= PF_MAX_RAW) {
-			const uint8_t *recs;
-			size_t rlen;
-			zbuf_fit(r, raw);
-			if (cnt_decode(r->dctx, pl, stored, raw, get32(h + 16), r->zbuf, &r->own_dg, &recs, &rlen)) {
-				cdg = &r->own_dg;
-				r->payload = recs;
-				r->plen = rlen;
-			}
-		}
-		if (!cdg && (flags & DP_CHUNK_ZSTD)) {
-			const uint8_t *data = pr ? pr->data : NULL;
-			if (!pr) {
-				zbuf_fit(r, raw);
-				size_t n = ZSTD_decompressDCtx(r->dctx, r->zbuf, raw, pl, stored);
-				if (!ZSTD_isError(n) && n == raw)
-					data = r->zbuf;
-			} else if (!pr->dec_ok) {
-				data = NULL;
-			}
-			if (!data) {
-				damage(r, off, DP_CHUNK_HDR + stored,
-				       "chunk at offset %" PRIu64 " does not decompress", off);
-				continue;
-			}
-			r->payload = data;
-			r->plen = raw;
-		} else if (!cdg) {
-			if (raw != stored) {
-				damage(r, off, DP_CHUNK_HDR + stored,
-				       "chunk at offset %" PRIu64 " has inconsistent lengths", off);
-				continue;
-			}
-			r->payload = pl;
-			r->plen = stored;
-		}
-		if ((r->flags & DP_READ_VERIFY_COUNTS) && (flags & DP_CHUNK_COUNTS))
-			verify_counts(r, off, pl, stored, raw, get32(h + 16), flags);
-		r->ppos = 0;
-		r->nrec_expected = get32(h + 16);
-		r->nrec_seen = 0;
-		r->chunk_off = off;
-		r->cur_domain = DP_HOST_DOMAIN;
-		usd_reset(&r->usd);
-		r->chunks++;
-		r->chunks_counts += (flags & DP_CHUNK_COUNTS) != 0;
-		/* groups: the worker's digest, else one made here (the same:
-		 * a digest is a function of the payload), so every chunk
-		 * within the bound reads alike on any number of threads */
-		const struct dp_digest *dg = cdg;   /* a counts part's items are its records: always walked */
-		if (!cdg) {
-			dg = pr ? pr->dg : NULL;
-			if (dg && dg->ngroups == dg->nsamples)
-				dg = NULL;   /* it groups nothing: its walk would only cost */
-			else if (!dg && (r->flags & DP_READ_GROUPS) && r->plen <= PF_MAX_RAW)
-				dg = own_digest(r);
-		}
-		if (dg) {
-			r->dg = dg;
-			r->dg_i = 0;
-			r->dg_plen = r->plen;
-			r->ppos = r->plen;
-		}
-		return true;
-	}
-	return false;
 }
 
 /* String reader over [p, end): u16 n, n bytes ending in NUL. */
@@ -835,7 +317,7 @@ static bool dec_ustack(struct dp_reader *r, struct dp_sample *s, uint16_t flags,
 	}
 	/* a reference to a stack the chunk does not hold (or past the
 	 * bounds): the stack ends where its own bytes do */
-	damage(r, r->chunk_off, 0,
+	rd_damage(r, r->chunk_off, 0,
 	       "SAMPLE in chunk at offset %" PRIu64 " refers to a missing earlier user stack; "
 	       "stack cut at %u of %u bytes", r->chunk_off, head, len);
 	s->ustack_len = head;
@@ -1136,7 +618,7 @@ static inline __attribute__((always_inline)) int record_at(struct dp_reader *r, 
 	size_t left = r->plen - r->ppos;
 	uint32_t len = left >= DP_REC_HDR ? get32(p + 4) : 0;
 	if (left < DP_REC_HDR || len < DP_REC_HDR || len % 8 || len > left) {
-		damage(r, r->chunk_off, left,
+		rd_damage(r, r->chunk_off, left,
 		       "bad record length in chunk at offset %" PRIu64 "; rest of chunk skipped",
 		       r->chunk_off);
 		r->ppos = r->plen;
@@ -1169,7 +651,7 @@ static inline __attribute__((always_inline)) int record_at(struct dp_reader *r, 
 		rec->domain = r->cur_domain;
 		return 1;
 	}
-	damage(r, r->chunk_off, len, "malformed %s record in chunk at offset %" PRIu64 " skipped",
+	rd_damage(r, r->chunk_off, len, "malformed %s record in chunk at offset %" PRIu64 " skipped",
 	       dp_rec_type_name(type), r->chunk_off);
 	return 0;
 }
@@ -1218,9 +700,9 @@ static int next_item(struct dp_reader *r, struct dp_record *rec)
  * tags, damage, digests. */
 static __attribute__((noinline)) int next_slow(struct dp_reader *r, struct dp_record *rec)
 {
-	if (r->perf) {
-		int rc = pd_next(r->perf, rec);
-		rec->weight = 1;   /* after: pd_next clears the record */
+	if (r->fx) {
+		int rc = r->fx->next(r->fctx, rec);
+		rec->weight = 1;   /* after: next clears the record */
 		return rc;
 	}
 	/* A DOMAIN_SWITCH, before the general loop: a file of several
@@ -1253,7 +735,7 @@ static __attribute__((noinline)) int next_slow(struct dp_reader *r, struct dp_re
 			continue;
 		}
 		if (!r->payload || r->ppos >= r->plen) {
-			if (!next_chunk(r))
+			if (!rd_next_chunk(r))
 				return 0;
 			continue;
 		}

@@ -14,8 +14,28 @@
 #include "util/le.h"
 
 #define DP_FILE_HDR_FIXED 48u
+/* The file header's fixed fields, by offset (docs/file-format.md):
+ * magic[8], u16 major, u16 minor, u8 byte order (1: little), u32 length,
+ * u32 CRC-32C of the bytes after it, u64 created, u32 CPUs, u32 fields */
+#define DP_FH_MAJOR 8u
+#define DP_FH_MINOR 10u
+#define DP_FH_ORDER 12u
+#define DP_FH_LEN 16u
+#define DP_FH_CRC 20u
+#define DP_FH_CREATED 24u      /* the CRC covers the header from here */
+#define DP_FH_NCPUS 32u
+#define DP_FH_NFIELDS 36u
 #define DP_FILE_HDR_MAX (1u << 20)
 #define DP_CHUNK_HDR 32u
+/* A chunk header's u32 fields, by offset (docs/file-format.md) */
+#define DP_CH_MAGIC 0u
+#define DP_CH_FLAGS 4u
+#define DP_CH_STORED 8u        /* payload bytes in the file */
+#define DP_CH_RAW 12u          /* payload bytes decoded */
+#define DP_CH_NREC 16u
+#define DP_CH_PAYLOAD_CRC 20u  /* CRC-32C of the stored payload */
+#define DP_CH_SEQ 24u
+#define DP_CH_HDR_CRC 28u      /* CRC-32C of the 28 bytes before it */
 #define DP_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" little-endian */
 #define DP_CHUNK_ZSTD 1u
 #define DP_CHUNK_COUNTS 2u /* 1.6: a counts part after the records' zstd frame (format/counts.h) */

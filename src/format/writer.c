@@ -64,19 +64,19 @@ struct dp_writer *dp_writer_new(int fd, const struct dp_header *h,
 	uint8_t hdr[DP_FILE_HDR_FIXED + 4 * (4 + 4096) + 8];
 	memset(hdr, 0, sizeof(hdr));
 	memcpy(hdr, DP_MAGIC, 8);
-	put16(hdr + 8, DP_VERSION_MAJOR);
-	put16(hdr + 10, DP_VERSION_MINOR);
-	hdr[12] = 1;
-	put64(hdr + 24, h->created_ns);
-	put32(hdr + 32, h->ncpus);
-	put32(hdr + 36, 4);
+	put16(hdr + DP_FH_MAJOR, DP_VERSION_MAJOR);
+	put16(hdr + DP_FH_MINOR, DP_VERSION_MINOR);
+	hdr[DP_FH_ORDER] = 1;
+	put64(hdr + DP_FH_CREATED, h->created_ns);
+	put32(hdr + DP_FH_NCPUS, h->ncpus);
+	put32(hdr + DP_FH_NFIELDS, 4);
 	size_t n = DP_FILE_HDR_FIXED;
 	n += put_field(hdr + n, DP_FIELD_HOSTNAME, h->hostname);
 	n += put_field(hdr + n, DP_FIELD_RELEASE, h->release);
 	n += put_field(hdr + n, DP_FIELD_CPU, h->cpu_desc);
 	n += put_field(hdr + n, DP_FIELD_CMDLINE, h->cmdline);
-	put32(hdr + 16, (uint32_t)n);
-	put32(hdr + 20, crc32c(0, hdr + 24, n - 24));
+	put32(hdr + DP_FH_LEN, (uint32_t)n);
+	put32(hdr + DP_FH_CRC, crc32c(0, hdr + DP_FH_CREATED, n - DP_FH_CREATED));
 	size_t padded = align8((uint32_t)n);
 
 	int r = file_write_all(fd, hdr, padded);
@@ -183,14 +183,14 @@ int dp_writer_flush(struct dp_writer *w)
 		}
 	}
 	uint8_t h[DP_CHUNK_HDR];
-	put32(h, DP_CHUNK_MAGIC);
-	put32(h + 4, flags);
-	put32(h + 8, (uint32_t)stored);
-	put32(h + 12, (uint32_t)w->len);
-	put32(h + 16, w->nrec);
-	put32(h + 20, crc32c(0, payload, stored));
-	put32(h + 24, w->seq);
-	put32(h + 28, crc32c(0, h, 28));
+	put32(h + DP_CH_MAGIC, DP_CHUNK_MAGIC);
+	put32(h + DP_CH_FLAGS, flags);
+	put32(h + DP_CH_STORED, (uint32_t)stored);
+	put32(h + DP_CH_RAW, (uint32_t)w->len);
+	put32(h + DP_CH_NREC, w->nrec);
+	put32(h + DP_CH_PAYLOAD_CRC, crc32c(0, payload, stored));
+	put32(h + DP_CH_SEQ, w->seq);
+	put32(h + DP_CH_HDR_CRC, crc32c(0, h, DP_CH_HDR_CRC));
 	static const uint8_t zero[8];
 	size_t pad = align8((uint32_t)stored) - stored;
 	int r = file_write_all(w->fd, h, sizeof(h));
