@@ -410,6 +410,7 @@ void fg_page_head(FILE *f, const char *title)
 	fputs("</style>\n</head>\n<body>\n"
 	      "<header>\n<h1 id=\"title\"></h1>\n<div id=\"subtitle\"></div>\n"
 	      "<div id=\"controls\"><button id=\"reset\" type=\"button\">Reset zoom</button>"
+	      "<button id=\"levels\" type=\"button\" hidden>All levels</button>"
 	      "<input id=\"search\" type=\"search\" placeholder=\"Search (regular expression)\" "
 	      "autocomplete=\"off\" spellcheck=\"false\">"
 	      "<button id=\"clear\" type=\"button\">Clear</button>"
