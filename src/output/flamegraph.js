@@ -260,6 +260,7 @@ function render(again) {
 			DF ? diffStyle(id) : 'background:' + colour(id), '">', wd > 22 ? escName(id) : '', '</div>');
 	}
 	fgEl.style.height = ((top + 1) * FRAME_H) + 'px';
+	fgEl.classList.toggle('inv', !!D.inverted);   // (a cut frame's mark on the side of its callees)
 	fgEl.innerHTML = out.join('');
 	if (levelsEl) {
 		levelsEl.hidden = !hidden && !allLevels;
