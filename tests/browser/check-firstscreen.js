@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What a reader sees first of a flame graph: loads a `domprof flamegraph`
-// page, or with --report a `domprof report --format html` page, in
+// page (--svg: its SVG picture), or with --report a
+// `domprof report --format html` page, in
 // headless Chromium at 1280x800 and checks the first screen of its flame
 // graph shows a frame wider than 10% of the window (the graph's base,
 // where the wide frames are), not only the narrow tops of a few deep
@@ -18,10 +19,11 @@
 // on the screen, and a click on a frame still zooms.
 // The control, which must fail: the page put in the previous builds'
 // state (search cleared, zoom reset, every level drawn, the window opened
-// at the same place) shows no such frame; its screenshot is OLDSHOT.
+// at the same place; the SVG scrolled back to its top) shows no such
+// frame; its screenshot is OLDSHOT.
 //
-// usage: node check-firstscreen.js PAGE.html SHOT.png OLDSHOT.png [--report]
-//        [--deep FN] [--wide FN]
+// usage: node check-firstscreen.js PAGE.html|PAGE.svg SHOT.png OLDSHOT.png
+//        [--report|--svg] [--deep FN] [--wide FN]
 // Prints "first-screen: ..." lines for both states and ok/FAIL lines; exit
 // 0 when every check passes and the control fails, 1 otherwise, 3 when the
 // browser could not start.
@@ -31,13 +33,13 @@ const cdp = require('./cdp.js');
 
 const args = process.argv.slice(2);
 if (args.length < 3) {
-	console.error('usage: node check-firstscreen.js PAGE.html SHOT.png OLDSHOT.png [--report] [--deep FN] [--wide FN]');
+	console.error('usage: node check-firstscreen.js PAGE SHOT.png OLDSHOT.png [--report|--svg] [--deep FN] [--wide FN]');
 	process.exit(2);
 }
 const pageUrl = 'file://' + path.resolve(args[0]);
 const shot = args[1], oldShot = args[2];
 const opt = (name, def) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : def; };
-const report = args.includes('--report');
+const report = args.includes('--report'), svg = args.includes('--svg');
 const deep = opt('--deep', null), wide = opt('--wide', null);
 const W = 1280, H = 800;
 
@@ -59,8 +61,15 @@ const FG = report ? `const fr = document.getElementById('fgframe'), w = fr.conte
 	const fb = fr.getBoundingClientRect(), ox = fb.left + fr.clientLeft, oy = fb.top + fr.clientTop;`
 	: 'const w = window, doc = document, ox = 0, oy = 0;';
 // Where the reader starts: the page's top, or the report's flame section
-// at the top of the window.
-const OPEN = report ? `document.getElementById('flame').scrollIntoView({ block: 'start' });` : 'window.scrollTo(0, 0);';
+// at the top of the window; an SVG where it opened (its own script may
+// scroll), the previous builds' SVG at its top.
+const OPEN = report ? `document.getElementById('flame').scrollIntoView({ block: 'start' });` :
+	svg ? '0' : 'window.scrollTo(0, 0);';
+const OPEN_OLD = svg ? 'window.scrollTo(0, 0);' : OPEN;
+// each frame's box and label: a div (HTML), a g with a rect and a title (SVG)
+const FRAMES = svg ? `Array.from(doc.querySelectorAll('g.f'), (g) => [g.querySelector('rect'), g,
+		g.querySelector('title').textContent.replace(/ \\(.*$/s, ''), -1])`
+	: `Array.from(doc.querySelectorAll('#fg .f'), (e) => [e, e, e.textContent, w.fg.node(+e.getAttribute('data-id')).depth])`;
 
 // The frames on the screen: [label, visible width, depth] of each frame
 // box fully inside the window's rows that are not under the sticky bar,
@@ -69,13 +78,13 @@ const VISIBLE = `(() => { ${FG}
 	const bar = document.getElementById('filters');
 	const top = bar ? Math.max(0, bar.getBoundingClientRect().bottom) : 0;
 	const out = [];
-	for (const e of doc.querySelectorAll('#fg .f')) {
+	for (const [e, box, label, depth] of ${FRAMES}) {
 		const r = e.getBoundingClientRect();
 		const y0 = r.top + oy, y1 = r.bottom + oy, x0 = Math.max(0, r.left + ox), x1 = Math.min(${W}, r.right + ox);
 		if (y0 < top || y1 > ${H} || x1 - x0 < 1) continue;
 		const at = doc.elementFromPoint((Math.max(r.left, -ox) + Math.min(r.right, ${W} - ox)) / 2, (r.top + r.bottom) / 2);
-		if (at !== e) continue;
-		out.push([e.textContent, x1 - x0, w.fg.node(+e.getAttribute('data-id')).depth]);
+		if (!at || (at !== e && !box.contains(at))) continue;
+		out.push([label, x1 - x0, depth]);
 	}
 	return out.sort((a, b) => b[1] - a[1]);
 })()`;
@@ -92,17 +101,21 @@ async function run() {
 		process.exit(1);
 	}
 	try {
-		const ready = report ? 'window.rpStats && window.rpStats.paintedMs > 0' : 'window.fgStats && window.fgStats.paintedMs > 0';
+		const ready = report ? 'window.rpStats && window.rpStats.paintedMs > 0' :
+			svg ? "document.readyState === 'complete'" : 'window.fgStats && window.fgStats.paintedMs > 0';
 		if (!await page.waitFor(ready, 30000)) throw new Error('the page did not paint in 30 s');
-		let m = await firstScreen(page, shot, 'first-screen');
+		let m = await firstScreen(page, shot, 'first-screen', OPEN);
 		check(m.wide, 'the first screen shows a frame wider than 10% of the window (' + m.what + ')');
 		if (wide) check(m.vis.some((v) => v[0] === wide), `${wide} is on the first screen`);
-		await interact(page, m.lv);
-		// the previous builds: every level drawn, opened at the same place
-		// (and nothing highlighted: the search above is cleared)
-		await page.evaluate(`(() => { ${FG} doc.getElementById('clear').click(); w.fg.reset(); w.fg.allLevels(true); })()`);
-		m = await firstScreen(page, oldShot, 'control (all levels)');
-		control(m.wide, 'all levels drawn, the first screen shows a frame wider than 10% (' + m.what + ')');
+		if (!svg) {
+			await interact(page, m.lv);
+			// the previous builds: every level drawn, opened at the same place
+			// (and nothing highlighted: the search above is cleared)
+			await page.evaluate(`(() => { ${FG} doc.getElementById('clear').click(); w.fg.reset(); w.fg.allLevels(true); })()`);
+		}
+		m = await firstScreen(page, oldShot, svg ? 'control (opened at the top)' : 'control (all levels)', OPEN_OLD);
+		control(m.wide, (svg ? 'opened at its top' : 'all levels drawn') +
+			', the first screen shows a frame wider than 10% (' + m.what + ')');
 	} catch (e) {
 		check(false, 'browser session: ' + e.message.split('\n')[0]);
 	}
@@ -113,10 +126,10 @@ async function run() {
 }
 
 // The window opened as a reader opens it: the frames on it and a screenshot.
-async function firstScreen(page, file, name) {
-	await page.evaluate(OPEN);
+async function firstScreen(page, file, name, open) {
+	await page.evaluate(open);
 	await page.settle();
-	const lv = await page.evaluate(`(() => { ${FG} return w.fg.levels(); })()`);
+	const lv = svg ? { bound: 0, hidden: 0 } : await page.evaluate(`(() => { ${FG} return w.fg.levels(); })()`);
 	const vis = await page.evaluate(VISIBLE);
 	const best = vis[0] || ['(none)', 0, -1];
 	console.log(`${name}: widest=${best[1].toFixed(0)} label=${best[0]} frames=${vis.length} ` +

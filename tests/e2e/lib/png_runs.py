@@ -9,9 +9,10 @@ tall; the page around them is white, grey or text (coloured text is not
 TALL rows of solid colour).
 Used by tests/e2e/report-html-firstscreen.sh.
 
-usage: python3 png_runs.py SHOT.png MIN_FRACTION
-Prints "pixels: widest coloured band W px of WIDTH (rows Y-Y2)"; exit 0
-when W > MIN_FRACTION * WIDTH, 1 when not, 2 on a PNG it cannot read.
+usage: python3 png_runs.py MIN_FRACTION SHOT.png...
+Prints "pixels: SHOT: widest coloured band W px of WIDTH (rows Y-Y2): wide"
+for each, "wide" when W > MIN_FRACTION * WIDTH, else "narrow"; exit 0, or
+2 when a file is not a PNG it can read.
 """
 import re
 import struct
@@ -75,32 +76,39 @@ def decode(path):
     return w, h, bpp, rows
 
 
-def main():
-    path, frac = sys.argv[1], float(sys.argv[2])
-    try:
-        w, h, bpp, rows = decode(path)
-    except (OSError, ValueError, zlib.error) as e:
-        print(f"pixels: cannot read {path}: {e}")
-        return 2
+def widest_band(w, h, bpp, rows):
+    """(width, first row) of the widest coloured band"""
     masks = []
     for line in rows:
-        bits = ["0"] * w
-        for x in range(w):
-            r, g, b = line[x * bpp], line[x * bpp + 1], line[x * bpp + 2]
-            if max(r, g, b) - min(r, g, b) >= MIN_CHROMA:
-                bits[x] = "1"
-        masks.append(int("".join(bits), 2))
+        px = zip(line[0::bpp], line[1::bpp], line[2::bpp])
+        masks.append(int("".join("1" if max(t) - min(t) >= MIN_CHROMA else "0" for t in px), 2))
     run = re.compile("1(?:0{0,%d}1)*" % GAP)
     best, best_y = 0, -1
     for y in range(h - TALL + 1):
         solid = masks[y]
         for k in range(1, TALL):
             solid &= masks[y + k]
+        if not solid:
+            continue
         for m in run.finditer(format(solid, "0%db" % w)):
             if m.end() - m.start() > best:
                 best, best_y = m.end() - m.start(), y
-    print(f"pixels: widest coloured band {best} px of {w} (rows {best_y}-{best_y + TALL - 1})")
-    return 0 if best > frac * w else 1
+    return best, best_y
+
+
+def main():
+    frac, status = float(sys.argv[1]), 0
+    for path in sys.argv[2:]:
+        try:
+            w, h, bpp, rows = decode(path)
+        except (OSError, ValueError, zlib.error) as e:
+            print(f"pixels: {path}: cannot read: {e}")
+            status = 2
+            continue
+        best, y = widest_band(w, h, bpp, rows)
+        print(f"pixels: {path}: widest coloured band {best} px of {w} (rows {y}-{y + TALL - 1}): "
+              + ("wide" if best > frac * w else "narrow"))
+    return status
 
 
 if __name__ == "__main__":
