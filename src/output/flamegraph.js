@@ -409,6 +409,10 @@ window.fg = {
 	// many levels it hides.
 	allLevels: setAllLevels,
 	levels: function () { return { bound: levels, hidden: hidden, all: allLevels }; },
+	// drawn again if the levels that fit changed: for a page that shows
+	// us in a frame when its own window's height changes (our window's
+	// does not then)
+	refit: resized,
 	// another document of the same layout (flamegraph_data /
 	// flamegraph_diff_data): drawn at once, zoom and search reset
 	load: function (data) { load(data); searchEl.value = ''; matchedEl.textContent = ''; render(); },

@@ -586,6 +586,12 @@ function fgReady() {
 	});
 }
 
+// the flame graph draws the levels that fit in our window: a new height fits others
+window.addEventListener('resize', function () {
+	var w = fgFrame.contentWindow;
+	if (w && w.fg && w.fg.refit) w.fg.refit();
+});
+
 // ---- actions --------------------------------------------------------------------------
 function refresh() {
 	phase('setup');

@@ -14,9 +14,10 @@
 // centre (what is really on top there). A screenshot of that screen is
 // written for the pixel check (tests/e2e/lib/png_runs.py).
 //
-// Also: the deep stack (--deep FN) is cut with its frame marked, a real
-// click on "All levels" draws every level keeping the base where it was
-// on the screen, and a click on a frame still zooms.
+// Also: the deep stack (--deep FN) is cut with its frame marked, a click
+// on it zooms and draws more of it, a real click on "All levels" draws
+// every level keeping the base where it was on the screen, a click on a
+// frame still zooms, and a lower window draws fewer levels.
 // The control, which must fail: the page put in the previous builds'
 // state (search cleared, zoom reset, every level drawn, the window opened
 // at the same place; the SVG scrolled back to its top) shows no such
@@ -188,6 +189,16 @@ async function interact(page, lv) {
 				(z ? ` (${z[0].toFixed(0)} of ${z[1]} px)` : ''));
 		}
 	}
+	// a lower window fits fewer levels (the report: its window, not the frame's)
+	await fg('w.fg.reset(); w.fg.allLevels(false);');
+	const b0 = (await fg('return w.fg.levels();')).bound;
+	const metrics = (h) => page.cdp.send('Emulation.setDeviceMetricsOverride',
+		{ width: W, height: h, deviceScaleFactor: 1, mobile: false }, page.sid);
+	await metrics(H - 200);
+	const b1 = await page.waitFor(`(() => { ${FG} const b = w.fg.levels().bound; return b < ${b0} ? b : 0; })()`, 3000);
+	check(!!b1, `a window 200 px lower draws fewer levels (${b0} -> ${b1 || b0})`);
+	await metrics(H);
+	await page.waitFor(`(() => { ${FG} return w.fg.levels().bound === ${b0}; })()`, 3000);
 }
 
 run();
