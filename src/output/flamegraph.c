@@ -410,6 +410,7 @@ void fg_page_head(FILE *f, const char *title)
 	fputs("</style>\n</head>\n<body>\n"
 	      "<header>\n<h1 id=\"title\"></h1>\n<div id=\"subtitle\"></div>\n"
 	      "<div id=\"controls\"><button id=\"reset\" type=\"button\">Reset zoom</button>"
+	      "<button id=\"levels\" type=\"button\" hidden>All levels</button>"
 	      "<input id=\"search\" type=\"search\" placeholder=\"Search (regular expression)\" "
 	      "autocomplete=\"off\" spellcheck=\"false\">"
 	      "<button id=\"clear\" type=\"button\">Clear</button>"
@@ -596,6 +597,10 @@ static void svg_maxdepth(void *arg, uint32_t i)
 		s->depth = s->t->nodes[i].depth;
 }
 
+/* The script of a standalone SVG: zoom on click, and the window scrolled
+ * to the base when the picture opens taller than the window (root at the
+ * bottom: the wide frames would be below the first screen; a picture
+ * cannot draw fewer levels, so it opens where they are). */
 static const char svg_script[] =
 	"<script type=\"text/ecmascript\"><![CDATA[\n"
 	"(function(){\n"
@@ -614,6 +619,8 @@ static const char svg_script[] =
 	"  var nx=P+(x-zx)*s,nw=w*s;g.style.display='';g.style.opacity=1;place(g,nx,nw);t.setAttribute('x',nx+3);fit(g,nw);});\n"
 	"}\n"
 	"svg.addEventListener('click',function(e){var g=e.target.closest&&e.target.closest('g.f');if(g)zoom(g);else if(e.target.id==='reset')zoom(gs[0]);});\n"
+	"function base(){if(svg.getAttribute('data-inverted')!=='1'&&window.scrollTo&&svg.getBoundingClientRect().height>window.innerHeight)window.scrollTo(0,1e9);}\n"
+	"base();window.addEventListener('load',base);\n"
 	"})();\n"
 	"]]></script>\n";
 

@@ -6,8 +6,16 @@
 // absolutely positioned divs, skipping any frame narrower than half a
 // pixel (its samples stay visible as the parent's width), so the number
 // of boxes is bounded by the screen, not by the profile.
-// window.fg exposes zoom/reset/search and window.fgStats the timings,
-// for the browser test.
+// The graph stands on its root at the bottom (flamegraph.pl's way) and
+// opens with only as many levels as fit in the window under the header,
+// so the base and its wide frames are on the first screen however deep a
+// few narrow stacks go; frames whose callees are cut there have a dotted
+// top, and the "All levels" button draws everything, keeping the base
+// where it was on the screen (the window scrolls by what grew above it).
+// The bound counts from the zoomed frame, whose ancestors are drawn below
+// it as before. docs/flamegraph.md, "The HTML page".
+// window.fg exposes zoom/reset/search/levels and window.fgStats the
+// timings, for the browser test.
 // Differential mode (D.diff, `domprof diff --flamegraph`): each node also
 // has its A and B samples (at or below, self), its width is B's samples
 // plus what only A has (drawn from A), and frames are coloured by their
@@ -18,6 +26,9 @@
 var t0 = performance.now();
 var K_ROOT = 0, K_DOMAIN = 1, K_PROCESS = 2, K_USER = 3, K_KERNEL = 4;
 var FRAME_H = 17, MIN_PX = 0.5;
+// the fewest levels drawn however small the window, and the room kept
+// under the graph for the details line
+var MIN_LEVELS = 8, BELOW_PX = 40;
 // The graph's data (load() sets them all from one document, so a page
 // that embeds the graph can hand it another: window.fg.load).
 var D, DF, STRIDE, N, depth, name, kind, dom, total, x, parent, child, sib, self,
@@ -162,37 +173,85 @@ function legend() {
 
 // ---- drawing ------------------------------------------------------------
 var zoomed = 0, matches = null, drawn = 0, renderedW = 0;
+// allLevels: the "All levels" button's state; levels: the bound of the
+// last drawing (0: none); hidden: levels above it that were not drawn
+var allLevels = false, levels = 0, hidden = 0;
+var levelsEl = document.getElementById('levels');
+// The window the reader scrolls: ours, or the page that shows us in a
+// frame sized to our height (the HTML report), whose own bar and heading
+// take D.viewReserve pixels of it.
+function outer() {
+	try { if (window.frameElement) return window.parent; } catch (e) { /* another origin: ours */ }
+	return window;
+}
+// the levels that fit in that window under our header
+function fitLevels() {
+	var vh = outer().innerHeight || 800;
+	var above = fgEl.getBoundingClientRect().top + (window.scrollY || 0);
+	var n = Math.floor((vh - (+D.viewReserve || 0) - above - BELOW_PX) / FRAME_H);
+	return Math.max(MIN_LEVELS, n);
+}
+// the graph's base (its bottom edge; the top when inverted) in the
+// viewport of outer()
+function baseY() {
+	var r = fgEl.getBoundingClientRect(), y = D.inverted ? r.top : r.bottom;
+	var fe = null;
+	try { fe = window.frameElement; } catch (e) { /* none */ }
+	if (fe) y += fe.getBoundingClientRect().top + fe.clientTop;
+	return y;
+}
+function setAllLevels(on) {
+	var y0 = baseY();
+	allLevels = !!on;
+	render();
+	var dy = baseY() - y0;
+	if (dy) outer().scrollBy(0, dy);
+	return levels;
+}
 load(JSON.parse(document.getElementById('fgdata').textContent));
-function render() {
+// again: the second drawing of one call (see the end)
+function render(again) {
 	if (!N || !ALL) {
 		fgEl.innerHTML = '<p class="empty">No samples match: the profile is empty.</p>';
+		fgEl.style.height = '';
+		if (levelsEl) levelsEl.hidden = true;
+		relayout();
 		return;
 	}
 	var W = fgEl.clientWidth || 1000;
 	renderedW = W;
 	var zx = x[zoomed], zw = total[zoomed], scale = W / zw;
-	var out = [], top = 0, items = [];
+	var out = [], top = 0, items = [], deepest = 0;
+	levels = allLevels ? 0 : fitLevels();
+	var last = levels ? depth[zoomed] + levels - 1 : Infinity;   // the deepest level drawn
 	// ancestors of the zoomed frame: full width, dimmed
 	for (var a = parent[zoomed]; a >= 0; a = parent[a]) items.push(a, 0, W, 1);
 	// the zoomed frame and what is wide enough below it
 	var st = [zoomed];
 	while (st.length) {
-		var n = st.pop(), w = total[n] * scale;
-		items.push(n, (x[n] - zx) * scale, w, 0);
-		if (depth[n] > top) top = depth[n];
+		var n = st.pop(), w = total[n] * scale, cut = 0;
 		var kids = [];
 		for (var c = child[n]; c >= 0; c = sib[c]) {
 			if (total[c] * scale < MIN_PX) break; // sorted widest first
 			kids.push(c);
 		}
+		if (depth[n] >= last && kids.length) {
+			cut = 1;
+			deepest = Math.max(deepest, maxDepth(n, scale));
+			kids.length = 0;
+		}
+		items.push(n, (x[n] - zx) * scale, w, cut ? 2 : 0);
+		if (depth[n] > top) top = depth[n];
 		for (var k = kids.length - 1; k >= 0; k--) st.push(kids[k]);
 	}
+	hidden = deepest > top ? deepest - top : 0;
 	drawn = items.length / 4;
 	for (var j = 0; j < items.length; j += 4) {
 		var id = items[j], left = items[j + 1], wd = items[j + 2], dim = items[j + 3];
 		var y = D.inverted ? depth[id] * FRAME_H : (top - depth[id]) * FRAME_H;
 		var cls = 'f';
-		if (dim) cls += ' anc';
+		if (dim === 1) cls += ' anc';
+		if (dim === 2) cls += ' cut';
 		if (matches && matches[id]) cls += ' m';
 		if (kind[id] === K_KERNEL) cls += ' k';
 		if (DF && !tb[id]) cls += ' gone';
@@ -201,7 +260,34 @@ function render() {
 			DF ? diffStyle(id) : 'background:' + colour(id), '">', wd > 22 ? escName(id) : '', '</div>');
 	}
 	fgEl.style.height = ((top + 1) * FRAME_H) + 'px';
+	fgEl.classList.toggle('inv', !!D.inverted);   // (a cut frame's mark on the side of its callees)
 	fgEl.innerHTML = out.join('');
+	if (levelsEl) {
+		levelsEl.hidden = !hidden && !allLevels;
+		levelsEl.textContent = allLevels ? 'Fewer levels' : 'All levels (' + hidden + ' more)';
+	}
+	relayout();
+	// the new height brought or took away the window's scroll bar: drawn
+	// once more at the new width now (not after the resize timer)
+	if (again !== true && fgEl.clientWidth !== W) render(true);
+}
+// the deepest level under n that is wide enough to draw (bounded by N:
+// an explicit stack)
+function maxDepth(n, scale) {
+	var best = depth[n], st = [n];
+	while (st.length) {
+		var i = st.pop();
+		if (depth[i] > best) best = depth[i];
+		for (var c = child[i]; c >= 0; c = sib[c]) {
+			if (total[c] * scale < MIN_PX) break;
+			st.push(c);
+		}
+	}
+	return best;
+}
+// a page that shows us in a frame fits the frame to our new height
+function relayout() {
+	if (typeof window.fgLayout === 'function') window.fgLayout();
 }
 
 function signed(v, digits) { return (v > 0 ? '+' : v < 0 ? '\u2212' : '\u00b1') + Math.abs(v).toFixed(digits); }
@@ -226,6 +312,8 @@ function describe(i) {
 	s += '\nself: ' + self[i] + ' (' + pct(self[i], ALL) + ')';
 	if (kind[i] >= K_DOMAIN && D.domains[dom[i]]) s += '\ndomain: ' + D.domains[dom[i]].name;
 	if (kind[i] >= K_USER) s += '\nimage: ' + image(i) + (kind[i] === K_KERNEL ? ' (kernel)' : ' (user)');
+	if (levels && depth[i] === depth[zoomed] + levels - 1 && child[i] >= 0)
+		s += '\ndeeper frames not drawn: All levels, or click to zoom';
 	return s;
 }
 
@@ -280,6 +368,7 @@ fgEl.addEventListener('mousemove', function (e) {
 });
 fgEl.addEventListener('mouseleave', function () { tip.hidden = true; });
 document.getElementById('reset').addEventListener('click', function () { zoom(0); });
+if (levelsEl) levelsEl.addEventListener('click', function () { setAllLevels(!allLevels); });
 document.getElementById('clear').addEventListener('click', function () { searchEl.value = ''; search(''); });
 var searchTimer = 0;
 searchEl.addEventListener('input', function () {
@@ -292,12 +381,13 @@ searchEl.addEventListener('keydown', function (e) {
 document.addEventListener('keydown', function (e) {
 	if (e.key === 'Escape') { zoom(0); }
 });
-// Drawn again when the graph's width changes: a window resize, and also
+// Drawn again when the graph's width or the levels that fit change: a
+// window resize, and also
 // a scrollbar that appears once the page is taller than the window (no
 // resize event for that; the first drawing would stay wider than the box).
 var resizeTimer = 0;
 function resized() {
-	if (fgEl.clientWidth === renderedW) return;
+	if (fgEl.clientWidth === renderedW && (allLevels || fitLevels() === levels)) return;
 	clearTimeout(resizeTimer);
 	resizeTimer = setTimeout(render, 100);
 }
@@ -314,6 +404,15 @@ window.fg = {
 	zoom: zoom, reset: function () { zoom(0); }, search: search,
 	find: function (s) { for (var i3 = 0; i3 < N; i3++) if (label(i3) === s) return i3; return -1; },
 	drawn: function () { return drawn; }, describe: describe,
+	// all levels (true) or those that fit (false), as the button does;
+	// returns the bound now drawn (0: none). levels() reads it and how
+	// many levels it hides.
+	allLevels: setAllLevels,
+	levels: function () { return { bound: levels, hidden: hidden, all: allLevels }; },
+	// drawn again if the levels that fit changed: for a page that shows
+	// us in a frame when its own window's height changes (our window's
+	// does not then)
+	refit: resized,
 	// another document of the same layout (flamegraph_data /
 	// flamegraph_diff_data): drawn at once, zoom and search reset
 	load: function (data) { load(data); searchEl.value = ''; matchedEl.textContent = ''; render(); },

@@ -515,6 +515,10 @@ function fgData() {
 	o.nodes = nodes; o.names = names; o.images = images;
 	o.total = shown; o.minSamples = minS; o.kept = nodes.length / 5; o.treeNodes = N;
 	o.title = 'Flame graph';
+	// the flame graph fits its first levels into our window: not under our
+	// sticky filter bar and its section's heading
+	o.viewReserve = document.getElementById('filters').offsetHeight +
+		document.querySelector('#flame h2').offsetHeight + 16;
 	o.subtitle = filterDesc();
 	o.domains = (fgBase.domains || []).map(function (x, di) {
 		var y = {};
@@ -557,8 +561,10 @@ function drawFlame() {
 	doc.close();
 	fgReady();
 }
-// the frame as tall as its page (the deepest stack: 512 frames, ~9000 px;
-// the roots are at the bottom, so nothing may be cut there)
+// the frame as tall as its page (it draws the levels that fit in our
+// window; with "All levels" the deepest stack, 512 frames, ~9000 px; the
+// roots are at the bottom, so nothing may be cut there). The page calls
+// it (window.fgLayout) after each drawing.
 function fgFit() {
 	var doc = fgFrame.contentDocument;
 	if (doc && doc.documentElement)
@@ -568,6 +574,7 @@ function fgReady() {
 	var w = fgFrame.contentWindow, doc = fgFrame.contentDocument;
 	if (!w || !doc || !w.fg) return;
 	fgLoads++;
+	w.fgLayout = fgFit;
 	fgHighlight(true);
 	fgFit();
 	// a click on a frame zooms (the flame graph's own handler) and selects its symbol here
@@ -576,9 +583,14 @@ function fgReady() {
 		if (id === null || id === undefined) return;
 		var s = fgSym[+id];
 		if (s !== undefined && s >= 0) select(s, false);
-		fgFit();
 	});
 }
+
+// the flame graph draws the levels that fit in our window: a new height fits others
+window.addEventListener('resize', function () {
+	var w = fgFrame.contentWindow;
+	if (w && w.fg && w.fg.refit) w.fg.refit();
+});
 
 // ---- actions --------------------------------------------------------------------------
 function refresh() {

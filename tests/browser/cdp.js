@@ -215,6 +215,7 @@ class Page {
 	}
 	async screenshot(file, opts = {}) {
 		const p = { format: 'png' };
+		if (opts.fast) p.optimizeForSpeed = true;   // (unfiltered rows: quick to decode in python)
 		if (opts.full) {
 			const h = await this.evaluate('Math.min(document.documentElement.scrollHeight, ' + (opts.maxHeight || 4000) + ')');
 			const w = await this.evaluate('window.innerWidth');
