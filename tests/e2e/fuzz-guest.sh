@@ -54,6 +54,40 @@ struct.pack_into("<Q", mem, 384 + 8, B + 0x1234000)
 struct.pack_into("<Q", mem, 0x31, B + 128)   # the per-CPU slot
 open(d + "/tasks", "wb").write(lay + bytes(mem))
 PY
-build/fuzz/fuzz-guest -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
+# Real seeds: each cached kernel's .BTF (kernel-seeds.py btf), all in the
+# corpus (the fuzzing time is extended by their first run). Known
+# answers: task_struct's and mm_struct's offsets as kernel-seeds.py's own
+# walk of the BTF finds them; control, on the smallest: the same BTF with
+# the name task_struct changed is refused.
+source "$TOP/tests/e2e/lib/kernel-seeds.bash"
+real=0 maxlen=65536 extra_ms=0 small=
+while read -r kdir; do
+	name=real-$(kernel_seed_name "$kdir")
+	s=$corpus/$name
+	want=$(python3 "$KSEEDS" btf "$s" "$kdir") || fail "$name: no seed cut from $kdir"
+	FUZZ_GUEST_VERBOSE=1 build/fuzz/fuzz-guest "$s" >"$OUT/$name.log" 2>&1 || { tail -n 20 "$OUT/$name.log"; fail "$name crashed"; }
+	got=$(sed -n 's/^fuzz-guest: \(btf.*\)$/\1/p' "$OUT/$name.log")
+	echo "  $name: $got"
+	[ "$got" = "btf: $want" ] || fail "$name: $got, expected btf: $want (the BTF walked by kernel-seeds.py)"
+	size=$(stat -c %s "$s")
+	[ "$size" -le $maxlen ] || maxlen=$size
+	[ -n "$small" ] && [ "$size" -ge "$(stat -c %s "$corpus/$small")" ] || small=$name
+	extra_ms=$((extra_ms + $(sed -n 's/^Executed .* in \([0-9]*\) ms$/\1/p' "$OUT/$name.log")))
+	real=$((real + 1))
+done < <(kernel_seed_dirs)
+if [ $real -gt 0 ]; then
+	echo "  $real real kernels' BTF in the corpus"
+	python3 -c 'import sys; b = open(sys.argv[1], "rb").read(); i = b.index(b"\0task_struct\0")
+open(sys.argv[2], "wb").write(b[:i + 11] + b"X" + b[i + 12:])' "$corpus/$small" "$OUT/$small-renamed"
+	FUZZ_GUEST_VERBOSE=1 build/fuzz/fuzz-guest "$OUT/$small-renamed" >"$OUT/$small-renamed.log" 2>&1 || fail "$small-renamed crashed"
+	bad=$(sed -n 's/^fuzz-guest: \(btf.*\)$/\1/p' "$OUT/$small-renamed.log")
+	echo "  control $small, task_struct renamed: $bad"
+	[[ $bad == "btf refused: "* ]] || fail "control $small: a BTF without task_struct was not refused: $bad"
+else
+	echo "  no kernel with its vmlinux and kallsyms in the VM cache: synthetic seeds only"
+fi
+t=${FUZZ_SECONDS:-4}
+[ $extra_ms = 0 ] || t=$((t + extra_ms / 1000 + 1))
+build/fuzz/fuzz-guest -error_exitcode=1 -max_total_time=$t -max_len=$maxlen -timeout=60 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5
 echo ok

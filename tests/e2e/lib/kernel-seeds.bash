@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: MIT
+# The kernels the fuzz tests cut real seeds from (tests/e2e/fuzz-ksyms.sh,
+# fuzz-guest.sh, fuzz-orc.sh, with tests/e2e/lib/kernel-seeds.py); sourced
+# after tests/lib/common.bash. Nothing is fetched or booted here: only
+# kernels already in the VM cache with their vmlinux (tests/vm/lib.sh
+# vm_vmlinux) and nokaslr kallsyms are used.
+
+KSEEDS="$TOP/tests/e2e/lib/kernel-seeds.py"
+
+# kernel_seed_dirs: one cache folder a line, each holding vmlinux and
+# kallsyms-nokaslr.txt: the kernel matrix's (tests/vm/matrix.sh) when it
+# is there, else every such folder of the VM cache.
+kernel_seed_dirs() {
+	local c=${DOMPROF_VM_CACHE:-/var/cache/domprof-vm} d
+	for d in "$c"/*/; do
+		d=${d%/}
+		[ -s "$d/vmlinux" ] && [ -s "$d/kallsyms-nokaslr.txt" ] && echo "$d"
+	done
+	return 0
+}
+
+# kernel_seed_name DIR: a short seed name for a cache folder
+# (linux-binary-7.3.4+deb13-cloud-amd64_7.3.4-1~bpo13+1 -> 7.3.4+deb13-cloud-amd64).
+kernel_seed_name() {
+	local b=${1##*/}
+	b=${b#linux-image-} b=${b#linux-binary-}
+	echo "${b%%_*}" | tr -c 'A-Za-z0-9.+\n-' _
+}
