@@ -142,55 +142,51 @@ for s in "$corpus"/*.want; do
 	   grep -q "^fuzz-ksyms: build id $want_id$" "$OUT/$name.log" || fail "$name: build id not found: $(grep 'build id' "$OUT/$name.log")" ;;
 	esac
 done
-# Real seeds: each cached kernel's read-only data (kernel-seeds.py ksyms).
-# Known answers: each decodes to the kernel's own symbol count (its
-# nokaslr /proc/kallsyms without modules; at most 64 more, as
-# guest-ksyms.sh allows) and build id. The first seed of each layout
-# joins the corpus (a decode takes a second or more, so the fuzzing time
-# is extended by theirs); control, on the smallest: the same seed with a
-# flipped byte in the token table is refused or decodes to another text.
+build/fuzz/fuzz-ksyms -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
+	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5
+# Real seeds: each cached kernel's read-only data (kernel-seeds.py ksyms),
+# a corpus of their own: a decode takes a second or more, so the session
+# on them runs each once (its known answer) and mutates them only when
+# FUZZ_SECONDS outlasts that. Known answers, from that first run (told
+# apart by the build id): each decodes to the kernel's own symbol count
+# (its nokaslr /proc/kallsyms without modules; at most 64 more, as
+# guest-ksyms.sh allows) and build id. Control, on the smallest: the same
+# seed with a flipped byte in the token table is refused or decodes to
+# another text.
 source "$TOP/tests/e2e/lib/kernel-seeds.bash"
-real=0 maxlen=65536 extra_ms=0 small= layouts=
+real=0 maxlen=0 small=
 mkdir -p "$OUT/real"
 while read -r kdir; do
 	name=real-$(kernel_seed_name "$kdir")
-	s=$OUT/real/$name
-	want=$(python3 "$KSEEDS" ksyms "$s" "$kdir") || fail "$name: no seed cut from $kdir"
-	read -r nsyms id <<<"$want"
-	FUZZ_KSYMS_VERBOSE=1 build/fuzz/fuzz-ksyms "$s" >"$OUT/$name.log" 2>&1 || { tail -n 20 "$OUT/$name.log"; fail "$name crashed"; }
-	got=$(sed -n 's/^fuzz-ksyms: \(decoded .*\|refused: .*\)$/\1/p' "$OUT/$name.log")
-	echo "  $name: $got"
-	n=$(sed -n 's/^decoded \([0-9]*\) symbols.*/\1/p' <<<"$got")
-	[ -n "$n" ] && [ "$n" -ge "$nsyms" ] && [ "$n" -le $((nsyms + 64)) ] ||
-		fail "$name: $got, expected $nsyms symbols (its /proc/kallsyms)"
-	grep -q "^fuzz-ksyms: build id $id$" "$OUT/$name.log" || fail "$name: build id $(grep 'build id' "$OUT/$name.log"), the ELF's is $id"
-	size=$(stat -c %s "$s")
+	python3 "$KSEEDS" ksyms "$OUT/real/$name" "$kdir" >"$OUT/$name.want" || fail "$name: no seed cut from $kdir"
+	size=$(stat -c %s "$OUT/real/$name")
+	[ "$size" -le $maxlen ] || maxlen=$size
 	[ -n "$small" ] && [ "$size" -ge "$(stat -c %s "$OUT/real/$small")" ] || small=$name
-	lay=$(sed -n 's/.*, layout \(.*\), bytes .*/\1/p' <<<"$got")
-	if [[ $layouts != *"|$lay|"* ]]; then
-		layouts+="|$lay|"
-		cp "$s" "$corpus/"
-		[ "$size" -le $maxlen ] || maxlen=$size
-		extra_ms=$((extra_ms + $(sed -n 's/^Executed .* in \([0-9]*\) ms$/\1/p' "$OUT/$name.log")))
-	fi
 	real=$((real + 1))
 done < <(kernel_seed_dirs)
-if [ $real -gt 0 ]; then
-	echo "  $real real kernels decoded; $(ls "$corpus" | grep -c '^real-') seeds (one a layout) join the corpus"
-	s=$OUT/real/$small
-	tok=$(sed -n 's/.* tokens at +\(0x[0-9a-f]*\)$/\1/p' "$OUT/$small.log")
-	sum=$(sed -n 's/.* text sha256 \([0-9a-f]*\),.*/\1/p' "$OUT/$small.log")
-	python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[2 + int(sys.argv[3], 0) + 40] ^= 0xff
-open(sys.argv[2], "wb").write(b)' "$s" "$OUT/$small-flip" "$tok"
-	FUZZ_KSYMS_VERBOSE=1 build/fuzz/fuzz-ksyms "$OUT/$small-flip" >"$OUT/$small-flip.log" 2>&1 || fail "$small-flip crashed"
-	bad=$(sed -n 's/^fuzz-ksyms: \(decoded .*\|refused: .*\)$/\1/p' "$OUT/$small-flip.log")
-	echo "  control $small, a flipped token-table byte: $bad"
-	[[ $bad == refused:* ]] || { [[ $bad == decoded* ]] && [[ $bad != *" text sha256 $sum,"* ]]; } ||
-		fail "control $small: a flipped token-table byte decodes to the same text"
-else
-	echo "  no kernel with its vmlinux and kallsyms in the VM cache: synthetic seeds only"
-fi
-t=${FUZZ_SECONDS:-4}
-[ $extra_ms = 0 ] || t=$((t + extra_ms / 1000 + 1))
-build/fuzz/fuzz-ksyms -error_exitcode=1 -max_total_time=$t -max_len=$maxlen -timeout=60 \
-	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5
+[ $real -gt 0 ] || { echo "  no kernel with its vmlinux and kallsyms in the VM cache: synthetic seeds only"; exit 0; }
+FUZZ_KSYMS_VERBOSE=1 build/fuzz/fuzz-ksyms -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=$maxlen \
+	-timeout=60 -artifact_prefix="$OUT/" "$OUT/real" >"$OUT/real.log" 2>&1 ||
+	{ grep -v '^fuzz-ksyms:' "$OUT/real.log" | tail -n 20; fail "fuzzing the real seeds failed"; }
+grep -v '^fuzz-ksyms:' "$OUT/real.log" | tail -n 3
+# "BUILDID decoded ..." for each input of the first run (before INITED)
+sed '/INITED/q' "$OUT/real.log" | awk '/^fuzz-ksyms: (decoded|refused)/ { d = substr($0, 13) }
+	/^fuzz-ksyms: build id / { print $4, d; d = "" }' >"$OUT/real-first.txt"
+for w in "$OUT"/real-*.want; do
+	name=$(basename "${w%.want}")
+	read -r nsyms id <"$w"
+	got=$(awk -v id="$id" '$1 == id { $1 = ""; print substr($0, 2); exit }' "$OUT/real-first.txt")
+	echo "  $name: ${got:-no decode with build id $id}"
+	n=$(sed -n 's/^decoded \([0-9]*\) symbols.*/\1/p' <<<"$got")
+	[ -n "$n" ] && [ "$n" -ge "$nsyms" ] && [ "$n" -le $((nsyms + 64)) ] ||
+		fail "$name: ${got:-no decode with build id $id}, expected $nsyms symbols (its /proc/kallsyms)"
+	[ "$name" != "$small" ] || tok=$(sed -n 's/.* tokens at +\(0x[0-9a-f]*\)$/\1/p' <<<"$got") sum=$(sed -n 's/.* text sha256 \([0-9a-f]*\),.*/\1/p' <<<"$got")
+done
+python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[2 + int(sys.argv[3], 0) + 40] ^= 0xff
+open(sys.argv[2], "wb").write(b)' "$OUT/real/$small" "$OUT/$small-flip" "$tok"
+FUZZ_KSYMS_VERBOSE=1 build/fuzz/fuzz-ksyms "$OUT/$small-flip" >"$OUT/$small-flip.log" 2>&1 || fail "$small-flip crashed"
+bad=$(sed -n 's/^fuzz-ksyms: \(decoded .*\|refused: .*\)$/\1/p' "$OUT/$small-flip.log")
+echo "  control $small, a flipped token-table byte: $bad"
+[[ $bad == refused:* ]] || { [[ $bad == decoded* ]] && [[ $bad != *" text sha256 $sum,"* ]]; } ||
+	fail "control $small: a flipped token-table byte decodes to the same text"
+echo "  $real real kernels' seeds decoded"
