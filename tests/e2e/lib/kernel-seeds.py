@@ -73,16 +73,6 @@ def kallsyms_count(kdir):
         return sum(1 for line in f if b"[" not in line and line.strip())
 
 
-def kallsyms(kdir):
-    """(address, name) of each non-module line of the nokaslr kallsyms."""
-    out = []
-    for line in open(kdir + "/kallsyms-nokaslr.txt", encoding="latin-1"):
-        p = line.split()
-        if len(p) >= 3 and "[" not in line:
-            out.append((int(p[0], 16), p[2]))
-    return out
-
-
 def buildid(elf):
     if ".notes" not in elf.sec:
         return "-"
@@ -199,21 +189,27 @@ def orc(out, kdir, release):
     lay = orc_layout(release)
     ipa = elf.sec[".orc_unwind_ip"]["addr"]
     ipt, ent = elf.data(".orc_unwind_ip"), elf.data(".orc_unwind")
-    ips = [ipa + 4 * i + struct.unpack_from("<i", ipt, 4 * i)[0] for i in range(len(ipt) // 4)]
-    syms = kallsyms(kdir)
-    addrs = sorted({a for a, n in syms if a >= TEXT})
-    where = {}
-    for a, n in syms:
-        where.setdefault(n, a)
+    ips = [ipa + 4 * i + v for i, v in enumerate(struct.unpack("<%di" % (len(ipt) // 4), ipt))]
+    # Each function's address and end: the next symbol of the nokaslr
+    # kallsyms (in address order) not named after it (the entry code's
+    # labels inside entry_SYSCALL_64 are part of it), at most 12 KiB on.
+    import re
+    ks = open(kdir + "/kallsyms-nokaslr.txt", "rb").read()
+    where, ends = {}, {}
+    pat = rb"^([0-9a-f]+) [tT] (" + b"|".join(re.escape(n.encode()) for n in CHAIN) + rb")$"
+    for m in re.finditer(pat, ks, re.M):
+        n, a = m.group(2).decode(), int(m.group(1), 16)
+        if n in where:
+            continue
+        where[n], end = a, a + 0x3000
+        for line in ks[m.end() + 1:m.end() + 4096].split(b"\n")[:-1]:
+            p = line.split()
+            if len(p) >= 3 and int(p[0], 16) > a and not p[2].decode("latin-1").startswith(n):
+                end = min(end, int(p[0], 16))
+                break
+        ends[n] = end
     text = elf.sec[".text"]
-
-    def fend(name):
-        """A function's end: the next symbol not named after it (the
-        entry code's labels inside entry_SYSCALL_64 are part of it)."""
-        a = where[name]
-        inner = {x for x, n in syms if n.startswith(name)}
-        nxt = [x for x in addrs if x > a and x not in inner]
-        return min(nxt[0] if nxt else a + 0x1000, a + 0x3000)
+    fend = ends.get
 
     import bisect
     funcs = [n for n in CHAIN if n in where and text["addr"] <= where[n] < text["addr"] + text["size"]]
@@ -260,24 +256,25 @@ def orc(out, kdir, release):
             ty, sr, so, br, bo = decode(b, lay)
             if ty == 2 and sr == 5 and (best is None or so > best[1]):
                 best = (o, so)
-    stack = bytearray(0x1000)
-    sp = 0x200
+    # The unwinder's rules, followed here to place each return address
+    # (and each saved bp, for a caller whose sp rule is on bp).
+    stack = bytearray(0x2000)
+    sp, bp = 0x200, 0x1000
     frames, stop = [best[0]], None
-    cur, callees = best[0], {where["vfs_read"]}
+    callees = {where["vfs_read"]}
     rest = [n for n in funcs if n != "vfs_read"]
-    look = cur
+    look = best[0]
     while True:
         ty, sr, so, br, bo = entry_at(look)
-        if ty == 3 and sr == 5:   # the syscall entry's pt_regs: user mode
-            regs = sp + so
-            struct.pack_into("<QQ", stack, regs + 16 * 8, 0x401000, 0x33)
-            struct.pack_into("<Q", stack, regs + 19 * 8, 0x7ffc0000)
+        if sr not in (4, 5) or ty not in (2, 3):
+            break
+        cfa = (sp if sr == 5 else bp) + so
+        if ty == 3:   # the syscall entry's pt_regs: user mode
+            struct.pack_into("<QQ", stack, cfa + 16 * 8, 0x401000, 0x33)
+            struct.pack_into("<Q", stack, cfa + 19 * 8, 0x7ffc0000)
             frames.append(0x401000)
             stop = "user"
             break
-        if ty != 2 or sr != 5 or not rest:
-            break
-        cfa = sp + so
         caller, ret = None, None
         while rest and ret is None:
             caller = rest.pop(0)
@@ -286,8 +283,10 @@ def orc(out, kdir, release):
         if ret is None:
             break
         struct.pack_into("<Q", stack, cfa - 8, FZ_TEXT + to(ret, caller))
-        if br == 1:
-            struct.pack_into("<Q", stack, cfa + bo, 0)
+        if br in (1, 4):   # the caller's bp, saved at cfa or bp + offset
+            nbp = cfa + 0x80
+            struct.pack_into("<Q", stack, (cfa if br == 1 else bp) + bo, FZ_STACK + nbp)
+            bp = nbp
         frames.append(to(ret, caller))
         sp, look, callees = cfa, to(ret, caller) - 1, {where[caller]}
     tab.sort(key=lambda x: x[0])
@@ -295,7 +294,7 @@ def orc(out, kdir, release):
     ipb = b"".join(struct.pack("<i", FZ_TEXT + o - (FZ_IPT + 4 * i)) for i, (o, _) in enumerate(tab))
     entb = b"".join(b for _, b in tab)
     # flags: layout auto, no frame-pointer guess; default window and depth
-    hdr = struct.pack("<BHHHBHHHH", 16, n, 0, 0, 0, frames[0], 0x200, 0, 0)
+    hdr = struct.pack("<BHHHBHHHH", 16, n, 0, 0, 0, frames[0], 0x200, 0x1000, 0)
     open(out, "wb").write(hdr + ipb + entb + bytes(stack))
     print(lay, stop or "cut", " ".join("0x%x" % f for f in frames))
 
