@@ -4,8 +4,11 @@
 # from guest memory to name processes) under libFuzzer for a short time
 # (FUZZ_SECONDS, default 4) on seeds made here: a small BTF with
 # task_struct's fields inside an anonymous union, and a fake guest
-# memory holding a three-task list. Any crash or sanitizer report fails
-# the test.
+# memory holding a three-task list; and, in a corpus of their own, the
+# real .BTF of each kernel of the VM cache (tests/e2e/lib/
+# kernel-seeds.bash), whose task_struct and mm_struct offsets must be the
+# ones kernel-seeds.py's own BTF walk finds (control: task_struct
+# renamed, refused). Any crash or sanitizer report fails the test.
 source "$(dirname "$0")/../lib/common.bash"
 set -eo pipefail
 cd "$TOP"

@@ -12,6 +12,12 @@
 # one whose probes point past the tables (a names-like decoy at 128 KiB)
 # still decodes (the scan falls back to the start of rodata).
 # Then any crash or sanitizer report while fuzzing fails the test.
+# Real seeds, in a corpus of their own, fuzzed for FUZZ_SECONDS too: each
+# kernel of the VM cache with its vmlinux and nokaslr kallsyms
+# (tests/e2e/lib/kernel-seeds.bash) gives its read-only data, .rodata
+# through .notes, at its own place after _text; each must decode to its
+# /proc/kallsyms count and the ELF's build id; control: a flipped
+# token-table byte. With no such kernel, synthetic seeds only.
 source "$(dirname "$0")/../lib/common.bash"
 set -eo pipefail
 cd "$TOP"

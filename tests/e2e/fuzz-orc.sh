@@ -8,8 +8,13 @@
 # sp that does not move, a deep recursion. Known answers first: each seed
 # unwinds to its chain; the control, the same table with one ip out of
 # order, is refused; a correct fast lookup table (orc_lookup) is used and a
-# wrong one (the control) is not. Then any crash, sanitizer report or chain over its
-# bounds while fuzzing fails the test.
+# wrong one (the control) is not. Real seeds: for each kernel of the VM
+# cache (tests/e2e/lib/kernel-seeds.bash), its ORC entries for vfs_read
+# and its callers down to entry_SYSCALL_64 with their real return
+# addresses on a stack; each must be told as its release's layout and
+# unwind to user mode; controls: every other layout forced is refused.
+# Then any crash, sanitizer report or chain over its bounds while fuzzing
+# fails the test.
 source "$(dirname "$0")/../lib/common.bash"
 set -eo pipefail
 cd "$TOP"
