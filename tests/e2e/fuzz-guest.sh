@@ -67,18 +67,18 @@ build/fuzz/fuzz-guest -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -ma
 # task_struct changed is refused. (The task-walk seed kind holds one byte
 # a field offset: real offsets, 2-3 KiB into task_struct, do not fit.)
 source "$TOP/tests/e2e/lib/kernel-seeds.bash"
-real=0 maxlen=0 small=
 mkdir -p "$OUT/real"
-: >"$OUT/real-want.txt"
-while read -r kdir; do
-	name=real-$(kernel_seed_name "$kdir")
-	want=$(python3 "$KSEEDS" btf "$OUT/real/$name" "$kdir") || fail "$name: no seed cut from $kdir"
-	echo "$name btf: $want" >>"$OUT/real-want.txt"
-	size=$(stat -c %s "$OUT/real/$name")
-	[ "$size" -le $maxlen ] || maxlen=$size
-	[ -n "$small" ] && [ "$size" -ge "$(stat -c %s "$OUT/real/$small")" ] || small=$name
-	real=$((real + 1))
-done < <(kernel_seed_dirs)
+kernel_seed_args
+real=${#KSEED_ARGS[@]} maxlen=0 small=
+if [ $real -gt 0 ]; then
+	python3 "$KSEEDS" btf "$OUT/real" "${KSEED_ARGS[@]}" | sed 's/ / btf: /' >"$OUT/real-want.txt" ||
+		fail "no seeds cut from the kernels"
+	for s in "$OUT"/real/*; do
+		size=$(stat -c %s "$s")
+		[ "$size" -le $maxlen ] || maxlen=$size
+		[ -n "$small" ] && [ "$size" -ge "$(stat -c %s "$OUT/real/$small")" ] || small=${s##*/}
+	done
+fi
 [ $real -gt 0 ] || { echo "  no kernel with its vmlinux and kallsyms in the VM cache: synthetic seeds only"; echo ok; exit 0; }
 FUZZ_GUEST_VERBOSE=1 build/fuzz/fuzz-guest -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=$maxlen \
 	-timeout=60 -artifact_prefix="$OUT/" "$OUT/real" >"$OUT/real.log" 2>&1 ||

@@ -160,16 +160,17 @@ build/fuzz/fuzz-ksyms -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -ma
 # seed with a flipped byte in the token table is refused or decodes to
 # another text.
 source "$TOP/tests/e2e/lib/kernel-seeds.bash"
-real=0 maxlen=0 small=
 mkdir -p "$OUT/real"
-while read -r kdir; do
-	name=real-$(kernel_seed_name "$kdir")
-	python3 "$KSEEDS" ksyms "$OUT/real/$name" "$kdir" >"$OUT/$name.want" || fail "$name: no seed cut from $kdir"
-	size=$(stat -c %s "$OUT/real/$name")
-	[ "$size" -le $maxlen ] || maxlen=$size
-	[ -n "$small" ] && [ "$size" -ge "$(stat -c %s "$OUT/real/$small")" ] || small=$name
-	real=$((real + 1))
-done < <(kernel_seed_dirs)
+kernel_seed_args
+real=${#KSEED_ARGS[@]} maxlen=0 small=
+if [ $real -gt 0 ]; then
+	python3 "$KSEEDS" ksyms "$OUT/real" "${KSEED_ARGS[@]}" >"$OUT/real-want.txt" || fail "no seeds cut from the kernels"
+	for s in "$OUT"/real/*; do
+		size=$(stat -c %s "$s")
+		[ "$size" -le $maxlen ] || maxlen=$size
+		[ -n "$small" ] && [ "$size" -ge "$(stat -c %s "$OUT/real/$small")" ] || small=${s##*/}
+	done
+fi
 [ $real -gt 0 ] || { echo "  no kernel with its vmlinux and kallsyms in the VM cache: synthetic seeds only"; exit 0; }
 FUZZ_KSYMS_VERBOSE=1 build/fuzz/fuzz-ksyms -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=$maxlen \
 	-timeout=60 -artifact_prefix="$OUT/" "$OUT/real" >"$OUT/real.log" 2>&1 ||
@@ -178,16 +179,14 @@ grep -v '^fuzz-ksyms:' "$OUT/real.log" | tail -n 3
 # "BUILDID decoded ..." for each input of the first run (before INITED)
 sed '/INITED/q' "$OUT/real.log" | awk '/^fuzz-ksyms: (decoded|refused)/ { d = substr($0, 13) }
 	/^fuzz-ksyms: build id / { print $4, d; d = "" }' >"$OUT/real-first.txt"
-for w in "$OUT"/real-*.want; do
-	name=$(basename "${w%.want}")
-	read -r nsyms id <"$w"
+while read -r name nsyms id; do
 	got=$(awk -v id="$id" '$1 == id { $1 = ""; print substr($0, 2); exit }' "$OUT/real-first.txt")
 	echo "  $name: ${got:-no decode with build id $id}"
 	n=$(sed -n 's/^decoded \([0-9]*\) symbols.*/\1/p' <<<"$got")
 	[ -n "$n" ] && [ "$n" -ge "$nsyms" ] && [ "$n" -le $((nsyms + 64)) ] ||
 		fail "$name: ${got:-no decode with build id $id}, expected $nsyms symbols (its /proc/kallsyms)"
 	[ "$name" != "$small" ] || tok=$(sed -n 's/.* tokens at +\(0x[0-9a-f]*\)$/\1/p' <<<"$got") sum=$(sed -n 's/.* text sha256 \([0-9a-f]*\),.*/\1/p' <<<"$got")
-done
+done <"$OUT/real-want.txt"
 python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[2 + int(sys.argv[3], 0) + 40] ^= 0xff
 open(sys.argv[2], "wb").write(b)' "$OUT/real/$small" "$OUT/$small-flip" "$tok"
 FUZZ_KSYMS_VERBOSE=1 build/fuzz/fuzz-ksyms "$OUT/$small-flip" >"$OUT/$small-flip.log" 2>&1 || fail "$small-flip crashed"

@@ -102,31 +102,38 @@ done
 # has, and the chain is the one kernel-seeds.py placed, ending in user
 # mode; controls: each other layout forced on it is refused.
 source "$TOP/tests/e2e/lib/kernel-seeds.bash"
-real=0
-while read -r kdir; do
-	name=real-$(kernel_seed_name "$kdir")
-	want=$(python3 "$KSEEDS" orc "$corpus/$name" "$kdir") || fail "$name: no seed cut from $kdir"
-	read -r lay stop ips <<<"$want"
-	FUZZ_ORC_VERBOSE=1 build/fuzz/fuzz-orc "$corpus/$name" >"$OUT/$name.log" 2>&1 || { cat "$OUT/$name.log"; fail "$name crashed"; }
-	got=$(sed -n 's/^fuzz-orc: \(.* entries, .*\|refused: .*\)$/\1/p' "$OUT/$name.log" | head -n 1)
-	chain=$(sed -n 's/^fuzz-orc: \(chain .*\)$/\1/p' "$OUT/$name.log" | head -n 1)
-	echo "  $name: $got; $chain"
-	[[ $got == *" entries, $lay" ]] || fail "$name: $got, expected the layout $lay"
-	[ "$stop" = user ] || fail "$name: kernel-seeds.py found no read(2) stack down to the syscall entry ($want)"
-	[[ $chain == "chain user frames="*": $ips" ]] || fail "$name: $chain, expected the chain $ips ending in user mode"
-	for f in 1:v1 2:v3 3:v4; do
-		[ "${f#*:}" != "$lay" ] || continue
-		python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[0] = (b[0] & ~3) | int(sys.argv[3])
-open(sys.argv[2], "wb").write(b)' "$corpus/$name" "$OUT/$name-as-${f#*:}" "${f%%:*}"
-		FUZZ_ORC_VERBOSE=1 build/fuzz/fuzz-orc "$OUT/$name-as-${f#*:}" >"$OUT/$name-as-${f#*:}.log" 2>&1 ||
-			fail "$name-as-${f#*:} crashed"
-		bad=$(sed -n 's/^fuzz-orc: \(.* entries, .*\|refused: .*\)$/\1/p' "$OUT/$name-as-${f#*:}.log" | head -n 1)
-		echo "    control, ${f#*:} forced: $bad"
-		[[ $bad == refused:* ]] || fail "control $name: the $lay table with ${f#*:} forced was not refused: $bad"
-	done
-	real=$((real + 1))
-done < <(kernel_seed_dirs)
-[ $real -gt 0 ] && echo "  $real real kernels' ORC seeds" ||
+kernel_seed_args
+real=${#KSEED_ARGS[@]} runs=()
+if [ $real -gt 0 ]; then
+	python3 "$KSEEDS" orc "$corpus" --controls "$OUT" "${KSEED_ARGS[@]}" >"$OUT/real-want.txt" ||
+		fail "no seeds cut from the kernels: $(tail -n 1 "$OUT/real-want.txt")"
+	while read -r name _; do
+		runs+=("$corpus/$name" "$OUT/$name"-as-*)
+	done <"$OUT/real-want.txt"
+fi
+if [ $real -gt 0 ]; then
+	# one run for all (a process each is seconds on a loaded machine),
+	# its output cut into a log per input
+	FUZZ_ORC_VERBOSE=1 build/fuzz/fuzz-orc "${runs[@]}" >"$OUT/real.log" 2>&1 || { tail -n 20 "$OUT/real.log"; fail "a real seed crashed"; }
+	awk -v out="$OUT" '/^Running: / { n = split($2, p, "/"); f = out "/" p[n] ".log"; printf "" >f; next }
+		f && /^fuzz-orc: / { print >>f }' "$OUT/real.log"
+	while read -r name lay stop ips; do
+		got=$(sed -n 's/^fuzz-orc: \(.* entries, .*\|refused: .*\)$/\1/p' "$OUT/$name.log" | head -n 1)
+		chain=$(sed -n 's/^fuzz-orc: \(chain .*\)$/\1/p' "$OUT/$name.log" | head -n 1)
+		echo "  $name: $got; $chain"
+		[[ $got == *" entries, $lay" ]] || fail "$name: $got, expected the layout $lay"
+		[ "$stop" = user ] || fail "$name: kernel-seeds.py found no read(2) stack down to the syscall entry ($stop $ips)"
+		[[ $chain == "chain user frames="*": $ips" ]] || fail "$name: $chain, expected the chain $ips ending in user mode"
+		for l in v1 v3 v4; do
+			[ "$l" != "$lay" ] || continue
+			bad=$(sed -n 's/^fuzz-orc: \(.* entries, .*\|refused: .*\)$/\1/p' "$OUT/$name-as-$l.log" | head -n 1)
+			echo "    control, $l forced: $bad"
+			[[ $bad == refused:* ]] || fail "control $name: the $lay table with $l forced was not refused: $bad"
+		done
+	done <"$OUT/real-want.txt"
+	echo "  $real real kernels' ORC seeds"
+else
 	echo "  no kernel with its vmlinux and kallsyms in the VM cache: synthetic seeds only"
+fi
 build/fuzz/fuzz-orc -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5

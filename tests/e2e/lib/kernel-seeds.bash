@@ -19,10 +19,27 @@ kernel_seed_dirs() {
 	return 0
 }
 
-# kernel_seed_name DIR: a short seed name for a cache folder
-# (linux-binary-7.3.4+deb13-cloud-amd64_7.3.4-1~bpo13+1 -> 7.3.4+deb13-cloud-amd64).
+# kernel_seed_name DIR: sets KSEED_NAME, a short seed name for a cache folder
+# (linux-binary-7.3.4+deb13-cloud-amd64_7.3.4-1~bpo13+1 -> 7.3.4+deb13-cloud-amd64;
+# the package version is added when two folders share that).
+declare -A _kseed_names
 kernel_seed_name() {
-	local b=${1##*/}
-	b=${b#linux-image-} b=${b#linux-binary-}
-	echo "${b%%_*}" | tr -c 'A-Za-z0-9.+\n-' _
+	local b=${1##*/} n
+	n=${b#linux-image-} n=${n#linux-binary-} n=${n%%_*}
+	if [ -n "${_kseed_names[$n]:-}" ] && [ "${_kseed_names[$n]}" != "$1" ]; then
+		n=${b#linux-image-} n=${n#linux-binary-}
+	fi
+	_kseed_names[$n]=$1
+	KSEED_NAME=${n//[^A-Za-z0-9.+-]/_}
+}
+
+# kernel_seed_args: sets KSEED_ARGS to kernel-seeds.py's NAME=KDIR
+# arguments, one for each of kernel_seed_dirs (NAME: real-KSEED_NAME).
+kernel_seed_args() {
+	local kdir
+	KSEED_ARGS=()
+	while read -r kdir; do
+		kernel_seed_name "$kdir"
+		KSEED_ARGS+=("real-$KSEED_NAME=$kdir")
+	done < <(kernel_seed_dirs)
 }

@@ -5,25 +5,29 @@ ELF is read here (section headers only, no symbol table: Debian's vmlinux
 has none), independent of src/; each seed comes with its known answer,
 worked out here from the kernel's own files.
 
-  kernel-seeds.py ksyms OUT KDIR    fuzz-ksyms's input: the read-only data
-      (.rodata through .notes and 64 KiB of .BTF: the kallsyms tables and
-      the build-id note)
-      at its own place after _text (flag 0x20, the number of 2 MiB steps);
-      prints "SYMBOLS BUILDID": the count of the kernel's nokaslr
-      /proc/kallsyms without module lines, and the ELF's GNU build id
-  kernel-seeds.py btf OUT KDIR      fuzz-guest's "btf" input: 0x01 and the
-      .BTF section; prints task_struct's and mm_struct's offsets as
-      "tasks=.. pid=.. tgid=.. comm=../LEN mm=.. real_parent=.. flags=..
-      pgd=.." from a BTF walk of its own
-  kernel-seeds.py orc OUT KDIR      fuzz-orc's input: the ORC entries of
-      vfs_read and of the functions of a read(2) call below it
-      (ksys_read, __x64_sys_read, x64_sys_call, do_syscall_64,
-      entry_SYSCALL_64; those in the kernel), each moved into the
-      fuzzer's 64 KiB of text, with a stack of their real return
-      addresses (the call sites found in .text) and a user pt_regs at
-      the syscall entry; prints "LAYOUT RIP CHAIN...": the layout the
-      kernel's release has (v1 to 6.2, v2 6.3, v3 6.4 to 7.0, v4 7.1+)
-      and the chain's ips as offsets from the fuzzer's text
+  kernel-seeds.py KIND OUTDIR [--controls DIR] NAME=KDIR...
+writes OUTDIR/NAME for each kernel and prints "NAME KNOWN-ANSWER" lines.
+KIND is one of:
+  ksyms  fuzz-ksyms's input: the read-only data (.rodata through .notes
+         and 64 KiB of .BTF: the kallsyms tables and the build-id note)
+         at its own place after _text (flag 0x20, the number of 2 MiB
+         steps); answer "SYMBOLS BUILDID": the count of the kernel's
+         nokaslr /proc/kallsyms without module lines, the ELF's build id
+  btf    fuzz-guest's "btf" input: 0x01 and the .BTF section; answer
+         task_struct's and mm_struct's offsets, "tasks=.. pid=.. tgid=..
+         comm=../LEN mm=.. real_parent=.. flags=.. pgd=..", from a BTF
+         walk of its own
+  orc    fuzz-orc's input: the ORC entries of vfs_read and of the
+         functions of a read(2) call below it (ksys_read, __x64_sys_read,
+         x64_sys_call, do_syscall_64, entry_SYSCALL_64; those the kernel
+         has), each moved into the fuzzer's 64 KiB of text, with a stack
+         of their real return addresses (the call sites found in .text)
+         and a user pt_regs at the syscall entry; answer "LAYOUT STOP
+         CHAIN...": the layout of the kernel's release (v1 to 6.2, v2
+         6.3, v3 6.4 to 7.0, v4 7.1+), "user" when the stack reaches the
+         syscall entry, and the chain's ips as offsets from the fuzzer's
+         text; with --controls, DIR/NAME-as-vN is the seed with each
+         other layout forced
 """
 import struct
 import sys
@@ -297,15 +301,37 @@ def orc(out, kdir, release):
     hdr = struct.pack("<BHHHBHHHH", 16, n, 0, 0, 0, frames[0], 0x200, 0x1000, 0)
     open(out, "wb").write(hdr + ipb + entb + bytes(stack))
     print(lay, stop or "cut", " ".join("0x%x" % f for f in frames))
+    return lay
+
+
+def main(argv):
+    if len(argv) < 3 or argv[0] not in ("ksyms", "btf", "orc"):
+        raise SystemExit("usage: kernel-seeds.py ksyms|btf|orc OUTDIR [--controls DIR] NAME=KDIR...")
+    kind, outdir, rest = argv[0], argv[1], argv[2:]
+    controls = None
+    if rest[0] == "--controls":
+        controls, rest = rest[1], rest[2:]
+    for arg in rest:
+        name, kdir = arg.split("=", 1)
+        out = "%s/%s" % (outdir, name)
+        import contextlib
+        import io
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            if kind == "ksyms":
+                ksyms(out, kdir)
+            elif kind == "btf":
+                btf(out, kdir)
+            else:
+                lay = orc(out, kdir, release(kdir))
+                if controls:   # the same seed with each other layout forced
+                    b = bytearray(open(out, "rb").read())
+                    for flag, other in ((1, "v1"), (2, "v3"), (3, "v4")):
+                        if other != lay:
+                            b[0] = (b[0] & ~3) | flag
+                            open("%s/%s-as-%s" % (controls, name, other), "wb").write(b)
+        print(name, buf.getvalue().strip(), flush=True)
 
 
 if __name__ == "__main__":
-    kind, out, kdir = sys.argv[1:4]
-    if kind == "ksyms":
-        ksyms(out, kdir)
-    elif kind == "btf":
-        btf(out, kdir)
-    elif kind == "orc":
-        orc(out, kdir, sys.argv[4] if len(sys.argv) > 4 else release(kdir))
-    else:
-        raise SystemExit("usage: kernel-seeds.py ksyms|btf|orc OUT KDIR [RELEASE]")
+    main(sys.argv[1:])
