@@ -12,7 +12,8 @@
 # one whose probes point past the tables (a names-like decoy at 128 KiB)
 # still decodes (the scan falls back to the start of rodata).
 # Then any crash or sanitizer report while fuzzing fails the test.
-# Real seeds, in a corpus of their own, fuzzed for FUZZ_SECONDS too: each
+# Real seeds, in a corpus of their own, fuzzed for a quarter of
+# FUZZ_SECONDS (at least their first run): each
 # kernel of the VM cache with its vmlinux and nokaslr kallsyms
 # (tests/e2e/lib/kernel-seeds.bash) gives its read-only data, .rodata
 # through .notes, at its own place after _text; each must decode to its
@@ -151,9 +152,10 @@ done
 build/fuzz/fuzz-ksyms -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5
 # Real seeds: each cached kernel's read-only data (kernel-seeds.py ksyms),
-# a corpus of their own: a decode takes a second or more, so the session
-# on them runs each once (its known answer) and mutates them only when
-# FUZZ_SECONDS outlasts that. Known answers, from that first run (told
+# a corpus of their own, fuzzed for a quarter of FUZZ_SECONDS (the
+# synthetic session keeps its time): a decode takes a second or more, so
+# that session runs each once (its known answer) and mutates them only
+# when a long FUZZ_SECONDS outlasts that. Known answers, from that first run (told
 # apart by the build id): each decodes to the kernel's own symbol count
 # (its nokaslr /proc/kallsyms without modules; at most 64 more, as
 # guest-ksyms.sh allows) and build id. Control, on the smallest: the same
@@ -172,7 +174,7 @@ if [ $real -gt 0 ]; then
 	done
 fi
 [ $real -gt 0 ] || { echo "  no kernel with its vmlinux and kallsyms in the VM cache: synthetic seeds only"; exit 0; }
-FUZZ_KSYMS_VERBOSE=1 build/fuzz/fuzz-ksyms -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=$maxlen \
+FUZZ_KSYMS_VERBOSE=1 build/fuzz/fuzz-ksyms -error_exitcode=1 -max_total_time=$(((${FUZZ_SECONDS:-4} + 3) / 4)) -max_len=$maxlen \
 	-timeout=60 -artifact_prefix="$OUT/" "$OUT/real" >"$OUT/real.log" 2>&1 ||
 	{ grep -v '^fuzz-ksyms:' "$OUT/real.log" | tail -n 20; fail "fuzzing the real seeds failed"; }
 grep -v '^fuzz-ksyms:' "$OUT/real.log" | tail -n 3
