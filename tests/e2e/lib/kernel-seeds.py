@@ -304,7 +304,25 @@ def orc(out, kdir, release):
     return lay
 
 
+def cut(kind, out, kdir, name, controls):
+    """Writes kernel kdir's seed of kind to out and prints its answer."""
+    if kind == "ksyms":
+        ksyms(out, kdir)
+    elif kind == "btf":
+        btf(out, kdir)
+    else:
+        lay = orc(out, kdir, release(kdir))
+        if controls:   # the same seed with each other layout forced
+            b = bytearray(open(out, "rb").read())
+            for flag, other in ((1, "v1"), (2, "v3"), (3, "v4")):
+                if other != lay:
+                    b[0] = (b[0] & ~3) | flag
+                    open("%s/%s-as-%s" % (controls, name, other), "wb").write(b)
+
+
 def main(argv):
+    import contextlib
+    import io
     if len(argv) < 3 or argv[0] not in ("ksyms", "btf", "orc"):
         raise SystemExit("usage: kernel-seeds.py ksyms|btf|orc OUTDIR [--controls DIR] NAME=KDIR...")
     kind, outdir, rest = argv[0], argv[1], argv[2:]
@@ -313,23 +331,12 @@ def main(argv):
         controls, rest = rest[1], rest[2:]
     for arg in rest:
         name, kdir = arg.split("=", 1)
-        out = "%s/%s" % (outdir, name)
-        import contextlib
-        import io
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
-            if kind == "ksyms":
-                ksyms(out, kdir)
-            elif kind == "btf":
-                btf(out, kdir)
-            else:
-                lay = orc(out, kdir, release(kdir))
-                if controls:   # the same seed with each other layout forced
-                    b = bytearray(open(out, "rb").read())
-                    for flag, other in ((1, "v1"), (2, "v3"), (3, "v4")):
-                        if other != lay:
-                            b[0] = (b[0] & ~3) | flag
-                            open("%s/%s-as-%s" % (controls, name, other), "wb").write(b)
+            try:
+                cut(kind, "%s/%s" % (outdir, name), kdir, name, controls)
+            except (OSError, KeyError, ValueError, StopIteration, TypeError, IndexError, struct.error) as e:
+                raise SystemExit("kernel-seeds.py %s: %s: %s: %s" % (kind, kdir, type(e).__name__, e))
         print(name, buf.getvalue().strip(), flush=True)
 
 
