@@ -94,8 +94,9 @@ def buildid(elf):
 def ksyms(out, kdir):
     elf = Elf(kdir + "/vmlinux")
     ro = elf.sec[".rodata"]["addr"]
-    # through .notes and .BTF's first 64 KiB (the build-id note is found
-    # before BTF-like data)
+    # through .notes and .BTF's first 64 KiB: the build-id note is looked
+    # for before BTF-like data, and read in packets that must not cross
+    # the end of the fuzzer's memory
     end = elf.sec[".BTF"]["addr"] + min(elf.sec[".BTF"]["size"], 64 << 10) if ".BTF" in elf.sec else \
         ro + elf.sec[".rodata"]["size"]
     steps = (ro - TEXT) >> 21
