@@ -3,15 +3,34 @@
 # fuzz-guest.sh, fuzz-orc.sh, with tests/e2e/lib/kernel-seeds.py); sourced
 # after tests/lib/common.bash. Nothing is fetched or booted here: only
 # kernels already in the VM cache with their vmlinux (tests/vm/lib.sh
-# vm_vmlinux) and nokaslr kallsyms are used.
+# vm_vmlinux) and nokaslr kallsyms (the matrix tests' ground truth) are
+# used.
 
 KSEEDS="$TOP/tests/e2e/lib/kernel-seeds.py"
 
 # kernel_seed_dirs: one cache folder a line, each holding vmlinux and
-# kallsyms-nokaslr.txt: the kernel matrix's (tests/vm/matrix.sh) when it
-# is there, else every such folder of the VM cache.
+# kallsyms-nokaslr.txt. The kernel matrix's (tests/vm/matrix.sh:
+# vm_matrix_list, and vm_matrix_dir for the folders the matrix tests have
+# found; nothing is fetched here, a kernel not found yet is left out),
+# else every such folder of the VM cache.
 kernel_seed_dirs() {
-	local c=${DOMPROF_VM_CACHE:-/var/cache/domprof-vm} d
+	local c=${DOMPROF_VM_CACHE:-/var/cache/domprof-vm} d found=
+	if [ -f "$TOP/tests/vm/matrix.sh" ]; then
+		found=$(
+			source "$TOP/tests/vm/matrix.sh" >/dev/null 2>&1 || exit 0
+			# the fuzz tests never download: a folder vm_matrix_dir
+			# would have to fetch is left out
+			vm_kernel_fetch() { VM_KERR="not fetched for fuzz seeds"; return 1; }
+			vm_matrix_list | while read -r s f; do
+				d=$(vm_matrix_dir "$s" "$f" </dev/null 2>/dev/null) || continue
+				[ -s "$d/vmlinux" ] && [ -s "$d/kallsyms-nokaslr.txt" ] && echo "$d"
+			done | awk '!seen[$0]++'
+		)
+	fi
+	if [ -n "$found" ]; then
+		echo "$found"
+		return 0
+	fi
 	for d in "$c"/*/; do
 		d=${d%/}
 		[ -s "$d/vmlinux" ] && [ -s "$d/kallsyms-nokaslr.txt" ] && echo "$d"
