@@ -6,10 +6,11 @@
  * rest is the memory at _text + 2 MiB (where the read-only data, with the
  * kallsyms tables and the build-id note, is searched). 8 bytes at _text
  * are mapped (zeros); everything else reads as unmapped. With bit 5 set,
- * the second byte is the number of 2 MiB steps (1 to 64) from _text to
- * the memory, which is the rest, and everything from _text to it reads
- * as zeros: a real kernel's read-only data at its own place
- * (tests/e2e/kernel-seeds.py cuts such seeds from the matrix's vmlinux). guest_kimage_find, guest_ksyms_read
+ * the second byte's low 6 bits are the number of 2 MiB steps (1 to 63;
+ * 0 counts as 1) from _text to the memory, which is the rest, and
+ * everything from _text to it reads as zeros: a real kernel's read-only
+ * data at its own place (tests/e2e/lib/kernel-seeds.py cuts such seeds
+ * from the matrix's vmlinux files). guest_kimage_find, guest_ksyms_read
  * (and guest_ksyms_reuse at the places it found, which must give the same
  * table, and at the places a forged cache entry names) and
  * guest_kernel_buildid run on it under a small read budget; any crash,
