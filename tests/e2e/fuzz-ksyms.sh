@@ -13,12 +13,12 @@
 # still decodes (the scan falls back to the start of rodata).
 # Then any crash or sanitizer report while fuzzing fails the test.
 # Real seeds, in a corpus of their own, fuzzed for a quarter of
-# FUZZ_SECONDS (at least their first run): each
-# kernel of the VM cache with its vmlinux and nokaslr kallsyms
-# (tests/e2e/lib/kernel-seeds.bash) gives its read-only data, .rodata
-# through .notes, at its own place after _text; each must decode to its
-# /proc/kallsyms count and the ELF's build id; control: a flipped
-# token-table byte. With no such kernel, synthetic seeds only.
+# FUZZ_SECONDS (at least their first run): each kernel of the matrix in
+# the VM cache with its vmlinux and nokaslr kallsyms (tests/e2e/lib/
+# kernel-seeds.bash) gives its read-only data, .rodata through .notes, at
+# its own place after _text; each must decode to its /proc/kallsyms
+# count and the ELF's build id; control: a flipped token-table byte.
+# With no such kernel, synthetic seeds only.
 source "$(dirname "$0")/../lib/common.bash"
 set -eo pipefail
 cd "$TOP"
@@ -155,12 +155,12 @@ build/fuzz/fuzz-ksyms -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -ma
 # a corpus of their own, fuzzed for a quarter of FUZZ_SECONDS (the
 # synthetic session keeps its time): a decode takes a second or more, so
 # that session runs each once (its known answer) and mutates them only
-# when a long FUZZ_SECONDS outlasts that. Known answers, from that first run (told
-# apart by the build id): each decodes to the kernel's own symbol count
-# (its nokaslr /proc/kallsyms without modules; at most 64 more, as
-# guest-ksyms.sh allows) and build id. Control, on the smallest: the same
-# seed with a flipped byte in the token table is refused or decodes to
-# another text.
+# when a long FUZZ_SECONDS outlasts that. Known answers, from that first
+# run (told apart by the build id): each decodes to the kernel's own
+# symbol count (its nokaslr /proc/kallsyms without modules; at most 64
+# more, as guest-ksyms.sh allows) and build id. Control, on the smallest:
+# the same seed with a flipped byte in the token table is refused or
+# decodes to another text.
 source "$TOP/tests/e2e/lib/kernel-seeds.bash"
 mkdir -p "$OUT/real"
 kernel_seed_args
@@ -187,7 +187,10 @@ while read -r name nsyms id; do
 	n=$(sed -n 's/^decoded \([0-9]*\) symbols.*/\1/p' <<<"$got")
 	[ -n "$n" ] && [ "$n" -ge "$nsyms" ] && [ "$n" -le $((nsyms + 64)) ] ||
 		fail "$name: ${got:-no decode with build id $id}, expected $nsyms symbols (its /proc/kallsyms)"
-	[ "$name" != "$small" ] || tok=$(sed -n 's/.* tokens at +\(0x[0-9a-f]*\)$/\1/p' <<<"$got") sum=$(sed -n 's/.* text sha256 \([0-9a-f]*\),.*/\1/p' <<<"$got")
+	if [ "$name" = "$small" ]; then
+		tok=$(sed -n 's/.* tokens at +\(0x[0-9a-f]*\)$/\1/p' <<<"$got")
+		sum=$(sed -n 's/.* text sha256 \([0-9a-f]*\),.*/\1/p' <<<"$got")
+	fi
 done <"$OUT/real-want.txt"
 python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[2 + int(sys.argv[3], 0) + 40] ^= 0xff
 open(sys.argv[2], "wb").write(b)' "$OUT/real/$small" "$OUT/$small-flip" "$tok"
