@@ -23,9 +23,11 @@ kernel_seed_dirs() {
 			vm_kernel_fetch() { VM_KERR="not fetched for fuzz seeds"; return 1; }
 			vm_matrix_list | while read -r s f; do
 				d=$(vm_matrix_dir "$s" "$f" </dev/null 2>/dev/null) || continue
-				[ -s "$d/vmlinux" ] && [ -s "$d/kallsyms-nokaslr.txt" ] && echo "$d"
+				if [ -s "$d/vmlinux" ] && [ -s "$d/kallsyms-nokaslr.txt" ]; then
+					echo "$d"
+				fi
 			done | awk '!seen[$0]++'
-		)
+		) || true
 	fi
 	if [ -n "$found" ]; then
 		echo "$found"
@@ -33,7 +35,9 @@ kernel_seed_dirs() {
 	fi
 	for d in "$c"/*/; do
 		d=${d%/}
-		[ -s "$d/vmlinux" ] && [ -s "$d/kallsyms-nokaslr.txt" ] && echo "$d"
+		if [ -s "$d/vmlinux" ] && [ -s "$d/kallsyms-nokaslr.txt" ]; then
+			echo "$d"
+		fi
 	done
 	return 0
 }
