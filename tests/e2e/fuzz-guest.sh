@@ -4,8 +4,11 @@
 # from guest memory to name processes) under libFuzzer for a short time
 # (FUZZ_SECONDS, default 4) on seeds made here: a small BTF with
 # task_struct's fields inside an anonymous union, and a fake guest
-# memory holding a three-task list. Any crash or sanitizer report fails
-# the test.
+# memory holding a three-task list; and, in a corpus of their own, the
+# real .BTF of each kernel of the VM cache (tests/e2e/lib/
+# kernel-seeds.bash), whose task_struct and mm_struct offsets must be the
+# ones kernel-seeds.py's own BTF walk finds (control: task_struct
+# renamed, refused). Any crash or sanitizer report fails the test.
 source "$(dirname "$0")/../lib/common.bash"
 set -eo pipefail
 cd "$TOP"
@@ -56,4 +59,43 @@ open(d + "/tasks", "wb").write(lay + bytes(mem))
 PY
 build/fuzz/fuzz-guest -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5
+# Real seeds: each cached kernel's .BTF (kernel-seeds.py btf), a corpus of
+# their own, fuzzed for a quarter of FUZZ_SECONDS (their first run
+# included; the synthetic session keeps its time). Known
+# answers, from that first run: task_struct's and mm_struct's offsets as
+# kernel-seeds.py's own walk of the BTF finds them, once for each kernel
+# that has them. Control, on the smallest: the same BTF with the name
+# task_struct changed is refused. (The task-walk seed kind holds one byte
+# a field offset: real offsets, 2-3 KiB into task_struct, do not fit.)
+source "$TOP/tests/e2e/lib/kernel-seeds.bash"
+mkdir -p "$OUT/real"
+kernel_seed_args
+real=${#KSEED_ARGS[@]} maxlen=0 small=
+if [ $real -gt 0 ]; then
+	python3 "$KSEEDS" btf "$OUT/real" "${KSEED_ARGS[@]}" | sed 's/ / btf: /' >"$OUT/real-want.txt" ||
+		fail "no seeds cut from the kernels"
+	for s in "$OUT"/real/*; do
+		size=$(stat -c %s "$s")
+		[ "$size" -le $maxlen ] || maxlen=$size
+		[ -n "$small" ] && [ "$size" -ge "$(stat -c %s "$OUT/real/$small")" ] || small=${s##*/}
+	done
+fi
+[ $real -gt 0 ] || { echo "  no kernel with its vmlinux and kallsyms in the VM cache: synthetic seeds only"; echo ok; exit 0; }
+FUZZ_GUEST_VERBOSE=1 build/fuzz/fuzz-guest -error_exitcode=1 -max_total_time=$(((${FUZZ_SECONDS:-4} + 3) / 4)) -max_len=$maxlen \
+	-timeout=60 -artifact_prefix="$OUT/" "$OUT/real" >"$OUT/real.log" 2>&1 ||
+	{ grep -v '^fuzz-guest:' "$OUT/real.log" | tail -n 20; fail "fuzzing the real seeds failed"; }
+grep -v '^fuzz-guest:' "$OUT/real.log" | tail -n 3
+sed '/INITED/q' "$OUT/real.log" | sed -n 's/^fuzz-guest: //p' >"$OUT/real-first.txt"
+while read -r name want; do
+	echo "  $name: $want"
+	[ "$(grep -cxF "$want" "$OUT/real-first.txt")" -ge "$(grep -c " ${want}$" "$OUT/real-want.txt")" ] ||
+		fail "$name: its BTF did not give $want (first runs: $(sort -u "$OUT/real-first.txt" | tr '\n' ';'))"
+done <"$OUT/real-want.txt"
+python3 -c 'import sys; b = open(sys.argv[1], "rb").read(); i = b.index(b"\0task_struct\0")
+open(sys.argv[2], "wb").write(b[:i + 11] + b"X" + b[i + 12:])' "$OUT/real/$small" "$OUT/$small-renamed"
+FUZZ_GUEST_VERBOSE=1 build/fuzz/fuzz-guest "$OUT/$small-renamed" >"$OUT/$small-renamed.log" 2>&1 || fail "$small-renamed crashed"
+bad=$(sed -n 's/^fuzz-guest: \(btf.*\)$/\1/p' "$OUT/$small-renamed.log")
+echo "  control $small, task_struct renamed: $bad"
+[[ $bad == "btf refused: "* ]] || fail "control $small: a BTF without task_struct was not refused: $bad"
+echo "  $real real kernels' BTF decoded"
 echo ok

@@ -12,6 +12,13 @@
 # one whose probes point past the tables (a names-like decoy at 128 KiB)
 # still decodes (the scan falls back to the start of rodata).
 # Then any crash or sanitizer report while fuzzing fails the test.
+# Real seeds, in a corpus of their own, fuzzed for a quarter of
+# FUZZ_SECONDS (at least their first run): each kernel of the matrix in
+# the VM cache with its vmlinux and nokaslr kallsyms (tests/e2e/lib/
+# kernel-seeds.bash) gives its read-only data, .rodata through .notes, at
+# its own place after _text; each must decode to its /proc/kallsyms
+# count and the ELF's build id; control: a flipped token-table byte.
+# With no such kernel, synthetic seeds only.
 source "$(dirname "$0")/../lib/common.bash"
 set -eo pipefail
 cd "$TOP"
@@ -144,3 +151,52 @@ for s in "$corpus"/*.want; do
 done
 build/fuzz/fuzz-ksyms -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5
+# Real seeds: each cached kernel's read-only data (kernel-seeds.py ksyms),
+# a corpus of their own, fuzzed for a quarter of FUZZ_SECONDS (the
+# synthetic session keeps its time): a decode takes a second or more, so
+# that session runs each once (its known answer) and mutates them only
+# when a long FUZZ_SECONDS outlasts that. Known answers, from that first
+# run (told apart by the build id): each decodes to the kernel's own
+# symbol count (its nokaslr /proc/kallsyms without modules; at most 64
+# more, as guest-ksyms.sh allows) and build id. Control, on the smallest:
+# the same seed with a flipped byte in the token table is refused or
+# decodes to another text.
+source "$TOP/tests/e2e/lib/kernel-seeds.bash"
+mkdir -p "$OUT/real"
+kernel_seed_args
+real=${#KSEED_ARGS[@]} maxlen=0 small=
+if [ $real -gt 0 ]; then
+	python3 "$KSEEDS" ksyms "$OUT/real" "${KSEED_ARGS[@]}" >"$OUT/real-want.txt" || fail "no seeds cut from the kernels"
+	for s in "$OUT"/real/*; do
+		size=$(stat -c %s "$s")
+		[ "$size" -le $maxlen ] || maxlen=$size
+		[ -n "$small" ] && [ "$size" -ge "$(stat -c %s "$OUT/real/$small")" ] || small=${s##*/}
+	done
+fi
+[ $real -gt 0 ] || { echo "  no kernel with its vmlinux and kallsyms in the VM cache: synthetic seeds only"; exit 0; }
+FUZZ_KSYMS_VERBOSE=1 build/fuzz/fuzz-ksyms -error_exitcode=1 -max_total_time=$(((${FUZZ_SECONDS:-4} + 3) / 4)) -max_len=$maxlen \
+	-timeout=60 -artifact_prefix="$OUT/" "$OUT/real" >"$OUT/real.log" 2>&1 ||
+	{ grep -v '^fuzz-ksyms:' "$OUT/real.log" | tail -n 20; fail "fuzzing the real seeds failed"; }
+grep -v '^fuzz-ksyms:' "$OUT/real.log" | tail -n 3
+# "BUILDID decoded ..." for each input of the first run (before INITED)
+sed '/INITED/q' "$OUT/real.log" | awk '/^fuzz-ksyms: (decoded|refused)/ { d = substr($0, 13) }
+	/^fuzz-ksyms: build id / { print $4, d; d = "" }' >"$OUT/real-first.txt"
+while read -r name nsyms id; do
+	got=$(awk -v id="$id" '$1 == id { $1 = ""; print substr($0, 2); exit }' "$OUT/real-first.txt")
+	echo "  $name: ${got:-no decode with build id $id}"
+	n=$(sed -n 's/^decoded \([0-9]*\) symbols.*/\1/p' <<<"$got")
+	[ -n "$n" ] && [ "$n" -ge "$nsyms" ] && [ "$n" -le $((nsyms + 64)) ] ||
+		fail "$name: ${got:-no decode with build id $id}, expected $nsyms symbols (its /proc/kallsyms)"
+	if [ "$name" = "$small" ]; then
+		tok=$(sed -n 's/.* tokens at +\(0x[0-9a-f]*\)$/\1/p' <<<"$got")
+		sum=$(sed -n 's/.* text sha256 \([0-9a-f]*\),.*/\1/p' <<<"$got")
+	fi
+done <"$OUT/real-want.txt"
+python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[2 + int(sys.argv[3], 0) + 40] ^= 0xff
+open(sys.argv[2], "wb").write(b)' "$OUT/real/$small" "$OUT/$small-flip" "$tok"
+FUZZ_KSYMS_VERBOSE=1 build/fuzz/fuzz-ksyms "$OUT/$small-flip" >"$OUT/$small-flip.log" 2>&1 || fail "$small-flip crashed"
+bad=$(sed -n 's/^fuzz-ksyms: \(decoded .*\|refused: .*\)$/\1/p' "$OUT/$small-flip.log")
+echo "  control $small, a flipped token-table byte: $bad"
+[[ $bad == refused:* ]] || { [[ $bad == decoded* ]] && [[ $bad != *" text sha256 $sum,"* ]]; } ||
+	fail "control $small: a flipped token-table byte decodes to the same text"
+echo "  $real real kernels' seeds decoded"

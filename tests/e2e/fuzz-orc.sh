@@ -8,8 +8,13 @@
 # sp that does not move, a deep recursion. Known answers first: each seed
 # unwinds to its chain; the control, the same table with one ip out of
 # order, is refused; a correct fast lookup table (orc_lookup) is used and a
-# wrong one (the control) is not. Then any crash, sanitizer report or chain over its
-# bounds while fuzzing fails the test.
+# wrong one (the control) is not. Real seeds: for each kernel of the VM
+# cache (tests/e2e/lib/kernel-seeds.bash), its ORC entries for vfs_read
+# and its callers down to entry_SYSCALL_64 with their real return
+# addresses on a stack; each must be told as its release's layout and
+# unwind to user mode; controls: every other layout forced is refused.
+# Then any crash, sanitizer report or chain over its bounds while fuzzing
+# fails the test.
 source "$(dirname "$0")/../lib/common.bash"
 set -eo pipefail
 cd "$TOP"
@@ -90,5 +95,52 @@ for s in "$corpus"/*.want; do
 	esac
 	[ "$name" != lookup ] || grep -q 'fast lookup table' "$OUT/$name.log" || fail "lookup: the orc_lookup table was not used"
 done
+# Real seeds: each cached kernel's ORC entries for a read(2) stack
+# (kernel-seeds.py orc: vfs_read, its callers down to entry_SYSCALL_64,
+# moved into the fuzzer's text, their real return addresses on the
+# stack). Known answers: the layout told is the one the kernel's release
+# has, and the chain is the one kernel-seeds.py placed, ending in user
+# mode (or, where it found no call site further down, at least vfs_read
+# and its caller); controls: each other layout forced on it is refused.
+source "$TOP/tests/e2e/lib/kernel-seeds.bash"
+kernel_seed_args
+real=${#KSEED_ARGS[@]} runs=()
+if [ $real -gt 0 ]; then
+	python3 "$KSEEDS" orc "$corpus" --controls "$OUT" "${KSEED_ARGS[@]}" >"$OUT/real-want.txt" ||
+		fail "no seeds cut from the kernels: $(tail -n 1 "$OUT/real-want.txt")"
+	while read -r name _; do
+		runs+=("$corpus/$name" "$OUT/$name"-as-*)
+	done <"$OUT/real-want.txt"
+fi
+if [ $real -gt 0 ]; then
+	# one run for all (a process each is seconds on a loaded machine),
+	# its output cut into a log per input
+	FUZZ_ORC_VERBOSE=1 build/fuzz/fuzz-orc "${runs[@]}" >"$OUT/real.log" 2>&1 || { tail -n 20 "$OUT/real.log"; fail "a real seed crashed"; }
+	awk -v out="$OUT" '/^Running: / { n = split($2, p, "/"); f = out "/" p[n] ".log"; printf "" >f; next }
+		f && /^fuzz-orc: / { print >>f }' "$OUT/real.log"
+	while read -r name lay stop ips; do
+		got=$(sed -n 's/^fuzz-orc: \(.* entries, .*\|refused: .*\)$/\1/p' "$OUT/$name.log" | head -n 1)
+		chain=$(sed -n 's/^fuzz-orc: \(chain .*\)$/\1/p' "$OUT/$name.log" | head -n 1)
+		echo "  $name: $got; $chain"
+		[[ $got == *" entries, $lay" ]] || fail "$name: $got, expected the layout $lay"
+		if [ "$stop" = user ]; then
+			[[ $chain == "chain user frames="*": $ips" ]] || fail "$name: $chain, expected the chain $ips ending in user mode"
+		else
+			# a call site kernel-seeds.py did not find: the frames it placed
+			[[ $ips == *" "* ]] || fail "$name: kernel-seeds.py placed no caller of vfs_read ($stop $ips)"
+			[[ $chain == *": $ips"* ]] || fail "$name: $chain, expected the chain to start $ips"
+			echo "    (the stack placed stops after $ips)"
+		fi
+		for l in v1 v3 v4; do
+			[ "$l" != "$lay" ] || continue
+			bad=$(sed -n 's/^fuzz-orc: \(.* entries, .*\|refused: .*\)$/\1/p' "$OUT/$name-as-$l.log" | head -n 1)
+			echo "    control, $l forced: $bad"
+			[[ $bad == refused:* ]] || fail "control $name: the $lay table with $l forced was not refused: $bad"
+		done
+	done <"$OUT/real-want.txt"
+	echo "  $real real kernels' ORC seeds"
+else
+	echo "  no kernel with its vmlinux and kallsyms in the VM cache: synthetic seeds only"
+fi
 build/fuzz/fuzz-orc -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -max_len=65536 -timeout=10 \
 	-artifact_prefix="$OUT/" "$corpus" 2>&1 | tail -n 5

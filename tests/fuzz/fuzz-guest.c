@@ -6,15 +6,22 @@
  * and its task list (guest_tasks_walk, guest_current_task,
  * guest_task_ident) on a fake guest memory made of the input.
  *
- * First byte odd: the rest is a BTF blob. Even: bytes 1..15 are a task
+ * First byte odd: the rest is a BTF blob (up to GUEST_BTF_MAX: a real
+ * kernel's .BTF, 4-6 MB, is a seed: tests/e2e/lib/kernel-seeds.py). Even
+ * (at most 1 MiB): bytes 1..15 are a task
  * layout (one byte per field offset, the comm size, the walk's limit,
  * the per-CPU slot, the read budget) and the rest is guest memory mapped
  * at 0xffff888000000000, which is also init_task, page_offset_base and
  * the per-CPU base: every pointer in it that lands back in the input is
  * followed.
+ *
+ * With FUZZ_GUEST_VERBOSE set, a BTF input's layout (or why it was
+ * refused) is printed on stderr (tests/e2e/fuzz-guest.sh checks its real
+ * seeds' offsets against its own walk of the BTF).
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,14 +92,23 @@ static void tasks(const uint8_t *d, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size < 1 || size > (1u << 20))
+	if (size < 1 || size > GUEST_BTF_MAX + 1 || (!(data[0] & 1) && size > (1u << 20)))
 		return 0;
 	if (data[0] & 1) {
 		struct guest_layout l;
 		char why[256];
-		if (guest_layout_from_btf(data + 1, size - 1, &l, why, sizeof(why)) == 0 &&
-		    (l.task_comm_len < 8 || l.task_comm_len > 64))
+		int r = guest_layout_from_btf(data + 1, size - 1, &l, why, sizeof(why));
+		if (r == 0 && (l.task_comm_len < 8 || l.task_comm_len > 64))
 			abort();   /* accepted fields keep their bounds */
+		if (getenv("FUZZ_GUEST_VERBOSE")) {
+			if (r == 0)
+				fprintf(stderr, "fuzz-guest: btf: tasks=%u pid=%u tgid=%u comm=%u/%u mm=%u "
+					"real_parent=%u flags=%u pgd=%u\n", l.task_tasks, l.task_pid, l.task_tgid,
+					l.task_comm, l.task_comm_len, l.task_mm, l.task_real_parent, l.task_flags,
+					l.mm_pgd);
+			else
+				fprintf(stderr, "fuzz-guest: btf refused: %s\n", why);
+		}
 	} else {
 		tasks(data, size);
 	}

@@ -1,19 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: guest memory is hostile. The input is a fake guest:
- * its first byte picks where _text is (one of 8 steps of 2 MiB from
- * 0xffffffff81000000) and the reader's chunk size; the rest is the memory
- * at _text + 2 MiB (where the read-only data, with the kallsyms tables and
- * the build-id note, is searched). 8 bytes at _text are mapped (zeros);
- * everything else reads as unmapped. guest_kimage_find, guest_ksyms_read
+ * its first byte picks where _text is (bits 0-2: one of 8 steps of 2 MiB
+ * from 0xffffffff81000000) and the reader's chunk size (bits 3-4); the
+ * rest is the memory at _text + 2 MiB (where the read-only data, with the
+ * kallsyms tables and the build-id note, is searched). 8 bytes at _text
+ * are mapped (zeros); everything else reads as unmapped. With bit 5 set,
+ * the second byte's low 6 bits are the number of 2 MiB steps (1 to 63;
+ * 0 counts as 1) from _text to the memory, which is the rest, and
+ * everything from _text to it reads as zeros: a real kernel's read-only
+ * data at its own place (tests/e2e/lib/kernel-seeds.py cuts such seeds
+ * from the matrix's vmlinux files). guest_kimage_find, guest_ksyms_read
  * (and guest_ksyms_reuse at the places it found, which must give the same
  * table, and at the places a forged cache entry names) and
  * guest_kernel_buildid run on it under a small read budget; any crash,
  * sanitizer report or text not matching the count it claims is a bug.
  *
  * With FUZZ_KSYMS_VERBOSE set, each input's result is printed on stderr
- * (tests/e2e/fuzz-ksyms.sh checks that its seeds decode, and that a
- * corrupted one is refused).
+ * (the count, layout, a digest of the text and where the token table
+ * was: tests/e2e/fuzz-ksyms.sh checks that its seeds decode, and that a
+ * corrupted one is refused or decodes to another text).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -23,9 +29,11 @@
 
 #include "guest/cache.h"
 #include "guest/ksyms.h"
+#include "util/sha256.h"
 
 struct fake {
 	uint64_t text;
+	uint64_t ro;            /* where data is mapped */
 	const uint8_t *data;
 	size_t size;
 };
@@ -33,8 +41,9 @@ struct fake {
 static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct fake *f = ctx;
-	uint64_t ro = f->text + GUEST_KIMAGE_ALIGN;
-	if (addr >= f->text && addr + len <= f->text + 8 && addr + len >= addr) {
+	uint64_t ro = f->ro;
+	uint64_t zeros = ro > f->text + GUEST_KIMAGE_ALIGN ? ro : f->text + 8;
+	if (addr >= f->text && addr + len <= zeros && addr + len >= addr) {
 		memset(buf, 0, len);
 		return 0;
 	}
@@ -83,6 +92,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.data = data + 1,
 		.size = size - 1,
 	};
+	f.ro = f.text + GUEST_KIMAGE_ALIGN;
+	if ((data[0] & 32) && size >= 2) {
+		unsigned steps = data[1] & 63;
+		f.ro = f.text + (uint64_t)(steps ? steps : 1) * GUEST_KIMAGE_ALIGN;
+		f.data = data + 2;
+		f.size = size - 2;
+	}
 	struct guest_mem m = {
 		.read = fake_read,
 		.ctx = &f,
@@ -110,9 +126,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			lines += k.text[i] == '\n';
 		if (lines != k.nsyms || k.len > GUEST_KSYMS_MAX_TEXT)
 			abort();
-		if (verbose)
-			fprintf(stderr, "fuzz-ksyms: decoded %zu symbols, layout %s, bytes %llu\n", k.nsyms,
-				k.layout, (unsigned long long)m.bytes);
+		if (verbose) {
+			uint8_t d[SHA256_LEN];
+			sha256(k.text, k.len, d);
+			fprintf(stderr, "fuzz-ksyms: decoded %zu symbols, layout %s, bytes %llu, text sha256 "
+				"%02x%02x%02x%02x%02x%02x%02x%02x, tokens at +0x%llx\n", k.nsyms, k.layout,
+				(unsigned long long)m.bytes, d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7],
+				(unsigned long long)(k.tokens_at - f.ro));
+		}
 		/* the cache's reuse of the places found, on the same memory,
 		 * must give the same table */
 		struct guest_ksyms k2;
