@@ -30,7 +30,6 @@
 #include "collect/collector.h"
 #include "collect/domain_source.h"
 #include "collect/events.h"
-#include "collect/gdb_source.h"
 #include "collect/perf_source.h"
 #include "collect/recorder.h"
 #include "collect/target.h"
@@ -644,37 +643,13 @@ static void print_summary(const struct recorder *r, const struct collector_resul
 				domain_source_samples(r->ds[i]));
 			uint64_t dl = domain_source_lost(r->ds[i]);
 			/* a passive domain: what it cost the VM, and its chains */
-			struct gdb_source *g = domain_source_gdb(r->ds[i]);
-			struct gdb_source_stats st = { 0 };
-			if (g)
-				gdb_source_get_stats(g, &st);
-			const char *in = " (";
-			if (st.ticks) {
-				fprintf(stderr, "%sheld %.3f ms a tick", in, (double)st.stop_ns / 1e6 / (double)st.ticks);
-				in = ", ";
-			}
-			if (st.chains) {
-				fprintf(stderr, "%s%" PRIu64 " chains %.1f%% complete", in, st.chains,
-					100.0 * (double)st.chains_complete / (double)st.chains);
-				in = ", ";
-			}
-			if (st.task_checks && st.ticks) {
-				fprintf(stderr, "%s%.2f task checks a tick (%.3f ms each), %" PRIu64 " changed", in,
-					(double)st.task_checks / (double)st.ticks,
-					(double)st.task_check_ns / 1e6 / (double)st.task_checks, st.task_changes);
-				in = ", ";
-			}
-			if (st.walks_cut) {
-				fprintf(stderr, "%s%" PRIu64 " task-list walk%s cut by the walk budget", in, st.walks_cut,
-					st.walks_cut == 1 ? "" : "s");
-				in = ", ";
-			}
-			if (dl) {
-				fprintf(stderr, "%s%" PRIu64 " lost", in, dl);
-				in = ", ";
-			}
-			if (in[0] == ',')
-				fputc(')', stderr);
+			char sum[400];
+			domain_source_summary(r->ds[i], sum, sizeof(sum));
+			size_t n = strlen(sum);
+			if (dl)
+				snprintf(sum + n, sizeof(sum) - n, ", %" PRIu64 " lost", dl);
+			if (sum[0])
+				fprintf(stderr, " (%s)", sum + 2);
 		}
 	}
 	int sig = res->stop_sig;

@@ -16,6 +16,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "format/format.h"
@@ -137,23 +138,41 @@ void domain_source_stop(struct domain_source *s);
 void domain_source_request_stop(struct domain_source *s);
 void domain_source_free(struct domain_source *s);
 
+/* What sampling cost, for the recorder's end line: ", held 0.412 ms a
+ * tick, 3100 chains 98.2% complete, ..." into buf (each part after ", ";
+ * "" when the kind says nothing). */
+void domain_source_summary(const struct domain_source *s, char *buf, size_t len);
+
 /*
- * A source of another kind, given as functions mirroring the ones above
- * on `impl` (the collector's unit test drives the loop with such fakes).
- * The source owns impl: free() is called on it by domain_source_free.
- * Every function must be set but rate. It counts as active (not passive).
+ * What a kind of source is: its calls on `impl`, mirroring the ones
+ * above. The kinds domain_source_start knows (gdb, agent) are tables in
+ * domain_source.c; domain_source_custom makes a source of any other (the
+ * collector's unit test drives the loop with such fakes). The source owns
+ * impl: free() is called on it by domain_source_free. drain, ended,
+ * message, name, samples, lost, stop and free must be set; the others
+ * may be NULL (write_meta, write_next_meta: nothing to write; begin,
+ * request_stop: nothing to do; started: started at once; info: none;
+ * take_info: info once; rate: no rate reported; summary: nothing said).
  */
 struct domain_source_ops {
+	bool passive;           /* stopped at once (domain_source_is_passive) */
+	int (*write_meta)(void *impl, struct dp_writer *w);
+	int (*write_next_meta)(void *impl, struct dp_writer *w);
+	void (*begin)(void *impl);
+	bool (*started)(const void *impl);
 	int (*drain)(void *impl, struct dp_writer *w);
 	bool (*ended)(const void *impl);
 	const char *(*message)(const void *impl);
+	const char *(*info)(const void *impl);
+	const char *(*take_info)(void *impl);
 	const char *(*name)(const void *impl);
 	uint64_t (*samples)(const void *impl);
 	uint64_t (*lost)(const void *impl);
+	void (*rate)(const void *impl, struct domain_source_rate *r);
+	void (*summary)(const void *impl, char *buf, size_t len);
+	void (*request_stop)(void *impl);
 	void (*stop)(void *impl);
 	void (*free)(void *impl);
-	/* may be NULL (then the source reports no rate) */
-	void (*rate)(const void *impl, struct domain_source_rate *r);
 };
 struct domain_source *domain_source_custom(const struct domain_source_ops *ops, void *impl);
 

@@ -60,7 +60,8 @@ static void f_stop(void *impl) { ((struct fake *)impl)->stopped = true; }
 static void f_free(void *impl) { (void)impl; /* on the test's stack */ }
 
 static const struct domain_source_ops fake_ops = {
-	f_drain, f_ended, f_message, f_name, f_samples, f_lost, f_stop, f_free, NULL,
+	.drain = f_drain, .ended = f_ended, .message = f_message, .name = f_name, .samples = f_samples,
+	.lost = f_lost, .stop = f_stop, .free = f_free,
 };
 
 struct notes { int n; char last[128]; };
@@ -311,7 +312,8 @@ static void f_rate(const void *impl, struct domain_source_rate *r)
 	};
 }
 static const struct domain_source_ops rate_ops = {
-	f_drain, f_ended, f_message, f_name, f_samples, f_lost, f_stop, f_free, f_rate,
+	.drain = f_drain, .ended = f_ended, .message = f_message, .name = f_name, .samples = f_samples,
+	.lost = f_lost, .stop = f_stop, .free = f_free, .rate = f_rate,
 };
 
 /* The rate COUNTERS: written for the source that reports a rate (not
