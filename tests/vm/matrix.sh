@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: MIT
+# The kernel matrix: every kernel series Debian's archive carries, in each
+# of its flavors, with the layouts each kernel's tables must decode to.
+# The one list the matrix tests read (tests/e2e/guest-ksyms-matrix.sh,
+# guest-orc.sh, the fuzz seeds). Sourced, not run; sources lib.sh and
+# kernels.sh when they are not sourced yet.
+#
+#   vm_matrix_list              prints "SERIES FLAVOR" lines, the matrix
+#   vm_matrix_dir SERIES FLAVOR prints the kernel's cache folder (vmlinuz,
+#                               vmlinux unpacked by lib.sh's vm_vmlinux,
+#                               release, and kallsyms-nokaslr.txt once
+#                               captured) or returns 1 with the reason
+#                               (one line) on stderr; offline, the newest
+#                               cached kernel of the series and flavor
+#   vm_matrix_prep [JOBS]       makes sure every matrix kernel is fetched,
+#                               unpacked and has its nokaslr /proc/kallsyms
+#                               (ground truth: one boot each, JOBS at a
+#                               time, default 2). Prints one line per
+#                               kernel: "ok SERIES FLAVOR DIR" or
+#                               "missing SERIES FLAVOR REASON"; returns 0
+#                               when every kernel is there, 3 when some
+#                               are missing and the archive was
+#                               unreachable, 1 otherwise. Safe to run from
+#                               two tests at once: downloads under the
+#                               cache's lock, each file written to a temp
+#                               name and renamed, each kernel's boot under
+#                               its own lock (a second caller waits, then
+#                               finds the file).
+#   VM_MATRIX_KSYMS[SERIES]     the kallsyms layout (src/guest/ksyms.c's
+#                               out->layout) every flavor of SERIES decodes to
+#   VM_MATRIX_ORC[SERIES]       its ORC layout (src/guest/orc.c: v1 type:2
+#                               end:1; v3 type:3 signal:1; v4 v3's bits with
+#                               the 7.1 register numbers)
+#
+# The layouts are the ones measured on the archive's kernels (docs/
+# passive.md has the table); the decoders do not read them: they find the
+# layout from the tables, and the tests check that the one found is this.
+
+if ! declare -F vm_boot >/dev/null; then
+	source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+fi
+if ! declare -F vm_kernel_fetch >/dev/null; then
+	source "$(dirname "${BASH_SOURCE[0]}")/kernels.sh"
+fi
+
+VM_MATRIX_SERIES="5.10 6.1 6.12 6.16 6.17 6.18 6.19 7.0 7.1 7.2 7.3"
+VM_MATRIX_FLAVORS="amd64 cloud-amd64 rt-amd64"
+declare -A VM_MATRIX_KSYMS=(
+	[5.10]="base-relative abs-percpu, offsets first, markers u32"
+	[6.1]="base-relative abs-percpu, offsets first, markers u32, seqs"
+	[6.12]="base-relative abs-percpu, names first, markers u32"
+	[6.16]=""
+	[6.17]=""
+	[6.18]=""
+	[6.19]="base-relative, names first, markers u32"
+	[7.0]=""
+	[7.1]=""
+	[7.2]="place-relative, names first, num_syms u32, markers u32"
+	[7.3]="place-relative, names first, num_syms u32, markers u32"
+)
+declare -A VM_MATRIX_ORC=(
+	[5.10]=v1 [6.1]=v1
+	[6.12]=v3 [6.16]=v3 [6.17]=v3 [6.18]=v3 [6.19]=v3 [7.0]=v3
+	[7.1]=v4 [7.2]=v4 [7.3]=v4
+)
+
+vm_matrix_list() {
+	local s f
+	for s in $VM_MATRIX_SERIES; do
+		for f in $VM_MATRIX_FLAVORS; do
+			echo "$s $f"
+		done
+	done
+}
+
+# vm_matrix_fetch SERIES FLAVOR: vm_kernel_fetch and vm_vmlinux; sets
+# VM_KDIR, VM_KERNEL, VM_VMLINUX or returns 1 with VM_KERR.
+vm_matrix_fetch() {
+	vm_kernel_fetch "$1" "$2" || return 1
+	# vm_vmlinux fails (exits) on an image it cannot unpack: a subshell
+	if ! (vm_vmlinux) >&2; then
+		VM_KERR="cannot unpack vmlinux from $VM_KERNEL"
+		return 1
+	fi
+	VM_VMLINUX=$VM_KDIR/vmlinux
+}
+
+# A folder found is remembered in $cache/matrix/SERIES_FLAVOR (the archive's
+# lists are read again when that note is older than the lists' stamp, or a
+# day old): asking apt takes seconds per kernel, the matrix has 33.
+vm_matrix_dir() {
+	local cache note d stamp
+	cache=$(vm_cache_dir)
+	note=$cache/matrix/$1_$2
+	stamp=$(vm_kapt_dir "$cache")/stamp
+	if [ -n "$(find "$note" -mmin -1440 2>/dev/null)" ] && { [ ! -e "$stamp" ] || [ "$note" -nt "$stamp" ]; }; then
+		d=$cache/$(cat "$note")
+		if [ -s "$d/vmlinuz" ] && [ -s "$d/vmlinux" ]; then
+			echo "$d"
+			return 0
+		fi
+	fi
+	vm_matrix_fetch "$1" "$2" || { echo "vm_matrix_dir $1 $2: $VM_KERR" >&2; return 1; }
+	mkdir -p "$cache/matrix" && basename "$VM_KDIR" >"$note.$$" && mv "$note.$$" "$note"
+	echo "$VM_KDIR"
+}
+
+# vm_matrix_truth DIR NAME: (in a subshell of its own) boots DIR's kernel
+# once to capture its nokaslr /proc/kallsyms; the boot's files go to
+# $TEST_OUT/vm-matrix-NAME.
+vm_matrix_truth() {
+	# this subshell's own exit work (the caller's is not to run twice)
+	_at_exit=() bg_pids=()
+	trap _common_exit EXIT
+	vm_init "matrix-$2" >/dev/null
+	VM_KDIR=$1 VM_KERNEL=$1/vmlinuz
+	vm_kallsyms_nokaslr >/dev/null
+	[ -s "$VM_KDIR/kallsyms-nokaslr.txt" ] || fail "no kallsyms from $VM_KDIR"
+}
+
+vm_matrix_prep() {
+	local jobs=${1:-2} s f d rc=0 unreach= out err
+	local -a boot=() pids=()
+	out=${TEST_OUT:-$DOMPROF_TOP/build/test-out}
+	mkdir -p "$out"
+	# fetch and unpack, one at a time (the downloads share the cache's lock)
+	while read -r s f; do
+		if ! d=$(vm_matrix_dir "$s" "$f" 2>"$out/matrix-fetch.err"); then
+			err=$(grep -m1 '^vm_matrix_dir' "$out/matrix-fetch.err")
+			echo "missing $s $f ${err#*: }"
+			[[ ${err#*: } == "archive unreachable:"* ]] && unreach=1
+			rc=1
+			continue
+		fi
+		if [ -s "$d/kallsyms-nokaslr.txt" ]; then
+			echo "ok $s $f $d"
+		else
+			boot+=("$s $f $d")
+		fi
+	done < <(vm_matrix_list)
+	if [ ${#boot[@]} -gt 0 ]; then
+		make -s -C "$DOMPROF_TOP" vm-guest >"$out/matrix-make.log" 2>&1 ||
+			{ echo "missing * * cannot build the guest initramfs (make vm-guest)"; return 1; }
+	fi
+	# ground-truth boots, $jobs at a time
+	local i=0 n=${#boot[@]} p left
+	while [ $i -lt $n ] || [ ${#pids[@]} -gt 0 ]; do
+		while [ $i -lt $n ] && [ ${#pids[@]} -lt "$jobs" ]; do
+			read -r s f d <<<"${boot[$i]}"
+			( vm_matrix_truth "$d" "$s-$f" ) >"$out/matrix-truth-$s-$f.log" 2>&1 &
+			pids+=("$!:$s $f $d")
+			i=$((i + 1))
+		done
+		wait -n 2>/dev/null
+		left=()
+		for p in "${pids[@]}"; do
+			if kill -0 "${p%%:*}" 2>/dev/null; then
+				left+=("$p")
+				continue
+			fi
+			wait "${p%%:*}" 2>/dev/null
+			read -r s f d <<<"${p#*:}"
+			if [ -s "$d/kallsyms-nokaslr.txt" ]; then
+				echo "ok $s $f $d"
+			else
+				echo "missing $s $f no ground truth: $(grep -m1 'FAIL' "$out/matrix-truth-$s-$f.log" || tail -n 1 "$out/matrix-truth-$s-$f.log")"
+				rc=1
+			fi
+		done
+		pids=("${left[@]}")
+	done
+	[ $rc = 1 ] && [ -n "$unreach" ] && rc=3
+	return $rc
+}
