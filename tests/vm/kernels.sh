@@ -40,7 +40,9 @@ vm_kapt_dir() {
 vm_kapt_opts() {
 	local k
 	k=$(vm_kapt_dir "$1")
-	echo "-o Dir::Etc::sourcelist=$k/sources.list -o Dir::Etc::sourceparts=- -o Dir::State::Lists=$k/lists -o Dir::Cache=$k/cache -o Debug::NoLocking=1"
+	# the package cache files are kept (some images turn them off: each
+	# apt-cache call then parses every list again, seconds each)
+	echo "-o Dir::Etc::sourcelist=$k/sources.list -o Dir::Etc::sourceparts=- -o Dir::State::Lists=$k/lists -o Dir::Cache=$k/cache -o Dir::Cache::pkgcache=pkgcache.bin -o Dir::Cache::srcpkgcache=srcpkgcache.bin -o Debug::NoLocking=1"
 }
 
 # Refreshes the private lists when missing or older than a day (quietly).

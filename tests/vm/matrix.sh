@@ -43,8 +43,8 @@ if ! declare -F vm_kernel_fetch >/dev/null; then
 	source "$(dirname "${BASH_SOURCE[0]}")/kernels.sh"
 fi
 
-VM_MATRIX_SERIES="5.10 6.1 6.12 6.16 6.17 6.18 6.19 7.0 7.1 7.2 7.3"
-VM_MATRIX_FLAVORS="amd64 cloud-amd64 rt-amd64"
+VM_MATRIX_SERIES=${VM_MATRIX_SERIES:-"5.10 6.1 6.12 6.16 6.17 6.18 6.19 7.0 7.1 7.2 7.3"}
+VM_MATRIX_FLAVORS=${VM_MATRIX_FLAVORS:-"amd64 cloud-amd64 rt-amd64"}
 declare -A VM_MATRIX_KSYMS=(
 	[5.10]="base-relative abs-percpu, offsets first, markers u32"
 	[6.1]="base-relative abs-percpu, offsets first, markers u32, seqs"
@@ -118,57 +118,63 @@ vm_matrix_truth() {
 	[ -s "$VM_KDIR/kallsyms-nokaslr.txt" ] || fail "no kallsyms from $VM_KDIR"
 }
 
-vm_matrix_prep() {
-	local jobs=${1:-2} s f d rc=0 unreach= out err
-	local -a boot=() pids=()
-	out=${TEST_OUT:-$DOMPROF_TOP/build/test-out}
-	mkdir -p "$out"
-	# fetch and unpack, one at a time (the downloads share the cache's lock)
-	while read -r s f; do
-		if ! d=$(vm_matrix_dir "$s" "$f" 2>"$out/matrix-fetch.err"); then
-			err=$(grep -m1 '^vm_matrix_dir' "$out/matrix-fetch.err")
-			echo "missing $s $f ${err#*: }"
-			[[ ${err#*: } == "archive unreachable:"* ]] && unreach=1
-			rc=1
+# _vm_matrix_pump JOBS: reaps the finished ground-truth boots (one line
+# each) and starts queued ones while fewer than JOBS run (vm_matrix_prep's
+# queue _vmm_boot, running _vmm_pids, next index _vmm_i).
+_vm_matrix_pump() {
+	local jobs=$1 p s f d left=()
+	for p in "${_vmm_pids[@]}"; do
+		if kill -0 "${p%%:*}" 2>/dev/null; then
+			left+=("$p")
 			continue
 		fi
+		wait "${p%%:*}" 2>/dev/null
+		read -r s f d <<<"${p#*:}"
 		if [ -s "$d/kallsyms-nokaslr.txt" ]; then
 			echo "ok $s $f $d"
 		else
-			boot+=("$s $f $d")
+			echo "missing $s $f no ground truth: $(grep -m1 'FAIL' "$_vmm_out/matrix-truth-$s-$f.log" || tail -n 1 "$_vmm_out/matrix-truth-$s-$f.log")"
+			_vmm_rc=1
 		fi
-	done < <(vm_matrix_list)
-	if [ ${#boot[@]} -gt 0 ]; then
-		make -s -C "$DOMPROF_TOP" vm-guest >"$out/matrix-make.log" 2>&1 ||
-			{ echo "missing * * cannot build the guest initramfs (make vm-guest)"; return 1; }
-	fi
-	# ground-truth boots, $jobs at a time
-	local i=0 n=${#boot[@]} p left
-	while [ $i -lt $n ] || [ ${#pids[@]} -gt 0 ]; do
-		while [ $i -lt $n ] && [ ${#pids[@]} -lt "$jobs" ]; do
-			read -r s f d <<<"${boot[$i]}"
-			( vm_matrix_truth "$d" "$s-$f" ) >"$out/matrix-truth-$s-$f.log" 2>&1 &
-			pids+=("$!:$s $f $d")
-			i=$((i + 1))
-		done
-		wait -n 2>/dev/null
-		left=()
-		for p in "${pids[@]}"; do
-			if kill -0 "${p%%:*}" 2>/dev/null; then
-				left+=("$p")
-				continue
-			fi
-			wait "${p%%:*}" 2>/dev/null
-			read -r s f d <<<"${p#*:}"
-			if [ -s "$d/kallsyms-nokaslr.txt" ]; then
-				echo "ok $s $f $d"
-			else
-				echo "missing $s $f no ground truth: $(grep -m1 'FAIL' "$out/matrix-truth-$s-$f.log" || tail -n 1 "$out/matrix-truth-$s-$f.log")"
-				rc=1
-			fi
-		done
-		pids=("${left[@]}")
 	done
-	[ $rc = 1 ] && [ -n "$unreach" ] && rc=3
-	return $rc
+	_vmm_pids=("${left[@]}")
+	while [ "$_vmm_i" -lt ${#_vmm_boot[@]} ] && [ ${#_vmm_pids[@]} -lt "$jobs" ]; do
+		read -r s f d <<<"${_vmm_boot[$_vmm_i]}"
+		( vm_matrix_truth "$d" "$s-$f" ) >"$_vmm_out/matrix-truth-$s-$f.log" 2>&1 &
+		_vmm_pids+=("$!:$s $f $d")
+		_vmm_i=$((_vmm_i + 1))
+	done
+}
+
+vm_matrix_prep() {
+	local jobs=${1:-2} s f d unreach= err made=
+	_vmm_rc=0 _vmm_i=0 _vmm_boot=() _vmm_pids=()
+	_vmm_out=${TEST_OUT:-$DOMPROF_TOP/build/test-out}
+	mkdir -p "$_vmm_out"
+	# fetch and unpack one at a time (the downloads share the cache's
+	# lock); the boots start as their kernels arrive
+	while read -r s f; do
+		if ! d=$(vm_matrix_dir "$s" "$f" 2>"$_vmm_out/matrix-fetch.err"); then
+			err=$(grep -m1 '^vm_matrix_dir' "$_vmm_out/matrix-fetch.err")
+			echo "missing $s $f ${err#*: }"
+			[[ ${err#*: } == "archive unreachable:"* ]] && unreach=1
+			_vmm_rc=1
+		elif [ -s "$d/kallsyms-nokaslr.txt" ]; then
+			echo "ok $s $f $d"
+		else
+			if [ -z "$made" ]; then
+				make -s -C "$DOMPROF_TOP" vm-guest >"$_vmm_out/matrix-make.log" 2>&1 ||
+					{ echo "missing * * cannot build the guest initramfs (make vm-guest)"; return 1; }
+				made=1
+			fi
+			_vmm_boot+=("$s $f $d")
+		fi
+		_vm_matrix_pump "$jobs"
+	done < <(vm_matrix_list)
+	while [ "$_vmm_i" -lt ${#_vmm_boot[@]} ] || [ ${#_vmm_pids[@]} -gt 0 ]; do
+		wait -n 2>/dev/null || sleep 1
+		_vm_matrix_pump "$jobs"
+	done
+	[ $_vmm_rc = 1 ] && [ -n "$unreach" ] && _vmm_rc=3
+	return $_vmm_rc
 }
