@@ -114,6 +114,9 @@ vm_matrix_truth() {
 	trap _common_exit EXIT
 	vm_init "matrix-$2" >/dev/null
 	VM_KDIR=$1 VM_KERNEL=$1/vmlinuz
+	# a copy through the UART of a loaded machine: boots of up to 200,000
+	# lines each, two at a time, beside a test run
+	VM_BOOT_TIMEOUT=${VM_MATRIX_BOOT_TIMEOUT:-300}
 	vm_kallsyms_nokaslr >/dev/null
 	[ -s "$VM_KDIR/kallsyms-nokaslr.txt" ] || fail "no kallsyms from $VM_KDIR"
 }
