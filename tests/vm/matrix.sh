@@ -18,9 +18,10 @@
 #                               time, default 2). Prints one line per
 #                               kernel: "ok SERIES FLAVOR DIR" or
 #                               "missing SERIES FLAVOR REASON"; returns 0
-#                               when every kernel is there, 3 when some
-#                               are missing and the archive was
-#                               unreachable, 1 otherwise. Safe to run from
+#                               when every kernel is there, 3 when the
+#                               missing ones are all kernels the archive
+#                               could not be reached for (none cached), 1
+#                               otherwise. Safe to run from
 #                               two tests at once: downloads under the
 #                               cache's lock, each file written to a temp
 #                               name and renamed, each kernel's boot under
@@ -112,7 +113,13 @@ vm_matrix_truth() {
 	# this subshell's own exit work (the caller's is not to run twice)
 	_at_exit=() bg_pids=()
 	trap _common_exit EXIT
-	vm_init "matrix-$2" >/dev/null
+	# vm_init without its vm_kernel (that waits for the cache's lock,
+	# which the downloads of the other matrix kernels hold)
+	test_out "vm-matrix-$2"
+	VM_OUT=$OUT
+	at_exit vm_cleanup
+	trap 'exit 130' INT TERM
+	vm_packages
 	VM_KDIR=$1 VM_KERNEL=$1/vmlinuz
 	# a copy through the UART of a loaded machine: boots of up to 200,000
 	# lines each, two at a time, beside a test run
@@ -137,7 +144,7 @@ _vm_matrix_pump() {
 			echo "ok $s $f $d"
 		else
 			echo "missing $s $f no ground truth: $(grep -m1 'FAIL' "$_vmm_out/matrix-truth-$s-$f.log" || tail -n 1 "$_vmm_out/matrix-truth-$s-$f.log")"
-			_vmm_rc=1
+			_vmm_rc=1 _vmm_other=1
 		fi
 	done
 	_vmm_pids=("${left[@]}")
@@ -151,7 +158,7 @@ _vm_matrix_pump() {
 
 vm_matrix_prep() {
 	local jobs=${1:-2} s f d unreach= err made=
-	_vmm_rc=0 _vmm_i=0 _vmm_boot=() _vmm_pids=()
+	_vmm_rc=0 _vmm_i=0 _vmm_boot=() _vmm_pids=() _vmm_other=
 	_vmm_out=${TEST_OUT:-$DOMPROF_TOP/build/test-out}
 	mkdir -p "$_vmm_out"
 	# fetch and unpack one at a time (the downloads share the cache's
@@ -160,7 +167,7 @@ vm_matrix_prep() {
 		if ! d=$(vm_matrix_dir "$s" "$f" 2>"$_vmm_out/matrix-fetch.err"); then
 			err=$(grep -m1 '^vm_matrix_dir' "$_vmm_out/matrix-fetch.err")
 			echo "missing $s $f ${err#*: }"
-			[[ ${err#*: } == "archive unreachable:"* ]] && unreach=1
+			if [[ ${err#*: } == "archive unreachable:"* ]]; then unreach=1; else _vmm_other=1; fi
 			_vmm_rc=1
 		elif [ -s "$d/kallsyms-nokaslr.txt" ]; then
 			echo "ok $s $f $d"
@@ -178,6 +185,7 @@ vm_matrix_prep() {
 		wait -n 2>/dev/null || sleep 1
 		_vm_matrix_pump "$jobs"
 	done
-	[ $_vmm_rc = 1 ] && [ -n "$unreach" ] && _vmm_rc=3
+	# 3 only when every missing kernel is one the archive could not give
+	[ $_vmm_rc = 1 ] && [ -n "$unreach" ] && [ -z "$_vmm_other" ] && _vmm_rc=3
 	return $_vmm_rc
 }
