@@ -55,7 +55,7 @@ declare -A VM_MATRIX_KSYMS=(
 	[6.18]="base-relative, names first, markers u32"
 	[6.19]="base-relative, names first, markers u32"
 	[7.0]="place-relative, names first, num_syms u32, markers u32"
-	[7.1]=""
+	[7.1]="place-relative, names first, num_syms u32, markers u32"
 	[7.2]="place-relative, names first, num_syms u32, markers u32"
 	[7.3]="place-relative, names first, num_syms u32, markers u32"
 )
