@@ -102,7 +102,7 @@ vm_matrix_dir() {
 		fi
 	fi
 	vm_matrix_fetch "$1" "$2" || { echo "vm_matrix_dir $1 $2: $VM_KERR" >&2; return 1; }
-	mkdir -p "$cache/matrix" && basename "$VM_KDIR" >"$note.$$" && mv "$note.$$" "$note"
+	mkdir -p "$cache/matrix" && basename "$VM_KDIR" >"$note.$BASHPID" && mv "$note.$BASHPID" "$note"
 	echo "$VM_KDIR"
 }
 
