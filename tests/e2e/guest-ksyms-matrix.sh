@@ -80,7 +80,7 @@ note "decoded ($((SECONDS - t0)) s)"
 # (non-module) is in DECODED with its address (when in the kernel image
 # area) plus SHIFT and the same type, and DECODED has at most 64 lines
 # more. One line a pair: "agree|disagree missing=N extra=N truth=N
-# decoded=N DECODED:SHIFT". Two python runs, each parsing a truth once.
+# decoded=N DECODED:SHIFT". Consecutive pairs of one truth parse it once.
 compare() {
 	python3 - "$@" <<'PY'
 import sys
@@ -109,76 +109,6 @@ PY
 verdict() { awk -v p="$1" '$NF == p { print $1; exit }' "$OUT/compare.txt"; }
 pct() { echo $(( $(stat "$1" call8) * 100 / $(stat "$1" funcs) )); }
 
-# Controls, once per distinct kallsyms layout, ORC layout and flavor.
-declare -A seen_ks seen_orc seen_fl
-pairs=() ctl=()
-for k in "${kernels[@]}"; do
-	read -r s f d <<<"$k"
-	o=$OUT/$s-$f v=$d/vmlinux gt=$d/kallsyms-nokaslr.txt
-	pairs+=("$gt=$o/ksyms.txt:0")
-	[ "$(cat "$o/ksyms.rc")" = 0 ] || fail "$s $f: kallsyms decoding failed: $(tail -n 1 "$o/ksyms.err")"
-	lay=$(sed -n 's/.* layout=//p' "$o/ksyms.err")
-	[ -n "$lay" ] && [ -z "${seen_ks[$lay]:-}" ] || continue
-	seen_ks[$lay]=1
-	note "kallsyms layout '$lay': controls on $s $f"
-	"$TT" guest-ksyms "vmlinux:$v,shift=$SHIFT" >"$o/shift.txt" 2>"$o/shift.err" ||
-		fail "$s $f shift $SHIFT: decoding failed: $(tail -n 1 "$o/shift.err")"
-	want=$(printf '0x%x' $((0xffffffff81000000 + SHIFT)))
-	[ "$(stat "$o/shift.err" text)" = "$want" ] || fail "$s $f: _text $(stat "$o/shift.err" text) at shift $SHIFT, expected $want"
-	[ "$(sed -n 's/.* layout=//p' "$o/shift.err")" = "$lay" ] || fail "$s $f: another layout at shift $SHIFT"
-	pairs+=("$gt=$o/shift.txt:$SHIFT") ctl+=("$gt=$o/shift.txt:0x3c00000")
-	# the host cache's reuse at another shift; a flipped token table there
-	tok=$(stat "$o/shift.err" tokens) tab=$(stat "$o/shift.err" tables)
-	"$TT" guest-ksyms "vmlinux:$v" --reuse "vmlinux:$v,shift=$SHIFT" >/dev/null 2>"$o/reuse.err" ||
-		fail "$s $f: reuse at another shift refused: $(tail -n 1 "$o/reuse.err")"
-	grep -q "^reuse: ok .* same=1 " "$o/reuse.err" || fail "$s $f: reuse: $(tail -n 1 "$o/reuse.err")"
-	"$TT" guest-ksyms "vmlinux:$v" --reuse "vmlinux:$v,shift=$SHIFT" --flip "$(printf '0x%x' $((tok + 40)))" \
-		>/dev/null 2>"$o/reuse-flip.err" && fail "$s $f control: reuse accepted a flipped token table"
-	grep -q "^reuse: refused (stale)" "$o/reuse-flip.err" || fail "$s $f control: flipped reuse: $(tail -n 1 "$o/reuse-flip.err")"
-	echo "  reuse at another shift: same table; flipped token table: refused as stale"
-	for spot in "token:$((tok + 40))" "first:$((tab + 4000))"; do
-		at=$(printf '0x%x' "${spot#*:}") x=$o/flip-${spot%%:*}.txt
-		if "$TT" guest-ksyms "vmlinux:$v,shift=$SHIFT" --flip "$at" >"$x" 2>"$x.err"; then
-			ctl+=("$gt=$x:$SHIFT")
-			echo "  control: flipped byte in the ${spot%%:*} table at $at: decoded (compared below)"
-		else
-			echo "  control: flipped byte in the ${spot%%:*} table at $at: refused: $(tail -n 1 "$x.err")"
-		fi
-	done
-done
-for k in "${kernels[@]}"; do
-	read -r s f d <<<"$k"
-	o=$OUT/$s-$f v=$d/vmlinux gt=$d/kallsyms-nokaslr.txt
-	lay=$(stat "$o/orc.err" layout)
-	[ "$(cat "$o/orc.rc")" = 0 ] && [ -n "$lay" ] || fail "$s $f: reading the ORC tables failed: $(tail -n 1 "$o/orc.err")"
-	if [ -z "${seen_orc[$lay]:-}" ]; then
-		seen_orc[$lay]=1
-		note "ORC layout $lay: controls on $s $f"
-		"$TT" guest-orc --shift=0x40 "vmlinux:$v" "$gt" >/dev/null 2>"$o/orc-shift.err" || fail "$s $f: ORC shift control did not run"
-		ps=$(pct "$o/orc-shift.err")
-		echo "  control: functions shifted by 0x40: $ps% sp+8 CALL"
-		[ "$ps" -lt 50 ] || fail "$s $f control: shifted functions still match ($ps%)"
-		for other in v1 v2 v3 v4; do
-			[ $other = "$lay" ] && continue
-			"$TT" guest-orc --layout=$other "vmlinux:$v" "$gt" >/dev/null 2>"$o/orc-$other.err" &&
-				fail "$s $f control: ORC layout $other forced was taken"
-			grep -q "ORC layout $other refused\|ORC $other refused" "$o/orc-$other.err" ||
-				fail "$s $f control: ORC $other forced failed without saying it was refused: $(tail -n 1 "$o/orc-$other.err")"
-			echo "  control: $other forced: $(tail -n 1 "$o/orc-$other.err" | sed 's/^test-tool guest-orc: //')"
-		done
-	fi
-	if [ -z "${seen_fl[$f]:-}" ]; then
-		seen_fl[$f]=1
-		note "BTF controls on $s $f"
-		n=$(stat "$o/btf.txt" bytes)
-		for c in "--truncate=$((n / 2))" "--flip=0"; do
-			"$TT" guest-layout "$c" "$v" >/dev/null 2>"$o/btf-ctl.err" && fail "$s $f control: BTF with $c resolved"
-			[ "$(wc -l <"$o/btf-ctl.err")" = 1 ] && grep -q '^test-tool guest-layout: ' "$o/btf-ctl.err" ||
-				fail "$s $f control: BTF with $c: not one line saying why: $(cat "$o/btf-ctl.err")"
-			echo "  control: BTF $c: $(sed 's/^test-tool guest-layout: //' "$o/btf-ctl.err")"
-		done
-	fi
-done
 # btf_offsets VMLINUX...: the known answer of the BTF check, read from
 # the .BTF section by this script alone (not libbpf, not layout.c):
 # "task tasks=.. pid=.. tgid=.. comm=.. mm=.. real_parent=.. flags=..
@@ -248,12 +178,87 @@ for path in sys.argv[1:]:
         ts["tasks"], ts["pid"], ts["tgid"], ts["comm"], ts["mm"], ts["real_parent"], ts["flags"], mm["pgd"], path))
 PY
 }
-# the comparisons, in two python runs side by side, and the BTF answers
-all=("${pairs[@]}" "${ctl[@]}") half=$(( (${#pairs[@]} + ${#ctl[@]} + 1) / 2 ))
-vms=()
-for k in "${kernels[@]}"; do read -r s f d <<<"$k"; vms+=("$d/vmlinux"); done
-{ btf_offsets "${vms[@]}" >"$OUT/btf-known.txt" && compare "${all[@]:0:$half}" >"$OUT/compare1.txt"; } & p1=$!
-compare "${all[@]:$half}" >"$OUT/compare2.txt" || fail "the comparison failed to run"
+# The kernels' comparisons and the BTF answers run in the background
+# (python, the other CPU) while the controls run.
+mains=() vms=()
+for k in "${kernels[@]}"; do
+	read -r s f d <<<"$k"
+	mains+=("$d/kallsyms-nokaslr.txt=$OUT/$s-$f/ksyms.txt:0") vms+=("$d/vmlinux")
+done
+{ btf_offsets "${vms[@]}" >"$OUT/btf-known.txt" && compare "${mains[@]}" >"$OUT/compare1.txt"; } & p1=$!
+bg_pids+=($p1)
+
+# Controls, once per distinct kallsyms layout, ORC layout and flavor.
+declare -A seen_ks seen_orc seen_fl
+shifted=() ctl=()
+for k in "${kernels[@]}"; do
+	read -r s f d <<<"$k"
+	o=$OUT/$s-$f v=$d/vmlinux gt=$d/kallsyms-nokaslr.txt
+	[ "$(cat "$o/ksyms.rc")" = 0 ] || fail "$s $f: kallsyms decoding failed: $(tail -n 1 "$o/ksyms.err")"
+	lay=$(sed -n 's/.* layout=//p' "$o/ksyms.err")
+	[ -n "$lay" ] && [ -z "${seen_ks[$lay]:-}" ] || continue
+	seen_ks[$lay]=1
+	note "kallsyms layout '$lay': controls on $s $f"
+	"$TT" guest-ksyms "vmlinux:$v,shift=$SHIFT" >"$o/shift.txt" 2>"$o/shift.err" ||
+		fail "$s $f shift $SHIFT: decoding failed: $(tail -n 1 "$o/shift.err")"
+	want=$(printf '0x%x' $((0xffffffff81000000 + SHIFT)))
+	[ "$(stat "$o/shift.err" text)" = "$want" ] || fail "$s $f: _text $(stat "$o/shift.err" text) at shift $SHIFT, expected $want"
+	[ "$(sed -n 's/.* layout=//p' "$o/shift.err")" = "$lay" ] || fail "$s $f: another layout at shift $SHIFT"
+	shifted+=("$gt=$o/shift.txt:$SHIFT") ctl+=("$gt=$o/shift.txt:0x3c00000")
+	# the host cache's reuse at another shift; a flipped token table there
+	tok=$(stat "$o/shift.err" tokens) tab=$(stat "$o/shift.err" tables)
+	"$TT" guest-ksyms "vmlinux:$v" --reuse "vmlinux:$v,shift=$SHIFT" >/dev/null 2>"$o/reuse.err" ||
+		fail "$s $f: reuse at another shift refused: $(tail -n 1 "$o/reuse.err")"
+	grep -q "^reuse: ok .* same=1 " "$o/reuse.err" || fail "$s $f: reuse: $(tail -n 1 "$o/reuse.err")"
+	"$TT" guest-ksyms "vmlinux:$v" --reuse "vmlinux:$v,shift=$SHIFT" --flip "$(printf '0x%x' $((tok + 40)))" \
+		>/dev/null 2>"$o/reuse-flip.err" && fail "$s $f control: reuse accepted a flipped token table"
+	grep -q "^reuse: refused (stale)" "$o/reuse-flip.err" || fail "$s $f control: flipped reuse: $(tail -n 1 "$o/reuse-flip.err")"
+	echo "  reuse at another shift: same table; flipped token table: refused as stale"
+	for spot in "token:$((tok + 40))" "first:$((tab + 4000))"; do
+		at=$(printf '0x%x' "${spot#*:}") x=$o/flip-${spot%%:*}.txt
+		if "$TT" guest-ksyms "vmlinux:$v,shift=$SHIFT" --flip "$at" >"$x" 2>"$x.err"; then
+			ctl+=("$gt=$x:$SHIFT")
+			echo "  control: flipped byte in the ${spot%%:*} table at $at: decoded (compared below)"
+		else
+			echo "  control: flipped byte in the ${spot%%:*} table at $at: refused: $(tail -n 1 "$x.err")"
+		fi
+	done
+done
+for k in "${kernels[@]}"; do
+	read -r s f d <<<"$k"
+	o=$OUT/$s-$f v=$d/vmlinux gt=$d/kallsyms-nokaslr.txt
+	lay=$(stat "$o/orc.err" layout)
+	[ "$(cat "$o/orc.rc")" = 0 ] && [ -n "$lay" ] || fail "$s $f: reading the ORC tables failed: $(tail -n 1 "$o/orc.err")"
+	if [ -z "${seen_orc[$lay]:-}" ]; then
+		seen_orc[$lay]=1
+		note "ORC layout $lay: controls on $s $f"
+		"$TT" guest-orc --shift=0x40 "vmlinux:$v" "$gt" >/dev/null 2>"$o/orc-shift.err" || fail "$s $f: ORC shift control did not run"
+		ps=$(pct "$o/orc-shift.err")
+		echo "  control: functions shifted by 0x40: $ps% sp+8 CALL"
+		[ "$ps" -lt 50 ] || fail "$s $f control: shifted functions still match ($ps%)"
+		for other in v1 v2 v3 v4; do
+			[ $other = "$lay" ] && continue
+			"$TT" guest-orc --layout=$other "vmlinux:$v" "$gt" >/dev/null 2>"$o/orc-$other.err" &&
+				fail "$s $f control: ORC layout $other forced was taken"
+			grep -q "ORC layout $other refused\|ORC $other refused" "$o/orc-$other.err" ||
+				fail "$s $f control: ORC $other forced failed without saying it was refused: $(tail -n 1 "$o/orc-$other.err")"
+			echo "  control: $other forced: $(tail -n 1 "$o/orc-$other.err" | sed 's/^test-tool guest-orc: //')"
+		done
+	fi
+	if [ -z "${seen_fl[$f]:-}" ]; then
+		seen_fl[$f]=1
+		note "BTF controls on $s $f"
+		n=$(stat "$o/btf.txt" bytes)
+		for c in "--truncate=$((n / 2))" "--flip=0"; do
+			"$TT" guest-layout "$c" "$v" >/dev/null 2>"$o/btf-ctl.err" && fail "$s $f control: BTF with $c resolved"
+			[ "$(wc -l <"$o/btf-ctl.err")" = 1 ] && grep -q '^test-tool guest-layout: ' "$o/btf-ctl.err" ||
+				fail "$s $f control: BTF with $c: not one line saying why: $(cat "$o/btf-ctl.err")"
+			echo "  control: BTF $c: $(sed 's/^test-tool guest-layout: //' "$o/btf-ctl.err")"
+		done
+	fi
+done
+# the shifted decodes and the controls, beside the kernels' comparisons
+compare "${shifted[@]}" "${ctl[@]}" >"$OUT/compare2.txt" || fail "the comparison failed to run"
 wait $p1 || fail "the comparison or the BTF reading failed to run"
 cat "$OUT/compare1.txt" "$OUT/compare2.txt" >"$OUT/compare.txt"
 for c in "${ctl[@]}"; do
