@@ -16,18 +16,18 @@
 # or decoded to symbols that disagree). Skips (77) only when a kernel or
 # its ground truth cannot be obtained.
 #
-# KSYMS_KERNELS (set by guest-ksyms-matrix.sh, which sources this file)
-# names other kernels: "series:6.19" is the newest 6.19 of Debian's
-# archive (tests/vm/kernels.sh); each is then checked the same way, and
-# the test skips only when the archive cannot be reached and the cache
-# has no such kernel.
+# KSYMS_KERNELS (from the environment; the whole kernel matrix is
+# guest-ksyms-matrix.sh's) names other kernels: "series:6.19" is the
+# newest 6.19 of Debian's archive (tests/vm/kernels.sh); each is then
+# checked the same way, and the test skips only when the archive cannot
+# be reached and the cache has no such kernel.
 source "$(dirname "$0")/../lib/common.bash"
 set -o pipefail
 [ -x "$TT" ] || fail "$TT missing (run 'make fixtures')"
 command -v python3 >/dev/null || skip "python3 is missing"
 command -v readelf >/dev/null || skip "readelf (binutils) is missing"
 SHIFT=0x3e00000
-declare -A KSYMS_LAYOUTS   # kernel -> the layout it must decode to (the matrix sets it)
+declare -A KSYMS_LAYOUTS   # kernel -> the layout it must decode to (optional)
 
 # kernel_dir META: prints the cache folder of META's kernel with its
 # vmlinux and nokaslr kallsyms (booting the guest once if needed), or

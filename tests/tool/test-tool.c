@@ -31,6 +31,9 @@
  *   test-tool guest-tasks [OPTIONS] MEMSPEC KALLSYMS
  *       the guest's layout from its BTF, its processes and the current
  *       task of each vCPU (tests/vm/test-guest-tasks.sh)
+ *   test-tool guest-layout [--truncate=N] [--flip=OFF] VMLINUX
+ *       the structure layouts of the passive domain resolved from a
+ *       kernel ELF's .BTF (tests/e2e/guest-ksyms-matrix.sh)
  *   test-tool gen-perfdata OUT [pipe] [compress] [guest]
  *       a perf.data written from perf's documented format (perf kvm
  *       files, fuzz seeds; tests/unit/perfgen.h)
@@ -67,6 +70,7 @@ static const struct {
 	{ "guest-ksyms", cmd_guest_ksyms, "vmlinux:PATH[,shift=0x..]|gdb:SOCKET [--buildid] [--rip A] [--flip A] [--reuse [SPEC2]]" },
 	{ "guest-cache-kallsyms", cmd_guest_cache_kallsyms, "ENTRY TEXT-ADDR" },
 	{ "guest-tasks", cmd_guest_tasks, "[--shift=N [--shift-only=SYM]] [--pob=ADDR] [--samples=N] MEMSPEC KALLSYMS" },
+	{ "guest-layout", cmd_guest_layout, "[--truncate=N] [--flip=OFF] VMLINUX" },
 	{ "guest-orc", cmd_guest_orc, "[--layout=v1|v3] [--version=V] [--shift=N] [--stops=N] MEMSPEC KALLSYMS" },
 	{ "guest-read", cmd_guest_read, "MEMSPEC ADDR LEN OUT" },
 	{ "gen-perfdata", cmd_gen_perfdata, "OUT [pipe] [compress] [guest] [samples=N] | --kallsyms" },

@@ -19,6 +19,7 @@ int cmd_guest_ksyms(int argc, char **argv); /* guest-ksyms.c */
 int cmd_guest_cache_kallsyms(int argc, char **argv); /* guest-ksyms.c */
 int cmd_guest_tasks(int argc, char **argv); /* guest-tasks.c */
 int cmd_guest_orc(int argc, char **argv); /* guest-orc.c */
+int cmd_guest_layout(int argc, char **argv); /* guest-layout.c */
 int cmd_guest_read(int argc, char **argv); /* guest-read.c */
 int cmd_gen_perfdata(int argc, char **argv); /* gen-perfdata.c */
 int cmd_kcache(int argc, char **argv);      /* kcache.c */

@@ -14,34 +14,50 @@
 #       with "archive unreachable:" when the archive could not be read.
 #
 # The archive is read through a private apt configuration under the cache
-# ($cache/apt: a sources list and a lists folder, refreshed when older than
-# a day): the machine's own /etc/apt is neither read for sources nor
-# changed. Suites: bullseye (5.10), trixie (6.12), trixie-backports (6.16
-# ... 7.2), sid and experimental (7.2, 7.3).
+# ($cache/apt/s-<checksum of the suites>: a sources list and a lists
+# folder, refreshed when older than a day): the machine's own /etc/apt is neither read for sources nor
+# changed. Suites: bullseye (5.10), bookworm and bookworm-security (6.1,
+# 6.12; a suite named *-security is read from the security archive,
+# VM_KSECMIRROR), trixie (6.12), trixie-backports (6.16 ... 7.3), sid and
+# experimental (7.2, 7.3).
 #
 # Package layouts handled: linux-image-X-unsigned or linux-image-X with
 # boot/vmlinuz-X (up to 6.18); from 6.19 linux-image-X is a small package
 # that depends on linux-binary-X, which holds boot/vmlinuz-X (6.19) or
 # usr/lib/modules/X/vmlinuz (7.x).
 
-VM_KSUITES=${VM_KSUITES:-"bullseye trixie trixie-backports sid experimental"}
+VM_KSUITES=${VM_KSUITES:-"bullseye bookworm bookworm-security trixie trixie-backports sid experimental"}
 VM_KMIRROR=${VM_KMIRROR:-http://deb.debian.org/debian}
+VM_KSECMIRROR=${VM_KSECMIRROR:-http://deb.debian.org/debian-security}
+
+# vm_kapt_dir CACHE: the private apt folder of these suites and mirrors
+# (one per set: runs that read other suites do not undo each other's lists).
+vm_kapt_dir() {
+	echo "$1/apt/s-$(printf '%s' "$VM_KMIRROR $VM_KSECMIRROR $VM_KSUITES" | cksum | cut -d' ' -f1)"
+}
 
 # Prints the apt options of the private configuration.
 vm_kapt_opts() {
-	local k=$1/apt
-	echo "-o Dir::Etc::sourcelist=$k/sources.list -o Dir::Etc::sourceparts=- -o Dir::State::Lists=$k/lists -o Dir::Cache=$k/cache -o Debug::NoLocking=1"
+	local k
+	k=$(vm_kapt_dir "$1")
+	# the package cache files are kept (some images turn them off: each
+	# apt-cache call then parses every list again, seconds each)
+	echo "-o Dir::Etc::sourcelist=$k/sources.list -o Dir::Etc::sourceparts=- -o Dir::State::Lists=$k/lists -o Dir::Cache=$k/cache -o Dir::Cache::pkgcache=pkgcache.bin -o Dir::Cache::srcpkgcache=srcpkgcache.bin -o Debug::NoLocking=1"
 }
 
 # Refreshes the private lists when missing or older than a day (quietly).
 # Returns 0 (fresh), 2 (the archive could not be reached: the lists are
 # the last ones read) or 1 (not reached, no lists).
 vm_kapt_update() {
-	local cache=$1 k=$1/apt s
+	local cache=$1 k s
+	k=$(vm_kapt_dir "$1")
 	mkdir -p "$k/lists/partial" "$k/cache/archives/partial" || return 1
 	: >"$k/sources.list.new"
 	for s in $VM_KSUITES; do
-		printf 'deb %s %s main\n' "$VM_KMIRROR" "$s" >>"$k/sources.list.new"
+		case $s in
+		*-security) printf 'deb %s %s main\n' "$VM_KSECMIRROR" "$s" ;;
+		*) printf 'deb %s %s main\n' "$VM_KMIRROR" "$s" ;;
+		esac >>"$k/sources.list.new"
 	done
 	cmp -s "$k/sources.list.new" "$k/sources.list" || rm -f "$k/stamp"
 	mv "$k/sources.list.new" "$k/sources.list"
@@ -78,14 +94,21 @@ vm_kernel_fetch() {
 		# an exact release asked for: "7.3" also names 7.3-rc builds
 		[ -z "$rel" ] && [ -n "$(apt-cache $opts show "linux-image-${series}-${flavor}" 2>/dev/null)" ] && rel=$series
 		rel=${rel:+$rel-$flavor}
-		for pkg in "linux-binary-$rel" "linux-image-$rel-unsigned" "linux-image-$rel"; do
+		# The first package of the release the archive has, unless another
+		# one of the same release is cached already (lib.sh's vm_kernel
+		# caches the signed linux-image-X: the same kernel).
+		local p pv
+		for p in "linux-binary-$rel" "linux-image-$rel-unsigned" "linux-image-$rel"; do
 			[ -n "$rel" ] || break
 			# shellcheck disable=SC2086
-			ver=$(apt-cache $opts show --no-all-versions "$pkg" 2>/dev/null | sed -n 's/^Version: //p' | head -n 1)
-			[ -n "$ver" ] && break
+			pv=$(apt-cache $opts show --no-all-versions "$p" 2>/dev/null | sed -n 's/^Version: //p' | head -n 1)
+			[ -n "$pv" ] || continue
+			[ -z "$ver" ] && pkg=$p ver=$pv
+			[ -s "$cache/${p}_${pv}/vmlinuz" ] && { pkg=$p ver=$pv; break; }
 		done
 		if [ -n "$ver" ]; then
 			dir=$cache/${pkg}_${ver}
+			[ -s "$dir/vmlinuz" ] && [ ! -s "$dir/release" ] && echo "$rel" >"$dir/release"
 			if [ ! -s "$dir/vmlinuz" ]; then
 				echo "vm: downloading guest kernel $pkg $ver (about 70-110 MB, once)" >&2
 				tmp=$(mktemp -d "$cache/dl.XXXXXX")
@@ -110,7 +133,7 @@ vm_kernel_fetch() {
 			[ $up = 2 ] && VM_KERR="archive unreachable: $VM_KERR (lists not refreshed)"
 		fi
 	else
-		VM_KERR="archive unreachable: cannot read the package lists of $VM_KMIRROR ($VM_KSUITES): $(grep -m1 '^[WE]:' "$cache/apt/update.log" 2>/dev/null)"
+		VM_KERR="archive unreachable: cannot read the package lists of $VM_KMIRROR ($VM_KSUITES): $(grep -m1 '^[WE]:' "$(vm_kapt_dir "$cache")/update.log" 2>/dev/null)"
 	fi
 	# Offline: the newest cached kernel of that series and flavor.
 	if [ -z "$dir" ] || [ ! -s "$dir/vmlinuz" ]; then
