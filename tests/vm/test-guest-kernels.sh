@@ -6,7 +6,7 @@
 # tests/vm/test-guest-matrix.sh.)
 #
 # For each kernel: boot a guest with KASLR that copies its own
-# /proc/kallsyms to a second serial port, record it passively with no
+# /proc/kallsyms (gzip'ed) to a second serial port, record it passively with no
 # symbol option (the table is read from guest memory and embedded), then
 #   - every symbol of the copy that is not a module's is in the embedded
 #     table at the same address (a few may differ in type letter only);
@@ -46,7 +46,7 @@ check_kernel() {
 		vm_kernel
 	fi
 	note "$id: kernel $VM_KERNEL"
-	vm_boot "$id" run=dd kaslr=1 kallsyms=1
+	vm_boot "$id" run=dd kaslr=1 kallsyms=gz
 	local d; d=$(vm_dir "$id")
 	tr -d '\r' <"$d/kallsyms.txt" >"$d/copy.txt"
 	local data=$d/rec.data
