@@ -17,8 +17,8 @@
 #       from memory at the same address; the recording with the copy
 #       embedded instead reports alike (diff similarity >= 0.99); control:
 #       the copy moved by 2 MiB scores < 0.3;
-#   (b) processes: every process of the guest's ps (pid, comm) has a TASK
-#       record with that pid and comm; each dd is a "[guest user] dd (PID)"
+#   (b) processes: every process of the guest's ps (pid, ppid, comm) has
+#       a TASK record with that pid, parent and comm; each dd is a "[guest user] dd (PID)"
 #       row with the pid the guest printed, and its kernel samples carry
 #       that pid; control: a pid no process has selects no sample;
 #   (c) chains: of the dd loop's chains whose leaf is its clear_user-style
@@ -136,10 +136,11 @@ EOF
 		# "kworker/R-kthro")
 		local pre=0
 		[[ $comm == kworker/* ]] && { comm=${comm%%-*}; pre=1; }
-		awk -v p="$pid" -v c="$comm" -v pre=$pre '{ for (i = 1; i <= NF; i++) { if ($i == "pid=" p) fp = 1
+		awk -v p="$pid" -v pp="$ppid" -v c="$comm" -v pre=$pre '{ for (i = 1; i <= NF; i++) {
+				if ($i == "pid=" p) fp = 1; if ($i == "ppid=" pp) fpp = 1
 				if ($i == "comm=" c || (pre && index($i, "comm=" c "-") == 1)) fc = 1 }
-			if (fp && fc) f = 1; fp = fc = 0 } END { exit !f }' "$d/tasks.txt" ||
-			fail "$id: the guest's ps says pid $pid '$comm'; no TASK record has both"
+			if (fp && fpp && fc) f = 1; fp = fpp = fc = 0 } END { exit !f }' "$d/tasks.txt" ||
+			fail "$id: the guest's ps says pid $pid ppid $ppid '$comm'; no TASK record has all three"
 		n=$((n + 1))
 	done <"$d/ps.txt"
 	[ "$n" -ge 10 ] || fail "$id: only $n processes of the guest's ps compared"
