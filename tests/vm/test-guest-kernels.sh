@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Guest kernel symbols read from guest memory agree with the same boot's
-# /proc/kallsyms, on Debian 12's two kernels (6.1 and 6.12) and on 7.2
-# (sid, fetched by tests/vm/kernels.sh: the place-relative kallsyms
-# layout), KASLR on. 7.2 is left out, with a note, only when Debian's
-# archive cannot be reached and it is not cached.
+# /proc/kallsyms, on Debian 12's two kernels (6.1 and 6.12), KASLR on.
+# (5.10, 6.19 rt and 7.3 cloud, with -g chains and 4 vCPUs, are booted by
+# tests/vm/test-guest-matrix.sh.)
 #
 # For each kernel: boot a guest with KASLR that copies its own
-# /proc/kallsyms to a second serial port, record it passively with no
+# /proc/kallsyms (gzip'ed) to a second serial port, record it passively with no
 # symbol option (the table is read from guest memory and embedded), then
 #   - every symbol of the copy that is not a module's is in the embedded
 #     table at the same address (a few may differ in type letter only);
@@ -34,8 +33,8 @@ TT=$DOMPROF_TOP/build/san/test-tool
 
 check_kernel() {
 	# dur: seconds recorded; the start-up (tables, BTF, task list) must
-	# fit in it: 7.2's reads 10.5 MB, 3 s on a loaded 2-CPU host
-	local id=$1 meta=$2 dur=${3:-3}
+	# fit in it: 3.3 s for 6.12's on a 2-CPU host at load 14
+	local id=$1 meta=$2 dur=${3:-5}
 	if [[ $meta == series:* ]]; then
 		if ! vm_kernel_fetch "${meta#series:}"; then
 			[[ $VM_KERR == "archive unreachable:"* ]] || fail "$id: $VM_KERR"
@@ -47,7 +46,7 @@ check_kernel() {
 		vm_kernel
 	fi
 	note "$id: kernel $VM_KERNEL"
-	vm_boot "$id" run=dd kaslr=1 kallsyms=1
+	vm_boot "$id" run=dd kaslr=1 kallsyms=gz
 	local d; d=$(vm_dir "$id")
 	tr -d '\r' <"$d/kallsyms.txt" >"$d/copy.txt"
 	local data=$d/rec.data
@@ -101,7 +100,7 @@ EOF
 	awk -v s="$wsim" 'BEGIN { exit !(s < 0.3) }' || fail "$id: a table moved by 2 MiB still scores $wsim (>= 0.3)"
 
 	# from the cache the second time
-	vm_domprof "$id-record2.log" record -f -F 500 -d 3 -o "$d/rec2.data" --domain "$id=gdb:unix:$(vm_sock "$id")"
+	vm_domprof "$id-record2.log" record -f -F 500 -d 5 -o "$d/rec2.data" --domain "$id=gdb:unix:$(vm_sock "$id")"
 	grep -q "$id: .*kernel symbols from guest memory (at the places cached" "$VM_OUT/$id-record2.log" ||
 		fail "$id: the second recording did not use the cached table"
 	local p2; p2=$(sed -n 's/.*VM paused \([0-9.]*\) s to read \([0-9.]*\) MB.*/\1 s, \2 MB/p' "$VM_OUT/$id-record2.log")
@@ -131,10 +130,10 @@ cache_checks() {
 	entry=$(ls "$gk"/*.kallsyms 2>/dev/null | head -n 1)
 	[ -s "$entry" ] || fail "$id: no kallsyms entry in $gk"
 	bid=$(basename "$entry" .kallsyms)
-	vm_domprof "$id-g1.log" record -g -f -F 500 -d 3 -o "$d/g1.data" --domain "$id=gdb:unix:$sock"
+	vm_domprof "$id-g1.log" record -g -f -F 500 -d 5 -o "$d/g1.data" --domain "$id=gdb:unix:$sock"
 	grep -q "$id: .*call chains by ORC (.*; read [0-9.]* MB" "$VM_OUT/$id-g1.log" || fail "$id: the first -g recording did not read the ORC tables"
 	[ -s "$gk/$bid.orc" ] || fail "$id: the ORC tables were not cached ($(ls "$gk"))"
-	vm_domprof "$id-g2.log" record -g -f -F 500 -d 3 -o "$d/g2.data" --domain "$id=gdb:unix:$sock"
+	vm_domprof "$id-g2.log" record -g -f -F 500 -d 5 -o "$d/g2.data" --domain "$id=gdb:unix:$sock"
 	local orcmb; orcmb=$(sed -n "s/.*call chains by ORC (.*; cached, sample checked \([0-9.]*\) MB.*/\1/p" "$VM_OUT/$id-g2.log")
 	[ -n "$orcmb" ] || fail "$id: the second -g recording did not take the ORC tables from the cache"
 	awk -v m="$orcmb" 'BEGIN { exit !(m < 1) }' || fail "$id: checking the cached ORC tables read $orcmb MB (>= 1)"
@@ -153,14 +152,14 @@ cache_checks() {
 		fail "$id: control: the forged entry does not decode to HACKED names"
 	python3 -c "import sys; p = sys.argv[1]; b = open(p, 'rb').read(); open(p, 'wb').write(bytes(x ^ 0x5a for x in b))" "$gk/$bid.orc"
 	printf 'not BTF at all\n' >"$gk/$bid.btf"
-	vm_domprof "$id-poisoned.log" record -g -f -F 500 -d 3 -o "$d/poisoned.data" --domain "$id=gdb:unix:$sock"
+	vm_domprof "$id-poisoned.log" record -g -f -F 500 -d 5 -o "$d/poisoned.data" --domain "$id=gdb:unix:$sock"
 	"$DOMPROF" report -q -i "$d/poisoned.data" -l --by-process >"$d/poisoned.txt" 2>&1 || fail "$id: report (poisoned)"
 	grep -q HACKED "$d/poisoned.txt" && fail "$id: a forged name from the host cache is in the report: $(grep -m 2 HACKED "$d/poisoned.txt")"
 	grep -q "$id: .*cached kallsyms entry replaced" "$VM_OUT/$id-poisoned.log" || fail "$id: no line says the kallsyms entry was replaced"
 	grep -q "$id: .*cached ORC entry replaced" "$VM_OUT/$id-poisoned.log" || fail "$id: no line says the ORC entry was replaced"
 	grep -q "\[guest user\] dd (" "$d/poisoned.txt" || fail "$id: dd not named with a BTF file planted in the cache"
 	grep -q HACKED "$entry" && fail "$id: the forged kallsyms entry was not replaced"
-	vm_domprof "$id-repaired.log" record -g -f -F 500 -d 3 -o "$d/repaired.data" --domain "$id=gdb:unix:$sock"
+	vm_domprof "$id-repaired.log" record -g -f -F 500 -d 5 -o "$d/repaired.data" --domain "$id=gdb:unix:$sock"
 	grep -q "$id: .*at the places cached for [0-9a-f]*, [0-9.]* MB read): [0-9]* symbols, KASLR offset 0x[0-9a-f]*, " "$VM_OUT/$id-repaired.log" ||
 		fail "$id: the repaired kallsyms entry was not used as is"
 	grep -q "$id: .*cached, sample checked" "$VM_OUT/$id-repaired.log" || fail "$id: the repaired ORC entry was not used"
@@ -192,5 +191,4 @@ cache_checks() {
 
 check_kernel k61 linux-image-amd64
 check_kernel k612 linux-image-6.12-amd64
-check_kernel k72 series:7.2 6
-note "guest kernel symbols from memory agree on 6.1, 6.12 and 7.2"
+note "guest kernel symbols from memory agree on 6.1 and 6.12"

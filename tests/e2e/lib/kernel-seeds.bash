@@ -8,13 +8,13 @@
 
 KSEEDS="$TOP/tests/e2e/lib/kernel-seeds.py"
 
-# kernel_seed_dirs: one cache folder a line, each holding vmlinux and
-# kallsyms-nokaslr.txt. The kernel matrix's (tests/vm/matrix.sh:
+# kernel_seed_dirs [FLAVOR]: one cache folder a line, each holding vmlinux
+# and kallsyms-nokaslr.txt (FLAVOR, e.g. amd64: only that flavor's). The kernel matrix's (tests/vm/matrix.sh:
 # vm_matrix_list, and vm_matrix_dir for the folders the matrix tests have
 # found; nothing is fetched here, a kernel not found yet is left out),
 # else every such folder of the VM cache.
 kernel_seed_dirs() {
-	local c=${DOMPROF_VM_CACHE:-/var/cache/domprof-vm} d found=
+	local c=${DOMPROF_VM_CACHE:-/var/cache/domprof-vm} d found= only=${1:-}
 	if [ -f "$TOP/tests/vm/matrix.sh" ]; then
 		found=$(
 			source "$TOP/tests/vm/matrix.sh" >/dev/null 2>&1 || exit 0
@@ -22,6 +22,7 @@ kernel_seed_dirs() {
 			# would have to fetch is left out
 			vm_kernel_fetch() { VM_KERR="not fetched for fuzz seeds"; return 1; }
 			vm_matrix_list | while read -r s f; do
+				[ -z "$only" ] || [ "$f" = "$only" ] || continue
 				d=$(vm_matrix_dir "$s" "$f" </dev/null 2>/dev/null) || continue
 				if [ -s "$d/vmlinux" ] && [ -s "$d/kallsyms-nokaslr.txt" ]; then
 					echo "$d"
@@ -35,6 +36,12 @@ kernel_seed_dirs() {
 	fi
 	for d in "$c"/*/; do
 		d=${d%/}
+		case ${only:-all}:$d in
+		all:*) ;;
+		amd64:*-cloud-amd64*|amd64:*-rt-amd64*) continue ;;
+		amd64:*) ;;
+		*) [[ $d == *"-$only"* ]] || continue ;;
+		esac
 		if [ -s "$d/vmlinux" ] && [ -s "$d/kallsyms-nokaslr.txt" ]; then
 			echo "$d"
 		fi
@@ -56,7 +63,7 @@ kernel_seed_name() {
 	KSEED_NAME=${n//[^A-Za-z0-9.+-]/_}
 }
 
-# kernel_seed_args: sets KSEED_ARGS to kernel-seeds.py's NAME=KDIR
+# kernel_seed_args [FLAVOR]: sets KSEED_ARGS to kernel-seeds.py's NAME=KDIR
 # arguments, one for each of kernel_seed_dirs (NAME: real-KSEED_NAME).
 kernel_seed_args() {
 	local kdir
@@ -64,5 +71,5 @@ kernel_seed_args() {
 	while read -r kdir; do
 		kernel_seed_name "$kdir"
 		KSEED_ARGS+=("real-$KSEED_NAME=$kdir")
-	done < <(kernel_seed_dirs)
+	done < <(kernel_seed_dirs "${1:-}")
 }
