@@ -33,6 +33,8 @@ UNIT_VG   := $(UNIT:tests/unit/%.c=build/obj/tests/%)
 WORKLOADS := $(patsubst tests/workloads/%.c,build/workloads/%,$(wildcard tests/workloads/*.c)) \
              $(patsubst tests/workloads/%.cc,build/workloads/%,$(wildcard tests/workloads/*.cc))
 
+
+.PHONY: cli-docs
 .PHONY: all test unit check-valgrind fuzz fuzz-run install demo deps static clean bench workloads fixtures
 
 all: build/domprof
@@ -119,6 +121,16 @@ install: build/domprof
 	install -D -m 755 build/domprof $(DESTDIR)$(PREFIX)/bin/domprof
 	install -d $(DESTDIR)$(PREFIX)/share/doc/domprof
 	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/domprof/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -D -m 644 scripts/domprof-completion.bash \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/domprof
+
+# The man pages, the completion and the option lists of docs/options.md
+# are made from the commands' option tables (src/cli/opt.h); checked in,
+# and tests/e2e/cli-docs.sh fails when they are stale.
+cli-docs: build/domprof
+	scripts/gen-cli-docs $(CURDIR)/build/domprof
 
 clean:
 	rm -rf build

@@ -22,7 +22,7 @@
  * agent/ship.h and agent/workdir.h.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,42 +37,6 @@
 #include "commands.h"
 #include "output/escape.h"
 
-const char usage_agent[] =
-	"usage: domprof agent --listen ADDRESS [--key-file FILE | --insecure] [--dir DIR]\n"
-	"                     [--idle-timeout SEC] [--once]\n"
-	"\n"
-	"Run inside a guest: wait for a host's `domprof record --domain NAME=agent:ADDRESS`,\n"
-	"record the whole guest while the host records, and send the guest's samples,\n"
-	"tasks, maps, kallsyms and the symbol tables of the binaries that were hit.\n"
-	"The host's -g records call chains here too, its --call-graph dwarf[,SIZE] also\n"
-	"user registers and stacks (x86-64; the binaries their return addresses fall\n"
-	"in are sent as well, for the host to unwind against).\n"
-	"\n"
-	"  --listen ADDRESS  where to wait for the host (required; nothing is opened\n"
-	"                    otherwise):\n"
-	"                      tcp:HOST:PORT   a TCP port, e.g. tcp:10.0.2.15:7000 behind\n"
-	"                                      QEMU's -netdev user,hostfwd=...\n"
-	"                      unix:PATH       a unix socket\n"
-	"                      /dev/PATH       a character device: a virtio-serial port\n"
-	"                                      (/dev/vport0p1) or a serial line (/dev/ttyS1)\n"
-	"  --key-file FILE   demand that the host proves it holds this shared key (and\n"
-	"                    prove it in turn) before any request; created (random,\n"
-	"                    mode 0600) if absent. The host gives it as\n"
-	"                    --domain NAME=agent:ADDRESS,key=FILE\n"
-	"  --insecure        allow a TCP address that is not loopback without a key\n"
-	"                    (anyone who reaches it controls the agent)\n"
-	"  --dir DIR         where the agent makes its private directory (mode 0700) for\n"
-	"                    the recording (default /tmp); refused when it or a directory\n"
-	"                    above it is writable by other users and not sticky, or owned\n"
-	"                    by another user\n"
-	"  --idle-timeout SEC  close a controller that sends nothing for SEC seconds\n"
-	"                    while no recording runs (default 30)\n"
-	"  --once            exit after the first controller disconnects\n"
-	"\n"
-	"One controller at a time; others are refused. Only the requests hello, start,\n"
-	"stop and collect are understood; anything else closes the connection.\n"
-	"Without --key-file a TCP address must be loopback (or --insecure); a unix\n"
-	"socket is created mode 0600 (only this user connects). See docs/active.md.\n";
 
 static volatile sig_atomic_t g_quit;
 static void on_quit(int sig) { g_quit = sig; }
@@ -83,44 +47,83 @@ static void say_line(void *ctx, const char *text)
 	text_line(stderr, "domprof agent: ", text);
 }
 
+struct agent_args {
+	const char *listen_at, *dir, *key_file;
+	bool once, insecure;
+	int idle_ms;
+};
+
+static int set_idle(void *ctx, const char *name, const char *value, char *err, size_t n)
+{
+	char *end;
+	long v = strtol(value, &end, 10);
+	if (end == value || *end || v < 0 || v > 86400) {
+		snprintf(err, n, "bad --idle-timeout '%s' (seconds, 0..86400; 0: none)", value);
+		return -1;
+	}
+	*(int *)ctx = (int)v * 1000;
+	return 0;
+}
+
+static const struct opt agent_opts[] = {
+	OPT_STR(0, "listen", "ADDRESS", struct agent_args, listen_at,
+		"where to wait for the host (required; nothing is opened otherwise):\n"
+		"  tcp:HOST:PORT a TCP port, e.g. tcp:10.0.2.15:7000 behind QEMU's -netdev user,hostfwd=...\n"
+		"  unix:PATH     a unix socket\n"
+		"  /dev/PATH     a character device: a virtio-serial port (/dev/vport0p1) or a serial line "
+		"(/dev/ttyS1)"),
+	{ .kind = OPT_STRING, .letter = 'l', .arg = "ADDRESS", .off = offsetof(struct agent_args, listen_at),
+	  .flags = OPT_ALIAS, .alias_of = "--listen", .help = "" },
+	OPT_STR(0, "key-file", "FILE", struct agent_args, key_file,
+		"demand that the host proves it holds this shared key (and prove it in turn) before any "
+		"request; created (random, mode 0600) if absent. The host gives it as "
+		"--domain NAME=agent:ADDRESS,key=FILE"),
+	OPT_BOOL(0, "insecure", struct agent_args, insecure,
+		 "allow a TCP address that is not loopback without a key (anyone who reaches it controls the agent)"),
+	OPT_STR(0, "dir", "DIR", struct agent_args, dir,
+		"where the agent makes its private directory (mode 0700) for the recording (default /tmp); "
+		"refused when it or a directory above it is writable by other users and not sticky, or "
+		"owned by another user"),
+	{ .kind = OPT_STRING, .letter = 'D', .arg = "DIR", .off = offsetof(struct agent_args, dir),
+	  .flags = OPT_ALIAS, .alias_of = "--dir", .help = "" },
+	OPT_FN_AT(0, "idle-timeout", "SEC", struct agent_args, idle_ms, set_idle,
+		  "close a controller that sends nothing for SEC seconds while no recording runs (default 30)"),
+	OPT_BOOL(0, "once", struct agent_args, once, "exit after the first controller disconnects"),
+	OPT_TABLE_END,
+};
+
+const struct cmd_spec spec_agent = {
+	.name = "agent",
+	.summary = "run inside a guest and record on request of a host",
+	.synopsis = "--listen ADDRESS [--key-file FILE | --insecure] [--dir DIR]\n"
+		    " [--idle-timeout SEC] [--once]",
+	.description =
+		"Run inside a guest: wait for a host's `domprof record --domain NAME=agent:ADDRESS`,\n"
+		"record the whole guest while the host records, and send the guest's samples,\n"
+		"tasks, maps, kallsyms and the symbol tables of the binaries that were hit.\n"
+		"The host's -g records call chains here too, its --call-graph dwarf[,SIZE] also\n"
+		"user registers and stacks (x86-64; the binaries their return addresses fall\n"
+		"in are sent as well, for the host to unwind against).\n",
+	.epilog =
+		"One controller at a time; others are refused. Only the requests hello, start,\n"
+		"stop and collect are understood; anything else closes the connection.\n"
+		"Without --key-file a TCP address must be loopback (or --insecure); a unix\n"
+		"socket is created mode 0600 (only this user connects). See docs/active.md.\n",
+	.opts = agent_opts,
+};
+
 int cmd_agent(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "dir", required_argument, NULL, 'D' },
-		{ "once", no_argument, NULL, '1' },
-		{ "key-file", required_argument, NULL, 'k' },
-		{ "insecure", no_argument, NULL, 'I' },
-		{ "idle-timeout", required_argument, NULL, 'T' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *listen_at = NULL, *dir = "/tmp", *key_file = NULL;
-	bool once = false, insecure = false;
-	int idle_ms = 30000, c;
-	char *end;
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:l:D:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'l': listen_at = optarg; break;
-		case 'D': dir = optarg; break;
-		case '1': once = true; break;
-		case 'k': key_file = optarg; break;
-		case 'I': insecure = true; break;
-		case 'T': {
-			long v = strtol(optarg, &end, 10);
-			if (end == optarg || *end || v < 0 || v > 86400)
-				return usage_error("agent", "bad --idle-timeout '%s' (seconds, 0..86400; 0: none)",
-						   optarg);
-			idle_ms = (int)v * 1000;
-			break;
-		}
-		case ':': return usage_error("agent", "option '%s' needs an argument", argv[optind - 1]);
-		default: return usage_error("agent", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return usage_error("agent", "unexpected argument '%s'", argv[optind]);
+	struct agent_args aa = { .dir = "/tmp", .idle_ms = 30000 };
+	char *ops[argc + 1];
+	int nops, prc = opt_parse(&spec_agent, argc, argv, &aa, ops, &nops);
+	if (prc != OPT_CONTINUE)
+		return prc;
+	if (nops)
+		return usage_error("agent", "unexpected argument '%s'", ops[0]);
+	const char *listen_at = aa.listen_at, *dir = aa.dir, *key_file = aa.key_file;
+	bool once = aa.once, insecure = aa.insecure;
+	int idle_ms = aa.idle_ms;
 	if (!listen_at)
 		return usage_error("agent", "--listen ADDRESS is required (the agent opens nothing by default)");
 	char err[4600], warn[600];

@@ -7,7 +7,7 @@
  * disassembled with its samples (output/annotate.c).
  */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,54 +16,13 @@
 
 #include "analysis/options.h"
 #include "analysis/profile.h"
+#include "cli/blocks.h"
 #include "commands.h"
 #include "output/escape.h"
 #include "output/annotate.h"
 #include "output/disasm.h"
-#include "symbols/debuginfod.h"
 
-const char usage_annotate[] =
-	"usage: domprof annotate [-i FILE] [--domain NAME] [-n N] [--format text|json]\n"
-	"                        [filters] [SYMBOL]\n"
-	"\n"
-	"Show the instructions of a function with the share of its samples on each\n"
-	"(the hottest marked ==>, those with >= 5% marked *, jump targets inside\n"
-	"the function marked >, branches named as symbol+offset), and where the\n"
-	"image has DWARF line tables each source line with its share, above its\n"
-	"instructions, its text from the source file when found. SYMBOL is the\n"
-	"name as report -l prints it; every domain and image with a function of\n"
-	"that name is shown. Without SYMBOL: the N hottest functions (default 1).\n"
-	"Code bytes come from the file the recording refers to (its embedded copy,\n"
-	"or the file on this machine when its build-id matches); where there is\n"
-	"none (kernel tables, a passive guest's user space) the hot addresses are\n"
-	"listed instead, and the header says why.\n"
-	"\n"
-	"  -i, --input FILE       recording to read (default: domprof.data), or a\n"
-	"                         perf.data (docs/perfdata.md)\n"
-	"  -n, --top N            without SYMBOL: the N hottest functions (1..1000)\n"
-	"      --domain NAME      only samples of this domain (host, or a VM's name)\n"
-	"      --pid PID          only samples of this process\n"
-	"      --comm NAME        only samples taken while their process had this\n"
-	"                         command name (an exec renames it, as in perf)\n"
-	"      --mode user|kernel only user-mode or only kernel-mode samples\n"
-	FILTER_WINDOW_HELP
-	"      --source-prefix DIR  look for source files under DIR\n"
-	"      --strip-prefix P   drop P from the start of the line table's paths\n"
-	"                         (sources moved since the build)\n"
-	"      --no-source        no source lines between the instructions\n"
-	"      --vmlinux [DOMAIN=]FILE  source lines of DOMAIN's kernel (default: host)\n"
-	"                         from FILE, the kernel's debug file (linux-image-*-dbg)\n"
-	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
-	"  -j, --jobs N           decode the recording on N threads (default: the CPUs\n"
-	"                         this process may use; the output is the same)\n"
-	"      --format FMT       text (default) or json (an array, one object per\n"
-	"                         function; see docs/annotate.md)\n"
-	"\n"
-	"Exit status: 0, 1 when the file cannot be read or no function of that name\n"
-	"has samples (the nearest names are suggested), 2 on a usage error.\n";
 
-enum { OPT_DOMAIN = 256, OPT_PID, OPT_COMM, OPT_MODE, OPT_TIME, OPT_CPU, OPT_FORMAT, OPT_NO_DEBUGINFOD,
-       OPT_SRC_PREFIX, OPT_STRIP_PREFIX, OPT_NO_SOURCE, OPT_VMLINUX };
 
 /* edit distance of a and b (each cut at 64 bytes), for suggestions */
 static size_t distance(const char *a, const char *b)
@@ -131,81 +90,103 @@ static void *load_disasm(void *unused)
 	return NULL;
 }
 
+struct annotate_args {
+	const char *path, *format;
+	struct vmlinux_args vml;
+	struct filter_args fa;
+	struct perf_guest_args guests;
+	long top;
+	unsigned jobs;   /* -j */
+	struct annotate_opts ao;
+};
+
+static int set_top(void *ctx, const char *name, const char *value, char *err, size_t n)
+{
+	char *end;
+	long top = strtol(value, &end, 10);
+	if (end == value || *end || top < 1 || top > 1000) {
+		snprintf(err, n, "-n '%s' is not a count (1..1000)", value);
+		return -1;
+	}
+	*(long *)ctx = top;
+	return 0;
+}
+
+static int set_format(void *ctx, const char *name, const char *value, char *err, size_t n)
+{
+	if (strcmp(value, "text") && strcmp(value, "json")) {
+		snprintf(err, n, "unknown format '%s' (text or json)", value);
+		return -1;
+	}
+	*(const char **)ctx = value;
+	return 0;
+}
+
+static const struct opt annotate_opts[] = {
+	OPT_STR('i', "input", "FILE", struct annotate_args, path,
+		"recording to read (default: domprof.data), or a perf.data (docs/perfdata.md)"),
+	OPT_FN_AT('n', "top", "N", struct annotate_args, top, set_top,
+		  "without SYMBOL: the N hottest functions (1..1000)"),
+	OPT_INCLUDE(opts_filter, struct annotate_args, fa),
+	OPT_STR(0, "source-prefix", "DIR", struct annotate_args, ao.source_prefix, "look for source files under DIR"),
+	OPT_STR(0, "strip-prefix", "P", struct annotate_args, ao.strip_prefix,
+		"drop P from the start of the line table's paths (sources moved since the build)"),
+	OPT_BOOL(0, "no-source", struct annotate_args, ao.no_source, "no source lines between the instructions"),
+	OPT_INCLUDE(opts_vmlinux, struct annotate_args, vml),
+	OPT_INCLUDE(opts_perf_guest, struct annotate_args, guests),
+	OPT_INCLUDE_ALL(opts_debuginfod),
+	OPT_FN_AT('j', "jobs", "N", struct annotate_args, jobs, opt_jobs,
+		  "decode the recording on N threads (default: the CPUs this process may use; the output is "
+		  "the same)"),
+	{ .kind = OPT_CALL, .name = "format", .arg = "FMT", .off = offsetof(struct annotate_args, format),
+	  .fn = set_format, .values = "text json",
+	  .help = "text (default) or json (an array, one object per function; see docs/annotate.md)" },
+	OPT_TABLE_END,
+};
+
+const struct cmd_spec spec_annotate = {
+	.name = "annotate",
+	.summary = "a function's instructions with their samples",
+	.synopsis = "[-i FILE] [--domain NAME] [-n N] [--format text|json]\n"
+		    " [filters] [SYMBOL]",
+	.description =
+		"Show the instructions of a function with the share of its samples on each\n"
+		"(the hottest marked ==>, those with >= 5% marked *, jump targets inside\n"
+		"the function marked >, branches named as symbol+offset), and where the\n"
+		"image has DWARF line tables each source line with its share, above its\n"
+		"instructions, its text from the source file when found. SYMBOL is the\n"
+		"name as report -l prints it; every domain and image with a function of\n"
+		"that name is shown. Without SYMBOL: the N hottest functions (default 1).\n"
+		"Code bytes come from the file the recording refers to (its embedded copy,\n"
+		"or the file on this machine when its build-id matches); where there is\n"
+		"none (kernel tables, a passive guest's user space) the hot addresses are\n"
+		"listed instead, and the header says why.\n",
+	.epilog =
+		"Exit status: 0, 1 when the file cannot be read or no function of that name\n"
+		"has samples (the nearest names are suggested), 2 on a usage error.\n",
+	.opts = annotate_opts,
+};
+
 int cmd_annotate(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "domain", required_argument, NULL, OPT_DOMAIN },
-		{ "pid", required_argument, NULL, OPT_PID },
-		{ "comm", required_argument, NULL, OPT_COMM },
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ "time", required_argument, NULL, OPT_TIME },
-		{ "cpu", required_argument, NULL, OPT_CPU },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
-		{ "source-prefix", required_argument, NULL, OPT_SRC_PREFIX },
-		{ "strip-prefix", required_argument, NULL, OPT_STRIP_PREFIX },
-		{ "no-source", no_argument, NULL, OPT_NO_SOURCE },
-		{ "vmlinux", required_argument, NULL, OPT_VMLINUX },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *path = "domprof.data";
-	struct profile_vmlinux vml[PROFILE_MAX_VMLINUX];
-	size_t nvml = 0;
-	struct filter_args fa = { 0 };
-	long top = 1;
-	unsigned jobs = 0;   /* -j */
-	struct annotate_opts ao = { 0 };
-	int json = 0;
-	char emsg[256];
-
-	opterr = 0;
-	optind = 1;
-	int c, li = 0;
-	while ((c = getopt_long(argc, argv, ":i:n:j:", longopts, &li)) != -1) {
-		switch (c) {
-		case 'i': path = optarg; break;
-		case 'n': {
-			char *end;
-			top = strtol(optarg, &end, 10);
-			if (end == optarg || *end || top < 1 || top > 1000)
-				return usage_error("annotate", "-n '%s' is not a count (1..1000)", optarg);
-			break;
-		}
-		case 'j':
-			if (parse_jobs(optarg, &jobs))
-				return usage_error("annotate", JOBS_ERROR, optarg);
-			break;
-		case OPT_DOMAIN: case OPT_PID: case OPT_COMM: case OPT_MODE: case OPT_TIME: case OPT_CPU:
-			if (filter_args_set(&fa, longopts[li].name, optarg, emsg, sizeof(emsg)))
-				return usage_error("annotate", "%s", emsg);
-			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "json"))
-				return usage_error("annotate", "unknown format '%s' (text or json)", optarg);
-			json = !strcmp(optarg, "json");
-			break;
-		case OPT_NO_DEBUGINFOD:
-			dbgfd_turn_off();   /* for libdwfl too: docs/symbols.md */
-			break;
-		case OPT_SRC_PREFIX: ao.source_prefix = optarg; break;
-		case OPT_STRIP_PREFIX: ao.strip_prefix = optarg; break;
-		case OPT_NO_SOURCE: ao.no_source = true; break;
-		case OPT_VMLINUX:
-			if (parse_vmlinux(optarg, vml, &nvml, emsg, sizeof(emsg)) < 0)
-				return usage_error("annotate", "%s", emsg);
-			break;
-		case ':':
-			return usage_error("annotate", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage_error("annotate", "unknown option '%s'", argv[optind - 1]);
-		}
+	struct annotate_args aa = { .path = "domprof.data", .format = "text", .top = 1 };
+	char *ops[argc + 1];
+	int nops, prc = opt_parse(&spec_annotate, argc, argv, &aa, ops, &nops);
+	if (prc != OPT_CONTINUE) {
+		perf_guest_args_release(&aa.guests);
+		return prc;
 	}
-	const char *name = optind < argc ? argv[optind++] : NULL;
-	if (optind < argc)
-		return usage_error("annotate", "unexpected argument '%s'", argv[optind]);
+	const char *path = aa.path;
+	struct filter_args fa = aa.fa;
+	long top = aa.top;
+	unsigned jobs = aa.jobs;
+	struct annotate_opts ao = aa.ao;
+	int json = !strcmp(aa.format, "json");
+	const char *name = nops > 0 ? ops[0] : NULL;
+	if (nops > 1) {
+		perf_guest_args_release(&aa.guests);
+		return usage_error("annotate", "unexpected argument '%s'", ops[1]);
+	}
 
 	/* with a name, only the samples where it may be are resolved (and
 	 * annotate uses no call chains: neither callgraph nor stacks) */
@@ -218,7 +199,7 @@ int cmd_annotate(int argc, char **argv)
 	if (!jobs)
 		jobs = jobs_for_size(UINT64_MAX);
 	struct profile_opts o = { .jobs = jobs, .hits = true, .hits_symbol = name, .hits_only = name != NULL,
-				  .vmlinux = vml, .nvmlinux = nvml };
+				  .vmlinux = aa.vml.v, .nvmlinux = aa.vml.n, .perf_guests = &aa.guests };
 	int err = 0;
 	char msg[256] = "", why[PATH_MAX + 256];
 	pthread_t loader;
@@ -228,6 +209,7 @@ int cmd_annotate(int argc, char **argv)
 		pthread_join(loader, NULL);   /* disasm_api's answer is this thread's now */
 	if (!p) {
 		text_line(stderr, "domprof annotate: ", profile_load_reason(why, sizeof(why), path, err, msg));
+		perf_guest_args_release(&aa.guests);
 		return 1;
 	}
 	for (size_t i = 0; i < p->nwarnings; i++)
@@ -268,5 +250,6 @@ int cmd_annotate(int argc, char **argv)
 		fprintf(stderr, "domprof annotate: no samples%s\n",
 			p->total_samples ? " match the filter" : " in this recording");
 	profile_free(p);
+	perf_guest_args_release(&aa.guests);
 	return rc ? 1 : 0;
 }

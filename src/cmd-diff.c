@@ -8,7 +8,7 @@
  * errors.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,76 +18,11 @@
 #include "analysis/inputs.h"
 #include "analysis/options.h"
 #include "analysis/profile.h"
+#include "cli/blocks.h"
 #include "commands.h"
 #include "output/escape.h"
 #include "output/diff_render.h"
 #include "output/flamegraph.h"
-#include "symbols/debuginfod.h"
-
-const char usage_diff[] =
-	"usage: domprof diff [options] A B\n"
-	"\n"
-	"A and B are each a recording, or a set of files read as one (a window of a\n"
-	"record --switch-output series): a quoted glob ('h.data.2026-12-01T10:*')\n"
-	"or paths joined by ','.\n"
-	"\n"
-	"Compare two recordings symbol by symbol, like opreport's differential\n"
-	"profiles: per (domain, image, symbol) the samples and share in A and in B,\n"
-	"the difference (B - A, in percentage points), +++ for symbols only in B\n"
-	"and --- for symbols only in A. The last line is `similarity: S`, the sum\n"
-	"over symbols of the smaller of the two shares (1 = same distribution,\n"
-	"0 = nothing in common). Kernel images ([kernel.kallsyms], [guest.kernel],\n"
-	"modules) of a domain compare as one image, [kernel]. A or B may be a\n"
-	"perf.data (docs/perfdata.md).\n"
-	"\n"
-	"      --domain NAME      compare only domain NAME, on both sides\n"
-	"      --domain-a NAME    only domain NAME of A\n"
-	"      --domain-b NAME    only domain NAME of B; when the two sides select\n"
-	"                         different domains, symbols match on (image, symbol)\n"
-	"                         across them (the passive view of vm1 against an\n"
-	"                         active view of the same guest)\n"
-	"  -k, --kernel-only      compare only kernel-mode symbols, shares taken\n"
-	"                         within them (also: --mode kernel)\n"
-	"      --mode user|kernel|all  compare only user-mode or only kernel-mode\n"
-	"                         samples (default all), as in the other commands\n"
-	"      --fold-irq-enable  set aside the samples at known interrupt-enable\n"
-	"                         points (finish_task_switch, _raw_spin_unlock_irq*,\n"
-	"                         __do_softirq, default_idle, ...; see\n"
-	"                         docs/merge-diff.md) on both sides, re-normalise and\n"
-	"                         print the similarity with and without them\n"
-	"  -s, --sort diff|share  order rows by |diff| (default) or by the larger share\n"
-	"  -t, --threshold PCT    hide rows below PCT percent on both sides (the\n"
-	"                         similarity always counts every row)\n"
-	"      --format FMT       text (default), csv or json (see docs/merge-diff.md)\n"
-	FILTER_WINDOW_HELP
-	"                         (both sides)\n"
-	"      --time-a W, --time-b W  the time window of one side: A and B may be\n"
-	"                         one recording (diff --time-a 0,10 --time-b 10,20 F F)\n"
-	JOBS_HELP
-	"      --no-debuginfod    no debug files from debuginfod servers (DEBUGINFOD_URLS)\n"
-	"\n"
-	"Differential flame graph (the diff is printed as well):\n"
-	"      --flamegraph OUT   write the flame graph of B with each frame coloured by\n"
-	"                         its change against A (red hotter, blue colder, hatched\n"
-	"                         only in A and drawn from A), A and B values and the\n"
-	"                         change in each tooltip; OUT.html is the interactive\n"
-	"                         page (search, zoom), OUT.svg a standalone SVG. The\n"
-	"                         domain options above choose each side's frames; the\n"
-	"                         picture shows all samples (no --fold-irq-enable);\n"
-	"                         with -k, kernel-mode samples and kernel frames only\n"
-	"      --absolute         the change in samples (B - A), not in shares of each\n"
-	"                         side's total\n"
-	"      --title T          its title (default \"Differential flame graph: A -> B\")\n"
-	"      --min-width PCT    as in flamegraph\n"
-	FG_ROOT_HELP
-	"                         (default --by-comm; --no-comm when the two sides\n"
-	"                         chose different domains, as the rows do)\n"
-	"\n"
-	"See docs/merge-diff.md and docs/flamegraph.md.\n";
-
-enum { OPT_DOMAIN = 256, OPT_DOMAIN_A, OPT_DOMAIN_B, OPT_FOLD, OPT_FORMAT, OPT_MODE,
-       OPT_TIME, OPT_TIME_A, OPT_TIME_B, OPT_CPU, OPT_NO_DEBUGINFOD, OPT_FLAME, OPT_ABS,
-       OPT_TITLE, OPT_MINW, OPT_ROOT };
 
 /* side: the side's --time and --cpu (a copy of the filter, domain and
  * mode set here) */
@@ -183,134 +118,171 @@ static int print_diff(const char *format, const struct diff_view *v)
 	return rc;
 }
 
-/* An option of the flame graph alone (c, its long name, its value) into
- * fo. Returns 0, or -EINVAL with the reason in emsg. */
-static int flame_option(int c, const char *name, const char *arg, struct fg_diff_opts *fo,
-			int *nroot, char *emsg, size_t n)
+struct diff_args {
+	/* --time and --cpu for both sides; --time-a/--time-b for one */
+	struct filter_args fa_a, fa_b;
+	struct perf_guest_args guests;
+	struct fg_root_args root;
+	struct fg_picture_args pic;
+	const char *format, *flame;
+	struct diff_view v;
+	struct diff_opts o;
+	unsigned jobs;   /* -j; 0: chosen per file (jobs_for_size) */
+	bool absolute;
+};
+
+static int set_domain(void *ctx, const char *name, const char *value, char *err, size_t n)
 {
-	double pct;
-	switch (c) {
-	case OPT_ABS: fo->absolute = true; return 0;
-	case OPT_TITLE: fo->title = arg; return 0;
-	case OPT_MINW:
-		if (parse_percent(arg, &pct) || pct <= 0) {
-			snprintf(emsg, n, "--min-width '%s' is not a percentage (0..100]", arg);
-			return -EINVAL;
-		}
-		fo->min_fraction = pct / 100.0;
-		return 0;
-	default:
-		return fg_root_option(&fo->root, nroot, name, emsg, n);
-	}
+	struct diff_args *da = ctx;
+	da->v.domain_a = da->v.domain_b = value;
+	return 0;
 }
+
+static int set_mode(void *ctx, const char *name, const char *value, char *err, size_t n)
+{
+	/* one meaning in every command: user, kernel, or all */
+	struct diff_args *da = ctx;
+	da->v.user_only = !strcmp(value, "user");
+	da->o.kernel_only = !strcmp(value, "kernel");
+	if (!da->v.user_only && !da->o.kernel_only && strcmp(value, "all")) {
+		snprintf(err, n, "--mode takes user, kernel or all, not '%s'", value);
+		return -1;
+	}
+	return 0;
+}
+
+/* --time, --cpu: both sides; --time-a, --time-b: one */
+static int set_window(void *ctx, const char *name, const char *value, char *err, size_t n)
+{
+	struct diff_args *da = ctx;
+	const char *what = !strcmp(name, "cpu") ? "cpu" : "time";
+	if ((strcmp(name, "time-b") && filter_args_set(&da->fa_a, what, value, err, n)) ||
+	    (strcmp(name, "time-a") && filter_args_set(&da->fa_b, what, value, err, n)))
+		return -1;
+	return 0;
+}
+
+static int set_sort(void *ctx, const char *name, const char *value, char *err, size_t n)
+{
+	struct diff_opts *o = ctx;
+	if (!strcmp(value, "diff"))
+		o->sort = DIFF_SORT_DIFF;
+	else if (!strcmp(value, "share"))
+		o->sort = DIFF_SORT_SHARE;
+	else {
+		snprintf(err, n, "--sort takes diff or share, not '%s'", value);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_format(void *ctx, const char *name, const char *value, char *err, size_t n)
+{
+	if (strcmp(value, "text") && strcmp(value, "csv") && strcmp(value, "json")) {
+		snprintf(err, n, "unknown format '%s' (text, csv or json)", value);
+		return -1;
+	}
+	*(const char **)ctx = value;
+	return 0;
+}
+
+static const struct opt diff_opts_table[] = {
+	OPT_FN(0, "domain", "NAME", set_domain, "compare only domain NAME, on both sides"),
+	OPT_STR(0, "domain-a", "NAME", struct diff_args, v.domain_a, "only domain NAME of A"),
+	OPT_STR(0, "domain-b", "NAME", struct diff_args, v.domain_b,
+		"only domain NAME of B; when the two sides select different domains, symbols match on "
+		"(image, symbol) across them (the passive view of vm1 against an active view of the same guest)"),
+	{ .kind = OPT_CALL, .name = "mode", .arg = "user|kernel|all", .fn = set_mode, .values = "user kernel all",
+	  .help = "compare only user-mode or only kernel-mode samples (default all), shares taken within "
+		  "them, as in the other commands" },
+	{ .kind = OPT_FLAG, .letter = 'k', .name = "kernel-only", .off = offsetof(struct diff_args, o.kernel_only),
+	  .val = 1, .flags = OPT_ALIAS, .alias_of = "--mode kernel", .help = "" },
+	OPT_BOOL(0, "fold-irq-enable", struct diff_args, o.fold_irq,
+		 "set aside the samples at known interrupt-enable points (finish_task_switch, "
+		 "_raw_spin_unlock_irq*, __do_softirq, default_idle, ...; see docs/merge-diff.md) on both "
+		 "sides, re-normalise and print the similarity with and without them"),
+	OPT_FN_AT('s', "sort", "diff|share", struct diff_args, o, set_sort,
+		  "order rows by |diff| (default) or by the larger share"),
+	OPT_FN_AT('t', "threshold", "PCT", struct diff_args, v.threshold, opt_percent,
+		  "hide rows below PCT percent on both sides (the similarity always counts every row)"),
+	{ .kind = OPT_CALL, .name = "format", .arg = "FMT", .off = offsetof(struct diff_args, format),
+	  .fn = set_format, .values = "text csv json",
+	  .help = "text (default), csv or json (see docs/merge-diff.md)" },
+	OPT_FN(0, "time", "START,END", set_window, HELP_TIME " (both sides)"),
+	OPT_FN(0, "cpu", "LIST", set_window, HELP_CPU " (both sides)"),
+	OPT_FN(0, "time-a", "W", set_window,
+	       "the time window of A alone: A and B may be one recording (diff --time-a 0,10 --time-b 10,20 F F)"),
+	OPT_FN(0, "time-b", "W", set_window, "the time window of B alone"),
+	OPT_INCLUDE(opts_jobs, struct diff_args, jobs),
+	OPT_INCLUDE(opts_perf_guest, struct diff_args, guests),
+	OPT_INCLUDE_ALL(opts_debuginfod),
+	OPT_HEADING("Differential flame graph (the diff is printed as well):"),
+	OPT_STR(0, "flamegraph", "OUT", struct diff_args, flame,
+		"write the flame graph of B with each frame coloured by its change against A (red hotter, "
+		"blue colder, hatched only in A and drawn from A), A and B values and the change in each "
+		"tooltip; OUT.html is the interactive page (search, zoom), OUT.svg a standalone SVG. The "
+		"domain options above choose each side's frames; the picture shows all samples (no "
+		"--fold-irq-enable); with --mode kernel, kernel-mode samples and kernel frames only"),
+	OPT_BOOL(0, "absolute", struct diff_args, absolute,
+		 "the change in samples (B - A), not in shares of each side's total"),
+	OPT_INCLUDE(opts_fg_picture, struct diff_args, pic),
+	OPT_INCLUDE(opts_fg_root, struct diff_args, root),
+	OPT_TABLE_END,
+};
+
+const struct cmd_spec spec_diff = {
+	.name = "diff",
+	.summary = "compare two profiles symbol by symbol",
+	.synopsis = "[options] A B",
+	.description =
+		"A and B are each a recording, or a set of files read as one (a window of a\n"
+		"record --switch-output series): a quoted glob ('h.data.2026-12-01T10:*')\n"
+		"or paths joined by ','.\n"
+		"\n"
+		"Compare two recordings symbol by symbol, like opreport's differential\n"
+		"profiles: per (domain, image, symbol) the samples and share in A and in B,\n"
+		"the difference (B - A, in percentage points), +++ for symbols only in B\n"
+		"and --- for symbols only in A. The last line is `similarity: S`, the sum\n"
+		"over symbols of the smaller of the two shares (1 = same distribution,\n"
+		"0 = nothing in common). Kernel images ([kernel.kallsyms], [guest.kernel],\n"
+		"modules) of a domain compare as one image, [kernel]. A or B may be a\n"
+		"perf.data (docs/perfdata.md).\n",
+	.epilog =
+		"The flame graph's process level is --by-comm unless given, and --no-comm when\n"
+		"the two sides chose different domains, as the rows do. Its title defaults to\n"
+		"\"Differential flame graph: A -> B\".\n"
+		"\n"
+		"See docs/merge-diff.md and docs/flamegraph.md.\n",
+	.opts = diff_opts_table,
+};
 
 int cmd_diff(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "domain", required_argument, NULL, OPT_DOMAIN },
-		{ "domain-a", required_argument, NULL, OPT_DOMAIN_A },
-		{ "domain-b", required_argument, NULL, OPT_DOMAIN_B },
-		{ "kernel-only", no_argument, NULL, 'k' },
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ "fold-irq-enable", no_argument, NULL, OPT_FOLD },
-		{ "sort", required_argument, NULL, 's' },
-		{ "threshold", required_argument, NULL, 't' },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "time", required_argument, NULL, OPT_TIME },
-		{ "time-a", required_argument, NULL, OPT_TIME_A },
-		{ "time-b", required_argument, NULL, OPT_TIME_B },
-		{ "cpu", required_argument, NULL, OPT_CPU },
-		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "flamegraph", required_argument, NULL, OPT_FLAME },
-		{ "absolute", no_argument, NULL, OPT_ABS },
-		{ "title", required_argument, NULL, OPT_TITLE },
-		{ "min-width", required_argument, NULL, OPT_MINW },
-		{ "by-comm", no_argument, NULL, OPT_ROOT },
-		{ "by-pid", no_argument, NULL, OPT_ROOT },
-		{ "by-tid", no_argument, NULL, OPT_ROOT },
-		{ "no-comm", no_argument, NULL, OPT_ROOT },
-		{ NULL, 0, NULL, 0 },
-	};
-	/* --time and --cpu for both sides; --time-a/--time-b for one */
-	struct filter_args fa_a = { 0 }, fa_b = { 0 };
-	char emsg[256];
-	const char *format = "text";
-	struct diff_view v = { 0 };
-	struct diff_opts o = { 0 };
-	unsigned jobs = 0;   /* -j; 0: chosen per file (jobs_for_size) */
-	struct fg_diff_opts fo = { 0 };
-	const char *flame = NULL;
-	int nroot = 0;
-	bool fg_only_opt = false;
-
-	opterr = 0;
-	optind = 1;
-	int c, li = 0;
-	while ((c = getopt_long(argc, argv, ":ks:t:j:", longopts, &li)) != -1) {
-		switch (c) {
-		case OPT_DOMAIN: v.domain_a = v.domain_b = optarg; break;
-		case OPT_DOMAIN_A: v.domain_a = optarg; break;
-		case OPT_DOMAIN_B: v.domain_b = optarg; break;
-		case 'k': o.kernel_only = true; break;
-		case 'j':
-			if (parse_jobs(optarg, &jobs))
-				return usage_error("diff", JOBS_ERROR, optarg);
-			break;
-		case OPT_MODE:
-			/* one meaning in every command: user, kernel, or all */
-			v.user_only = !strcmp(optarg, "user");
-			o.kernel_only = !strcmp(optarg, "kernel");
-			if (!v.user_only && !o.kernel_only && strcmp(optarg, "all"))
-				return usage_error("diff", "--mode takes user, kernel or all, not '%s'", optarg);
-			break;
-		case OPT_FOLD: o.fold_irq = true; break;
-		case OPT_TIME: case OPT_TIME_A: case OPT_TIME_B: case OPT_CPU: {
-			const char *name = c == OPT_CPU ? "cpu" : "time";
-			if ((c != OPT_TIME_B && filter_args_set(&fa_a, name, optarg, emsg, sizeof(emsg))) ||
-			    (c != OPT_TIME_A && filter_args_set(&fa_b, name, optarg, emsg, sizeof(emsg))))
-				return usage_error("diff", "%s", emsg);
-			break;
-		}
-		case 's':
-			if (!strcmp(optarg, "diff"))
-				o.sort = DIFF_SORT_DIFF;
-			else if (!strcmp(optarg, "share"))
-				o.sort = DIFF_SORT_SHARE;
-			else
-				return usage_error("diff", "--sort takes diff or share, not '%s'", optarg);
-			break;
-		case 't':
-			if (parse_percent(optarg, &v.threshold))
-				return usage_error("diff", "threshold '%s' is not a percentage (0..100)", optarg);
-			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "csv") && strcmp(optarg, "json"))
-				return usage_error("diff", "unknown format '%s' (text, csv or json)", optarg);
-			format = optarg;
-			break;
-		case OPT_NO_DEBUGINFOD:
-			dbgfd_turn_off();   /* for libdwfl too: docs/symbols.md */
-			break;
-		case OPT_FLAME: flame = optarg; break;
-		case OPT_ABS: case OPT_TITLE: case OPT_MINW: case OPT_ROOT:
-			if (flame_option(c, longopts[li].name, optarg, &fo, &nroot, emsg, sizeof(emsg)))
-				return usage_error("diff", "%s", emsg);
-			fg_only_opt = true;
-			break;
-		case ':':
-			return usage_error("diff", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			return usage_error("diff", "unknown option '%s'", argv[optind - 1]);
-		}
+	struct diff_args da = { .format = "text" };
+	char *ops[argc + 1];
+	int nops, prc = opt_parse(&spec_diff, argc, argv, &da, ops, &nops);
+	if (prc != OPT_CONTINUE) {
+		perf_guest_args_release(&da.guests);
+		return prc;
 	}
-	if (argc - optind < 2)
+	const char *format = da.format, *flame = da.flame;
+	struct diff_view v = da.v;
+	struct diff_opts o = da.o;
+	unsigned jobs = da.jobs;
+	struct fg_diff_opts fo = { .absolute = da.absolute, .title = da.pic.title,
+				   .min_fraction = da.pic.min_pct / 100.0, .root = da.root.root };
+	int nroot = da.root.given;
+	bool fg_only_opt = da.absolute || da.pic.title || da.pic.min_pct > 0 || nroot;
+	if (nops < 2) {
+		perf_guest_args_release(&da.guests);
 		return usage_error("diff", "needs two recordings, A and B");
-	if (argc - optind > 2)
-		return usage_error("diff", "unexpected argument '%s'", argv[optind + 2]);
-	v.path_a = argv[optind];
-	v.path_b = argv[optind + 1];
-
+	}
+	if (nops > 2) {
+		perf_guest_args_release(&da.guests);
+		return usage_error("diff", "unexpected argument '%s'", ops[2]);
+	}
+	v.path_a = ops[0];
+	v.path_b = ops[1];
 	/* Different domains on the two sides cannot share a domain column:
 	 * then symbols meet on (image, symbol) and rows are labelled A|B. */
 	o.cross_domain = (!v.domain_a) != (!v.domain_b) ||
@@ -322,6 +294,8 @@ int cmd_diff(int argc, char **argv)
 		o.domain_label = label;
 	}
 
+	if ((v.user_only && o.kernel_only) || (fg_only_opt && !flame))
+		perf_guest_args_release(&da.guests);
 	if (v.user_only && o.kernel_only)
 		return usage_error("diff", "--mode user and --kernel-only exclude each other");
 	if (fg_only_opt && !flame)
@@ -337,12 +311,13 @@ int cmd_diff(int argc, char **argv)
 		fo.root = FG_ROOT_NONE;
 	fo.kernel_frames = o.kernel_only;
 	struct profile_opts po = { .stacks = flame != NULL, .by_tid = flame && fo.root == FG_ROOT_TID,
-				   .jobs = jobs };
+				   .jobs = jobs, .perf_guests = &da.guests };
 	int mode = v.user_only ? PROFILE_MODE_USER : flame && o.kernel_only ? PROFILE_MODE_KERNEL : 0;
-	struct profile *a = load(v.path_a, v.domain_a, mode, &fa_a.flt, &po);
+	struct profile *a = load(v.path_a, v.domain_a, mode, &da.fa_a.flt, &po);
+	struct profile *b = a ? load(v.path_b, v.domain_b, mode, &da.fa_b.flt, &po) : NULL;
+	perf_guest_args_release(&da.guests);  /* the readers copied them */
 	if (!a)
 		return 1;
-	struct profile *b = load(v.path_b, v.domain_b, mode, &fa_b.flt, &po);
 	if (!b) {
 		profile_free(a);
 		return 1;

@@ -12,13 +12,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/blocks.h"
 #include "commands.h"
 #include "output/escape.h"
 #include "analysis/options.h"
@@ -28,21 +29,6 @@
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
-const char usage_import[] =
-	"usage: domprof import [-f] [-q] PERF.DATA -o OUT [--guest-name PID=NAME]...\n"
-	"                      [--guest-kallsyms [PID=]FILE]...\n"
-	"\n"
-	"Write a perf.data (made by `perf record`, to a file or a pipe, or by\n"
-	"`perf kvm record`) as a domprof recording, for `merge` and for reports\n"
-	"where perf's file is not at hand. Every command reads a perf.data as it\n"
-	"is; import is needed only to merge it. A perf.data recorded on this\n"
-	"machine gets this machine's kernel symbols embedded. Damage and what was\n"
-	"not understood are reported; what could be read is written.\n"
-	"\n"
-	"  -o, --output OUT   file to write; an existing OUT is renamed OUT.old\n"
-	"  -f, --force        overwrite OUT instead of keeping OUT.old\n"
-	"  -q, --quiet        no summary line\n"
-	PERF_GUEST_HELP;
 
 struct imp {
 	struct sideband *sb;
@@ -66,49 +52,53 @@ static int on_record(void *ctx, struct dp_writer *w, const struct dp_record *rec
 	return r < 0 ? r : 1;
 }
 
+struct import_args {
+	const char *out;
+	bool force, quiet;
+	struct perf_guest_args guests;
+};
+
+static const struct opt import_opts[] = {
+	OPT_STR('o', "output", "OUT", struct import_args, out, "file to write; an existing OUT is renamed OUT.old"),
+	OPT_BOOL('f', "force", struct import_args, force, "overwrite OUT instead of keeping OUT.old"),
+	OPT_BOOL('q', "quiet", struct import_args, quiet, "no summary line"),
+	OPT_INCLUDE(opts_perf_guest, struct import_args, guests),
+	OPT_TABLE_END,
+};
+
+const struct cmd_spec spec_import = {
+	.name = "import",
+	.summary = "write a perf.data as a domprof recording (for merge)",
+	.synopsis = "[-f] [-q] PERF.DATA -o OUT [--guest-name PID=NAME]...\n"
+		    " [--guest-kallsyms [PID=]FILE]...",
+	.description =
+		"Write a perf.data (made by `perf record`, to a file or a pipe, or by\n"
+		"`perf kvm record`) as a domprof recording, for `merge` and for reports\n"
+		"where perf's file is not at hand. Every command reads a perf.data as it\n"
+		"is; import is needed only to merge it. A perf.data recorded on this\n"
+		"machine gets this machine's kernel symbols embedded. Damage and what was\n"
+		"not understood are reported; what could be read is written.\n",
+	.opts = import_opts,
+};
+
 int cmd_import(int argc, char **argv)
 {
-	enum { OPT_GUEST = 256 };
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "guest-name", required_argument, NULL, OPT_GUEST },
-		{ "guest-kallsyms", required_argument, NULL, OPT_GUEST },
-		{ "guest-sysmap", required_argument, NULL, OPT_GUEST },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *out = NULL, *in = NULL;
-	bool force = false, quiet = false;
-	struct perf_guest_args guests = { 0 };
-	char emsg[256];
-	opterr = 0;
-	optind = 1;
-	int c, li = 0, rc = 1;
-	while ((c = getopt_long(argc, argv, ":o:fq", longopts, &li)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 'f': force = true; break;
-		case 'q': quiet = true; break;
-		case OPT_GUEST:
-			if (perf_guest_args_set(&guests, longopts[li].name, optarg, emsg, sizeof(emsg))) {
-				perf_guest_args_release(&guests);
-				return usage_error("import", "%s", emsg);
-			}
-			break;
-		case ':': perf_guest_args_release(&guests);
-			return usage_error("import", "option '%s' needs a value", argv[optind - 1]);
-		default: perf_guest_args_release(&guests);
-			return usage_error("import", "unknown option '%s'", argv[optind - 1]);
-		}
+	struct import_args ia = { 0 };
+	char *ops[argc + 1];
+	int nops, rc = opt_parse(&spec_import, argc, argv, &ia, ops, &nops);
+	if (rc != OPT_CONTINUE) {
+		perf_guest_args_release(&ia.guests);
+		return rc;
 	}
-	if (optind < argc)
-		in = argv[optind++];
-	if (!in || !out || optind < argc) {
+	rc = 1;
+	const char *out = ia.out, *in = nops > 0 ? ops[0] : NULL;
+	bool force = ia.force, quiet = ia.quiet;
+	struct perf_guest_args guests = ia.guests;
+	if (!in || !out || nops > 1) {
 		perf_guest_args_release(&guests);
 		return usage_error("import", !in ? "needs a perf.data to read" : !out ?
 				   "needs an output file (-o OUT)" : "unexpected argument '%s'",
-				   argv[optind < argc ? optind : 0]);
+				   nops > 1 ? ops[1] : "");
 	}
 	char msg[PATH_MAX * 2 + 256] = "";
 	int err = 0;

@@ -17,7 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,28 +34,6 @@
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
-const char usage_merge[] =
-	"usage: domprof merge -o OUT [-f] HOST.data... [NAME=GUEST.data...]\n"
-	"\n"
-	"Several HOST files (arguments, globs, A,B) are one recording continued:\n"
-	"the files of a record --switch-output series, or of one machine, joined in\n"
-	"the order given (same domains, samples added up, each file's kernel table\n"
-	"kept once). One HOST file alone is copied (its user stacks stored in\n"
-	"delta form, or whole with DOMPROF_USTACK_DELTA=0).\n"
-	"\n"
-	"Join recordings made separately into one multi-domain file: HOST.data\n"
-	"keeps its domains (the host is domain 0); each NAME=GUEST.data (a\n"
-	"recording made with `domprof record` inside a guest and copied out)\n"
-	"becomes a new active domain NAME with the next free id, carrying its\n"
-	"samples, processes, mappings and embedded symbol tables (its kallsyms).\n"
-	"A guest file with several domains gives NAME, NAME.SUB, ... \n"
-	"Damaged inputs are merged as far as they can be read, with a warning; an\n"
-	"incomplete input (its recorder was killed) is merged with a warning and\n"
-	"makes the output incomplete too.\n"
-	"\n"
-	"  -o, --output OUT   file to write; an existing OUT is renamed OUT.old\n"
-	"  -f, --force        overwrite OUT instead of keeping OUT.old\n"
-	"  -q, --quiet        no summary line\n";
 
 static void warn_damage(const struct merge_input *in)
 {
@@ -80,31 +58,54 @@ static void warn_damage(const struct merge_input *in)
 	}
 }
 
+struct merge_args {
+	const char *out;
+	bool force, quiet;
+};
+
+static const struct opt merge_opts[] = {
+	OPT_STR('o', "output", "OUT", struct merge_args, out,
+		"file to write; an existing OUT is renamed OUT.old"),
+	OPT_BOOL('f', "force", struct merge_args, force, "overwrite OUT instead of keeping OUT.old"),
+	OPT_BOOL('q', "quiet", struct merge_args, quiet, "no summary line"),
+	OPT_TABLE_END,
+};
+
+const struct cmd_spec spec_merge = {
+	.name = "merge",
+	.summary = "join recordings made separately into one multi-domain file",
+	.synopsis = "-o OUT [-f] HOST.data... [NAME=GUEST.data...]",
+	.description =
+		"Several HOST files (arguments, globs, A,B) are one recording continued:\n"
+		"the files of a record --switch-output series, or of one machine, joined in\n"
+		"the order given (same domains, samples added up, each file's kernel table\n"
+		"kept once). One HOST file alone is copied (its user stacks stored in\n"
+		"delta form, or whole with DOMPROF_USTACK_DELTA=0).\n"
+		"\n"
+		"Join recordings made separately into one multi-domain file: HOST.data\n"
+		"keeps its domains (the host is domain 0); each NAME=GUEST.data (a\n"
+		"recording made with `domprof record` inside a guest and copied out)\n"
+		"becomes a new active domain NAME with the next free id, carrying its\n"
+		"samples, processes, mappings and embedded symbol tables (its kallsyms).\n"
+		"A guest file with several domains gives NAME, NAME.SUB, ...\n"
+		"Damaged inputs are merged as far as they can be read, with a warning; an\n"
+		"incomplete input (its recorder was killed) is merged with a warning and\n"
+		"makes the output incomplete too.\n",
+	.opts = merge_opts,
+};
+
 int cmd_merge(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *out = NULL;
-	bool force = false, quiet = false;
-	opterr = 0;
-	optind = 1;
-	int c;
-	while ((c = getopt_long(argc, argv, ":o:fq", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 'f': force = true; break;
-		case 'q': quiet = true; break;
-		case ':': return usage_error("merge", "option '%s' needs a value", argv[optind - 1]);
-		default: return usage_error("merge", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
+	struct merge_args ma = { 0 };
+	char *ops[argc + 1];
+	int nops, orc = opt_parse(&spec_merge, argc, argv, &ma, ops, &nops);
+	if (orc != OPT_CONTINUE)
+		return orc;
+	const char *out = ma.out;
+	bool force = ma.force, quiet = ma.quiet;
 	if (!out)
 		return usage_error("merge", "needs an output file (-o OUT)");
-	if (argc - optind < 1)
+	if (nops < 1)
 		return usage_error("merge", "needs a host recording");
 
 	/* The command line for the header, before NAME=FILE are split below. */
@@ -122,18 +123,17 @@ int cmd_merge(int argc, char **argv)
 	size_t nguests = 0;
 	char ierr[PATH_MAX + 64];
 	struct stat hst;
-	for (int i = optind; i < argc; i++) {
-		bool guest = i > optind && strchr(argv[i], '=') && stat(argv[i], &hst) != 0;
+	for (int i = 0; i < nops; i++) {
+		bool guest = i > 0 && strchr(ops[i], '=') && stat(ops[i], &hst) != 0;
 		if (guest) {
 			nguests++;
 		} else if (nguests) {
 			inputs_free(&hosts);
 			return usage_error("merge", "host file '%s' after a NAME=GUEST: give the host files first",
-					   argv[i]);
-		} else if (inputs_add(&hosts, argv[i], ierr, sizeof(ierr))) {
-			fprintf(stderr, "domprof merge: %s\n", ierr);
+					   ops[i]);
+		} else if (inputs_add(&hosts, ops[i], ierr, sizeof(ierr))) {
 			inputs_free(&hosts);
-			return 1;
+			return cli_error("merge", "%s", ierr);
 		}
 	}
 	if (hosts.n + nguests < 1) {
@@ -147,7 +147,7 @@ int cmd_merge(int argc, char **argv)
 	for (size_t i = 0; i < hosts.n; i++)
 		in[i].path = hosts.paths[i];
 	for (size_t i = hosts.n; i < nin; i++) {
-		char *arg = argv[argc - (int)(nin - i)];
+		char *arg = ops[nops - (int)(nin - i)];
 		char *eq = strchr(arg, '=');
 		if (!eq || eq == arg || !eq[1]) {
 			rc = usage_error("merge", "'%s' is not NAME=FILE", arg);

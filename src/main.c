@@ -1,38 +1,33 @@
 // SPDX-License-Identifier: MIT
 /*
  * domprof entry point: the command table and dispatch (git-style
- * `domprof <command> [options]`). Commands live in src/cmd-*.c.
+ * `domprof <command> [options]`). Commands live in src/cmd-*.c, each
+ * with its option table (src/cli/opt.h), which parses its options and
+ * prints its --help.
  */
 #include <malloc.h>
-#include <stdarg.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
 
 struct command {
-	const char *name;
 	int (*fn)(int, char **);
-	const char *usage;
-	const char *summary;
-	/* Its own parser finds --help: what follows its operands (record's
-	 * COMMAND and its arguments) is not its to read. */
-	bool own_help;
+	const struct cmd_spec *spec;
 };
 
 static const struct command commands[] = {
-	{ "record", cmd_record, usage_record, "record samples from the host and from VMs into a file", true },
-	{ "report", cmd_report, usage_report, "show where the time went (images, symbols, call graphs)", false },
-	{ "info", cmd_info, usage_info, "describe a recording: header, domains, events, counts, damage", false },
-	{ "dump", cmd_dump, usage_dump, "print every record of a recording, one per line", false },
-	{ "diff", cmd_diff, usage_diff, "compare two profiles symbol by symbol", false },
-	{ "merge", cmd_merge, usage_merge, "join recordings made separately into one multi-domain file", false },
-	{ "import", cmd_import, usage_import, "write a perf.data as a domprof recording (for merge)", false },
-	{ "agent", cmd_agent, usage_agent, "run inside a guest and record on request of a host", false },
-	{ "flamegraph", cmd_flamegraph, usage_flamegraph, "write an interactive flame graph (HTML or SVG)", false },
-	{ "annotate", cmd_annotate, usage_annotate, "a function's instructions with their samples", false },
-	{ "export", cmd_export, usage_export, "export a profile: folded, pprof, speedscope, json", false },
+	{ cmd_record, &spec_record },
+	{ cmd_report, &spec_report },
+	{ cmd_info, &spec_info },
+	{ cmd_dump, &spec_dump },
+	{ cmd_diff, &spec_diff },
+	{ cmd_merge, &spec_merge },
+	{ cmd_import, &spec_import },
+	{ cmd_agent, &spec_agent },
+	{ cmd_flamegraph, &spec_flamegraph },
+	{ cmd_annotate, &spec_annotate },
+	{ cmd_export, &spec_export },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -43,26 +38,60 @@ static void main_usage(FILE *f)
 		   "A system-wide sampling profiler for a Linux host and its virtual machines.\n\n"
 		   "commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-11s %s\n", commands[i].spec->name, commands[i].spec->summary);
 }
 
 static const struct command *find(const char *name)
 {
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(commands[i].name, name))
+		if (!strcmp(commands[i].spec->name, name))
 			return &commands[i];
 	return NULL;
 }
 
-int usage_error(const char *cmd, const char *fmt, ...)
+/*
+ * `domprof help-options markdown|bash|man [COMMAND]|names`: the documents
+ * made from the option tables (scripts/gen-cli-docs writes them into the
+ * tree; tests/e2e/cli-docs.sh checks they are current). names: one line
+ * per option, "COMMAND LETTER LONG primary|alias" ('-' for none), for the
+ * checks.
+ */
+static void names_entry(void *arg, const struct opt *o)
 {
-	va_list ap;
-	fprintf(stderr, "domprof %s: ", cmd);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (see 'domprof %s --help')\n", cmd);
-	return 2;
+	if (o->kind == OPT_SECTION)
+		return;
+	/* a letter without a long spelling is named by what it stands for
+	 * (record's -g: --call-graph) */
+	const char *name = o->name ? o->name : o->alias_of && !strncmp(o->alias_of, "--", 2) ? o->alias_of + 2 : "-";
+	printf("%s %c %.*s %s\n", (const char *)arg, o->letter ? o->letter : '-', (int)strcspn(name, " "), name,
+	       o->flags & OPT_ALIAS ? "alias" : "primary");
+}
+
+static int help_options(int argc, char **argv)
+{
+	const struct cmd_spec *specs[NCOMMANDS];
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		specs[i] = commands[i].spec;
+	const char *what = argc > 2 ? argv[2] : "";
+	if (!strcmp(what, "markdown"))
+		opt_write_markdown(stdout, specs, NCOMMANDS);
+	else if (!strcmp(what, "bash"))
+		opt_write_completion(stdout, specs, NCOMMANDS);
+	else if (!strcmp(what, "man")) {
+		const struct command *c = argc > 3 ? find(argv[3]) : NULL;
+		if (argc > 3 && !c) {
+			fprintf(stderr, "domprof: unknown command '%s' (see 'domprof --help')\n", argv[3]);
+			return 2;
+		}
+		opt_write_man(stdout, specs, NCOMMANDS, c ? c->spec : NULL);
+	} else if (!strcmp(what, "names")) {
+		for (size_t i = 0; i < NCOMMANDS; i++)
+			opt_each(specs[i]->opts, names_entry, (void *)specs[i]->name);
+	} else {
+		fprintf(stderr, "usage: domprof help-options markdown|bash|man [COMMAND]|names\n");
+		return 2;
+	}
+	return fflush(stdout) ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -84,6 +113,8 @@ int main(int argc, char **argv)
 		printf("domprof %s\n", DOMPROF_VERSION);
 		return 0;
 	}
+	if (!strcmp(c, "help-options"))
+		return help_options(argc, argv);
 	if (!strcmp(c, "help")) {
 		if (argc < 3) {
 			main_usage(stdout);
@@ -94,7 +125,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "domprof: unknown command '%s' (see 'domprof --help')\n", argv[2]);
 			return 2;
 		}
-		fputs(h->usage, stdout);
+		opt_print_help(stdout, h->spec);
 		return 0;
 	}
 	const struct command *cmd = find(c);
@@ -102,10 +133,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "domprof: unknown command '%s' (see 'domprof --help')\n", c);
 		return 2;
 	}
-	for (int i = 2; !cmd->own_help && i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(cmd->usage, stdout);
-			return 0;
-		}
 	return cmd->fn(argc - 1, argv + 1);
 }
