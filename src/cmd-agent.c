@@ -44,7 +44,7 @@ static void on_quit(int sig) { g_quit = sig; }
 /* A line may quote a controller's request or a file's name: terminal-safe. */
 static void say_line(void *ctx, const char *text)
 {
-	text_line(stderr, "domprof agent: ", text);
+	cli_error_text("agent", NULL, text);
 }
 
 struct agent_args {
@@ -135,7 +135,7 @@ int cmd_agent(int argc, char **argv)
 	if (key_file) {
 		bool created;
 		if (ap_key_load(key_file, true, &key, &created, err, sizeof(err)) < 0) {
-			fprintf(stderr, "domprof agent: %s\n", err);
+			cli_say("agent", "%s", err);
 			return 1;
 		}
 		if (created)
@@ -145,7 +145,7 @@ int cmd_agent(int argc, char **argv)
 	/* Every file the agent creates is in a directory of its own. */
 	struct workdir wd;
 	if (workdir_create(&wd, dir, err, sizeof(err)) < 0) {
-		fprintf(stderr, "domprof agent: %s\n", err);
+		cli_say("agent", "%s", err);
 		return 1;
 	}
 	struct agent_child child;
@@ -153,7 +153,7 @@ int cmd_agent(int argc, char **argv)
 	struct agent_listener l;
 	if (agent_listen_open(&l, listen_at, key_file != NULL, insecure, err, sizeof(err), warn,
 			      sizeof(warn)) < 0) {
-		fprintf(stderr, "domprof agent: %s\n", err);
+		cli_say("agent", "%s", err);
 		workdir_remove(&wd);
 		return 1;
 	}
@@ -176,7 +176,7 @@ int cmd_agent(int argc, char **argv)
 		if (fd == -EAGAIN)
 			continue;
 		if (fd < 0) {
-			fprintf(stderr, "domprof agent: cannot open %s: %s\n", listen_at, strerror(-fd));
+			cli_say("agent", "cannot open %s: %s", listen_at, strerror(-fd));
 			break;
 		}
 		agent_serve(&cfg, fd);

@@ -208,12 +208,12 @@ int cmd_annotate(int argc, char **argv)
 	if (loading)
 		pthread_join(loader, NULL);   /* disasm_api's answer is this thread's now */
 	if (!p) {
-		text_line(stderr, "domprof annotate: ", profile_load_reason(why, sizeof(why), path, err, msg));
+		cli_error_text("annotate", NULL, profile_load_reason(why, sizeof(why), path, err, msg));
 		perf_guest_args_release(&aa.guests);
 		return 1;
 	}
 	for (size_t i = 0; i < p->nwarnings; i++)
-		text_line(stderr, "domprof annotate: warning: ", p->warnings[i]);
+		cli_warn_text("annotate", NULL, p->warnings[i]);
 	/* the rows to show: by name, or the hottest; in report's order */
 	size_t n;
 	uint32_t *ix = profile_rows(p, NULL, 0, 0.0, &n);
@@ -235,7 +235,7 @@ int cmd_annotate(int argc, char **argv)
 		fputs("]\n", stdout);
 	free(ix);
 	if (rc)
-		fprintf(stderr, "domprof annotate: writing failed: %s\n", strerror(-rc));
+		cli_say("annotate", "writing failed: %s", strerror(-rc));
 	else if (!shown && name) {
 		/* the names with samples: the profile above has only those
 		 * where the name may be, so every sample is resolved again
@@ -247,7 +247,7 @@ int cmd_annotate(int argc, char **argv)
 		profile_free(q);
 		rc = 1;
 	} else if (!shown)
-		fprintf(stderr, "domprof annotate: no samples%s\n",
+		cli_say("annotate", "no samples%s",
 			p->total_samples ? " match the filter" : " in this recording");
 	profile_free(p);
 	perf_guest_args_release(&aa.guests);

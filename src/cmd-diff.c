@@ -36,7 +36,7 @@ static struct profile *load(const char *path, const char *domain, int mode,
 	char msg[512] = "", why[PATH_MAX + 512];
 	struct inputs in = { 0 };
 	if (inputs_add(&in, path, msg, sizeof(msg))) {
-		text_line(stderr, "domprof diff: ", msg);
+		cli_error_text("diff", NULL, msg);
 		return NULL;
 	}
 	struct profile *p = profile_load_files((const char *const *)in.paths, in.n, &flt, po, &err,
@@ -45,16 +45,14 @@ static struct profile *load(const char *path, const char *domain, int mode,
 	if (!p) {
 		/* two files are read: name the one that failed */
 		if (*msg && !strstr(msg, path)) {
-			fprintf(stderr, "domprof diff: %s: ", path);
-			text_line(stderr, "", msg);
+			cli_error_text("diff", path, msg);
 		} else {
-			text_line(stderr, "domprof diff: ", profile_load_reason(why, sizeof(why), path, err, msg));
+			cli_error_text("diff", NULL, profile_load_reason(why, sizeof(why), path, err, msg));
 		}
 		return NULL;
 	}
 	for (size_t i = 0; i < p->nwarnings; i++) {
-		fprintf(stderr, "domprof diff: warning: %s: ", path);
-		text_line(stderr, "", p->warnings[i]);
+		cli_warn_text("diff", path, p->warnings[i]);
 	}
 	return p;
 }
@@ -85,14 +83,14 @@ static int write_flame(const char *out, const struct profile *a, const struct pr
 	fo->domain_label = o->domain_label;
 	FILE *f = fopen(out, "w");
 	if (!f) {
-		fprintf(stderr, "domprof diff: cannot create '%s': %s\n", out, strerror(errno));
+		cli_say("diff", "cannot create '%s': %s", out, strerror(errno));
 		return 1;
 	}
 	int rc = ends_with(out, ".svg") ? flamegraph_diff_svg(f, a, b, fo) : flamegraph_diff_html(f, a, b, fo);
 	if (fclose(f) && !rc)
 		rc = -EIO;
 	if (rc) {
-		fprintf(stderr, "domprof diff: writing '%s' failed: %s\n", out, strerror(-rc));
+		cli_say("diff", "writing '%s' failed: %s", out, strerror(-rc));
 		return 1;
 	}
 	return 0;
@@ -111,9 +109,9 @@ static int print_diff(const char *format, const struct diff_view *v)
 	if (!rc && !strcmp(format, "csv")) {
 		/* CSV holds rows only: say the score where a human sees it */
 		if (v->fold_irq)
-			fprintf(stderr, "domprof diff: similarity with interrupt-enable points: %.4f\n",
+			cli_say("diff", "similarity with interrupt-enable points: %.4f",
 				v->r->similarity_all);
-		fprintf(stderr, "domprof diff: similarity: %.4f\n", v->r->similarity);
+		cli_say("diff", "similarity: %.4f", v->r->similarity);
 	}
 	return rc;
 }
@@ -330,7 +328,7 @@ int cmd_diff(int argc, char **argv)
 	v.sort = o.sort;
 	int rc = print_diff(format, &v);
 	if (!r->total_a || !r->total_b)
-		fprintf(stderr, "domprof diff: warning: no samples to compare in %s\n",
+		cli_warn("diff", "no samples to compare in %s",
 			!r->total_a ? v.path_a : v.path_b);
 	if (!rc && flame && write_flame(flame, a, b, &v, &o, &fo))
 		rc = 1;
@@ -340,7 +338,7 @@ int cmd_diff(int argc, char **argv)
 	if (rc == 1)
 		return 1;
 	if (rc) {
-		fprintf(stderr, "domprof diff: writing the output failed: %s\n", strerror(-rc));
+		cli_say("diff", "writing the output failed: %s", strerror(-rc));
 		return 1;
 	}
 	return 0;

@@ -192,9 +192,7 @@ int cmd_dump(int argc, char **argv)
 	int err;
 	struct dp_reader *r = dp_reader_open(path, &err, msg, sizeof(msg));
 	if (!r) {
-		fprintf(stderr, "domprof dump: %s: ", path);
-		text_put(stderr, msg);
-		fputc('\n', stderr);
+		cli_error_text("dump", path, msg);
 		return 1;
 	}
 	/* only sizes are printed: a table is never decompressed (a file may
@@ -206,14 +204,12 @@ int cmd_dump(int argc, char **argv)
 	const struct dp_damage *d;
 	size_t nd = dp_reader_damage(r, &d);
 	for (size_t i = 0; i < nd; i++) {
-		fprintf(stderr, "domprof dump: warning: %s: offset %" PRIu64 ": ", path, d[i].offset);
-		text_put(stderr, d[i].what);
-		fputc('\n', stderr);
+		char at[4096];
+		snprintf(at, sizeof(at), "%s: offset %" PRIu64, path, d[i].offset);
+		cli_warn_text("dump", at, d[i].what);
 	}
 	if (dp_reader_incomplete(r)) {
-		fprintf(stderr, "domprof dump: warning: %s: ", path);
-		text_put(stderr, dp_reader_incomplete(r));
-		fputc('\n', stderr);
+		cli_warn_text("dump", path, dp_reader_incomplete(r));
 	}
 	dp_reader_free(r);
 	return fflush(stdout) == 0 ? 0 : 1;

@@ -136,20 +136,20 @@ int cmd_export(int argc, char **argv)
 						&guests, desc, sizeof(desc), why, sizeof(why));
 	path = desc;
 	if (!p) {
-		text_line(stderr, "domprof export: ", why);
+		cli_error_text("export", NULL, why);
 		pprof_labels_free(&labels);
 		return 1;
 	}
 	for (size_t i = 0; i < p->nwarnings; i++)
-		text_line(stderr, "domprof export: warning: ", p->warnings[i]);
+		cli_warn_text("export", NULL, p->warnings[i]);
 	if (!p->matched)
-		fprintf(stderr, "domprof export: warning: profile is empty (0 samples match)\n");
+		cli_warn("export", "profile is empty (0 samples match)");
 
 	FILE *f = stdout;
 	if (out && strcmp(out, "-")) {
 		f = fopen(out, "wb");
 		if (!f) {
-			fprintf(stderr, "domprof export: cannot create '%s': %s\n", out, strerror(errno));
+			cli_say("export", "cannot create '%s': %s", out, strerror(errno));
 			profile_free(p);
 			pprof_labels_free(&labels);
 			return 1;
@@ -171,7 +171,7 @@ int cmd_export(int argc, char **argv)
 	profile_free(p);
 	pprof_labels_free(&labels);
 	if (rc) {
-		fprintf(stderr, "domprof export: writing %s failed: %s\n", out ? out : "standard output",
+		cli_say("export", "writing %s failed: %s", out ? out : "standard output",
 			strerror(-rc));
 		return 1;
 	}

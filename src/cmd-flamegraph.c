@@ -99,16 +99,16 @@ int cmd_flamegraph(int argc, char **argv)
 						&guests, desc, sizeof(desc), why, sizeof(why));
 	path = desc;
 	if (!p) {
-		text_line(stderr, "domprof flamegraph: ", why);
+		cli_error_text("flamegraph", NULL, why);
 		return 1;
 	}
 	for (size_t i = 0; i < p->nwarnings; i++)
-		text_line(stderr, "domprof flamegraph: warning: ", p->warnings[i]);
+		cli_warn_text("flamegraph", NULL, p->warnings[i]);
 	if (!p->matched)
-		fprintf(stderr, "domprof flamegraph: warning: profile is empty (0 samples match)\n");
+		cli_warn("flamegraph", "profile is empty (0 samples match)");
 	else if (!p->has_callchains)
-		fprintf(stderr, "domprof flamegraph: note: no call chains in '%s' (record with -g): "
-				"each sample is a single frame\n", path);
+		cli_say("flamegraph", "note: no call chains in '%s' (record with -g): "
+				"each sample is a single frame", path);
 
 	char tbuf[512], sub[640];
 	if (!title) {
@@ -122,7 +122,7 @@ int cmd_flamegraph(int argc, char **argv)
 
 	FILE *f = fopen(out, "w");
 	if (!f) {
-		fprintf(stderr, "domprof flamegraph: cannot create '%s': %s\n", out, strerror(errno));
+		cli_say("flamegraph", "cannot create '%s': %s", out, strerror(errno));
 		profile_free(p);
 		return 1;
 	}
@@ -131,7 +131,7 @@ int cmd_flamegraph(int argc, char **argv)
 		rc = -EIO;
 	profile_free(p);
 	if (rc) {
-		fprintf(stderr, "domprof flamegraph: writing '%s' failed: %s\n", out, strerror(-rc));
+		cli_say("flamegraph", "writing '%s' failed: %s", out, strerror(-rc));
 		return 1;
 	}
 	return 0;

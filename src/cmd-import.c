@@ -104,13 +104,12 @@ int cmd_import(int argc, char **argv)
 	int err = 0;
 	struct dp_reader *r = dp_reader_open(in, &err, msg, sizeof(msg));
 	if (!r) {
-		fprintf(stderr, "domprof import: %s: ", in);
-		text_line(stderr, "", *msg ? msg : strerror(-err));
+		cli_error_text("import", in, *msg ? msg : strerror(-err));
 		perf_guest_args_release(&guests);
 		return 1;
 	}
 	if (!dp_reader_is_perf(r)) {
-		fprintf(stderr, "domprof import: %s is already a domprof recording (import reads perf.data)\n", in);
+		cli_say("import", "%s is already a domprof recording (import reads perf.data)", in);
 		goto done;
 	}
 	perf_guest_args_apply(&guests, r);
@@ -118,14 +117,14 @@ int cmd_import(int argc, char **argv)
 	struct outfile of;
 	int oerr = outfile_open(&of, out, force ? OUTFILE_FORCE : 0);
 	if (oerr < 0) {
-		fprintf(stderr, "domprof import: %s\n", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
+		cli_say("import", "%s", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
 		goto done;
 	}
 	int werr = 0, wfd = fcntl(of.fd, F_DUPFD_CLOEXEC, 3);
 	struct dp_writer_opts wo = { .zstd_level = 3, .ustack_delta = dp_ustack_delta_wanted() };
 	struct dp_writer *w = wfd < 0 ? NULL : dp_writer_new(wfd, &hdr, &wo, &werr);
 	if (!w) {
-		fprintf(stderr, "domprof import: cannot write '%s': %s\n", of.tmp,
+		cli_say("import", "cannot write '%s': %s", of.tmp,
 			strerror(wfd < 0 ? errno : -werr));
 		outfile_discard(&of);
 		goto done;
@@ -140,29 +139,28 @@ int cmd_import(int argc, char **argv)
 		ret = fret;
 	if (ret || (oerr = outfile_commit(&of)) < 0) {
 		if (ret)
-			fprintf(stderr, "domprof import: writing '%s' failed: %s\n", of.tmp, strerror(-ret));
+			cli_say("import", "writing '%s' failed: %s", of.tmp, strerror(-ret));
 		else
-			fprintf(stderr, "domprof import: %s\n", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
+			cli_say("import", "%s", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
 		outfile_discard(&of);
 		dp_meta_release(&m);
 		goto done;
 	}
 	outfile_release(&of);
 	for (size_t i = 0; i < m.ndamage; i++) {
-		fprintf(stderr, "domprof import: warning: %s: offset %" PRIu64 ": ", in, m.damage[i].offset);
-		text_line(stderr, "", m.damage[i].what);
+		char at[4096];
+		snprintf(at, sizeof(at), "%s: offset %" PRIu64, in, m.damage[i].offset);
+		cli_warn_text("import", at, m.damage[i].what);
 	}
 	if (m.incomplete) {
-		fprintf(stderr, "domprof import: warning: %s: ", in);
-		text_line(stderr, "", m.incomplete);
+		cli_warn_text("import", in, m.incomplete);
 	}
 	if (dp_reader_note(r)) {
-		fprintf(stderr, "domprof import: warning: %s: ", in);
-		text_line(stderr, "", dp_reader_note(r));
+		cli_warn_text("import", in, dp_reader_note(r));
 	}
 	if (!quiet)
-		fprintf(stderr, "domprof import: wrote %s: %" PRIu64 " samples, %" PRIu64 " lost, %zu "
-			"domains, from %s%s\n", out, m.samples, m.lost, m.ndomains, hdr.source,
+		cli_say("import", "wrote %s: %" PRIu64 " samples, %" PRIu64 " lost, %zu "
+			"domains, from %s%s", out, m.samples, m.lost, m.ndomains, hdr.source,
 			im.kbytes ? "; this host's kernel symbols embedded" : "");
 	dp_meta_release(&m);
 	rc = 0;  /* a damaged input is imported as far as it reads, with warnings */

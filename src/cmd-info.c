@@ -167,8 +167,7 @@ static int info_one(const char *path, struct info_sum *sum)
 	int err;
 	struct dp_reader *r = dp_reader_open(path, &err, msg, sizeof(msg));
 	if (!r) {
-		fprintf(stderr, "domprof info: %s: ", path);
-		text_line(stderr, "", msg);
+		cli_error_text("info", path, msg);
 		return 1;
 	}
 	/* symbol tables are counted, never decompressed (a file may claim

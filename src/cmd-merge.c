@@ -41,18 +41,18 @@ static void warn_damage(const struct merge_input *in)
 	size_t nd = dp_reader_damage(in->r, &dmg);
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < nd; i++) {
-		fprintf(stderr, "domprof merge: warning: %s: damaged at offset %" PRIu64 ": ",
-			in->path, dmg[i].offset);
-		text_line(stderr, "", dmg[i].what);
+		char at[4096];
+		snprintf(at, sizeof(at), "%s: damaged at offset %" PRIu64, in->path, dmg[i].offset);
+		cli_warn_text("merge", at, dmg[i].what);
 		bytes += dmg[i].bytes_lost;
 	}
 	if (nd)
-		fprintf(stderr, "domprof merge: warning: %s is damaged: merged its %" PRIu64
-				" readable samples, %" PRIu64 " bytes lost\n", in->path, in->m.samples, bytes);
+		cli_warn("merge", "%s is damaged: merged its %" PRIu64
+				" readable samples, %" PRIu64 " bytes lost", in->path, in->m.samples, bytes);
 	const char *inc = dp_reader_incomplete(in->r);
 	if (inc) {
 		char *e = text_escape(inc);
-		fprintf(stderr, "domprof merge: warning: %s: %s; the merged file says so too\n",
+		cli_warn("merge", "%s: %s; the merged file says so too",
 			in->path, e);
 		free(e);
 	}
@@ -169,17 +169,16 @@ int cmd_merge(int argc, char **argv)
 		in[i].r = dp_reader_open(in[i].path, &err, msg, sizeof(msg));
 		if (!in[i].r) {
 			if (*msg && strstr(msg, in[i].path)) {
-				text_line(stderr, "domprof merge: ", msg);
+				cli_error_text("merge", NULL, msg);
 			} else {
-				fprintf(stderr, "domprof merge: %s: ", in[i].path);
-				text_line(stderr, "", *msg ? msg : err > -1000 ? strerror(-err) : "not a domprof file");
+				cli_error_text("merge", in[i].path, *msg ? msg : err > -1000 ? strerror(-err) : "not a domprof file");
 			}
 			goto done;
 		}
 		if (dp_reader_is_perf(in[i].r)) {
 			/* its records have no domprof bytes to copy */
-			fprintf(stderr, "domprof merge: %s is a perf.data: convert it first with "
-				"`domprof import %s -o FILE.data`\n", in[i].path, in[i].path);
+			cli_say("merge", "%s is a perf.data: convert it first with "
+				"`domprof import %s -o FILE.data`", in[i].path, in[i].path);
 			goto done;
 		}
 		/* tables are copied as stored, never decompressed; the records
@@ -197,7 +196,7 @@ int cmd_merge(int argc, char **argv)
 		goto done;
 	}
 	if (prc) {
-		text_line(stderr, "domprof merge: ", why);
+		cli_error_text("merge", NULL, why);
 		goto done;
 	}
 
@@ -209,14 +208,14 @@ int cmd_merge(int argc, char **argv)
 	char msg[PATH_MAX * 2 + 256];
 	int oerr = outfile_open(&of, out, force ? OUTFILE_FORCE : 0);
 	if (oerr < 0) {
-		fprintf(stderr, "domprof merge: %s\n", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
+		cli_say("merge", "%s", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
 		goto done;
 	}
 	int werr = 0, wfd = fcntl(of.fd, F_DUPFD_CLOEXEC, 3);
 	struct dp_writer_opts wo = { .zstd_level = 3, .ustack_delta = dp_ustack_delta_wanted() };
 	struct dp_writer *w = wfd < 0 ? NULL : dp_writer_new(wfd, &hdr, &wo, &werr);
 	if (!w) {
-		fprintf(stderr, "domprof merge: cannot write '%s': %s\n", of.tmp,
+		cli_say("merge", "cannot write '%s': %s", of.tmp,
 			strerror(wfd < 0 ? errno : -werr));
 		outfile_discard(&of);
 		goto done;
@@ -226,12 +225,12 @@ int cmd_merge(int argc, char **argv)
 	if (!ret)
 		ret = fret;
 	if (ret) {
-		fprintf(stderr, "domprof merge: writing '%s' failed: %s\n", of.tmp, strerror(-ret));
+		cli_say("merge", "writing '%s' failed: %s", of.tmp, strerror(-ret));
 		outfile_discard(&of);
 		goto done;
 	}
 	if ((oerr = outfile_commit(&of)) < 0) {
-		fprintf(stderr, "domprof merge: %s\n", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
+		cli_say("merge", "%s", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
 		outfile_discard(&of);
 		goto done;
 	}
@@ -239,8 +238,8 @@ int cmd_merge(int argc, char **argv)
 	for (size_t k = 0; k < nin; k++)
 		warn_damage(&in[k]);
 	if (!quiet) {
-		fprintf(stderr, "domprof merge: wrote %s: %zu domains, %" PRIu64 " samples, %" PRIu64
-				" lost, from %zu files\n", out, mg.ndomains, mg.samples, mg.lost, nin);
+		cli_say("merge", "wrote %s: %zu domains, %" PRIu64 " samples, %" PRIu64
+				" lost, from %zu files", out, mg.ndomains, mg.samples, mg.lost, nin);
 	}
 	rc = 0;
 done:

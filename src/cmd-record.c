@@ -109,10 +109,9 @@ static void report_open_error(const struct rec *r, const struct perf_source_erro
 			snprintf(lim, sizeof(lim), "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
 		long kb = target_read_sysctl("/proc/sys/kernel/perf_event_mlock_kb", -1);
 		size_t ring_kb = r->ring_pages * (size_t)sysconf(_SC_PAGESIZE) / 1024;
-		fprintf(stderr,
-			"domprof record: cannot map the ring buffer of CPU %d (-m %zu = %zu KiB per CPU): %s; "
+		cli_say("record", "cannot map the ring buffer of CPU %d (-m %zu = %zu KiB per CPU): %s; "
 			"it is over the locked-memory limit (kernel.perf_event_mlock_kb is %ld per CPU, "
-			"ulimit -l is %s): use a smaller -m, raise a limit, or run with CAP_IPC_LOCK\n",
+			"ulimit -l is %s): use a smaller -m, raise a limit, or run with CAP_IPC_LOCK",
 			e->cpu, r->ring_pages, ring_kb, strerror(err), kb, lim);
 	} else if (err == EACCES || err == EPERM) {
 		long p = target_read_sysctl("/proc/sys/kernel/perf_event_paranoid", 99);
@@ -123,26 +122,24 @@ static void report_open_error(const struct rec *r, const struct perf_source_erro
 				    perf_source_probe_user(&r->ev[e->event]) == 0;
 		char uev[64];
 		snprintf(uev, sizeof(uev), "%.*s:u", (int)strcspn(ev, ":"), ev);
-		fprintf(stderr,
-			"domprof record: not permitted to open event '%s' (%s): kernel.perf_event_paranoid is %ld; "
-			"set it to -1 (sysctl -w kernel.perf_event_paranoid=-1) or run with CAP_PERFMON%s%s\n",
+		cli_say("record", "not permitted to open event '%s' (%s): kernel.perf_event_paranoid is %ld; "
+			"set it to -1 (sysctl -w kernel.perf_event_paranoid=-1) or run with CAP_PERFMON%s%s",
 			ev, strerror(err), p, user_only_ok ? ", or sample user space only with -e " : "",
 			user_only_ok ? uev : "");
 	} else if (r->ev[e->event].hardware && (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)) {
-		fprintf(stderr,
-			"domprof record: event '%s' is not supported: this machine has no hardware PMU event "
-			"for it (no performance counters, as in many VMs); use -e cpu-clock\n", ev);
+		cli_say("record", "event '%s' is not supported: this machine has no hardware PMU event "
+			"for it (no performance counters, as in many VMs); use -e cpu-clock", ev);
 	} else if (r->ustack_size && (err == EINVAL || err == ENOSYS || err == EOPNOTSUPP)) {
-		fprintf(stderr, "domprof record: perf_event_open for event '%s' with user registers and "
+		cli_say("record", "perf_event_open for event '%s' with user registers and "
 			"%u bytes of user stack (--call-graph dwarf) failed: %s; the kernel may not "
-			"support them for this event: use -g\n", ev, r->ustack_size, strerror(err));
+			"support them for this event: use -g", ev, r->ustack_size, strerror(err));
 	} else if (err == ESRCH) {
-		fprintf(stderr, "domprof record: no such process: %d\n", (int)e->pid);
+		cli_say("record", "no such process: %d", (int)e->pid);
 	} else if (err == EMFILE || err == ENFILE) {
-		fprintf(stderr, "domprof record: too many open files opening '%s' on CPU %d: "
-			"raise the limit (ulimit -n) or use fewer CPUs/threads\n", ev, e->cpu);
+		cli_say("record", "too many open files opening '%s' on CPU %d: "
+			"raise the limit (ulimit -n) or use fewer CPUs/threads", ev, e->cpu);
 	} else {
-		fprintf(stderr, "domprof record: %s for event '%s' on CPU %d failed: %s\n",
+		cli_say("record", "%s for event '%s' on CPU %d failed: %s",
 			e->what, ev, e->cpu, strerror(err));
 	}
 }
@@ -499,7 +496,7 @@ static int select_cpus(struct rec *r)
 		for (int k = 0; k < n && !ok; k++)
 			ok = online[k] == want[i];
 		if (!ok) {
-			fprintf(stderr, "domprof record: CPU %d is not online\n", want[i]);
+			cli_say("record", "CPU %d is not online", want[i]);
 			return 1;
 		}
 		r->cpus[r->ncpus++] = want[i];
@@ -552,13 +549,13 @@ static int check_targets(struct rec *r, bool host)
 		return ret;
 	long maxrate = target_read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", 0);
 	if (host && r->hz && maxrate > 0 && r->hz > (uint64_t)maxrate) {
-		fprintf(stderr, "domprof record: -F %" PRIu64 " is above kernel.perf_event_max_sample_rate "
-			"(%ld): use a lower -F or raise the sysctl\n", r->hz, maxrate);
+		cli_say("record", "-F %" PRIu64 " is above kernel.perf_event_max_sample_rate "
+			"(%ld): use a lower -F or raise the sysctl", r->hz, maxrate);
 		return 1;
 	}
 	for (size_t i = 0; i < r->npids; i++)
 		if (!collector_pid_alive(r->pids[i])) {
-			fprintf(stderr, "domprof record: no such process: %d\n", (int)r->pids[i]);
+			cli_say("record", "no such process: %d", (int)r->pids[i]);
 			return 1;
 		}
 	return 0;
@@ -568,7 +565,7 @@ static int check_targets(struct rec *r, bool host)
 static void print_notice(void *ctx, const char *msg)
 {
 	(void)ctx;
-	text_line(stderr, "domprof record: ", msg);
+	cli_error_text("record", NULL, msg);
 }
 
 /* One line: samples written, lost, bytes, duration, and per source. */
@@ -654,7 +651,7 @@ static void print_summary(const struct recorder *r, const struct collector_resul
 		};
 		char line[400];
 		rate_format(&rs, c->unit, line, sizeof(line));
-		fprintf(stderr, "domprof record: rate %s: %s\n", c->name, line);
+		cli_say("record", "rate %s: %s", c->name, line);
 	}
 }
 
@@ -698,13 +695,12 @@ static void print_lines(const struct rec *r)
 	if (!r->lines_ran)
 		return;   /* --no-lines, or no regular file to read back */
 	if (!r->lines_done) {
-		text_line(stderr, "domprof record: source lines not embedded: ",
-			  r->lines_why[0] ? r->lines_why : "the file could not be read back");
+		cli_error_text("record", "source lines not embedded", r->lines_why[0] ? r->lines_why : "the file could not be read back");
 		return;
 	}
 	if (!r->lines.addrs && !r->lines.refused) {
-		fprintf(stderr, "domprof record: no source lines embedded: no sampled image has line tables here "
-			"(%.1f ms)\n", (double)r->lines_ns / 1e6);
+		cli_say("record", "no source lines embedded: no sampled image has line tables here "
+			"(%.1f ms)", (double)r->lines_ns / 1e6);
 		return;
 	}
 	fprintf(stderr, "domprof record: source lines of %zu address%s in %zu image%s embedded (%zu KiB "

@@ -222,7 +222,7 @@ int cmd_report(int argc, char **argv)
 	struct inputs in = { 0 };
 	if (inputs_collect(&in, ra.in.v, ra.in.n, ops, (size_t)nops, emsg, sizeof(emsg))) {
 		perf_guest_args_release(&guests);
-		text_line(stderr, "domprof report: ", emsg);
+		cli_error_text("report", NULL, emsg);
 		return 1;
 	}
 	const char *path = in.paths[0];
@@ -254,8 +254,7 @@ int cmd_report(int argc, char **argv)
 					       msg, sizeof(msg));
 	perf_guest_args_release(&guests);  /* the reader copied them */
 	if (!p) {
-		text_line(stderr, "domprof report: ",
-			  profile_load_reason(why, sizeof(why), inputs_desc(&in, desc, sizeof(desc)), err, msg));
+		cli_error_text("report", NULL, profile_load_reason(why, sizeof(why), inputs_desc(&in, desc, sizeof(desc)), err, msg));
 		inputs_free(&in);
 		return 1;
 	}
@@ -263,13 +262,13 @@ int cmd_report(int argc, char **argv)
 	v.path = inputs_desc(&in, desc, sizeof(desc));
 	/* for bench/scale: what the profile's memory grows with */
 	if (getenv("DOMPROF_PROFILE_STATS"))
-		fprintf(stderr, "domprof report: profile: %" PRIu64 " samples, %zu unique keys, %zu unique "
-			"addresses, %zu symbols, %zu edges, %zu stacks\n", p->total_samples, p->unique_keys,
+		cli_say("report", "profile: %" PRIu64 " samples, %zu unique keys, %zu unique "
+			"addresses, %zu symbols, %zu edges, %zu stacks", p->total_samples, p->unique_keys,
 			p->unique_addrs, p->nsyms, p->nedges, p->nstacks);
 	v.filter_desc = filter_args_desc(&fa);
 	FILE *f = stdout;
 	if (out && !(f = fopen(out, "w"))) {
-		fprintf(stderr, "domprof report: cannot create '%s': %s\n", out, strerror(errno));
+		cli_say("report", "cannot create '%s': %s", out, strerror(errno));
 		profile_free(p);
 		inputs_free(&in);
 		return 1;
@@ -286,7 +285,7 @@ int cmd_report(int argc, char **argv)
 	if (f != stdout && fclose(f) && !rc)
 		rc = -EIO;
 	if (rc) {
-		fprintf(stderr, "domprof report: writing %s%s%s failed: %s\n", out ? "'" : "the report",
+		cli_say("report", "writing %s%s%s failed: %s", out ? "'" : "the report",
 			out ? out : "", out ? "'" : "", strerror(-rc));
 		profile_free(p);
 		inputs_free(&in);
@@ -298,13 +297,13 @@ int cmd_report(int argc, char **argv)
 		for (size_t i = 0; i < p->nwarnings; i++)
 			if (i < p->nfile_warnings ||   /* and debuginfod's failure: once, not only in the header */
 			    !strncmp(p->warnings[i], DBGFD_NOTE_PREFIX, strlen(DBGFD_NOTE_PREFIX)))
-				text_line(stderr, "domprof report: warning: ", p->warnings[i]);
+				cli_warn_text("report", NULL, p->warnings[i]);
 	} else {
 		/* machine formats keep stdout clean; say on stderr what text says in its header */
 		for (size_t i = 0; i < p->nwarnings; i++)
-			text_line(stderr, "domprof report: warning: ", p->warnings[i]);
+			cli_warn_text("report", NULL, p->warnings[i]);
 		if (!p->matched)
-			fprintf(stderr, "domprof report: no samples%s\n",
+			cli_say("report", "no samples%s",
 				p->total_samples ? " match the filter" : " in this recording");
 	}
 	profile_free(p);

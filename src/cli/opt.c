@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/opt.h"
+#include "output/escape.h"
 
 #define FLAT_MAX 256
 
@@ -67,6 +68,33 @@ void cli_warn(const char *cmd, const char *fmt, ...)
 	verror(cmd, "warning: ", fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void cli_say(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	verror(cmd, "", fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void say_text(const char *cmd, const char *kind, const char *label, const char *text)
+{
+	char prefix[4096];
+	snprintf(prefix, sizeof(prefix), "domprof %s: %s%s%s", cmd, kind, label ? label : "", label ? ": " : "");
+	text_line(stderr, prefix, text);
+}
+
+int cli_error_text(const char *cmd, const char *label, const char *text)
+{
+	say_text(cmd, "", label, text);
+	return 1;
+}
+
+void cli_warn_text(const char *cmd, const char *label, const char *text)
+{
+	say_text(cmd, "warning: ", label, text);
 }
 
 int usage_error(const char *cmd, const char *fmt, ...)

@@ -130,6 +130,15 @@ void opt_write_completion(FILE *f, const struct cmd_spec *const *specs, size_t n
  */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "domprof CMD: " + the message, for what is not an error (summaries). */
+void cli_say(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * The same for a text from outside (a file's damage, a guest's names, a
+ * module's message quoting them): "domprof CMD: [LABEL: ]TEXT" with TEXT
+ * in its terminal-safe form (output/escape.h). cli_error_text returns 1.
+ */
+int cli_error_text(const char *cmd, const char *label, const char *text);
+void cli_warn_text(const char *cmd, const char *label, const char *text);
 int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif
