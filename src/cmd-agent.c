@@ -68,10 +68,12 @@ static int set_idle(void *ctx, const char *name, const char *value, char *err, s
 static const struct opt agent_opts[] = {
 	OPT_STR(0, "listen", "ADDRESS", struct agent_args, listen_at,
 		"where to wait for the host (required; nothing is opened otherwise):\n"
-		"  tcp:HOST:PORT a TCP port, e.g. tcp:10.0.2.15:7000 behind QEMU's -netdev user,hostfwd=...\n"
-		"  unix:PATH     a unix socket\n"
-		"  /dev/PATH     a character device: a virtio-serial port (/dev/vport0p1) or a serial line "
-		"(/dev/ttyS1)"),
+		"  tcp:HOST:PORT  a TCP port, e.g. tcp:10.0.2.15:7000\n"
+		"                 behind QEMU's hostfwd=...\n"
+		"  unix:PATH      a unix socket\n"
+		"  /dev/PATH      a character device: a virtio-serial\n"
+		"                 port (/dev/vport0p1) or a serial line\n"
+		"                 (/dev/ttyS1)"),
 	{ .kind = OPT_STRING, .letter = 'l', .arg = "ADDRESS", .off = offsetof(struct agent_args, listen_at),
 	  .flags = OPT_ALIAS, .alias_of = "--listen", .help = "" },
 	OPT_STR(0, "key-file", "FILE", struct agent_args, key_file,

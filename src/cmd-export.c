@@ -80,7 +80,8 @@ const struct cmd_spec spec_export = {
 	.summary = "export a profile: folded, pprof, speedscope, json",
 	.synopsis = "--format folded|pprof|speedscope|json [-i FILE] [-o OUT]\n"
 		    " [--domain NAME] [--pid PID] [--comm NAME] [--image NAME]\n"
-		    " [--mode user|kernel] [--by-pid|--by-tid|--no-comm] [-j N] [FILE...]",
+		    " [--mode user|kernel] [--by-pid|--by-tid|--no-comm] [-j N]\n"
+		    " [FILE...]",
 	.description =
 		"Write a recording's aggregated profile for other tools:\n"
 		"  folded      one line per stack: DOMAIN;COMM;caller;...;leaf COUNT, the runs\n"

@@ -278,6 +278,7 @@ struct info_args {
 
 static const struct opt info_opts[] = {
 	{ .kind = OPT_CALL, .letter = 'i', .name = "input", .arg = "FILE", .off = offsetof(struct info_args, in),
+	  .fn = opt_add_input,
 	  .help = "recording to read (default domprof.data) or a perf.data (docs/perfdata.md); with several "
 		  "(-i, FILE arguments, a quoted glob, A,B) each is described in turn, then a line of their totals" },
 	OPT_INCLUDE_ALL(opts_debuginfod),

@@ -388,12 +388,13 @@ static const struct opt record_opts[] = {
 	OPT_HEADING("guests:"),
 	{ .kind = OPT_CALL, .name = "domain", .arg = "NAME=SPEC", .fn = add_domain, .values = "gdb: agent:",
 	  .help = "also sample this VM as domain NAME (repeatable; each NAME once, not 'host'):\n"
-		  "  NAME=gdb:HOST:PORT[,kallsyms=F|sysmap=F|vmlinux=F][,kaslr=auto|OFF][,current=0]\n"
+		  "  NAME=gdb:HOST:PORT[,kallsyms=F|sysmap=F|vmlinux=F]\n"
+		  "           [,kaslr=auto|OFF][,current=0]\n"
 		  "  NAME=agent:ADDRESS[,key=FILE][,max-bytes=SIZE]\n"
 		  "key=: the agent's --key-file (docs/active.md); gdb: with no symbol file, the guest "
 		  "kernel's symbols and processes are read from guest memory (docs/passive.md); with -g its "
 		  "kernel's call chains too, unwound with its ORC tables "
-		  "(,unwind-window=BYTES,unwind-max=BYTES,unwind-depth=N); that start-up runs while the others "
+		  "(unwind-window=BYTES, unwind-max=BYTES, unwind-depth=N); that start-up runs while the others "
 		  "sample, at most start-time=SECONDS (default 10) and start-mb=MIB (32) of guest memory; past "
 		  "them the domain goes on with what it read, and a guest that fails during it ends only "
 		  "itself; a task-list walk while recording holds the VM at most walk-ms=MS (default 100); "

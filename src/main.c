@@ -54,7 +54,7 @@ static const struct command *find(const char *name)
  * made from the option tables (scripts/gen-cli-docs writes them into the
  * tree; tests/e2e/cli-docs.sh checks they are current). names: one line
  * per option, "COMMAND LETTER LONG primary|alias" ('-' for none), for the
- * checks.
+ * checks; check: the tables' entries are complete and unique per command.
  */
 static void names_entry(void *arg, const struct opt *o)
 {
@@ -65,6 +65,36 @@ static void names_entry(void *arg, const struct opt *o)
 	const char *name = o->name ? o->name : o->alias_of && !strncmp(o->alias_of, "--", 2) ? o->alias_of + 2 : "-";
 	printf("%s %c %.*s %s\n", (const char *)arg, o->letter ? o->letter : '-', (int)strcspn(name, " "), name,
 	       o->flags & OPT_ALIAS ? "alias" : "primary");
+}
+
+/* check: every entry can act (a handler, a block), spellings are unique
+ * within a command; one line per fault, for tests/e2e/cli-docs.sh. */
+struct check_ctx {
+	const char *cmd;
+	const struct opt *seen[256];
+	size_t n;
+	int faults;
+};
+
+static void check_entry(void *arg, const struct opt *o)
+{
+	struct check_ctx *c = arg;
+	if (o->kind == OPT_SECTION)
+		return;
+	if ((o->kind == OPT_CALL && !o->fn) || (!o->letter && !o->name) || (o->kind == OPT_FLAG && o->arg) ||
+	    (o->kind == OPT_STRING && !o->arg) || !o->help || ((o->flags & OPT_ALIAS) && !o->alias_of)) {
+		printf("%s: entry %s%c%s%s is incomplete\n", c->cmd, o->letter ? "-" : "", o->letter ? o->letter : ' ',
+		       o->name ? " --" : "", o->name ? o->name : "");
+		c->faults++;
+	}
+	for (size_t i = 0; i < c->n; i++)
+		if ((o->letter && c->seen[i]->letter == o->letter) ||
+		    (o->name && c->seen[i]->name && !strcmp(c->seen[i]->name, o->name))) {
+			printf("%s: %s%c given twice\n", c->cmd, o->name ? o->name : "-", o->name ? ' ' : o->letter);
+			c->faults++;
+		}
+	if (c->n < 256)
+		c->seen[c->n++] = o;
 }
 
 static int help_options(int argc, char **argv)
@@ -87,8 +117,17 @@ static int help_options(int argc, char **argv)
 	} else if (!strcmp(what, "names")) {
 		for (size_t i = 0; i < NCOMMANDS; i++)
 			opt_each(specs[i]->opts, names_entry, (void *)specs[i]->name);
+	} else if (!strcmp(what, "check")) {
+		int faults = 0;
+		for (size_t i = 0; i < NCOMMANDS; i++) {
+			struct check_ctx c = { .cmd = specs[i]->name };
+			opt_each(specs[i]->opts, check_entry, &c);
+			faults += c.faults;
+		}
+		if (faults)
+			return 1;
 	} else {
-		fprintf(stderr, "usage: domprof help-options markdown|bash|man [COMMAND]|names\n");
+		fprintf(stderr, "usage: domprof help-options markdown|bash|man [COMMAND]|names|check\n");
 		return 2;
 	}
 	return fflush(stdout) ? 1 : 0;

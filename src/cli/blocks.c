@@ -68,7 +68,7 @@ const struct opt opts_debuginfod[] = {
 	OPT_TABLE_END,
 };
 
-static int add_input(void *ctx, const char *name, const char *value, char *err, size_t n)
+int opt_add_input(void *ctx, const char *name, const char *value, char *err, size_t n)
 {
 	struct input_args *in = ctx;
 	in->v[in->n++] = value;   /* v has room for every argument */
@@ -76,7 +76,7 @@ static int add_input(void *ctx, const char *name, const char *value, char *err, 
 }
 
 const struct opt opts_inputs[] = {
-	OPT_FN('i', "input", "FILE", add_input,
+	OPT_FN('i', "input", "FILE", opt_add_input,
 	       "recording to read (default: domprof.data) or a perf.data (docs/perfdata.md); several -i, "
 	       "FILE arguments, a quoted glob or A,B: read as one"),
 	OPT_TABLE_END,
@@ -132,7 +132,7 @@ static int set_min_width(void *ctx, const char *name, const char *value, char *e
 
 const struct opt opts_fg_picture[] = {
 	OPT_STR(0, "title", "T", struct fg_picture_args, title,
-		"the picture's title (default: \"Flame graph: FILE\")"),
+		"the picture's title (default: \"Flame graph: FILE\"; diff: \"Differential flame graph: A -> B\")"),
 	OPT_FN(0, "min-width", "PCT", set_min_width,
 	       "merge frames narrower than PCT percent of all samples into their parent (default 0.01 "
 	       "for HTML, 0.1 for SVG)"),

@@ -30,6 +30,8 @@ struct input_args {
 	size_t n;
 };
 extern const struct opt opts_inputs[];
+/* its handler, for a -i with a help of its own (info) */
+int opt_add_input(void *ctx, const char *name, const char *value, char *err, size_t n);
 
 /* --vmlinux [DOMAIN=]FILE, repeatable: a struct vmlinux_args */
 struct vmlinux_args {

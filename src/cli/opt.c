@@ -269,19 +269,19 @@ static void wrap(FILE *f, const char *text, int col, int indent, int width)
 			}
 			continue;
 		}
-		if (*p == ' ') {
-			p++;
+		int sp = (int)strspn(p, " ");   /* a run of spaces aligns columns: kept */
+		p += sp;
+		if (!*p || *p == '\n')
 			continue;
-		}
 		size_t w = strcspn(p, " \n");
-		if (!first_word && col + 1 + (int)w > width) {
+		if (!first_word && col + (sp > 1 ? sp : 1) + (int)w > width) {
 			fprintf(f, "\n%*s", indent, "");
 			col = indent;
 			first_word = true;
 		}
 		if (!first_word) {
-			fputc(' ', f);
-			col++;
+			fprintf(f, "%*s", sp > 1 ? sp : 1, "");
+			col += sp > 1 ? sp : 1;
 		}
 		fwrite(p, 1, w, f);
 		col += (int)w;

@@ -28,7 +28,9 @@ diff -r docs/man "$OUT/top/docs/man" >"$OUT/man.diff" || { head "$OUT/man.diff";
 cmp -s scripts/domprof-completion.bash "$OUT/top/scripts/domprof-completion.bash" || fail "the completion is stale: run scripts/gen-cli-docs"
 echo "generated documents current"
 
-# 2. every long option documented in three places
+# 2. every entry complete (a handler, a help line), spellings unique per
+# command; every long option documented in three places
+"$D" help-options check || fail "an option table has incomplete or repeated entries"
 "$D" help-options names >"$OUT/names" || fail "help-options names"
 [ "$(wc -l <"$OUT/names")" -gt 100 ] || fail "too few options listed: $(wc -l <"$OUT/names")"
 n=0
@@ -98,6 +100,13 @@ F=$TOP/tests/fixtures/golden/merged.data
 [ -s "$OUT/m.data" ] || fail "merge FILE -o OUT wrote nothing"
 "$D" dump "$F" --type STATS | grep -q STATS || fail "dump FILE --type STATS"
 "$D" info -- "$F" >/dev/null || fail "info -- FILE"
+# every -i: info's own entry, dump's and annotate's single file, the shared block
+"$D" info -i "$F" -i "$F" | grep -q '^total: *2 files' || fail "info -i F -i F"
+"$D" dump -i "$F" --type STATS | grep -q STATS || fail "dump -i FILE"
+"$D" annotate -i "$F" >/dev/null || fail "annotate -i FILE"
+for c in "report -q" "export --format folded" "flamegraph -o $OUT/fg.svg"; do
+	$D $c -i "$F" >/dev/null || fail "$c -i FILE"
+done
 for c in report info dump diff export flamegraph annotate merge import agent record; do
 	"$D" $c --bogus-option >/dev/null 2>"$OUT/e"; rc=$?
 	[ $rc = 2 ] || fail "$c --bogus-option: exit $rc"
