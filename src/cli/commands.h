@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One function per command (src/cmd-NAME.c), registered in src/main.c.
+ * One function per command (src/cli/cmd-NAME.c), registered in src/cli/main.c.
  * Each gets argv with argv[0] = the command name, prints its own errors
  * ("domprof NAME: ...") and returns the exit status: 0 success,
  * 1 runtime failure, 2 usage error. `--help` prints usage and returns 0

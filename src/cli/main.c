@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * domprof entry point: the command table and dispatch (git-style
- * `domprof <command> [options]`). Commands live in src/cmd-*.c, each
+ * `domprof <command> [options]`). Commands live in src/cli/cmd-*.c, each
  * with its option table (src/cli/opt.h), which parses its options and
  * prints its --help.
  */
