@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # domprof build. `make` -> build/domprof; `make test` -> sanitized build + all tests.
-# Every src/**/*.c except src/main.c goes into one static library, so unit
+# Every src/**/*.c except src/cli/main.c goes into one static library, so unit
 # tests link exactly the code the binary runs.
 
 CC      ?= gcc
@@ -22,7 +22,7 @@ LIBS    := $(PKG_LIBS) -liberty -lz -lpthread -lm
 
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-SRC     := $(filter-out src/main.c,$(shell find src -name '*.c' | sort))
+SRC     := $(filter-out src/cli/main.c,$(shell find src -name '*.c' | sort))
 HDR     := $(shell find src -name '*.h')
 UNIT    := $(sort $(wildcard tests/unit/test-*.c))
 
@@ -33,6 +33,8 @@ UNIT_VG   := $(UNIT:tests/unit/%.c=build/obj/tests/%)
 WORKLOADS := $(patsubst tests/workloads/%.c,build/workloads/%,$(wildcard tests/workloads/*.c)) \
              $(patsubst tests/workloads/%.cc,build/workloads/%,$(wildcard tests/workloads/*.cc))
 
+
+.PHONY: cli-docs
 .PHONY: all test unit check-valgrind fuzz fuzz-run install demo deps static clean bench workloads fixtures
 
 all: build/domprof
@@ -69,11 +71,11 @@ else
 REL_LIBS := $(LIBS)
 endif
 
-build/domprof: build/obj/src/main.o $(OBJ)
+build/domprof: build/obj/src/cli/main.o $(OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(REL_LIBS)
 
 # The sanitized binary the end-to-end tests run.
-build/san/domprof: build/san/src/main.o $(SAN_OBJ)
+build/san/domprof: build/san/src/cli/main.o $(SAN_OBJ)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $^ $(LIBS)
 
 build/san/tests/%: tests/unit/%.c build/san/libdomprof.a tests/unit/unit.h tests/unit/fixture.h
@@ -119,6 +121,16 @@ install: build/domprof
 	install -D -m 755 build/domprof $(DESTDIR)$(PREFIX)/bin/domprof
 	install -d $(DESTDIR)$(PREFIX)/share/doc/domprof
 	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/domprof/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -D -m 644 scripts/domprof-completion.bash \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/domprof
+
+# The man pages, the completion and the option lists of docs/options.md
+# are made from the commands' option tables (src/cli/opt.h); checked in,
+# and tests/e2e/cli-docs.sh fails when they are stale.
+cli-docs: build/domprof
+	scripts/gen-cli-docs $(CURDIR)/build/domprof
 
 clean:
 	rm -rf build

@@ -23,7 +23,7 @@ STATIC_LIBS := $(STATIC_PKG_LIBS) -liberty -lz -lpthread -lm
 
 static: build/static/domprof
 
-build/static/domprof: build/obj/src/main.o $(OBJ)
+build/static/domprof: build/obj/src/cli/main.o $(OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -static -Wl,--strip-debug -o $@.tmp $^ $(STATIC_LIBS)
 	@mv $@.tmp $@

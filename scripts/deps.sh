@@ -5,11 +5,14 @@
 set -eu
 PKGS="gcc make pkg-config libelf-dev libdw-dev libdebuginfod-dev libzstd-dev libdeflate-dev libbpf-dev zlib1g-dev libiberty-dev libcapstone-dev
       clang libclang-rt-14-dev valgrind linux-perf zstd debuginfod
-      qemu-system-x86 busybox-static cpio node-ws nodejs chromium golang-go"
+      qemu-system-x86 busybox-static cpio node-ws nodejs chromium golang-go
+      groff-base"
 missing=()
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+# man (tests/e2e/cli-docs.sh renders the man pages): man-db, unless a man is there
+command -v man >/dev/null || missing+=(man-db)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "domprof deps: installing ${missing[*]}"
 SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo

@@ -36,14 +36,6 @@ struct filter_args {
 int filter_args_set(struct filter_args *fa, const char *name, const char *arg,
 		    char *err, size_t errlen);
 
-/* The --time and --cpu lines of each command's --help, the same in all. */
-#define FILTER_WINDOW_HELP \
-	"      --time START,END   only samples taken START to END seconds after their\n" \
-	"                         domain's first sample (either may be empty), or\n" \
-	"                         START%-END% of its span (as perf's --time)\n" \
-	"      --cpu LIST         only samples taken on these CPUs (0,2-3; a passive\n" \
-	"                         domain's vCPUs)\n"
-
 /* fa->desc, or NULL when no filter option was given. */
 const char *filter_args_desc(const struct filter_args *fa);
 
@@ -75,10 +67,6 @@ int parse_vmlinux(char *arg, struct profile_vmlinux *v, size_t *n, char *err, si
 #define JOBS_AUTO_BYTES (4ull << 20)
 int parse_jobs(const char *s, unsigned *jobs);
 unsigned jobs_for_size(uint64_t bytes);
-#define JOBS_HELP \
-	"  -j, --jobs N           decode the recording on N threads (default: one below\n" \
-	"                         4 MiB of file, else the CPUs this process may use;\n" \
-	"                         the output is the same)\n"
 #define JOBS_ERROR "jobs '%s' is not a number of threads (1..64)"
 
 /*
@@ -123,12 +111,5 @@ struct profile *profile_load_inputs(const char *const *iargs, size_t ni, char *c
 				    size_t nops, const struct profile_filter *flt,
 				    struct profile_opts *o, struct perf_guest_args *guests,
 				    char *desc, size_t desclen, char *why, size_t whylen);
-
-#define PERF_GUEST_HELP \
-	"      --guest-name PID=NAME      perf.data of perf kvm: name the guest machine of\n" \
-	"                         QEMU pid PID (default perf's \"[guest/PID]\")\n" \
-	"      --guest-kallsyms [PID=]FILE  its kernel symbols from a copy of its\n" \
-	"                         /proc/kallsyms (--guest-sysmap: a System.map); without\n" \
-	"                         PID for every guest (perf kvm's --guestkallsyms)\n"
 
 #endif

@@ -54,15 +54,6 @@ const char *fg_root_name(enum fg_root root);
  * before (they exclude each other). */
 int fg_root_option(enum fg_root *root, int *given, const char *opt, char *err, size_t errlen);
 
-/* The --help lines of the three options, the same in every command. */
-#define FG_ROOT_HELP \
-	"      --by-comm          one frame per command name under its domain, COMM,\n" \
-	"                         merged across pids, as FlameGraph's stackcollapse\n" \
-	"                         (the default)\n" \
-	"      --by-pid           one frame per process, COMM-PID\n" \
-	"      --by-tid           one frame per thread, COMM-PID/TID\n" \
-	"      --no-comm          no process frame: the call chains right on the domain\n"
-
 enum fg_kind {
 	FG_ROOT = 0,            /* "all" */
 	FG_DOMAIN = 1,          /* a domain: host, vm1, ... */

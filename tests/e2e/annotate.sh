@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# domprof annotate (src/cmd-annotate.c, analysis/hits.c, output/annotate.c)
+# domprof annotate (src/cli/cmd-annotate.c, analysis/hits.c, output/annotate.c)
 # on a real recording of nofp (spin: a 4-instruction loop, then ret):
 #  - the instruction addresses annotate prints for spin are objdump's
 #    (code bytes read from the file, disassembled by capstone);

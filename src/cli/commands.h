@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One function per command (src/cmd-NAME.c), registered in src/main.c.
+ * One function per command (src/cli/cmd-NAME.c), registered in src/cli/main.c.
  * Each gets argv with argv[0] = the command name, prints its own errors
  * ("domprof NAME: ...") and returns the exit status: 0 success,
- * 1 runtime failure, 2 usage error. `--help` prints usage and returns 0.
+ * 1 runtime failure, 2 usage error. `--help` prints usage and returns 0
+ * (opt_parse does it).
  */
 #ifndef DOMPROF_COMMANDS_H
 #define DOMPROF_COMMANDS_H
 
 #include <stdio.h>
+
+#include "cli/opt.h"
 
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
@@ -22,13 +25,10 @@ int cmd_export(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 
-/* Usage texts, one per command (defined beside each command). */
-extern const char usage_record[], usage_report[], usage_info[], usage_dump[],
-	usage_diff[], usage_merge[], usage_agent[], usage_flamegraph[],
-	usage_export[], usage_annotate[], usage_import[];
-
-/* Print "domprof CMD: unknown option '-x'" + hint; returns 2. */
-int usage_error(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* Each command's synopsis, texts and option table (src/cli/opt.h),
+ * defined beside it: --help, the man pages, the completion and the
+ * option lists of docs/options.md are made from these. */
+extern const struct cmd_spec spec_record, spec_report, spec_info, spec_dump, spec_diff,
+	spec_merge, spec_agent, spec_flamegraph, spec_export, spec_annotate, spec_import;
 
 #endif

@@ -12,13 +12,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/blocks.h"
 #include "commands.h"
 #include "output/escape.h"
 #include "analysis/options.h"
@@ -28,21 +29,6 @@
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
-const char usage_import[] =
-	"usage: domprof import [-f] [-q] PERF.DATA -o OUT [--guest-name PID=NAME]...\n"
-	"                      [--guest-kallsyms [PID=]FILE]...\n"
-	"\n"
-	"Write a perf.data (made by `perf record`, to a file or a pipe, or by\n"
-	"`perf kvm record`) as a domprof recording, for `merge` and for reports\n"
-	"where perf's file is not at hand. Every command reads a perf.data as it\n"
-	"is; import is needed only to merge it. A perf.data recorded on this\n"
-	"machine gets this machine's kernel symbols embedded. Damage and what was\n"
-	"not understood are reported; what could be read is written.\n"
-	"\n"
-	"  -o, --output OUT   file to write; an existing OUT is renamed OUT.old\n"
-	"  -f, --force        overwrite OUT instead of keeping OUT.old\n"
-	"  -q, --quiet        no summary line\n"
-	PERF_GUEST_HELP;
 
 struct imp {
 	struct sideband *sb;
@@ -66,61 +52,64 @@ static int on_record(void *ctx, struct dp_writer *w, const struct dp_record *rec
 	return r < 0 ? r : 1;
 }
 
+struct import_args {
+	const char *out;
+	bool force, quiet;
+	struct perf_guest_args guests;
+};
+
+static const struct opt import_opts[] = {
+	OPT_STR('o', "output", "OUT", struct import_args, out, "file to write; an existing OUT is renamed OUT.old"),
+	OPT_BOOL('f', "force", struct import_args, force, "overwrite OUT instead of keeping OUT.old"),
+	OPT_BOOL('q', "quiet", struct import_args, quiet, "no summary line"),
+	OPT_INCLUDE(opts_perf_guest, struct import_args, guests),
+	OPT_TABLE_END,
+};
+
+const struct cmd_spec spec_import = {
+	.name = "import",
+	.summary = "write a perf.data as a domprof recording (for merge)",
+	.synopsis = "[-f] [-q] PERF.DATA -o OUT [--guest-name PID=NAME]...\n"
+		    " [--guest-kallsyms [PID=]FILE]...",
+	.description =
+		"Write a perf.data (made by `perf record`, to a file or a pipe, or by\n"
+		"`perf kvm record`) as a domprof recording, for `merge` and for reports\n"
+		"where perf's file is not at hand. Every command reads a perf.data as it\n"
+		"is; import is needed only to merge it. A perf.data recorded on this\n"
+		"machine gets this machine's kernel symbols embedded. Damage and what was\n"
+		"not understood are reported; what could be read is written.\n",
+	.opts = import_opts,
+};
+
 int cmd_import(int argc, char **argv)
 {
-	enum { OPT_GUEST = 256 };
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "guest-name", required_argument, NULL, OPT_GUEST },
-		{ "guest-kallsyms", required_argument, NULL, OPT_GUEST },
-		{ "guest-sysmap", required_argument, NULL, OPT_GUEST },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *out = NULL, *in = NULL;
-	bool force = false, quiet = false;
-	struct perf_guest_args guests = { 0 };
-	char emsg[256];
-	opterr = 0;
-	optind = 1;
-	int c, li = 0, rc = 1;
-	while ((c = getopt_long(argc, argv, ":o:fq", longopts, &li)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 'f': force = true; break;
-		case 'q': quiet = true; break;
-		case OPT_GUEST:
-			if (perf_guest_args_set(&guests, longopts[li].name, optarg, emsg, sizeof(emsg))) {
-				perf_guest_args_release(&guests);
-				return usage_error("import", "%s", emsg);
-			}
-			break;
-		case ':': perf_guest_args_release(&guests);
-			return usage_error("import", "option '%s' needs a value", argv[optind - 1]);
-		default: perf_guest_args_release(&guests);
-			return usage_error("import", "unknown option '%s'", argv[optind - 1]);
-		}
+	struct import_args ia = { 0 };
+	char *ops[argc + 1];
+	int nops, rc = opt_parse(&spec_import, argc, argv, &ia, ops, &nops);
+	if (rc != OPT_CONTINUE) {
+		perf_guest_args_release(&ia.guests);
+		return rc;
 	}
-	if (optind < argc)
-		in = argv[optind++];
-	if (!in || !out || optind < argc) {
+	rc = 1;
+	const char *out = ia.out, *in = nops > 0 ? ops[0] : NULL;
+	bool force = ia.force, quiet = ia.quiet;
+	struct perf_guest_args guests = ia.guests;
+	if (!in || !out || nops > 1) {
 		perf_guest_args_release(&guests);
 		return usage_error("import", !in ? "needs a perf.data to read" : !out ?
 				   "needs an output file (-o OUT)" : "unexpected argument '%s'",
-				   argv[optind < argc ? optind : 0]);
+				   nops > 1 ? ops[1] : "");
 	}
 	char msg[PATH_MAX * 2 + 256] = "";
 	int err = 0;
 	struct dp_reader *r = dp_reader_open(in, &err, msg, sizeof(msg));
 	if (!r) {
-		fprintf(stderr, "domprof import: %s: ", in);
-		text_line(stderr, "", *msg ? msg : strerror(-err));
+		cli_error_text("import", in, *msg ? msg : strerror(-err));
 		perf_guest_args_release(&guests);
 		return 1;
 	}
 	if (!dp_reader_is_perf(r)) {
-		fprintf(stderr, "domprof import: %s is already a domprof recording (import reads perf.data)\n", in);
+		cli_say("import", "%s is already a domprof recording (import reads perf.data)", in);
 		goto done;
 	}
 	perf_guest_args_apply(&guests, r);
@@ -128,14 +117,14 @@ int cmd_import(int argc, char **argv)
 	struct outfile of;
 	int oerr = outfile_open(&of, out, force ? OUTFILE_FORCE : 0);
 	if (oerr < 0) {
-		fprintf(stderr, "domprof import: %s\n", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
+		cli_say("import", "%s", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
 		goto done;
 	}
 	int werr = 0, wfd = fcntl(of.fd, F_DUPFD_CLOEXEC, 3);
 	struct dp_writer_opts wo = { .zstd_level = 3, .ustack_delta = dp_ustack_delta_wanted() };
 	struct dp_writer *w = wfd < 0 ? NULL : dp_writer_new(wfd, &hdr, &wo, &werr);
 	if (!w) {
-		fprintf(stderr, "domprof import: cannot write '%s': %s\n", of.tmp,
+		cli_say("import", "cannot write '%s': %s", of.tmp,
 			strerror(wfd < 0 ? errno : -werr));
 		outfile_discard(&of);
 		goto done;
@@ -150,29 +139,28 @@ int cmd_import(int argc, char **argv)
 		ret = fret;
 	if (ret || (oerr = outfile_commit(&of)) < 0) {
 		if (ret)
-			fprintf(stderr, "domprof import: writing '%s' failed: %s\n", of.tmp, strerror(-ret));
+			cli_say("import", "writing '%s' failed: %s", of.tmp, strerror(-ret));
 		else
-			fprintf(stderr, "domprof import: %s\n", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
+			cli_say("import", "%s", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
 		outfile_discard(&of);
 		dp_meta_release(&m);
 		goto done;
 	}
 	outfile_release(&of);
 	for (size_t i = 0; i < m.ndamage; i++) {
-		fprintf(stderr, "domprof import: warning: %s: offset %" PRIu64 ": ", in, m.damage[i].offset);
-		text_line(stderr, "", m.damage[i].what);
+		char at[4096];
+		snprintf(at, sizeof(at), "%s: offset %" PRIu64, in, m.damage[i].offset);
+		cli_warn_text("import", at, m.damage[i].what);
 	}
 	if (m.incomplete) {
-		fprintf(stderr, "domprof import: warning: %s: ", in);
-		text_line(stderr, "", m.incomplete);
+		cli_warn_text("import", in, m.incomplete);
 	}
 	if (dp_reader_note(r)) {
-		fprintf(stderr, "domprof import: warning: %s: ", in);
-		text_line(stderr, "", dp_reader_note(r));
+		cli_warn_text("import", in, dp_reader_note(r));
 	}
 	if (!quiet)
-		fprintf(stderr, "domprof import: wrote %s: %" PRIu64 " samples, %" PRIu64 " lost, %zu "
-			"domains, from %s%s\n", out, m.samples, m.lost, m.ndomains, hdr.source,
+		cli_say("import", "wrote %s: %" PRIu64 " samples, %" PRIu64 " lost, %zu "
+			"domains, from %s%s", out, m.samples, m.lost, m.ndomains, hdr.source,
 			im.kbytes ? "; this host's kernel symbols embedded" : "");
 	dp_meta_release(&m);
 	rc = 0;  /* a damaged input is imported as far as it reads, with warnings */

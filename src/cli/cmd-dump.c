@@ -4,7 +4,7 @@
  * with the decoder's current domain on each domain-scoped record. The
  * line form is for people and tests; it is documented in docs/info-dump.md.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,20 +14,6 @@
 #include "format/format.h"
 #include "format/scan.h"
 #include "output/escape.h"
-
-const char usage_dump[] =
-	"usage: domprof dump [-i FILE] [FILE] [--type TYPE] [--ustack]\n"
-	"\n"
-	"Print every record of a recording, one per line, in file order. Each line\n"
-	"starts with the chunk offset and the current domain (dom=ID), then the\n"
-	"record type and its fields. Damage found is printed to stderr.\n"
-	"\n"
-	"  -i, --input FILE   recording to read (default domprof.data), or a perf.data\n"
-	"                     (docs/perfdata.md)\n"
-	"      --type TYPE    only records of this type (SAMPLE, MMAP, TASK, ...)\n"
-	"      --ustack       with a sample's user registers (record --call-graph dwarf),\n"
-	"                     print all of them (uregs_v=) and its stack bytes in hex\n"
-	"                     (ustack_hex=, from sp upwards)\n";
 
 static void hex(char *out, const uint8_t *b, unsigned n)
 {
@@ -161,37 +147,52 @@ static int on_record(void *ctx, const struct dp_record *rec)
 	return 0;
 }
 
+struct dump_args {
+	const char *path, *type;
+	bool ustack;
+};
+
+static const struct opt dump_opts[] = {
+	OPT_STR('i', "input", "FILE", struct dump_args, path,
+		"recording to read (default domprof.data), or a perf.data (docs/perfdata.md)"),
+	OPT_STR(0, "type", "TYPE", struct dump_args, type, "only records of this type (SAMPLE, MMAP, TASK, ...)"),
+	{ .kind = OPT_STRING, .letter = 't', .arg = "TYPE", .off = offsetof(struct dump_args, type),
+	  .flags = OPT_ALIAS, .alias_of = "--type", .help = "" },
+	OPT_BOOL(0, "ustack", struct dump_args, ustack,
+		 "with a sample's user registers (record --call-graph dwarf), print all of them (uregs_v=) "
+		 "and its stack bytes in hex (ustack_hex=, from sp upwards)"),
+	OPT_TABLE_END,
+};
+
+const struct cmd_spec spec_dump = {
+	.name = "dump",
+	.summary = "print every record of a recording, one per line",
+	.synopsis = "[-i FILE] [FILE] [--type TYPE] [--ustack]",
+	.description =
+		"Print every record of a recording, one per line, in file order. Each line\n"
+		"starts with the chunk offset and the current domain (dom=ID), then the\n"
+		"record type and its fields. Damage found is printed to stderr.\n",
+	.opts = dump_opts,
+};
+
 int cmd_dump(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "input", required_argument, 0, 'i' },
-		{ "type", required_argument, 0, 't' },
-		{ "ustack", no_argument, 0, 'U' },
-		{ 0, 0, 0, 0 },
-	};
-	const char *path = "domprof.data", *type = NULL;
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "i:t:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i': path = optarg; break;
-		case 't': type = optarg; break;  /* -t is --threshold elsewhere; kept for scripts */
-		case 'U': g_ustack = true; break;
-		default:
-			return usage_error("dump", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		path = argv[optind++];
-	if (optind < argc)
-		return usage_error("dump", "unexpected argument '%s'", argv[optind]);
+	struct dump_args da = { .path = "domprof.data" };
+	char *ops[argc + 1];
+	int nops, prc = opt_parse(&spec_dump, argc, argv, &da, ops, &nops);
+	if (prc != OPT_CONTINUE)
+		return prc;
+	const char *path = da.path, *type = da.type;
+	g_ustack = da.ustack;
+	if (nops > 0)
+		path = ops[0];
+	if (nops > 1)
+		return usage_error("dump", "unexpected argument '%s'", ops[1]);
 	char msg[256];
 	int err;
 	struct dp_reader *r = dp_reader_open(path, &err, msg, sizeof(msg));
 	if (!r) {
-		fprintf(stderr, "domprof dump: %s: ", path);
-		text_put(stderr, msg);
-		fputc('\n', stderr);
+		cli_error_text("dump", path, msg);
 		return 1;
 	}
 	/* only sizes are printed: a table is never decompressed (a file may
@@ -203,14 +204,12 @@ int cmd_dump(int argc, char **argv)
 	const struct dp_damage *d;
 	size_t nd = dp_reader_damage(r, &d);
 	for (size_t i = 0; i < nd; i++) {
-		fprintf(stderr, "domprof dump: warning: %s: offset %" PRIu64 ": ", path, d[i].offset);
-		text_put(stderr, d[i].what);
-		fputc('\n', stderr);
+		char at[4096];
+		snprintf(at, sizeof(at), "%s: offset %" PRIu64, path, d[i].offset);
+		cli_warn_text("dump", at, d[i].what);
 	}
 	if (dp_reader_incomplete(r)) {
-		fprintf(stderr, "domprof dump: warning: %s: ", path);
-		text_put(stderr, dp_reader_incomplete(r));
-		fputc('\n', stderr);
+		cli_warn_text("dump", path, dp_reader_incomplete(r));
 	}
 	dp_reader_free(r);
 	return fflush(stdout) == 0 ? 0 : 1;

@@ -17,7 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,28 +34,6 @@
 #include "util/outfile.h"
 #include "util/xalloc.h"
 
-const char usage_merge[] =
-	"usage: domprof merge -o OUT [-f] HOST.data... [NAME=GUEST.data...]\n"
-	"\n"
-	"Several HOST files (arguments, globs, A,B) are one recording continued:\n"
-	"the files of a record --switch-output series, or of one machine, joined in\n"
-	"the order given (same domains, samples added up, each file's kernel table\n"
-	"kept once). One HOST file alone is copied (its user stacks stored in\n"
-	"delta form, or whole with DOMPROF_USTACK_DELTA=0).\n"
-	"\n"
-	"Join recordings made separately into one multi-domain file: HOST.data\n"
-	"keeps its domains (the host is domain 0); each NAME=GUEST.data (a\n"
-	"recording made with `domprof record` inside a guest and copied out)\n"
-	"becomes a new active domain NAME with the next free id, carrying its\n"
-	"samples, processes, mappings and embedded symbol tables (its kallsyms).\n"
-	"A guest file with several domains gives NAME, NAME.SUB, ... \n"
-	"Damaged inputs are merged as far as they can be read, with a warning; an\n"
-	"incomplete input (its recorder was killed) is merged with a warning and\n"
-	"makes the output incomplete too.\n"
-	"\n"
-	"  -o, --output OUT   file to write; an existing OUT is renamed OUT.old\n"
-	"  -f, --force        overwrite OUT instead of keeping OUT.old\n"
-	"  -q, --quiet        no summary line\n";
 
 static void warn_damage(const struct merge_input *in)
 {
@@ -63,48 +41,71 @@ static void warn_damage(const struct merge_input *in)
 	size_t nd = dp_reader_damage(in->r, &dmg);
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < nd; i++) {
-		fprintf(stderr, "domprof merge: warning: %s: damaged at offset %" PRIu64 ": ",
-			in->path, dmg[i].offset);
-		text_line(stderr, "", dmg[i].what);
+		char at[4096];
+		snprintf(at, sizeof(at), "%s: damaged at offset %" PRIu64, in->path, dmg[i].offset);
+		cli_warn_text("merge", at, dmg[i].what);
 		bytes += dmg[i].bytes_lost;
 	}
 	if (nd)
-		fprintf(stderr, "domprof merge: warning: %s is damaged: merged its %" PRIu64
-				" readable samples, %" PRIu64 " bytes lost\n", in->path, in->m.samples, bytes);
+		cli_warn("merge", "%s is damaged: merged its %" PRIu64
+				" readable samples, %" PRIu64 " bytes lost", in->path, in->m.samples, bytes);
 	const char *inc = dp_reader_incomplete(in->r);
 	if (inc) {
 		char *e = text_escape(inc);
-		fprintf(stderr, "domprof merge: warning: %s: %s; the merged file says so too\n",
+		cli_warn("merge", "%s: %s; the merged file says so too",
 			in->path, e);
 		free(e);
 	}
 }
 
+struct merge_args {
+	const char *out;
+	bool force, quiet;
+};
+
+static const struct opt merge_opts[] = {
+	OPT_STR('o', "output", "OUT", struct merge_args, out,
+		"file to write; an existing OUT is renamed OUT.old"),
+	OPT_BOOL('f', "force", struct merge_args, force, "overwrite OUT instead of keeping OUT.old"),
+	OPT_BOOL('q', "quiet", struct merge_args, quiet, "no summary line"),
+	OPT_TABLE_END,
+};
+
+const struct cmd_spec spec_merge = {
+	.name = "merge",
+	.summary = "join recordings made separately into one multi-domain file",
+	.synopsis = "-o OUT [-f] HOST.data... [NAME=GUEST.data...]",
+	.description =
+		"Several HOST files (arguments, globs, A,B) are one recording continued:\n"
+		"the files of a record --switch-output series, or of one machine, joined in\n"
+		"the order given (same domains, samples added up, each file's kernel table\n"
+		"kept once). One HOST file alone is copied (its user stacks stored in\n"
+		"delta form, or whole with DOMPROF_USTACK_DELTA=0).\n"
+		"\n"
+		"Join recordings made separately into one multi-domain file: HOST.data\n"
+		"keeps its domains (the host is domain 0); each NAME=GUEST.data (a\n"
+		"recording made with `domprof record` inside a guest and copied out)\n"
+		"becomes a new active domain NAME with the next free id, carrying its\n"
+		"samples, processes, mappings and embedded symbol tables (its kallsyms).\n"
+		"A guest file with several domains gives NAME, NAME.SUB, ...\n"
+		"Damaged inputs are merged as far as they can be read, with a warning; an\n"
+		"incomplete input (its recorder was killed) is merged with a warning and\n"
+		"makes the output incomplete too.\n",
+	.opts = merge_opts,
+};
+
 int cmd_merge(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *out = NULL;
-	bool force = false, quiet = false;
-	opterr = 0;
-	optind = 1;
-	int c;
-	while ((c = getopt_long(argc, argv, ":o:fq", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 'f': force = true; break;
-		case 'q': quiet = true; break;
-		case ':': return usage_error("merge", "option '%s' needs a value", argv[optind - 1]);
-		default: return usage_error("merge", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
+	struct merge_args ma = { 0 };
+	char *ops[argc + 1];
+	int nops, orc = opt_parse(&spec_merge, argc, argv, &ma, ops, &nops);
+	if (orc != OPT_CONTINUE)
+		return orc;
+	const char *out = ma.out;
+	bool force = ma.force, quiet = ma.quiet;
 	if (!out)
 		return usage_error("merge", "needs an output file (-o OUT)");
-	if (argc - optind < 1)
+	if (nops < 1)
 		return usage_error("merge", "needs a host recording");
 
 	/* The command line for the header, before NAME=FILE are split below. */
@@ -122,18 +123,17 @@ int cmd_merge(int argc, char **argv)
 	size_t nguests = 0;
 	char ierr[PATH_MAX + 64];
 	struct stat hst;
-	for (int i = optind; i < argc; i++) {
-		bool guest = i > optind && strchr(argv[i], '=') && stat(argv[i], &hst) != 0;
+	for (int i = 0; i < nops; i++) {
+		bool guest = i > 0 && strchr(ops[i], '=') && stat(ops[i], &hst) != 0;
 		if (guest) {
 			nguests++;
 		} else if (nguests) {
 			inputs_free(&hosts);
 			return usage_error("merge", "host file '%s' after a NAME=GUEST: give the host files first",
-					   argv[i]);
-		} else if (inputs_add(&hosts, argv[i], ierr, sizeof(ierr))) {
-			fprintf(stderr, "domprof merge: %s\n", ierr);
+					   ops[i]);
+		} else if (inputs_add(&hosts, ops[i], ierr, sizeof(ierr))) {
 			inputs_free(&hosts);
-			return 1;
+			return cli_error("merge", "%s", ierr);
 		}
 	}
 	if (hosts.n + nguests < 1) {
@@ -147,7 +147,7 @@ int cmd_merge(int argc, char **argv)
 	for (size_t i = 0; i < hosts.n; i++)
 		in[i].path = hosts.paths[i];
 	for (size_t i = hosts.n; i < nin; i++) {
-		char *arg = argv[argc - (int)(nin - i)];
+		char *arg = ops[nops - (int)(nin - i)];
 		char *eq = strchr(arg, '=');
 		if (!eq || eq == arg || !eq[1]) {
 			rc = usage_error("merge", "'%s' is not NAME=FILE", arg);
@@ -169,17 +169,16 @@ int cmd_merge(int argc, char **argv)
 		in[i].r = dp_reader_open(in[i].path, &err, msg, sizeof(msg));
 		if (!in[i].r) {
 			if (*msg && strstr(msg, in[i].path)) {
-				text_line(stderr, "domprof merge: ", msg);
+				cli_error_text("merge", NULL, msg);
 			} else {
-				fprintf(stderr, "domprof merge: %s: ", in[i].path);
-				text_line(stderr, "", *msg ? msg : err > -1000 ? strerror(-err) : "not a domprof file");
+				cli_error_text("merge", in[i].path, *msg ? msg : err > -1000 ? strerror(-err) : "not a domprof file");
 			}
 			goto done;
 		}
 		if (dp_reader_is_perf(in[i].r)) {
 			/* its records have no domprof bytes to copy */
-			fprintf(stderr, "domprof merge: %s is a perf.data: convert it first with "
-				"`domprof import %s -o FILE.data`\n", in[i].path, in[i].path);
+			cli_say("merge", "%s is a perf.data: convert it first with "
+				"`domprof import %s -o FILE.data`", in[i].path, in[i].path);
 			goto done;
 		}
 		/* tables are copied as stored, never decompressed; the records
@@ -197,7 +196,7 @@ int cmd_merge(int argc, char **argv)
 		goto done;
 	}
 	if (prc) {
-		text_line(stderr, "domprof merge: ", why);
+		cli_error_text("merge", NULL, why);
 		goto done;
 	}
 
@@ -209,14 +208,14 @@ int cmd_merge(int argc, char **argv)
 	char msg[PATH_MAX * 2 + 256];
 	int oerr = outfile_open(&of, out, force ? OUTFILE_FORCE : 0);
 	if (oerr < 0) {
-		fprintf(stderr, "domprof merge: %s\n", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
+		cli_say("merge", "%s", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
 		goto done;
 	}
 	int werr = 0, wfd = fcntl(of.fd, F_DUPFD_CLOEXEC, 3);
 	struct dp_writer_opts wo = { .zstd_level = 3, .ustack_delta = dp_ustack_delta_wanted() };
 	struct dp_writer *w = wfd < 0 ? NULL : dp_writer_new(wfd, &hdr, &wo, &werr);
 	if (!w) {
-		fprintf(stderr, "domprof merge: cannot write '%s': %s\n", of.tmp,
+		cli_say("merge", "cannot write '%s': %s", of.tmp,
 			strerror(wfd < 0 ? errno : -werr));
 		outfile_discard(&of);
 		goto done;
@@ -226,12 +225,12 @@ int cmd_merge(int argc, char **argv)
 	if (!ret)
 		ret = fret;
 	if (ret) {
-		fprintf(stderr, "domprof merge: writing '%s' failed: %s\n", of.tmp, strerror(-ret));
+		cli_say("merge", "writing '%s' failed: %s", of.tmp, strerror(-ret));
 		outfile_discard(&of);
 		goto done;
 	}
 	if ((oerr = outfile_commit(&of)) < 0) {
-		fprintf(stderr, "domprof merge: %s\n", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
+		cli_say("merge", "%s", outfile_strerror(&of, out, oerr, msg, sizeof(msg)));
 		outfile_discard(&of);
 		goto done;
 	}
@@ -239,8 +238,8 @@ int cmd_merge(int argc, char **argv)
 	for (size_t k = 0; k < nin; k++)
 		warn_damage(&in[k]);
 	if (!quiet) {
-		fprintf(stderr, "domprof merge: wrote %s: %zu domains, %" PRIu64 " samples, %" PRIu64
-				" lost, from %zu files\n", out, mg.ndomains, mg.samples, mg.lost, nin);
+		cli_say("merge", "wrote %s: %zu domains, %" PRIu64 " samples, %" PRIu64
+				" lost, from %zu files", out, mg.ndomains, mg.samples, mg.lost, nin);
 	}
 	rc = 0;
 done:

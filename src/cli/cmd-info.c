@@ -4,7 +4,7 @@
  * record counts per type and per domain, lost samples, and any damage the
  * reader found. Reads the whole file once.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -14,41 +14,14 @@
 
 #include "analysis/inputs.h"
 #include "analysis/profile.h"
+#include "cli/blocks.h"
 #include "commands.h"
 #include "format/format.h"
 #include "format/scan.h"
 #include "analysis/rates.h"
 #include "output/escape.h"
 #include "output/report.h"
-#include "symbols/debuginfod.h"
 #include "util/xalloc.h"
-
-const char usage_info[] =
-	"usage: domprof info [-i FILE]... [FILE...]\n"
-	"\n"
-	"Describe a recording: header (host, kernel, CPUs, command line), domains,\n"
-	"events, records per type, samples per domain, lost samples by source, and\n"
-	"any damage found (bad CRCs, truncation, chunks missing or repeated, STATS\n"
-	"totals that differ, a chunk's counts part that disagrees with its records)\n"
-	"with file offsets, and whether the recording is\n"
-	"complete (a recorder killed by SIGKILL never wrote its STATS record).\n"
-	"Domains with COUNTERS records (format 1.3) get one line per counter,\n"
-	"summed over the recording. The recorder's rate counters give a rates\n"
-	"line per domain instead (requested and achieved samples a second per CPU\n"
-	"or vCPU, samples, lost, the recorder's CPU time for that source).\n"
-	"Samples with user registers and stacks (record\n"
-	"--call-graph dwarf) are counted with their stack bytes, and unwound as\n"
-	"report -g unwinds them: the line says how many were unwound, how many\n"
-	"kept the frame-pointer chain, and where the walks ended (no FDE for a pc,\n"
-	"stopped, depth bound, ip in no readable image). DOMPROF_DWARF_UNWIND=0\n"
-	"skips the unwinding.\n"
-	"\n"
-	"  -i, --input FILE   recording to read (default domprof.data) or a perf.data\n"
-	"                     (docs/perfdata.md); with several (-i, FILE arguments, a\n"
-	"                     quoted glob, A,B) each is described in turn, then a line\n"
-	"                     of their totals\n"
-	"      --no-debuginfod  no debug files from debuginfod servers for that\n"
-	"                     unwinding (DEBUGINFOD_URLS)\n";
 
 /* The unwinding of the file's user stacks, as report -g does it (the
  * profile loader with call chains, symbols from this machine and the
@@ -194,8 +167,7 @@ static int info_one(const char *path, struct info_sum *sum)
 	int err;
 	struct dp_reader *r = dp_reader_open(path, &err, msg, sizeof(msg));
 	if (!r) {
-		fprintf(stderr, "domprof info: %s: ", path);
-		text_line(stderr, "", msg);
+		cli_error_text("info", path, msg);
 		return 1;
 	}
 	/* symbol tables are counted, never decompressed (a file may claim
@@ -300,28 +272,55 @@ static int info_one(const char *path, struct info_sum *sum)
 	return 0;
 }
 
+struct info_args {
+	struct input_args in;
+};
+
+static const struct opt info_opts[] = {
+	{ .kind = OPT_CALL, .letter = 'i', .name = "input", .arg = "FILE", .off = offsetof(struct info_args, in),
+	  .fn = opt_add_input,
+	  .help = "recording to read (default domprof.data) or a perf.data (docs/perfdata.md); with several "
+		  "(-i, FILE arguments, a quoted glob, A,B) each is described in turn, then a line of their totals" },
+	OPT_INCLUDE_ALL(opts_debuginfod),
+	OPT_TABLE_END,
+};
+
+const struct cmd_spec spec_info = {
+	.name = "info",
+	.summary = "describe a recording: header, domains, events, counts, damage",
+	.synopsis = "[-i FILE]... [FILE...]",
+	.description =
+		"Describe a recording: header (host, kernel, CPUs, command line), domains,\n"
+		"events, records per type, samples per domain, lost samples by source, and\n"
+		"any damage found (bad CRCs, truncation, chunks missing or repeated, STATS\n"
+		"totals that differ, a chunk's counts part that disagrees with its records)\n"
+		"with file offsets, and whether the recording is complete (a recorder\n"
+		"killed by SIGKILL never wrote its STATS record).\n"
+		"Domains with COUNTERS records (format 1.3) get one line per counter,\n"
+		"summed over the recording. The recorder's rate counters give a rates\n"
+		"line per domain instead (requested and achieved samples a second per CPU\n"
+		"or vCPU, samples, lost, the recorder's CPU time for that source).\n"
+		"Samples with user registers and stacks (record --call-graph dwarf) are\n"
+		"counted with their stack bytes, and unwound as report -g unwinds them:\n"
+		"the line says how many were unwound, how many kept the frame-pointer\n"
+		"chain, and where the walks ended (no FDE for a pc, stopped, depth bound,\n"
+		"ip in no readable image). DOMPROF_DWARF_UNWIND=0 skips the unwinding;\n"
+		"--no-debuginfod: no debug files from servers for it.\n",
+	.opts = info_opts,
+};
+
 int cmd_info(int argc, char **argv)
 {
-	static const struct option opts[] = { { "input", required_argument, 0, 'i' },
-					       { "no-debuginfod", no_argument, 0, 'D' }, { 0, 0, 0, 0 } };
 	const char *iargs[argc > 0 ? argc : 1];
-	size_t ni = 0;
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "i:", opts, NULL)) != -1) {
-		if (c == 'i')
-			iargs[ni++] = optarg;
-		else if (c == 'D')
-			dbgfd_turn_off();   /* the unwinding of user stacks: docs/symbols.md */
-		else
-			return usage_error("info", "unknown or incomplete option '%s'", argv[optind - 1]);
-	}
+	struct info_args ia = { .in = { iargs, 0 } };
+	char *ops[argc + 1];
+	int nops, prc = opt_parse(&spec_info, argc, argv, &ia, ops, &nops);
+	if (prc != OPT_CONTINUE)
+		return prc;
 	struct inputs in = { 0 };
 	char err[PATH_MAX + 64];
-	if (inputs_collect(&in, iargs, ni, argv + optind, (size_t)(argc - optind), err, sizeof(err))) {
-		fprintf(stderr, "domprof info: %s\n", err);
-		return 1;
-	}
+	if (inputs_collect(&in, ia.in.v, ia.in.n, ops, (size_t)nops, err, sizeof(err)))
+		return cli_error("info", "%s", err);
 	struct info_sum sum = { 0 };
 	int ret = 0;
 	for (size_t i = 0; i < in.n; i++) {

@@ -16,7 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -40,89 +40,6 @@
 #include "format/format.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
-
-const char usage_record[] =
-	"usage: domprof record [options] [--] COMMAND [ARGS...]\n"
-	"       (record's options come before COMMAND: what follows it, -h and --help\n"
-	"       too, is the command's)\n"
-	"       domprof record [options] -a | -p PID[,PID...]\n"
-	"       domprof record [options] --domain NAME=SPEC... (guests only)\n"
-	"\n"
-	"Sample the host (and guests given with --domain) into a domprof file.\n"
-	"\n"
-	"targets:\n"
-	"  COMMAND ARGS        run COMMAND and profile it and its children; stop when it exits\n"
-	"  -p, --pid PIDS      attach to running processes (all their threads)\n"
-	"  -a, --all-cpus      the whole system\n"
-	"  -C, --cpu CPUS      only these CPUs, e.g. 0,2-3 (default: all online CPUs)\n"
-	"  -d, --duration SEC  stop after SEC seconds (default: until the command exits or Ctrl-C)\n"
-	"events:\n"
-	"  -e, --event EVENT   cpu-clock (default), task-clock, page-faults, cycles, instructions,\n"
-	"                      cache-misses, branch-misses, ...; modifiers :u (user) :k (kernel);\n"
-	"                      repeat -e or separate with commas for several events\n"
-	"  -F, --freq HZ       samples per second per CPU (default 1000)\n"
-	"  -c, --count PERIOD  one sample every PERIOD events instead of -F\n"
-	"  -g                  record call chains: frame pointers on the host and in an\n"
-	"                      agent's guest; a passive domain's guest kernel unwound\n"
-	"                      from outside with the guest's own ORC tables\n"
-	"  --call-graph fp     the same as -g\n"
-	"  --call-graph dwarf[,SIZE]\n"
-	"                      as -g, and with each host sample the task's user registers\n"
-	"                      and up to SIZE bytes of its user stack from sp up (default\n"
-	"                      8192, rounded up to a multiple of 8, at most 65528; only\n"
-	"                      what the kernel could copy is stored), as perf's\n"
-	"                      --call-graph dwarf records them (x86-64); report -g,\n"
-	"                      flamegraph and export unwind them with the\n"
-	"                      programs' DWARF call-frame information. An agent's\n"
-	"                      guest records them too (an older agent: -g chains)\n"
-	"  -m, --mmap-pages N  ring buffer data pages per CPU, a power of two up to 1048576\n"
-	"                      (default 256)\n"
-	"guests:\n"
-	"  --domain NAME=gdb:HOST:PORT[,kallsyms=F|sysmap=F|vmlinux=F][,kaslr=auto|OFF][,current=0]\n"
-	"  --domain NAME=agent:ADDRESS[,key=FILE][,max-bytes=SIZE]\n"
-	"                      also sample this VM as domain NAME (repeatable; each NAME\n"
-	"                      once, not 'host'); key=: the agent's --key-file (docs/active.md);\n"
-	"                      gdb: with no symbol file, the guest kernel's symbols and\n"
-	"                      processes are read from guest memory (docs/passive.md);\n"
-	"                      with -g its kernel's call chains too, unwound with its ORC\n"
-	"                      tables (,unwind-window=BYTES,unwind-max=BYTES,unwind-depth=N);\n"
-	"                      that start-up runs while the others sample, at most\n"
-	"                      start-time=SECONDS (default 10) and start-mb=MIB (32) of\n"
-	"                      guest memory; past them the domain goes on with what it\n"
-	"                      read, and a guest that fails during it ends only itself;\n"
-	"                      a task-list walk while recording holds the VM at most\n"
-	"                      walk-ms=MS (default 100); paging=4|5 sets the guest's\n"
-	"                      paging mode (default: from its cr4 and kernel)\n"
-	"  --allow-remote-stub allow a gdb stub that is not on this machine\n"
-	"output:\n"
-	"  -o, --output FILE   output file (default domprof.data); an existing file is\n"
-	"                      renamed to FILE.old; a symlink is followed; FILE appears\n"
-	"                      only once recording started; a FILE another recorder is\n"
-	"                      writing is refused\n"
-	"  -f, --force         overwrite FILE instead of keeping FILE.old\n"
-	"  --switch-output[=signal|TIME|SIZE]\n"
-	"                      write a series of files FILE.YYYY-MM-DDTHH:MM:SS.mmmZ (UTC,\n"
-	"                      when each began), each complete and readable alone, none\n"
-	"                      lost in between: a new one on SIGUSR2 (signal, the default),\n"
-	"                      every TIME (30s, 10m, 1h, 1d) or when a file reaches SIZE\n"
-	"                      (100M, 1G; B, K, M, G; at least 1M)\n"
-	"  --switch-max-files N\n"
-	"                      with --switch-output, keep only the newest N files\n"
-	"  --no-buildid-mmap   read build-ids from the mapped files instead of asking the\n"
-	"                      kernel for them; use it when perf records at the same time\n"
-	"                      (since Linux 5.12 the kernel then marks perf's mappings as\n"
-	"                      carrying build-ids, and perf's report aborts on them)\n"
-	"  --no-lines          do not embed the source lines of the sampled addresses: by\n"
-	"                      default the end of the recording looks them up (DWARF,\n"
-	"                      debug files, the line cache) and stores them in the file,\n"
-	"                      so that report -s srcline needs no DWARF (docs/record.md;\n"
-	"                      not for the files --switch-output ends before the last)\n"
-	"\n"
-	"Ctrl-C, SIGTERM, SIGHUP or SIGPIPE stops recording and finishes the file (a\n"
-	"command still running gets SIGTERM). At the end one line reports samples\n"
-	"written, samples lost, bytes and duration; with --domain, then one line per\n"
-	"source: requested and achieved samples a second per CPU or vCPU, samples,\n"
-	"lost, and the recorder's CPU time for it (also in `domprof info`).\n";
 
 #define MAX_EVENTS 16
 #define MAX_CPUS 4096
@@ -191,10 +108,9 @@ static void report_open_error(const struct rec *r, const struct perf_source_erro
 			snprintf(lim, sizeof(lim), "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
 		long kb = target_read_sysctl("/proc/sys/kernel/perf_event_mlock_kb", -1);
 		size_t ring_kb = r->ring_pages * (size_t)sysconf(_SC_PAGESIZE) / 1024;
-		fprintf(stderr,
-			"domprof record: cannot map the ring buffer of CPU %d (-m %zu = %zu KiB per CPU): %s; "
+		cli_say("record", "cannot map the ring buffer of CPU %d (-m %zu = %zu KiB per CPU): %s; "
 			"it is over the locked-memory limit (kernel.perf_event_mlock_kb is %ld per CPU, "
-			"ulimit -l is %s): use a smaller -m, raise a limit, or run with CAP_IPC_LOCK\n",
+			"ulimit -l is %s): use a smaller -m, raise a limit, or run with CAP_IPC_LOCK",
 			e->cpu, r->ring_pages, ring_kb, strerror(err), kb, lim);
 	} else if (err == EACCES || err == EPERM) {
 		long p = target_read_sysctl("/proc/sys/kernel/perf_event_paranoid", 99);
@@ -205,52 +121,54 @@ static void report_open_error(const struct rec *r, const struct perf_source_erro
 				    perf_source_probe_user(&r->ev[e->event]) == 0;
 		char uev[64];
 		snprintf(uev, sizeof(uev), "%.*s:u", (int)strcspn(ev, ":"), ev);
-		fprintf(stderr,
-			"domprof record: not permitted to open event '%s' (%s): kernel.perf_event_paranoid is %ld; "
-			"set it to -1 (sysctl -w kernel.perf_event_paranoid=-1) or run with CAP_PERFMON%s%s\n",
+		cli_say("record", "not permitted to open event '%s' (%s): kernel.perf_event_paranoid is %ld; "
+			"set it to -1 (sysctl -w kernel.perf_event_paranoid=-1) or run with CAP_PERFMON%s%s",
 			ev, strerror(err), p, user_only_ok ? ", or sample user space only with -e " : "",
 			user_only_ok ? uev : "");
 	} else if (r->ev[e->event].hardware && (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)) {
-		fprintf(stderr,
-			"domprof record: event '%s' is not supported: this machine has no hardware PMU event "
-			"for it (no performance counters, as in many VMs); use -e cpu-clock\n", ev);
+		cli_say("record", "event '%s' is not supported: this machine has no hardware PMU event "
+			"for it (no performance counters, as in many VMs); use -e cpu-clock", ev);
 	} else if (r->ustack_size && (err == EINVAL || err == ENOSYS || err == EOPNOTSUPP)) {
-		fprintf(stderr, "domprof record: perf_event_open for event '%s' with user registers and "
+		cli_say("record", "perf_event_open for event '%s' with user registers and "
 			"%u bytes of user stack (--call-graph dwarf) failed: %s; the kernel may not "
-			"support them for this event: use -g\n", ev, r->ustack_size, strerror(err));
+			"support them for this event: use -g", ev, r->ustack_size, strerror(err));
 	} else if (err == ESRCH) {
-		fprintf(stderr, "domprof record: no such process: %d\n", (int)e->pid);
+		cli_say("record", "no such process: %d", (int)e->pid);
 	} else if (err == EMFILE || err == ENFILE) {
-		fprintf(stderr, "domprof record: too many open files opening '%s' on CPU %d: "
-			"raise the limit (ulimit -n) or use fewer CPUs/threads\n", ev, e->cpu);
+		cli_say("record", "too many open files opening '%s' on CPU %d: "
+			"raise the limit (ulimit -n) or use fewer CPUs/threads", ev, e->cpu);
 	} else {
-		fprintf(stderr, "domprof record: %s for event '%s' on CPU %d failed: %s\n",
+		cli_say("record", "%s for event '%s' on CPU %d failed: %s",
 			e->what, ev, e->cpu, strerror(err));
 	}
 }
 
-static int add_events(struct rec *r, const char *arg)
+/* A handler's failure: the reason in err, -1 (src/cli/opt.h). */
+#define FAIL(...) (snprintf(err, errlen, __VA_ARGS__), -1)
+
+static int add_events(void *ctx, const char *name, const char *arg, char *err, size_t errlen)
 {
+	struct rec *r = ctx;
 	char *copy = xstrdup(arg), *rest = copy;
 	int ret = 0;
 	/* strsep, not strtok: an empty item ("-e ''", "-e a,,b") is an
 	 * error, not something to skip silently. */
 	for (char *t; !ret && (t = strsep(&rest, ",")) != NULL;) {
 		if (!*t) {
-			ret = usage_error("record", "empty event name in -e '%s'", arg);
+			ret = FAIL("empty event name in -e '%s'", arg);
 			break;
 		}
 		if (r->nev >= MAX_EVENTS) {
-			ret = usage_error("record", "too many events (at most %d)", MAX_EVENTS);
+			ret = FAIL("too many events (at most %d)", MAX_EVENTS);
 			break;
 		}
 		int e = ev_parse(t, &r->ev[r->nev]);
 		if (e == -EBADMSG) {
-			ret = usage_error("record", "unknown modifier in event '%s' (use :u or :k)", t);
+			ret = FAIL("unknown modifier in event '%s' (use :u or :k)", t);
 			break;
 		}
 		if (e < 0) {
-			ret = usage_error("record", "unknown event '%s' (known: %s)", t, ev_known_names());
+			ret = FAIL("unknown event '%s' (known: %s)", t, ev_known_names());
 			break;
 		}
 		r->nev++;
@@ -302,17 +220,18 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
  * usage error's exit code.
  */
 #define DEFAULT_USTACK 8192u
-static int parse_call_graph(struct rec *r, const char *arg)
+static int parse_call_graph(void *ctx, const char *name, const char *arg, char *err, size_t errlen)
 {
+	struct rec *r = ctx;
 	r->callchain = true;
 	if (!strcmp(arg, "fp")) {
 		r->ustack_size = 0;
 		return 0;
 	}
 	if (strncmp(arg, "dwarf", 5) || (arg[5] && arg[5] != ','))
-		return usage_error("record", "bad --call-graph '%s' (fp or dwarf[,SIZE])", arg);
+		return FAIL("bad --call-graph '%s' (fp or dwarf[,SIZE])", arg);
 #if !defined(__x86_64__)
-	return usage_error("record", "--call-graph dwarf: user registers are only known on x86-64");
+	return FAIL("--call-graph dwarf: user registers are only known on x86-64");
 #endif
 	if (!arg[5]) {
 		r->ustack_size = DEFAULT_USTACK;
@@ -323,8 +242,8 @@ static int parse_call_graph(struct rec *r, const char *arg)
 	errno = 0;
 	unsigned long long v = *sz >= '0' && *sz <= '9' ? strtoull(sz, &end, 0) : 0;
 	if (*sz < '0' || *sz > '9' || errno || *end || !v || v > DP_MAX_USTACK)
-		return usage_error("record", "bad --call-graph '%s': SIZE is the bytes of user stack "
-				   "to keep, 1 to %u (rounded up to a multiple of 8)", arg, DP_MAX_USTACK);
+		return FAIL("bad --call-graph '%s': SIZE is the bytes of user stack "
+			    "to keep, 1 to %u (rounded up to a multiple of 8)", arg, DP_MAX_USTACK);
 	r->ustack_size = (uint32_t)((v + 7) & ~7ull);
 	return 0;
 }
@@ -335,8 +254,9 @@ static int parse_call_graph(struct rec *r, const char *arg)
  * (K, G also lower case; m is minutes). 0 or the usage error's code.
  */
 #define SWITCH_MIN_BYTES (1ull << 20)
-static int parse_switch(struct rec *r, const char *arg)
+static int parse_switch(void *ctx, const char *name, const char *arg, char *err, size_t errlen)
 {
+	struct rec *r = ctx;
 	r->switching = true;
 	r->switch_signal = false;
 	r->switch_ns = r->switch_bytes = 0;
@@ -365,141 +285,176 @@ static int parse_switch(struct rec *r, const char *arg)
 		r->switch_ns = ns * v;
 		r->switch_bytes = bytes * v;
 		if (bytes && r->switch_bytes < SWITCH_MIN_BYTES)
-			return usage_error("record", "bad --switch-output '%s': a SIZE is at least 1M "
-					   "(each file starts with the kernel's symbol tables)", arg);
+			return FAIL("bad --switch-output '%s': a SIZE is at least 1M "
+				    "(each file starts with the kernel's symbol tables)", arg);
 		return 0;
 	}
-	return usage_error("record", "bad --switch-output '%s' (signal, a TIME such as 30s, 10m, 1h, "
-			   "1d, or a SIZE such as 100M, 1G)", arg);
+	return FAIL("bad --switch-output '%s' (signal, a TIME such as 30s, 10m, 1h, "
+		    "1d, or a SIZE such as 100M, 1G)", arg);
 }
 
 /* Domain names must be unique and not "host" (domain 0's name): report
  * --domain picks a domain by name. */
-static int check_domain_name(const struct rec *r, const char *spec)
+static int add_domain(void *ctx, const char *name, const char *spec, char *err, size_t errlen)
 {
+	struct rec *r = ctx;
+	if (!strchr(spec, '='))
+		return FAIL("bad --domain '%s': expected NAME=SPEC", spec);
 	size_t n = (size_t)(strchr(spec, '=') - spec);
 	if (n == 4 && !strncmp(spec, "host", 4))
-		return usage_error("record", "bad --domain '%s': the name 'host' is the host's own domain "
-				   "(choose another NAME)", spec);
+		return FAIL("bad --domain '%s': the name 'host' is the host's own domain "
+			    "(choose another NAME)", spec);
 	for (size_t i = 0; i < r->ndomains; i++)
 		if (!strncmp(r->domains[i], spec, n) && r->domains[i][n] == '=')
-			return usage_error("record", "bad --domain '%s': domain name '%.*s' is given twice",
-					   spec, (int)n, spec);
+			return FAIL("bad --domain '%s': domain name '%.*s' is given twice", spec, (int)n, spec);
+	/* the handler's growth: ndomains + 1 entries, each time (a few) */
+	r->domains = xrealloc(r->domains, (r->ndomains + 1) * sizeof(char *));
+	r->domains[r->ndomains++] = spec;
 	return 0;
 }
+
+static int set_duration(void *ctx, const char *name, const char *arg, char *err, size_t errlen)
+{
+	struct rec *r = ctx;
+	char *end;
+	r->duration = strtod(arg, &end);
+	if (*end || end == arg || !(r->duration > 0) || r->duration > 1e7)
+		return FAIL("bad duration '%s' (seconds, > 0)", arg);
+	return 0;
+}
+
+static int set_freq(void *ctx, const char *name, const char *arg, char *err, size_t errlen)
+{
+	if (parse_u64(arg, MAX_FREQ, &((struct rec *)ctx)->hz) < 0)
+		return FAIL("bad frequency '%s' (Hz, 1 to %llu)", arg, (unsigned long long)MAX_FREQ);
+	return 0;
+}
+
+static int set_count(void *ctx, const char *name, const char *arg, char *err, size_t errlen)
+{
+	/* The kernel refuses a period with bit 63 set (EINVAL). */
+	if (parse_u64(arg, INT64_MAX, &((struct rec *)ctx)->period) < 0)
+		return FAIL("bad period '%s' (1 to %lld)", arg, (long long)INT64_MAX);
+	return 0;
+}
+
+static int set_mmap_pages(void *ctx, const char *name, const char *arg, char *err, size_t errlen)
+{
+	uint64_t v;
+	if (parse_u64(arg, UINT64_MAX, &v) < 0 || (v & (v - 1)))
+		return FAIL("bad --mmap-pages '%s' (a power of two)", arg);
+	if (v > MAX_RING_PAGES)
+		return FAIL("bad --mmap-pages '%s': at most %lu pages per CPU", arg, (unsigned long)MAX_RING_PAGES);
+	((struct rec *)ctx)->ring_pages = (size_t)v;
+	return 0;
+}
+
+static int set_max_files(void *ctx, const char *name, const char *arg, char *err, size_t errlen)
+{
+	uint64_t v;
+	if (parse_u64(arg, 1000000, &v) < 0)
+		return FAIL("bad --switch-max-files '%s' (1 to 1000000)", arg);
+	((struct rec *)ctx)->max_files = (unsigned)v;
+	return 0;
+}
+
+static const struct opt record_opts[] = {
+	OPT_HEADING("targets:"),
+	OPT_STR('p', "pid", "PIDS", struct rec, pidlist, "attach to running processes (all their threads)"),
+	OPT_BOOL('a', "all-cpus", struct rec, all, "the whole system"),
+	OPT_STR('C', "cpu", "CPUS", struct rec, cpulist, "only these CPUs, e.g. 0,2-3 (default: all online CPUs)"),
+	OPT_FN('d', "duration", "SEC", set_duration,
+	       "stop after SEC seconds (default: until the command exits or Ctrl-C)"),
+	OPT_HEADING("events:"),
+	OPT_FN('e', "event", "EVENT", add_events,
+	       "cpu-clock (default), task-clock, page-faults, cycles, instructions, cache-misses, "
+	       "branch-misses, ...; modifiers :u (user) :k (kernel); repeat -e or separate with commas for "
+	       "several events"),
+	OPT_FN('F', "freq", "HZ", set_freq, "samples per second per CPU (default 1000)"),
+	OPT_FN('c', "count", "PERIOD", set_count, "one sample every PERIOD events instead of -F"),
+	{ .kind = OPT_FLAG, .letter = 'g', .off = offsetof(struct rec, callchain), .val = 1,
+	  .alias_of = "--call-graph fp",
+	  .help = "record call chains: frame pointers on the host and in an agent's guest; a passive "
+		  "domain's guest kernel unwound from outside with the guest's own ORC tables" },
+	OPT_FN(0, "call-graph", "fp|dwarf[,SIZE]", parse_call_graph,
+	       "fp: the same as -g. dwarf: as -g, and with each host sample the task's user registers and "
+	       "up to SIZE bytes of its user stack from sp up (default 8192, rounded up to a multiple of 8, "
+	       "at most 65528; only what the kernel could copy is stored), as perf's --call-graph dwarf "
+	       "records them (x86-64); report -g, flamegraph and export unwind them with the programs' "
+	       "DWARF call-frame information. An agent's guest records them too (an older agent: -g chains)"),
+	OPT_FN('m', "mmap-pages", "N", set_mmap_pages,
+	       "ring buffer data pages per CPU, a power of two up to 1048576 (default 256)"),
+	OPT_HEADING("guests:"),
+	{ .kind = OPT_CALL, .name = "domain", .arg = "NAME=SPEC", .fn = add_domain, .values = "gdb: agent:",
+	  .help = "also sample this VM as domain NAME (repeatable; each NAME once, not 'host'):\n"
+		  "  NAME=gdb:HOST:PORT[,kallsyms=F|sysmap=F|vmlinux=F]\n"
+		  "           [,kaslr=auto|OFF][,current=0]\n"
+		  "  NAME=agent:ADDRESS[,key=FILE][,max-bytes=SIZE]\n"
+		  "key=: the agent's --key-file (docs/active.md); gdb: with no symbol file, the guest "
+		  "kernel's symbols and processes are read from guest memory (docs/passive.md); with -g its "
+		  "kernel's call chains too, unwound with its ORC tables "
+		  "(unwind-window=BYTES, unwind-max=BYTES, unwind-depth=N); that start-up runs while the others "
+		  "sample, at most start-time=SECONDS (default 10) and start-mb=MIB (32) of guest memory; past "
+		  "them the domain goes on with what it read, and a guest that fails during it ends only "
+		  "itself; a task-list walk while recording holds the VM at most walk-ms=MS (default 100); "
+		  "paging=4|5 sets the guest's paging mode (default: from its cr4 and kernel)" },
+	OPT_BOOL(0, "allow-remote-stub", struct rec, allow_remote, "allow a gdb stub that is not on this machine"),
+	OPT_HEADING("output:"),
+	OPT_STR('o', "output", "FILE", struct rec, output,
+		"output file (default domprof.data); an existing file is renamed to FILE.old; a symlink is "
+		"followed; FILE appears only once recording started; a FILE another recorder is writing is refused"),
+	OPT_BOOL('f', "force", struct rec, force, "overwrite FILE instead of keeping FILE.old"),
+	{ .kind = OPT_CALL, .name = "switch-output", .arg = "signal|TIME|SIZE", .flags = OPT_VALUE_OPTIONAL,
+	  .fn = parse_switch,
+	  .help = "write a series of files FILE.YYYY-MM-DDTHH:MM:SS.mmmZ (UTC, when each began), each "
+		  "complete and readable alone, none lost in between: a new one on SIGUSR2 (signal, the "
+		  "default), every TIME (30s, 10m, 1h, 1d) or when a file reaches SIZE (100M, 1G; B, K, M, G; "
+		  "at least 1M)" },
+	OPT_FN(0, "switch-max-files", "N", set_max_files, "with --switch-output, keep only the newest N files"),
+	OPT_BOOL(0, "no-buildid-mmap", struct rec, no_buildid_mmap,
+		 "read build-ids from the mapped files instead of asking the kernel for them; use it when perf "
+		 "records at the same time (since Linux 5.12 the kernel then marks perf's mappings as carrying "
+		 "build-ids, and perf's report aborts on them)"),
+	OPT_BOOL(0, "no-lines", struct rec, no_lines,
+		 "do not embed the source lines of the sampled addresses: by default the end of the recording "
+		 "looks them up (DWARF, debug files, the line cache) and stores them in the file, so that "
+		 "report -s srcline needs no DWARF (docs/record.md; not for the files --switch-output ends "
+		 "before the last)"),
+	OPT_TABLE_END,
+};
+
+const struct cmd_spec spec_record = {
+	.name = "record",
+	.summary = "record samples from the host and from VMs into a file",
+	.synopsis = "[options] [--] COMMAND [ARGS...]\n"
+		    "[options] -a | -p PID[,PID...]\n"
+		    "[options] --domain NAME=SPEC... (guests only)",
+	.description =
+		"Sample the host (and guests given with --domain) into a domprof file.\n"
+		"record's options come before COMMAND: what follows it, -h and --help\n"
+		"too, is the command's. COMMAND ARGS: run COMMAND and profile it and its\n"
+		"children; stop when it exits.\n",
+	.epilog =
+		"Ctrl-C, SIGTERM, SIGHUP or SIGPIPE stops recording and finishes the file (a\n"
+		"command still running gets SIGTERM). At the end one line reports samples\n"
+		"written, samples lost, bytes and duration; with --domain, then one line per\n"
+		"source: requested and achieved samples a second per CPU or vCPU, samples,\n"
+		"lost, and the recorder's CPU time for it (also in `domprof info`).\n",
+	.opts = record_opts,
+	.flags = CMD_OPERAND_STOPS,
+};
 
 /* 0; 2 after a usage error (said); -1 after --help (printed). */
 static int parse_args(struct rec *r, int argc, char **argv)
 {
-	enum { OPT_DOMAIN = 256, OPT_ALLOW_REMOTE, OPT_CALL_GRAPH, OPT_SWITCH, OPT_MAX_FILES, OPT_NO_BUILDID,
-	       OPT_NO_LINES };
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
-		{ "mmap-pages", required_argument, NULL, 'm' },
-		{ "domain", required_argument, NULL, OPT_DOMAIN },
-		{ "allow-remote-stub", no_argument, NULL, OPT_ALLOW_REMOTE },
-		{ "switch-output", optional_argument, NULL, OPT_SWITCH },
-		{ "switch-max-files", required_argument, NULL, OPT_MAX_FILES },
-		{ "no-buildid-mmap", no_argument, NULL, OPT_NO_BUILDID },
-		{ "no-lines", no_argument, NULL, OPT_NO_LINES },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	size_t dcap = 0;
-	int c, ret;
-	char *end;
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:o:fap:C:d:e:F:c:gm:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			/* only among record's own options: after COMMAND,
-			 * -h and --help are the command's (getopt stops there) */
-			fputs(usage_record, stdout);
-			return -1;
-		case 'o': r->output = optarg; break;
-		case 'f': r->force = true; break;
-		case 'a': r->all = true; break;
-		case 'p': r->pidlist = optarg; break;
-		case 'C': r->cpulist = optarg; break;
-		case 'g': r->callchain = true; break;
-		case OPT_CALL_GRAPH:
-			if ((ret = parse_call_graph(r, optarg)))
-				return ret;
-			break;
-		case OPT_ALLOW_REMOTE: r->allow_remote = true; break;
-		case OPT_SWITCH:
-			if ((ret = parse_switch(r, optarg)))
-				return ret;
-			break;
-		case OPT_NO_BUILDID:
-			r->no_buildid_mmap = true;
-			break;
-		case OPT_NO_LINES:
-			r->no_lines = true;
-			break;
-		case OPT_MAX_FILES: {
-			uint64_t v;
-			if (parse_u64(optarg, 1000000, &v) < 0)
-				return usage_error("record", "bad --switch-max-files '%s' (1 to 1000000)", optarg);
-			r->max_files = (unsigned)v;
-			break;
-		}
-		case OPT_DOMAIN:
-			if (!strchr(optarg, '='))
-				return usage_error("record", "bad --domain '%s': expected NAME=SPEC", optarg);
-			if ((ret = check_domain_name(r, optarg)))
-				return ret;
-			xgrow((void **)&r->domains, &dcap, r->ndomains + 1, sizeof(char *));
-			r->domains[r->ndomains++] = optarg;
-			break;
-		case 'd':
-			r->duration = strtod(optarg, &end);
-			if (*end || end == optarg || !(r->duration > 0) || r->duration > 1e7)
-				return usage_error("record", "bad duration '%s' (seconds, > 0)", optarg);
-			break;
-		case 'e':
-			if ((ret = add_events(r, optarg)))
-				return ret;
-			break;
-		case 'F':
-			if (parse_u64(optarg, MAX_FREQ, &r->hz) < 0)
-				return usage_error("record", "bad frequency '%s' (Hz, 1 to %llu)", optarg,
-						   (unsigned long long)MAX_FREQ);
-			break;
-		case 'c':
-			/* The kernel refuses a period with bit 63 set (EINVAL). */
-			if (parse_u64(optarg, INT64_MAX, &r->period) < 0)
-				return usage_error("record", "bad period '%s' (1 to %lld)", optarg,
-						   (long long)INT64_MAX);
-			break;
-		case 'm': {
-			uint64_t v;
-			if (parse_u64(optarg, UINT64_MAX, &v) < 0 || (v & (v - 1)))
-				return usage_error("record", "bad --mmap-pages '%s' (a power of two)", optarg);
-			if (v > MAX_RING_PAGES)
-				return usage_error("record", "bad --mmap-pages '%s': at most %lu pages per CPU",
-						   optarg, (unsigned long)MAX_RING_PAGES);
-			r->ring_pages = (size_t)v;
-			break;
-		}
-		case ':':
-			return usage_error("record", "option '%s' needs an argument", argv[optind - 1]);
-		default:
-			return usage_error("record", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	r->cmd = argv + optind;
-	bool has_cmd = optind < argc;
+	char *ops[argc + 1];
+	int nops, ret = opt_parse(&spec_record, argc, argv, r, ops, &nops);
+	if (ret != OPT_CONTINUE)
+		return ret ? ret : -1;
+	/* the first operand stopped the options: COMMAND and its arguments
+	 * are argv's tail */
+	r->cmd = argv + (argc - nops);
+	bool has_cmd = nops > 0;
 	if (r->hz && r->period)
 		return usage_error("record", "-F and -c exclude each other");
 	if (r->max_files && !r->switching)
@@ -541,7 +496,7 @@ static int select_cpus(struct rec *r)
 		for (int k = 0; k < n && !ok; k++)
 			ok = online[k] == want[i];
 		if (!ok) {
-			fprintf(stderr, "domprof record: CPU %d is not online\n", want[i]);
+			cli_say("record", "CPU %d is not online", want[i]);
 			return 1;
 		}
 		r->cpus[r->ncpus++] = want[i];
@@ -594,13 +549,13 @@ static int check_targets(struct rec *r, bool host)
 		return ret;
 	long maxrate = target_read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", 0);
 	if (host && r->hz && maxrate > 0 && r->hz > (uint64_t)maxrate) {
-		fprintf(stderr, "domprof record: -F %" PRIu64 " is above kernel.perf_event_max_sample_rate "
-			"(%ld): use a lower -F or raise the sysctl\n", r->hz, maxrate);
+		cli_say("record", "-F %" PRIu64 " is above kernel.perf_event_max_sample_rate "
+			"(%ld): use a lower -F or raise the sysctl", r->hz, maxrate);
 		return 1;
 	}
 	for (size_t i = 0; i < r->npids; i++)
 		if (!collector_pid_alive(r->pids[i])) {
-			fprintf(stderr, "domprof record: no such process: %d\n", (int)r->pids[i]);
+			cli_say("record", "no such process: %d", (int)r->pids[i]);
 			return 1;
 		}
 	return 0;
@@ -610,7 +565,7 @@ static int check_targets(struct rec *r, bool host)
 static void print_notice(void *ctx, const char *msg)
 {
 	(void)ctx;
-	text_line(stderr, "domprof record: ", msg);
+	cli_error_text("record", NULL, msg);
 }
 
 /* One line: samples written, lost, bytes, duration, and per source. */
@@ -672,7 +627,7 @@ static void print_summary(const struct recorder *r, const struct collector_resul
 		};
 		char line[400];
 		rate_format(&rs, c->unit, line, sizeof(line));
-		fprintf(stderr, "domprof record: rate %s: %s\n", c->name, line);
+		cli_say("record", "rate %s: %s", c->name, line);
 	}
 }
 
@@ -716,13 +671,12 @@ static void print_lines(const struct rec *r)
 	if (!r->lines_ran)
 		return;   /* --no-lines, or no regular file to read back */
 	if (!r->lines_done) {
-		text_line(stderr, "domprof record: source lines not embedded: ",
-			  r->lines_why[0] ? r->lines_why : "the file could not be read back");
+		cli_error_text("record", "source lines not embedded", r->lines_why[0] ? r->lines_why : "the file could not be read back");
 		return;
 	}
 	if (!r->lines.addrs && !r->lines.refused) {
-		fprintf(stderr, "domprof record: no source lines embedded: no sampled image has line tables here "
-			"(%.1f ms)\n", (double)r->lines_ns / 1e6);
+		cli_say("record", "no source lines embedded: no sampled image has line tables here "
+			"(%.1f ms)", (double)r->lines_ns / 1e6);
 		return;
 	}
 	fprintf(stderr, "domprof record: source lines of %zu address%s in %zu image%s embedded (%zu KiB "
