@@ -6,10 +6,15 @@
 # guest memory) in ONE boot:
 #   k510: 5.10 generic, KASLR off, 4 vCPUs (kallsyms "base-relative
 #         abs-percpu, offsets first", ORC v1, no pcpu_hot);
-#   k619: 6.19 rt-amd64, KASLR on, 1 vCPU (kallsyms "base-relative, names
-#         first" without absolute per-cpu, ORC v3, PREEMPT_RT task_struct);
-#   k73:  7.3 cloud-amd64, KASLR on, 4 vCPUs (place-relative kallsyms,
-#         ORC v4).
+#   k619: 6.19 rt-amd64, KASLR on, 1 vCPU, 5-level paging (kallsyms
+#         "base-relative, names first" without absolute per-cpu, ORC v3,
+#         PREEMPT_RT task_struct);
+#   k73:  7.3 cloud-amd64, KASLR on, 4 vCPUs, 5-level paging
+#         (place-relative kallsyms, ORC v4).
+# 5-level paging: QEMU's `-cpu max` offers LA57 and Debian's kernels use
+# it; the guest says so (la57 in its /proc/cpuinfo), and the record's
+# line must say "5-level paging (cr4.LA57)" (test-guest-la57.sh has the
+# control: the same guest taken for a 4-level one names no process).
 # The guest copies its own /proc/kallsyms to a second serial port, prints
 # its `ps`, and loops dd (one per vCPU, each pinned to its vCPU). One
 # `record -g` of a few seconds, then:
@@ -59,17 +64,17 @@ CHAIN_CHECK='
 	END { print p + 0, l + 0 }'
 
 check_kernel() {
-	local id=$1 series=$2 flavor=$3 kaslr=$4 smp=$5 dur=${6:-5}
+	local id=$1 series=$2 flavor=$3 kaslr=$4 smp=$5 dur=${6:-5} cpu=${7:-}
 	if ! vm_kernel_fetch "$series" "$flavor"; then
 		[[ $VM_KERR == "archive unreachable:"* ]] || fail "$id: $VM_KERR"
 		note "$id: not checked: $VM_KERR"
 		return 0
 	fi
-	note "$id: kernel $VM_KVER ($VM_KERNEL), kaslr=$kaslr smp=$smp"
+	note "$id: kernel $VM_KVER ($VM_KERNEL), kaslr=$kaslr smp=$smp${cpu:+ cpu=$cpu}"
 	# noirqdebug: the rt kernel (interrupt handlers in threads) otherwise
 	# disables the second serial port's IRQ ("irq 3: nobody cared") and the
 	# kallsyms copy crawls by polling
-	vm_boot "$id" run=dd kaslr="$kaslr" kallsyms=gz ps=1 smp="$smp" append=noirqdebug
+	vm_boot "$id" run=dd kaslr="$kaslr" kallsyms=gz ps=1 smp="$smp" append=noirqdebug ${cpu:+cpu=$cpu}
 	local d sock data; d=$(vm_dir "$id"); sock=$(vm_sock "$id"); data=$d/rec.data
 	tr -d '\r' <"$d/kallsyms.txt" >"$d/copy.txt"
 	tr -d '\r' <"$d/console.log" | sed -n 's/^domprof-guest: ps  *//p' | awk '$1 ~ /^[0-9]+$/' >"$d/ps.txt"
@@ -90,6 +95,12 @@ check_kernel() {
 		fail "$id: kernel symbols were not read from guest memory"
 	grep -q "$id: .*call chains by ORC (" "$VM_OUT/$id-record.log" || fail "$id: no ORC call chains"
 	local info; info=$(grep -m1 "$id: " "$VM_OUT/$id-record.log")
+	if [ "$cpu" = max ]; then
+		grep -q '^domprof-guest: la57' <(tr -d '\r' <"$d/console.log") ||
+			fail "$id: the guest does not use 5-level paging (no la57 in its /proc/cpuinfo)"
+		grep -q "$id: .*5-level paging (cr4.LA57)" "$VM_OUT/$id-record.log" ||
+			fail "$id: the record's line does not say 5-level paging: $info"
+	fi
 
 	# ---- (a) symbols ----
 	"$TT" symtab get "$data" "$id" "$d/mem.txt" || fail "$id: no embedded table"
@@ -230,8 +241,8 @@ EOF
 for id in "$@"; do
 	case $id in
 	k510) check_kernel k510 5.10 amd64 0 4 6 ;;
-	k619) check_kernel k619 6.19 rt-amd64 1 1 10 ;;
-	k73) check_kernel k73 7.3 cloud-amd64 1 4 10 ;;
+	k619) check_kernel k619 6.19 rt-amd64 1 1 10 max ;;
+	k73) check_kernel k73 7.3 cloud-amd64 1 4 10 max ;;
 	*) fail "unknown kernel $id" ;;
 	esac
 done
