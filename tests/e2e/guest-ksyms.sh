@@ -58,26 +58,9 @@ kernel_dir() {
 # pair: "agree|disagree missing=N extra=N truth=N decoded=N DECODED:SHIFT"
 # (one python run, so the truth is parsed once).
 compare() {
-	python3 - "$@" <<'PY'
-import sys
-def lines(p):
-    out = []
-    for l in open(p, encoding="latin-1"):
-        l = l.rstrip("\r\n")
-        if l and "[" not in l:
-            a, t, n = l.split(" ", 2)
-            out.append((int(a, 16), t, n))
-    return out
-truth = lines(sys.argv[1])
-for pair in sys.argv[2:]:
-    dec, shift = pair.rsplit(":", 1)
-    sh = int(shift, 0)
-    g = {(v + sh if v >= 0xffffffff80000000 else v, t, n) for v, t, n in truth}
-    d = set(lines(dec))
-    miss, extra = len(g - d), len(d - g)
-    ok = miss == 0 and extra <= 64
-    print(f"{'agree' if ok else 'disagree'} missing={miss} extra={extra} truth={len(g)} decoded={len(d)} {pair}")
-PY
+	local truth=$1
+	shift
+	python3 "$TOP/tests/e2e/lib/ksyms-compare.py" "${@/#/$truth=}"
 }
 # verdict DECODED:SHIFT: compare's word for that pair
 verdict() { awk -v p="$1" '$NF == p { print $1; exit }' "$OUT/compare.txt"; }
