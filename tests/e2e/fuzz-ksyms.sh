@@ -158,7 +158,7 @@ build/fuzz/fuzz-ksyms -error_exitcode=1 -max_total_time="${FUZZ_SECONDS:-4}" -ma
 # when a long FUZZ_SECONDS outlasts that. Known answers, from that first
 # run (told apart by the build id): each decodes to the kernel's own
 # symbol count (its nokaslr /proc/kallsyms without modules; at most 64
-# more, as guest-ksyms.sh allows) and build id. Control, on the smallest:
+# more, as guest-ksyms-matrix.sh allows) and build id. Control, on the smallest:
 # the same seed with a flipped byte in the token table is refused or
 # decodes to another text.
 source "$TOP/tests/e2e/lib/kernel-seeds.bash"

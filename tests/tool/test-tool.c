@@ -27,7 +27,7 @@
  *       (guest/cache.h), without any check against a guest
  *   test-tool guest-ksyms MEMSPEC [--buildid] [--rip A] [--flip A] [--reuse [SPEC2]]
  *       the guest kernel's kallsyms (or build id) decoded from guest
- *       memory: a vmlinux file or a live gdbstub (tests/e2e/guest-ksyms.sh)
+ *       memory: a vmlinux file or a live gdbstub (tests/e2e/guest-ksyms-matrix.sh)
  *   test-tool guest-tasks [OPTIONS] MEMSPEC KALLSYMS
  *       the guest's layout from its BTF, its processes and the current
  *       task of each vCPU (tests/vm/test-guest-tasks.sh)
@@ -39,7 +39,7 @@
  *       files, fuzz seeds; tests/unit/perfgen.h)
  *   test-tool guest-orc [OPTIONS] MEMSPEC KALLSYMS
  *       the guest kernel's ORC tables read and checked, and with a live
- *       gdbstub its stacks unwound at a few stops (tests/e2e/guest-orc.sh)
+ *       gdbstub its stacks unwound at a few stops (tests/e2e/guest-ksyms-matrix.sh)
  *   test-tool kcache CACHE KALLSYMS OUT [zero-key]
  *       a kernel symbol cache file forged from a kallsyms text with
  *       CACHE's key (tests/e2e/perfdata-kcache.sh)

@@ -2,7 +2,7 @@
 # The kernel matrix: every kernel series Debian's archive carries, in each
 # of its flavors, with the layouts each kernel's tables must decode to.
 # The one list the matrix tests read (tests/e2e/guest-ksyms-matrix.sh,
-# guest-orc.sh, the fuzz seeds). Sourced, not run; sources lib.sh and
+# the fuzz seeds). Sourced, not run; sources lib.sh and
 # kernels.sh when they are not sourced yet.
 #
 #   vm_matrix_list              prints "SERIES FLAVOR" lines, the matrix

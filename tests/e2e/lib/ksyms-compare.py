@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # Kernel symbols decoded from guest memory against a kernel's own
-# /proc/kallsyms (tests/e2e/guest-ksyms.sh, guest-ksyms-matrix.sh).
+# /proc/kallsyms (tests/e2e/guest-ksyms-matrix.sh).
 # usage: ksyms-compare.py TRUTH=DECODED:SHIFT...
 # For each pair: whether every truth line (non-module) is in DECODED with
 # its address (when in the kernel image area) plus SHIFT and the same
