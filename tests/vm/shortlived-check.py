@@ -14,8 +14,9 @@ forked by a shell script named looper. Checks (P: passive, A: active):
   - the shell: looper < 5% in P;
   - the truth: over the workload processes both views saw whole (the
     views start and stop at slightly different times, and a window of a
-    few seconds cuts a 300 ms process at either end: the first and last
-    of each view are left out), A's alpha:beta split (the truth measured)
+    few seconds cuts a 300 ms process at either end: the first two and
+    last two of each view are left out, as a process that ends within a
+    sample or two of a view's start leaves the next one cut there too), A's alpha:beta split (the truth measured)
     is within 10 points of the 2:1 work (a sanity check: per-process
     start-up costs pull it toward 50%), and P's within 5 points of A's;
   - per pid: over those processes, each with >= 1% has the same command
@@ -79,7 +80,7 @@ def main():
     both = {pid for (pid, _) in P} & {pid for (pid, _) in A} & wl
     for d in (P, A):
         ends = sorted({pid for (pid, _) in d} & wl)
-        both -= set(ends[:1] + ends[-1:])
+        both -= set(ends[:2] + ends[-2:])
     pp, ap = by_pid(P, both), by_pid(A, both)
     split = {}
     for who, d in (('active', ap), ('passive', pp)):
