@@ -13,7 +13,8 @@
  * from the matrix's vmlinux files). guest_kimage_find, guest_ksyms_read
  * (and guest_ksyms_reuse at the places it found, which must give the same
  * table, and at the places a forged cache entry names) and
- * guest_kernel_buildid run on it under a small read budget; any crash,
+ * guest_kernel_buildid and guest_kernel_version (at the read-only data's
+ * start) run on it under a small read budget; any crash,
  * sanitizer report or text not matching the count it claims is a bug.
  *
  * With FUZZ_KSYMS_VERBOSE set, each input's result is printed on stderr
@@ -148,6 +149,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (verbose) {
 		fprintf(stderr, "fuzz-ksyms: refused: %s\n", why);
 	}
+	/* the banner's version word, as the refusal lines read it: printable,
+	 * bounded, "" when refused */
+	uint64_t banner = k.rodata ? k.rodata : img.text;
+	char ver[64];
+	r = guest_kernel_version(&m, banner, ver, sizeof(ver));
+	size_t vl = strnlen(ver, sizeof(ver));
+	if (vl == sizeof(ver) || (r == 0) != (vl > 0))
+		abort();
+	for (size_t i = 0; i < vl; i++)
+		if (ver[i] <= ' ' || ver[i] >= 0x7f)
+			abort();
 	char hex[41];
 	r = guest_kernel_buildid(&m, &img, hex, why, sizeof(why));
 	if (r == 0 && strlen(hex) != 40)
